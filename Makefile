@@ -1,0 +1,168 @@
+# pto: kernel driver (kernel/pto.ko), user-space library (lib/libpto.*),
+# tools (tools/ptoctl, tools/pto-bench) and the test tiers.
+#
+#   make            build module, library and tools
+#   make run        the main job (boots the VM, runs a workload)
+#   make check      every test tier; last line "N passed, N failed"
+#   make vm CMD=... run a command in the VM with pto.ko loaded
+#   make bench      benchmarks against the StarPU peer
+#
+# The targets install the Debian packages they need (scripts/bootstrap.sh).
+
+SHELL := /bin/bash
+O := build
+PTO_CACHE ?= /var/tmp/pto-cache
+export PTO_CACHE
+
+BOOTSTRAP_BUILD := $(O)/.bootstrap-build
+KDIR ?= $(shell [ -x scripts/kdir.sh ] && scripts/kdir.sh 2>/dev/null)
+KSRC = $(shell scripts/ksrc.sh)
+
+CC := gcc
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2
+CPPFLAGS := -Iuapi -Ilib/include -Ilib -D_GNU_SOURCE
+CFLAGS := -std=gnu11 -O2 -g -pthread $(WARN)
+LIB_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden
+SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
+	-fno-omit-frame-pointer -fno-sanitize-recover=all
+TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread
+
+LIB_SRCS := $(sort $(wildcard lib/*.c lib/orch/*.c lib/sched/*.c))
+LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h uapi/linux/*.h)
+LIB_OBJS := $(LIB_SRCS:%.c=$(O)/pic/%.o)
+SAN_OBJS := $(LIB_SRCS:%.c=$(O)/san/%.o)
+TSAN_OBJS := $(LIB_SRCS:%.c=$(O)/tsan/%.o)
+STATIC_OBJS := $(LIB_SRCS:%.c=$(O)/static/%.o)
+
+SONAME := libpto.so.1
+LIBS := lib/libpto.a lib/$(SONAME) lib/libpto.so
+
+TOOL_SRCS := $(wildcard tools/*.c)
+TOOLS := $(TOOL_SRCS:tools/%.c=tools/%)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/unit/%)
+TSAN_SRCS := $(wildcard tests/unit/tsan_*.c)
+TSAN_BINS := $(TSAN_SRCS:tests/unit/%.c=$(O)/unit/%)
+UNIT_HELPERS := $(filter-out $(UNIT_SRCS) $(TSAN_SRCS),$(wildcard tests/unit/*.c))
+
+SELFTEST_SRCS := $(wildcard tests/selftests/*_test.c)
+SELFTEST_BINS := $(SELFTEST_SRCS:tests/selftests/%.c=$(O)/static/selftests/%)
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(O)/static/examples/%)
+STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
+
+.PHONY: all module lib tools clean check run vm bench unit kunit selftests \
+	vm-check static bootstrap install help
+.DELETE_ON_ERROR:
+
+all: module lib tools
+
+help:
+	@sed -n '1,12p' Makefile
+
+$(BOOTSTRAP_BUILD): scripts/bootstrap.sh
+	@scripts/bootstrap.sh build
+	@mkdir -p $(O) && touch $@
+
+bootstrap:
+	scripts/bootstrap.sh all
+
+# ---- kernel module ------------------------------------------------------
+module: $(BOOTSTRAP_BUILD)
+	$(MAKE) -C $(or $(KDIR),$(shell scripts/kdir.sh)) M=$(CURDIR)/kernel CONFIG_PTO=m modules
+
+# ---- library -------------------------------------------------------------
+lib: $(LIBS)
+
+$(O)/pic/%.o: %.c $(LIB_HDRS) | $(BOOTSTRAP_BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+
+$(O)/san/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(SAN_CFLAGS) -c -o $@ $<
+
+$(O)/tsan/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(TSAN_CFLAGS) -c -o $@ $<
+
+$(O)/static/%.o: %.c $(LIB_HDRS) | $(BOOTSTRAP_BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+lib/libpto.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+lib/$(SONAME): $(LIB_OBJS)
+	$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,-z,defs -o $@ $^
+
+lib/libpto.so: lib/$(SONAME)
+	ln -sf $(SONAME) $@
+
+$(O)/static/libpto.a: $(STATIC_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+# ---- tools ----------------------------------------------------------------
+tools: $(TOOLS)
+
+tools/%: tools/%.c lib/libpto.a $(LIB_HDRS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< lib/libpto.a -lm
+
+# Static builds for the VM's initramfs (busybox only, no shared libraries).
+static: $(STATIC_TOOLS) $(SELFTEST_BINS) $(EXAMPLE_BINS)
+
+$(O)/static/tools/%: tools/%.c $(O)/static/libpto.a $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) $(CFLAGS) -o $@ $< $(O)/static/libpto.a -lm
+
+$(O)/static/examples/%: examples/%.c $(O)/static/libpto.a $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) $(CFLAGS) -o $@ $< $(O)/static/libpto.a -lm
+
+$(O)/static/selftests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) \
+		$(O)/static/libpto.a $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) \
+		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(O)/static/libpto.a -lm
+
+# ---- tests ----------------------------------------------------------------
+$(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h) $(SAN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(SAN_CFLAGS) \
+		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(UNIT_HELPERS) $(SAN_OBJS) -lm
+
+$(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h) $(TSAN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(TSAN_CFLAGS) \
+		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(UNIT_HELPERS) $(TSAN_OBJS) -lm
+
+unit: $(UNIT_BINS) $(TSAN_BINS)
+	tests/unit/run $(UNIT_BINS) $(TSAN_BINS)
+
+selftests: $(SELFTEST_BINS)
+
+kunit: $(BOOTSTRAP_BUILD)
+	tests/kunit/run
+
+vm-check: module static
+	tests/vm/run --suite
+
+vm: module static
+	tests/vm/run -- $(CMD)
+
+check:
+	@scripts/bootstrap.sh all
+	@tests/check
+
+run: module static
+	tests/vm/run -- /run-main.sh
+
+bench: module static
+	@scripts/bootstrap.sh bench
+	tests/vm/run -- pto-bench --device
+
+clean:
+	rm -rf $(O) $(LIBS) $(TOOLS)
+	-$(MAKE) -C $(or $(KDIR),$(shell scripts/kdir.sh)) M=$(CURDIR)/kernel clean

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pto - GM buffer objects: ALLOC / FREE / INFO ioctls and mmap.
+ *
+ * A buffer object owns a GM address range (pto_gm) and zeroed backing pages
+ * (vmalloc_user, so nothing of a previous owner is ever visible). Buffer
+ * sizes are rounded up to whole pages and buffers are page-aligned in GM,
+ * because a page is the unit of mmap: two files' buffers never share a page.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include "pto_drv.h"
+
+static void pto_bo_release(struct kref *ref)
+{
+	struct pto_bo *bo = container_of(ref, struct pto_bo, ref);
+	struct pto_device *pdev = bo->pdev;
+
+	spin_lock(&pdev->bos_lock);
+	list_del(&bo->node);
+	spin_unlock(&pdev->bos_lock);
+	pto_gm_free(&pdev->gm, bo->dev_addr, bo->size);
+	vfree(bo->vaddr);
+	kfree(bo);
+}
+
+void pto_bo_put(struct pto_bo *bo)
+{
+	kref_put(&bo->ref, pto_bo_release);
+}
+
+static u64 pto_bo_mmap_offset(const struct pto_bo *bo)
+{
+	return (u64)bo->handle << PTO_MMAP_BO_SHIFT;
+}
+
+int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
+{
+	struct pto_bo_alloc *args = data;
+	struct pto_device *pdev = pf->pdev;
+	struct pto_bo *bo;
+	u64 size;
+	u32 handle;
+	int ret;
+
+	if (args->flags & ~PTO_BO_FLAGS_VALID || args->pad)
+		return -EINVAL;
+	if (!args->size || args->size > pdev->gm.size)
+		return -EINVAL;
+	size = PAGE_ALIGN(args->size);
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return -ENOMEM;
+	kref_init(&bo->ref);
+	bo->pdev = pdev;
+	bo->size = size;
+	bo->flags = args->flags;
+	bo->owner = pf->pid;
+	INIT_LIST_HEAD(&bo->node);
+
+	bo->dev_addr = pto_gm_alloc(&pdev->gm, size, PAGE_SIZE);
+	if (!bo->dev_addr) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	bo->vaddr = vmalloc_user(size);
+	if (!bo->vaddr) {
+		ret = -ENOMEM;
+		goto err_gm;
+	}
+
+	mutex_lock(&pf->lock);
+	ret = xa_alloc(&pf->bos, &handle, bo,
+		       XA_LIMIT(1, (1U << (63 - PTO_MMAP_BO_SHIFT - PAGE_SHIFT)) - 1),
+		       GFP_KERNEL);
+	if (ret) {
+		mutex_unlock(&pf->lock);
+		goto err_vmem;
+	}
+	bo->handle = handle;
+	ret = mtree_store_range(&pf->ranges, bo->dev_addr,
+				bo->dev_addr + size - 1, bo, GFP_KERNEL);
+	if (ret) {
+		xa_erase(&pf->bos, handle);
+		mutex_unlock(&pf->lock);
+		goto err_vmem;
+	}
+	mutex_unlock(&pf->lock);
+
+	spin_lock(&pdev->bos_lock);
+	list_add_tail(&bo->node, &pdev->bos);
+	spin_unlock(&pdev->bos_lock);
+
+	args->size = size;
+	args->handle = handle;
+	args->dev_addr = bo->dev_addr;
+	args->mmap_offset = pto_bo_mmap_offset(bo);
+	return 0;
+
+err_vmem:
+	vfree(bo->vaddr);
+err_gm:
+	pto_gm_free(&pdev->gm, bo->dev_addr, size);
+err_free:
+	kfree(bo);
+	return ret;
+}
+
+/* Caller holds pf->lock. Drops the handle's reference. */
+static void pto_bo_unpublish(struct pto_file *pf, struct pto_bo *bo)
+{
+	xa_erase(&pf->bos, bo->handle);
+	mtree_erase(&pf->ranges, bo->dev_addr);
+	pto_bo_put(bo);
+}
+
+int pto_ioctl_bo_free(struct pto_file *pf, void *data)
+{
+	struct pto_bo_free *args = data;
+	struct pto_bo *bo;
+
+	if (args->pad)
+		return -EINVAL;
+	mutex_lock(&pf->lock);
+	bo = xa_load(&pf->bos, args->handle);
+	if (!bo) {
+		mutex_unlock(&pf->lock);
+		return -ENOENT;
+	}
+	pto_bo_unpublish(pf, bo);
+	mutex_unlock(&pf->lock);
+	return 0;
+}
+
+int pto_ioctl_bo_info(struct pto_file *pf, void *data)
+{
+	struct pto_bo_info *args = data;
+	struct pto_bo *bo;
+
+	if (args->pad)
+		return -EINVAL;
+	mutex_lock(&pf->lock);
+	bo = xa_load(&pf->bos, args->handle);
+	if (!bo) {
+		mutex_unlock(&pf->lock);
+		return -ENOENT;
+	}
+	args->size = bo->size;
+	args->dev_addr = bo->dev_addr;
+	args->mmap_offset = pto_bo_mmap_offset(bo);
+	args->flags = bo->flags;
+	mutex_unlock(&pf->lock);
+	return 0;
+}
+
+void pto_file_release_bos(struct pto_file *pf)
+{
+	struct pto_bo *bo;
+	unsigned long handle;
+
+	mutex_lock(&pf->lock);
+	xa_for_each(&pf->bos, handle, bo)
+		pto_bo_unpublish(pf, bo);
+	mutex_unlock(&pf->lock);
+	xa_destroy(&pf->bos);
+	mtree_destroy(&pf->ranges);
+}
+
+static void pto_bo_vm_open(struct vm_area_struct *vma)
+{
+	struct pto_bo *bo = vma->vm_private_data;
+
+	kref_get(&bo->ref);
+}
+
+static void pto_bo_vm_close(struct vm_area_struct *vma)
+{
+	pto_bo_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct pto_bo_vm_ops = {
+	.open = pto_bo_vm_open,
+	.close = pto_bo_vm_close,
+};
+
+int pto_bo_mmap(struct pto_file *pf, struct vm_area_struct *vma)
+{
+	unsigned long handle = vma->vm_pgoff >> (PTO_MMAP_BO_SHIFT - PAGE_SHIFT);
+	unsigned long pgoff = vma->vm_pgoff &
+			      ((1UL << (PTO_MMAP_BO_SHIFT - PAGE_SHIFT)) - 1);
+	unsigned long len = vma->vm_end - vma->vm_start;
+	struct pto_bo *bo;
+	int ret;
+
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+
+	mutex_lock(&pf->lock);
+	bo = xa_load(&pf->bos, handle);
+	if (bo)
+		kref_get(&bo->ref);
+	mutex_unlock(&pf->lock);
+	if (!bo)
+		return -EINVAL;
+
+	if ((u64)pgoff << PAGE_SHIFT >= bo->size ||
+	    len > bo->size - ((u64)pgoff << PAGE_SHIFT)) {
+		ret = -EINVAL;
+		goto err_put;
+	}
+	ret = remap_vmalloc_range(vma, bo->vaddr, pgoff);
+	if (ret)
+		goto err_put;
+	vma->vm_flags &= ~VM_MAYEXEC;
+	vma->vm_private_data = bo;
+	vma->vm_ops = &pto_bo_vm_ops;
+	return 0;
+
+err_put:
+	pto_bo_put(bo);
+	return ret;
+}

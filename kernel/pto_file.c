@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pto - per-open file context and the ioctl dispatch table.
+ *
+ * The ioctl table follows iommufd: each command records its struct's
+ * minimum size (offsetofend of the last field of its first version), the
+ * user's size comes from the command number, and copy_struct_from_user()
+ * zero-extends an older struct and rejects a newer one whose extra bytes
+ * are not zero (-E2BIG). Commands are matched by number, so every size
+ * of one command reaches the same handler.
+ */
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include "pto_drv.h"
+
+static int pto_open(struct inode *inode, struct file *file)
+{
+	struct pto_device *pdev = container_of(inode->i_cdev, struct pto_device,
+					       cdev);
+	struct pto_file *pf;
+
+	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
+	if (!pf)
+		return -ENOMEM;
+	kref_init(&pf->ref);
+	pf->pdev = pdev;
+	pf->pid = task_tgid_nr(current);
+	mutex_init(&pf->lock);
+	xa_init_flags(&pf->bos, XA_FLAGS_ALLOC1);
+	mt_init(&pf->ranges);
+	file->private_data = pf;
+	return 0;
+}
+
+static void pto_file_free(struct kref *ref)
+{
+	struct pto_file *pf = container_of(ref, struct pto_file, ref);
+
+	mutex_destroy(&pf->lock);
+	kfree(pf);
+}
+
+void pto_file_put(struct pto_file *pf)
+{
+	kref_put(&pf->ref, pto_file_free);
+}
+
+/* Leaf first: buffer objects, then the context itself. */
+static int pto_release(struct inode *inode, struct file *file)
+{
+	struct pto_file *pf = file->private_data;
+
+	pto_file_release_bos(pf);
+	pto_file_put(pf);
+	return 0;
+}
+
+static int pto_ioctl_get_info(struct pto_file *pf, void *data)
+{
+	struct pto_info *args = data;
+	struct pto_device *pdev = pf->pdev;
+	u32 __user *types = u64_to_user_ptr(args->core_types);
+	u32 i, n;
+
+	/* Out fields are overwritten, not checked: a struct can be reused. */
+	if (args->pad)
+		return -EINVAL;
+	if (args->core_types_count && !args->core_types)
+		return -EFAULT;
+
+	n = min_t(u32, args->core_types_count, pdev->cores);
+	for (i = 0; i < n; i++) {
+		u32 type = i % PTO_CORES_PER_CLUSTER ? PTO_CORE_AIV :
+						       PTO_CORE_AIC;
+
+		if (put_user(type, &types[i]))
+			return -EFAULT;
+	}
+	args->abi_major = PTO_ABI_MAJOR;
+	args->abi_minor = PTO_ABI_MINOR;
+	args->device = pdev->index;
+	args->clusters = pdev->clusters;
+	args->cores = pdev->cores;
+	args->lanes = pdev->lanes;
+	args->gm_size = pdev->gm.size;
+	args->gm_align = PAGE_SIZE;
+	args->window_size = PAGE_SIZE;
+	args->caps = PTO_CAP_MOCK | PTO_CAP_GM_MMAP;
+	return 0;
+}
+
+struct pto_ioctl_desc {
+	unsigned int nr;
+	unsigned int min_size;
+	unsigned int size;
+	int (*fn)(struct pto_file *pf, void *data);
+};
+
+#define PTO_IOCTL(_cmd, _fn, _struct, _last)				\
+	[_IOC_NR(_cmd)] = {						\
+		.nr = _IOC_NR(_cmd),					\
+		.min_size = offsetofend(_struct, _last),		\
+		.size = sizeof(_struct),				\
+		.fn = _fn,						\
+	}
+
+static const struct pto_ioctl_desc pto_ioctls[] = {
+	PTO_IOCTL(PTO_IOCTL_GET_INFO, pto_ioctl_get_info, struct pto_info, pad),
+	PTO_IOCTL(PTO_IOCTL_BO_ALLOC, pto_ioctl_bo_alloc, struct pto_bo_alloc,
+		  mmap_offset),
+	PTO_IOCTL(PTO_IOCTL_BO_FREE, pto_ioctl_bo_free, struct pto_bo_free, pad),
+	PTO_IOCTL(PTO_IOCTL_BO_INFO, pto_ioctl_bo_info, struct pto_bo_info,
+		  flags),
+};
+
+/* Large enough for any command's struct; checked at build time below. */
+union pto_ioctl_buf {
+	struct pto_info info;
+	struct pto_bo_alloc bo_alloc;
+	struct pto_bo_free bo_free;
+	struct pto_bo_info bo_info;
+};
+
+static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct pto_file *pf = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	const struct pto_ioctl_desc *desc;
+	union pto_ioctl_buf buf;
+	unsigned int nr = _IOC_NR(cmd);
+	unsigned int usize = _IOC_SIZE(cmd);
+	int ret;
+
+	if (_IOC_TYPE(cmd) != PTO_IOCTL_BASE ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
+	    nr >= ARRAY_SIZE(pto_ioctls) || !pto_ioctls[nr].fn)
+		return -ENOTTY;
+	desc = &pto_ioctls[nr];
+	if (usize < desc->min_size)
+		return -EINVAL;
+
+	ret = copy_struct_from_user(&buf, desc->size, uarg, usize);
+	if (ret)
+		return ret;
+	ret = desc->fn(pf, &buf);
+	if (ret)
+		return ret;
+	if (copy_to_user(uarg, &buf, min(usize, desc->size)))
+		return -EFAULT;
+	return 0;
+}
+
+static int pto_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return pto_bo_mmap(file->private_data, vma);
+}
+
+const struct file_operations pto_fops = {
+	.owner = THIS_MODULE,
+	.open = pto_open,
+	.release = pto_release,
+	.unlocked_ioctl = pto_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = pto_mmap,
+	.llseek = noop_llseek,
+};

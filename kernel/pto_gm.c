@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pto - global memory (GM) address space.
+ *
+ * GM is managed with the kernel's allocator for device memory pools
+ * (genalloc) rather than a hand-written one. The pool hands out device
+ * addresses only; each buffer object brings its own backing pages, so an
+ * idle device costs no memory however large gm_mb is.
+ *
+ * The pool's granule is 1024 bytes (PTO_GM_MIN_ORDER): every address it
+ * returns is at least 1024-aligned. The range below PTO_GM_RESERVED is
+ * never added to the pool, so 0 is never a valid device address (genalloc
+ * also uses 0 to mean failure).
+ */
+#include <linux/genalloc.h>
+#include <linux/log2.h>
+#include "pto_drv.h"
+
+int pto_gm_init(struct pto_gm *gm, u64 size)
+{
+	int ret;
+
+	if (size <= PTO_GM_RESERVED)
+		return -EINVAL;
+	gm->pool = gen_pool_create(PTO_GM_MIN_ORDER, NUMA_NO_NODE);
+	if (!gm->pool)
+		return -ENOMEM;
+	ret = gen_pool_add(gm->pool, PTO_GM_RESERVED, size - PTO_GM_RESERVED,
+			   NUMA_NO_NODE);
+	if (ret) {
+		gen_pool_destroy(gm->pool);
+		gm->pool = NULL;
+		return ret;
+	}
+	gm->size = size;
+	return 0;
+}
+
+/* Every allocation must have been freed (gen_pool_destroy BUGs otherwise). */
+void pto_gm_fini(struct pto_gm *gm)
+{
+	if (gm->pool)
+		gen_pool_destroy(gm->pool);
+	gm->pool = NULL;
+}
+
+u64 pto_gm_alloc(struct pto_gm *gm, u64 size, u64 align)
+{
+	struct genpool_data_align data;
+
+	if (!size || size > gm->size || !is_power_of_2(align) ||
+	    align > gm->size)
+		return 0;
+	data.align = max_t(u64, align, 1ULL << PTO_GM_MIN_ORDER);
+	return gen_pool_alloc_algo(gm->pool, size, gen_pool_first_fit_align,
+				   &data);
+}
+
+void pto_gm_free(struct pto_gm *gm, u64 addr, u64 size)
+{
+	gen_pool_free(gm->pool, addr, size);
+}
+
+u64 pto_gm_avail(struct pto_gm *gm)
+{
+	return gen_pool_avail(gm->pool);
+}

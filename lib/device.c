@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libpto device layer: open, GET_INFO, GM buffer objects.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/pto.h>
+#include <pto/pto.h>
+#include "ioctl.h"
+
+struct pto_dev {
+	int fd;
+	struct pto_dev_info info;
+};
+
+struct pto_bo {
+	struct pto_dev *dev;
+	uint32_t handle;
+	uint64_t size;
+	uint64_t dev_addr;
+	uint64_t mmap_offset;
+	void *map;
+};
+
+static int query_info(int fd, struct pto_dev_info *out)
+{
+	uint32_t types[PTO_DEV_MAX_CORES];
+	struct pto_info info = {
+		.core_types = (uintptr_t)types,
+		.core_types_count = PTO_DEV_MAX_CORES,
+	};
+	uint32_t i;
+	int ret;
+
+	ret = pto_ioctl(fd, PTO_IOCTL_GET_INFO, &info);
+	if (ret)
+		return ret;
+	memset(out, 0, sizeof(*out));
+	out->abi_major = info.abi_major;
+	out->abi_minor = info.abi_minor;
+	out->index = info.device;
+	out->clusters = info.clusters;
+	out->cores = info.cores;
+	out->lanes = info.lanes;
+	out->gm_size = info.gm_size;
+	out->gm_align = info.gm_align;
+	out->window_size = info.window_size;
+	out->caps = info.caps;
+	for (i = 0; i < info.cores && i < PTO_DEV_MAX_CORES; i++)
+		out->core_type[i] = (uint8_t)types[i];
+	return 0;
+}
+
+int pto_dev_open_path(const char *path, struct pto_dev **out)
+{
+	struct pto_dev *dev;
+	int ret;
+
+	*out = NULL;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (dev->fd < 0) {
+		ret = -errno;
+		free(dev);
+		return ret;
+	}
+	ret = query_info(dev->fd, &dev->info);
+	if (!ret && dev->info.abi_major != PTO_ABI_MAJOR)
+		ret = -EPROTO;
+	if (ret) {
+		close(dev->fd);
+		free(dev);
+		return ret;
+	}
+	*out = dev;
+	return 0;
+}
+
+int pto_dev_open(unsigned int index, struct pto_dev **out)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/pto%u", index);
+	return pto_dev_open_path(path, out);
+}
+
+void pto_dev_close(struct pto_dev *dev)
+{
+	if (!dev)
+		return;
+	close(dev->fd);
+	free(dev);
+}
+
+int pto_dev_fd(const struct pto_dev *dev)
+{
+	return dev->fd;
+}
+
+int pto_dev_info(struct pto_dev *dev, struct pto_dev_info *info)
+{
+	*info = dev->info;
+	return 0;
+}
+
+int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
+		 struct pto_bo **out)
+{
+	struct pto_bo_alloc args = { .size = size, .flags = flags };
+	struct pto_bo_free fargs = { 0 };
+	struct pto_bo *bo;
+	int ret;
+
+	*out = NULL;
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	ret = pto_ioctl(dev->fd, PTO_IOCTL_BO_ALLOC, &args);
+	if (ret) {
+		free(bo);
+		return ret;
+	}
+	bo->dev = dev;
+	bo->handle = args.handle;
+	bo->size = args.size;
+	bo->dev_addr = args.dev_addr;
+	bo->mmap_offset = args.mmap_offset;
+	if (!bo->handle || !bo->dev_addr) {
+		fargs.handle = args.handle;
+		pto_ioctl(dev->fd, PTO_IOCTL_BO_FREE, &fargs);
+		free(bo);
+		return -EPROTO;
+	}
+	*out = bo;
+	return 0;
+}
+
+int pto_bo_map(struct pto_bo *bo, void **addr)
+{
+	void *p;
+
+	if (!bo->map) {
+		p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bo->dev->fd, (off_t)bo->mmap_offset);
+		if (p == MAP_FAILED)
+			return -errno;
+		bo->map = p;
+	}
+	*addr = bo->map;
+	return 0;
+}
+
+int pto_bo_free(struct pto_bo *bo)
+{
+	struct pto_bo_free args;
+	int ret;
+
+	if (!bo)
+		return 0;
+	if (bo->map)
+		munmap(bo->map, bo->size);
+	args = (struct pto_bo_free){ .handle = bo->handle };
+	ret = pto_ioctl(bo->dev->fd, PTO_IOCTL_BO_FREE, &args);
+	free(bo);
+	return ret;
+}
+
+uint64_t pto_bo_size(const struct pto_bo *bo)
+{
+	return bo->size;
+}
+
+uint64_t pto_bo_dev_addr(const struct pto_bo *bo)
+{
+	return bo->dev_addr;
+}
+
+uint32_t pto_bo_handle(const struct pto_bo *bo)
+{
+	return bo->handle;
+}

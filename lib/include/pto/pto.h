@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pto/pto.h - libpto's device layer: open /dev/ptoN, query it, and manage
+ * GM buffer objects.
+ *
+ * Every call returns 0 (or a non-negative value) on success and a negative
+ * errno on failure; pto_strerror() turns either into text.
+ *
+ * Thread safety: a struct pto_dev may be used from several threads at once
+ * for pto_dev_info(), pto_bo_alloc() and pto_bo_*() on distinct buffers.
+ * pto_dev_close() must not race any other call on the same device, and a
+ * struct pto_bo must not be freed while another thread uses it.
+ */
+#ifndef PTO_PTO_H
+#define PTO_PTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pto/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pto_dev;
+struct pto_bo;
+
+#define PTO_DEV_MAX_CORES 108
+
+enum pto_core_type {
+	PTO_CORE_TYPE_AIC = 1,
+	PTO_CORE_TYPE_AIV = 2,
+};
+
+/** struct pto_dev_info - what a device is (from the driver's GET_INFO). */
+struct pto_dev_info {
+	uint32_t abi_major;
+	uint32_t abi_minor;
+	uint32_t index;
+	uint32_t clusters;
+	uint32_t cores;
+	uint32_t lanes;
+	uint64_t gm_size;
+	uint32_t gm_align;
+	uint32_t window_size;
+	uint64_t caps;
+	uint8_t core_type[PTO_DEV_MAX_CORES];	/* enum pto_core_type */
+};
+
+/*
+ * Open /dev/pto<index> and check the driver's ABI major version against
+ * the one libpto was built for (-EPROTO on mismatch).
+ */
+PTO_API int pto_dev_open(unsigned int index, struct pto_dev **out);
+/* Same as pto_dev_open() for an explicit device node path. */
+PTO_API int pto_dev_open_path(const char *path, struct pto_dev **out);
+/* Closes the fd; buffers still allocated are freed by the driver. */
+PTO_API void pto_dev_close(struct pto_dev *dev);
+/* The device's fd, for poll() and for ioctls libpto does not wrap. */
+PTO_API int pto_dev_fd(const struct pto_dev *dev);
+PTO_API int pto_dev_info(struct pto_dev *dev, struct pto_dev_info *info);
+
+/* Allocate @size bytes of GM (rounded up to pages); zero-filled. */
+PTO_API int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
+			 struct pto_bo **out);
+/* Unmap (if mapped), drop the handle and free @bo. */
+PTO_API int pto_bo_free(struct pto_bo *bo);
+/* Map the whole buffer read-write (once; later calls return the same). */
+PTO_API int pto_bo_map(struct pto_bo *bo, void **addr);
+PTO_API uint64_t pto_bo_size(const struct pto_bo *bo);
+PTO_API uint64_t pto_bo_dev_addr(const struct pto_bo *bo);
+PTO_API uint32_t pto_bo_handle(const struct pto_bo *bo);
+
+/* Text for a negative errno returned by any libpto call. */
+PTO_API const char *pto_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTO_PTO_H */

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <string.h>
+#include <pto/pto.h>
+
+/* libpto's own meanings first, then the C library's text for the errno. */
+const char *pto_strerror(int err)
+{
+	if (err > 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return "success";
+	case -EPROTO:
+		return "driver ABI version mismatch or protocol error";
+	case -ENOTTY:
+		return "not a pto device or unsupported ioctl";
+	case -E2BIG:
+		return "struct from a newer libpto has non-zero unknown fields";
+	default:
+		return strerror(-err);
+	}
+}

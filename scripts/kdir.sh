@@ -1,0 +1,13 @@
+#!/bin/sh
+# Print the kernel build directory pto.ko is built against: the running
+# kernel's build dir if it exists, else the newest installed Debian
+# linux-headers-* (resolved, never hard-coded).
+set -eu
+r=$(uname -r)
+if [ -d "/lib/modules/$r/build" ]; then
+	echo "/lib/modules/$r/build"
+	exit 0
+fi
+h=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1)
+[ -n "$h" ] || { echo "kdir: no linux-headers-*-amd64 installed" >&2; exit 1; }
+echo "$h"

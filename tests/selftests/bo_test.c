@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GET_INFO and GM buffer object ioctls, mmap, and their error paths.
+ * Runs in the VM with pto.ko loaded (default parameters or any others).
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+
+FIXTURE(dev) {
+	int fd;
+	struct pto_info info;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, self->fd);
+	memset(&self->info, 0, sizeof(self->info));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &self->info));
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+}
+
+TEST_F(dev, info_topology)
+{
+	uint32_t types[PTO_MAX_CORES + 4];
+	struct pto_info info = {
+		.core_types = (uintptr_t)types,
+		.core_types_count = PTO_MAX_CORES + 4,
+	};
+	uint32_t i;
+
+	memset(types, 0xff, sizeof(types));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_EQ(PTO_ABI_MAJOR, info.abi_major);
+	EXPECT_EQ(0, info.device);
+	ASSERT_LE(1, info.clusters);
+	ASSERT_GE(PTO_MAX_CLUSTERS, info.clusters);
+	EXPECT_EQ(info.clusters * 3, info.cores);
+	EXPECT_LE(1, info.lanes);
+	EXPECT_GE(5, info.lanes);
+	EXPECT_NE(0, info.gm_size);
+	EXPECT_EQ(0, info.gm_align % 1024);
+	EXPECT_NE(0, info.caps & PTO_CAP_MOCK);
+	for (i = 0; i < info.cores; i++)
+		EXPECT_EQ(i % 3 ? PTO_CORE_AIV : PTO_CORE_AIC, types[i]);
+	/* Nothing past the core count is written. */
+	EXPECT_EQ(0xffffffffu, types[info.cores]);
+}
+
+TEST_F(dev, info_partial_array)
+{
+	uint32_t types[2] = { 0, 0 };
+	uint32_t guard = 0xdeadbeef;
+	struct pto_info info = {
+		.core_types = (uintptr_t)types,
+		.core_types_count = 1,
+	};
+
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_EQ(PTO_CORE_AIC, types[0]);
+	EXPECT_EQ(0, types[1]);
+	EXPECT_EQ(0xdeadbeef, guard);
+}
+
+TEST_F(dev, info_bad_pointer_and_pad)
+{
+	struct pto_info info = { .core_types_count = 3 };
+
+	EXPECT_EQ(-EFAULT, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &info));
+	info.core_types = 8;
+	EXPECT_EQ(-EFAULT, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &info));
+	memset(&info, 0, sizeof(info));
+	info.pad = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &info));
+}
+
+TEST_F(dev, struct_size_compat)
+{
+	struct {
+		struct pto_info info;
+		uint64_t extra[2];
+	} big;
+	unsigned long cmd;
+
+	/* A newer, larger struct with zero tail works. */
+	memset(&big, 0, sizeof(big));
+	cmd = PTO_IOWR_SIZED(PTO_IOCTL_GET_INFO, sizeof(big));
+	ASSERT_EQ(0, pto_sioctl(self->fd, cmd, &big));
+	EXPECT_EQ(PTO_ABI_MAJOR, big.info.abi_major);
+	EXPECT_EQ(0, big.extra[0]);
+	/* ... and is rejected when the unknown tail is not zero. */
+	memset(&big, 0, sizeof(big));
+	big.extra[1] = 1;
+	EXPECT_EQ(-E2BIG, pto_sioctl(self->fd, cmd, &big));
+	/* A struct shorter than the first version is -EINVAL. */
+	cmd = PTO_IOWR_SIZED(PTO_IOCTL_GET_INFO, 8);
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, cmd, &big));
+}
+
+TEST_F(dev, unknown_ioctls)
+{
+	struct pto_info info = { 0 };
+
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOWR('P', 0x7f, struct pto_info), &info));
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOWR('Q', 0x00, struct pto_info), &info));
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOR('P', 0x00, struct pto_info), &info));
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOW('P', 0x01, struct pto_bo_alloc), &info));
+}
+
+TEST_F(dev, alloc_info_free)
+{
+	struct pto_bo_alloc a;
+	struct pto_bo_info bi = { 0 };
+	struct pto_bo_free f = { 0 };
+
+	ASSERT_EQ(0, pto_alloc(self->fd, 8192, &a));
+	EXPECT_NE(0, a.handle);
+	EXPECT_NE(0, a.dev_addr);
+	EXPECT_EQ(8192, a.size);
+	EXPECT_EQ(0, a.dev_addr % self->info.gm_align);
+	bi.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+	EXPECT_EQ(a.size, bi.size);
+	EXPECT_EQ(a.dev_addr, bi.dev_addr);
+	EXPECT_EQ(a.mmap_offset, bi.mmap_offset);
+	f.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	/* The freed handle is gone for every ioctl. */
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+}
+
+TEST_F(dev, alloc_sizes)
+{
+	struct pto_bo_alloc a;
+	long page = sysconf(_SC_PAGESIZE);
+
+	EXPECT_EQ(-EINVAL, pto_alloc(self->fd, 0, &a));
+	EXPECT_EQ(-EINVAL, pto_alloc(self->fd, ~0ULL, &a));
+	EXPECT_EQ(-EINVAL, pto_alloc(self->fd, self->info.gm_size + 1, &a));
+	/* Unaligned sizes round up to whole pages. */
+	ASSERT_EQ(0, pto_alloc(self->fd, 1, &a));
+	EXPECT_EQ((uint64_t)page, a.size);
+	ASSERT_EQ(0, pto_alloc(self->fd, page + 1, &a));
+	EXPECT_EQ((uint64_t)page * 2, a.size);
+	/* The whole GM can never be had: the low range is reserved. */
+	EXPECT_EQ(-ENOMEM, pto_alloc(self->fd, self->info.gm_size, &a));
+}
+
+TEST_F(dev, alloc_flags_and_pad)
+{
+	struct pto_bo_alloc a = { .size = 4096, .flags = 1 };
+	struct pto_bo_free f = { .handle = 1, .pad = 1 };
+	struct pto_bo_info bi = { .handle = 1, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_BO_ALLOC, &a));
+	a.flags = 1ULL << 63;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_BO_ALLOC, &a));
+	a.flags = 0;
+	a.pad = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_BO_ALLOC, &a));
+	ASSERT_EQ(0, pto_alloc(self->fd, 4096, &a));
+	f.handle = bi.handle = a.handle;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+	/* The rejected FREE did not free it. */
+	bi.pad = 0;
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+}
+
+TEST_F(dev, exhaustion_and_reuse)
+{
+	struct pto_bo_alloc a, b;
+	struct pto_bo_free f = { 0 };
+	uint64_t chunk = self->info.gm_size / 4;
+
+	/* Three quarters fit (the reserved low range eats into the fourth). */
+	ASSERT_EQ(0, pto_alloc(self->fd, chunk, &a));
+	ASSERT_EQ(0, pto_alloc(self->fd, chunk, &b));
+	ASSERT_EQ(0, pto_alloc(self->fd, chunk, &b));
+	EXPECT_EQ(-ENOMEM, pto_alloc(self->fd, chunk, &b));
+	f.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	ASSERT_EQ(0, pto_alloc(self->fd, chunk, &b));
+	EXPECT_EQ(a.dev_addr, b.dev_addr);
+}
+
+TEST_F(dev, foreign_handle)
+{
+	struct pto_bo_alloc a;
+	struct pto_bo_info bi = { 0 };
+	struct pto_bo_free f = { 0 };
+	int other = open(PTO_DEV0, O_RDWR);
+	void *p;
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, pto_alloc(other, 4096, &a));
+	/* Handles are per file: this fd has no such handle. */
+	bi.handle = f.handle = a.handle;
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, a.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* The owner still has it. */
+	EXPECT_EQ(0, pto_sioctl(other, PTO_IOCTL_BO_INFO, &bi));
+	close(other);
+}
+
+TEST_F(dev, mmap_read_write)
+{
+	struct pto_bo_alloc a;
+	uint8_t *p, *q;
+	size_t i;
+
+	ASSERT_EQ(0, pto_alloc(self->fd, 3 * 4096, &a));
+	p = mmap(NULL, a.size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < a.size; i++)
+		ASSERT_EQ(0, p[i]);	/* zero-filled */
+	for (i = 0; i < a.size; i++)
+		p[i] = (uint8_t)(i * 7);
+	/* A second mapping of the last page sees the same bytes. */
+	q = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+		 a.mmap_offset + 2 * 4096);
+	ASSERT_NE(MAP_FAILED, q);
+	for (i = 0; i < 4096; i++)
+		ASSERT_EQ((uint8_t)((i + 2 * 4096) * 7), q[i]);
+	munmap(q, 4096);
+	munmap(p, a.size);
+}
+
+TEST_F(dev, mmap_errors)
+{
+	struct pto_bo_alloc a;
+	void *p;
+
+	ASSERT_EQ(0, pto_alloc(self->fd, 2 * 4096, &a));
+	/* Past the end. */
+	p = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, self->fd, a.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+		 a.mmap_offset + 2 * 4096);
+	EXPECT_EQ(MAP_FAILED, p);
+	/* An offset no buffer has. */
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+		 a.mmap_offset + (1ULL << 32) * 100);
+	EXPECT_EQ(MAP_FAILED, p);
+	/* Executable or private mappings are refused. */
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, self->fd,
+		 a.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, self->fd, a.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	/* A good mapping cannot be made executable later. */
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, mprotect(p, 4096, PROT_READ | PROT_EXEC));
+	munmap(p, 4096);
+}
+
+TEST(mapping_outlives_free_and_close)
+{
+	struct pto_bo_alloc a;
+	struct pto_bo_free f = { 0 };
+	uint32_t *p;
+	int fd = open(PTO_DEV0, O_RDWR);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_alloc(fd, 4096, &a));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 0x1234;
+	f.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_BO_FREE, &f));
+	close(fd);
+	/* The pages stay until munmap. */
+	EXPECT_EQ(0x1234, p[0]);
+	p[1] = 5;
+	EXPECT_EQ(5, p[1]);
+	munmap(p, 4096);
+}
+
+TEST(freed_memory_is_not_seen_by_next_owner)
+{
+	struct pto_bo_alloc a, b;
+	uint8_t *p;
+	int fd1 = open(PTO_DEV0, O_RDWR), fd2;
+	size_t i;
+
+	ASSERT_LE(0, fd1);
+	ASSERT_EQ(0, pto_alloc(fd1, 4096, &a));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd1,
+		 a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0xab, 4096);
+	munmap(p, 4096);
+	close(fd1);
+	fd2 = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, pto_alloc(fd2, 4096, &b));
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd2, b.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < 4096; i++)
+		ASSERT_EQ(0, p[i]);
+	munmap(p, 4096);
+	close(fd2);
+}
+
+TEST(rmmod_refused_while_open)
+{
+	int fd = open(PTO_DEV0, O_RDWR);
+
+	ASSERT_LE(0, fd);
+	/* delete_module(O_NONBLOCK) as rmmod does: the open file pins it. */
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "pto", O_NONBLOCK));
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY);
+	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
+	close(fd);
+}
+
+TEST(device_node_mode)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(PTO_DEV0, &st));
+	EXPECT_EQ(0660, st.st_mode & 0777);
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST_HARNESS_MAIN
