@@ -4,7 +4,7 @@
 #   make            build module, library and tools
 #   make run        the main job (boots the VM, runs a workload)
 #   make check      every test tier; last line "N passed, N failed"
-#   make vm CMD=... run a command in the VM with pto.ko loaded
+#   make vm CMD=... [PARAMS="clusters=8"]  run a command in the VM
 #   make bench      benchmarks against the StarPU peer
 #
 # The targets install the Debian packages they need (scripts/bootstrap.sh).
@@ -28,7 +28,8 @@ SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
 	-fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread
 
-LIB_SRCS := $(sort $(wildcard lib/*.c lib/orch/*.c lib/sched/*.c))
+LIB_DIRS ?= lib lib/orch lib/sched
+LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h uapi/linux/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/pic/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(O)/san/%.o)
@@ -53,7 +54,7 @@ EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(O)/static/examples/%)
 STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 
-.PHONY: all module lib tools clean check run vm bench unit kunit selftests \
+.PHONY: all module lib tools clean check run vm bench unit unit-bins kunit selftests \
 	vm-check static bootstrap install help
 .DELETE_ON_ERROR:
 
@@ -138,7 +139,9 @@ $(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(TSAN_CFLAGS) \
 		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(UNIT_HELPERS) $(TSAN_OBJS) -lm
 
-unit: $(UNIT_BINS) $(TSAN_BINS)
+unit-bins: $(UNIT_BINS) $(TSAN_BINS)
+
+unit: unit-bins
 	tests/unit/run $(UNIT_BINS) $(TSAN_BINS)
 
 selftests: $(SELFTEST_BINS)
@@ -147,17 +150,21 @@ kunit: $(BOOTSTRAP_BUILD)
 	tests/kunit/run
 
 vm-check: module static
-	tests/vm/run --suite
+	@scripts/bootstrap.sh vm
+	tests/vm/run $(if $(PARAMS),--params "$(PARAMS)") --suite
 
 vm: module static
-	tests/vm/run -- $(CMD)
+	@scripts/bootstrap.sh vm
+	tests/vm/run $(if $(PARAMS),--params "$(PARAMS)") -- $(CMD)
 
 check:
 	@scripts/bootstrap.sh all
 	@tests/check
 
-run: module static
-	tests/vm/run -- /run-main.sh
+# The main job: on the host if pto.ko is loaded here, else in the VM.
+run: all static
+	@if [ -c /dev/pto0 ]; then PATH="$(CURDIR)/tools:$$PATH" tests/vm/run-main.sh; \
+	else scripts/bootstrap.sh vm && tests/vm/run $(if $(PARAMS),--params "$(PARAMS)") -- /run-main.sh; fi
 
 bench: module static
 	@scripts/bootstrap.sh bench
