@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/* debugfs /sys/kernel/debug/pto/pto0/{info,bos} show what the driver holds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+
+#define DBG "/sys/kernel/debug/pto/pto0/"
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n, off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + off, len - 1 - off)) > 0)
+		off += n;
+	close(fd);
+	buf[off] = 0;
+	return 0;
+}
+
+/* The bos line of the buffer at @addr: its size and reference count. */
+static int find_bo(const char *text, uint64_t addr, uint64_t *size,
+		   unsigned int *refs)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		unsigned long long a, s;
+		unsigned int owner, handle, r;
+
+		if (sscanf(line, "%u %u 0x%llx %llu %u", &owner, &handle, &a,
+			   &s, &r) == 5 && a == addr) {
+			*size = s;
+			*refs = r;
+			return 1;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return 0;
+}
+
+TEST(info_matches_get_info)
+{
+	static char text[4096];
+	struct pto_info info = { 0 };
+	char want[64];
+	int fd = open(PTO_DEV0, O_RDWR);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	ASSERT_EQ(0, read_file(DBG "info", text, sizeof(text)));
+	snprintf(want, sizeof(want), "clusters: %u\n", info.clusters);
+	EXPECT_NE(NULL, strstr(text, want));
+	snprintf(want, sizeof(want), "gm_size:  %llu\n",
+		 (unsigned long long)info.gm_size);
+	EXPECT_NE(NULL, strstr(text, want));
+	close(fd);
+}
+
+TEST(bos_tracks_handle_and_mappings)
+{
+	static char text[1 << 16];
+	struct pto_bo_alloc a;
+	struct pto_bo_free f = { 0 };
+	unsigned int refs = 0;
+	uint64_t size = 0;
+	void *p;
+	int fd = open(PTO_DEV0, O_RDWR);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_alloc(fd, 3 * 4096, &a));
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	ASSERT_TRUE(find_bo(text, a.dev_addr, &size, &refs));
+	EXPECT_EQ(3 * 4096, size);
+	EXPECT_EQ(1, refs);		/* the handle */
+
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	ASSERT_TRUE(find_bo(text, a.dev_addr, &size, &refs));
+	EXPECT_EQ(2, refs);		/* handle + mapping */
+
+	f.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_BO_FREE, &f));
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	ASSERT_TRUE(find_bo(text, a.dev_addr, &size, &refs));
+	EXPECT_EQ(1, refs);		/* only the mapping keeps it */
+
+	munmap(p, 4096);
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	EXPECT_FALSE(find_bo(text, a.dev_addr, &size, &refs));
+	close(fd);
+}
+
+TEST(release_frees_everything)
+{
+	static char text[1 << 16];
+	struct pto_bo_alloc a[4];
+	unsigned int refs, i;
+	uint64_t size;
+	int fd = open(PTO_DEV0, O_RDWR);
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pto_alloc(fd, 4096, &a[i]));
+	close(fd);
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	for (i = 0; i < 4; i++)
+		EXPECT_FALSE(find_bo(text, a[i].dev_addr, &size, &refs));
+}
+
+TEST_HARNESS_MAIN

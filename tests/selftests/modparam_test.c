@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module parameters: out-of-range values refuse to load with a message
+ * naming the parameter, and the module reloads cleanly afterwards with the
+ * parameters it had. Needs /lib/modules/pto.ko (the VM image has it) and no
+ * other open file of pto.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/klog.h>
+#include <sys/syscall.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+
+#define PTO_KO "/lib/modules/pto.ko"
+
+static const char *const params[] = { "devices", "clusters", "gm_mb", "lanes" };
+
+static int load(const char *args)
+{
+	int fd = open(PTO_KO, O_RDONLY);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, args, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int unload(void)
+{
+	return syscall(SYS_delete_module, "pto", O_NONBLOCK) ? -errno : 0;
+}
+
+/* The current parameters as "k=v k=v ..." from /sys/module/pto/parameters. */
+static void current_params(char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		char path[96], val[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/module/pto/parameters/%s",
+			 params[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(val, sizeof(val), f))
+			val[strcspn(val, "\n")] = 0;
+		fclose(f);
+		off += snprintf(buf + off, len - off, "%s=%s ", params[i], val);
+	}
+}
+
+static int klog_has(const char *needle)
+{
+	static char log[1 << 17];
+	int n = klogctl(3, log, sizeof(log) - 1);
+
+	if (n < 0)
+		return 0;
+	log[n] = 0;
+	return strstr(log, needle) != NULL;
+}
+
+TEST(bad_values_refuse_to_load)
+{
+	static const struct { const char *arg, *msg; } bad[] = {
+		{ "devices=0", "pto: devices=0 out of range" },
+		{ "devices=9", "pto: devices=9 out of range" },
+		{ "clusters=0", "pto: clusters=0 out of range" },
+		{ "clusters=37", "pto: clusters=37 out of range" },
+		{ "gm_mb=0", "pto: gm_mb=0 out of range" },
+		{ "gm_mb=4097", "pto: gm_mb=4097 out of range" },
+		{ "lanes=0", "pto: lanes=0 out of range" },
+		{ "lanes=6", "pto: lanes=6 out of range" },
+	};
+	char saved[256];
+	size_t i;
+
+	current_params(saved, sizeof(saved));
+	ASSERT_NE(0, saved[0]);
+	ASSERT_EQ(0, unload()) TH_LOG("pto busy: is a file open?");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, load(bad[i].arg)) TH_LOG("%s", bad[i].arg);
+		EXPECT_TRUE(klog_has(bad[i].msg)) TH_LOG("no '%s'", bad[i].msg);
+		EXPECT_NE(0, access(PTO_DEV0, F_OK));
+	}
+	/* Reload as before, for the tests that follow. */
+	ASSERT_EQ(0, load(saved)) TH_LOG("reload with '%s'", saved);
+	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
+}
+
+TEST(every_device_reports_its_index)
+{
+	char path[32];
+	unsigned int n;
+
+	for (n = 0; n < 8; n++) {
+		struct pto_info info = { 0 };
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/pto%u", n);
+		fd = open(path, O_RDWR);
+		if (fd < 0) {
+			ASSERT_EQ(ENOENT, errno);
+			break;
+		}
+		ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info));
+		EXPECT_EQ(n, info.device);
+		close(fd);
+	}
+	ASSERT_LE(1, n);
+}
+
+TEST_HARNESS_MAIN
