@@ -26,7 +26,7 @@ CFLAGS := -std=gnu11 -O2 -g -pthread $(WARN)
 LIB_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden
 SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
 	-fno-omit-frame-pointer -fno-sanitize-recover=all
-TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread
+TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread -Wno-tsan
 
 LIB_DIRS ?= lib lib/orch lib/sched
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))

@@ -40,6 +40,101 @@ static int bos_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(bos);
 
+static const char *const pto_state_names[] = {
+	[PTO_CORE_UNLAUNCHED] = "unlaunched",
+	[PTO_CORE_HANDSHAKE] = "handshake",
+	[PTO_CORE_READY] = "ready",
+	[PTO_CORE_RUNNING] = "running",
+	[PTO_CORE_EXITING] = "exiting",
+	[PTO_CORE_GATED] = "gated",
+	[PTO_CORE_QUARANTINED] = "quarantined",
+};
+
+/* Racy snapshot by design: counters and registers change under it. */
+static int cores_show(struct seq_file *m, void *unused)
+{
+	struct pto_device *pdev = m->private;
+	unsigned int i;
+
+	seq_puts(m, "core type state       owner  parked tasks      errors     parks      doorbells  wakeups    last_cond\n");
+	mutex_lock(&pdev->core_lock);
+	for (i = 0; i < pdev->cores; i++) {
+		struct pto_core *core = &pdev->core[i];
+		struct pto_file *pf =
+			pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER];
+		int st = READ_ONCE(core->state);
+
+		if (test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+			st = PTO_CORE_QUARANTINED;
+		seq_printf(m, "%-4u %-4s %-11s %-6d %-6u %-10lld %-10lld %-10lld %-10lld %-10lld 0x%08x\n",
+			   i, core->type == PTO_CORE_AIC ? "AIC" : "AIV",
+			   pto_state_names[st], pf ? pf->pid : 0,
+			   pto_ureg_read(core, PTO_REG_PARKED),
+			   atomic64_read(&core->tasks),
+			   atomic64_read(&core->errors),
+			   atomic64_read(&core->parks),
+			   atomic64_read(&core->doorbells),
+			   atomic64_read(&core->wakeups),
+			   READ_ONCE(core->last_cond));
+	}
+	mutex_unlock(&pdev->core_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(cores);
+
+static int windows_show(struct seq_file *m, void *unused)
+{
+	struct pto_device *pdev = m->private;
+	unsigned int i;
+
+	seq_puts(m, "core fast_path(0x18) ctrl(0x20) data_main_base(0xa0) cond(0x4c8) parked(0x500) wake_req(0x504)\n");
+	for (i = 0; i < pdev->cores; i++) {
+		struct pto_core *core = &pdev->core[i];
+
+		seq_printf(m, "%-4u 0x%-15x 0x%-8x 0x%08x           0x%08x  %-13u %u\n",
+			   i, pto_kreg_read(core, PTO_KREG_FAST_PATH_ENABLE),
+			   pto_kreg_read(core, PTO_KREG_CTRL),
+			   pto_ureg_read(core, PTO_REG_DATA_MAIN_BASE),
+			   pto_ureg_read(core, PTO_REG_COND),
+			   pto_ureg_read(core, PTO_REG_PARKED),
+			   pto_ureg_read(core, PTO_REG_WAKE_REQ));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(windows);
+
+static int handshake_show(struct seq_file *m, void *unused)
+{
+	struct pto_device *pdev = m->private;
+	unsigned int i;
+
+	seq_puts(m, "line phys_id type done gen        payload[0]         payload[1]\n");
+	for (i = 0; i < pdev->cores; i++) {
+		struct pto_worker_line *w = &pdev->workers[i];
+
+		seq_printf(m, "%-4u %-7u %-4u %-4u %-10u 0x%016llx 0x%016llx\n",
+			   i, READ_ONCE(w->phys_id), READ_ONCE(w->core_type),
+			   READ_ONCE(w->done), READ_ONCE(w->gen),
+			   READ_ONCE(w->payload[0]), READ_ONCE(w->payload[1]));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(handshake);
+
+static int gates_show(struct seq_file *m, void *unused)
+{
+	struct pto_device *pdev = m->private;
+	unsigned int i;
+
+	seq_puts(m, "core gate\n");
+	for (i = 0; i < pdev->cores; i++)
+		seq_printf(m, "%-4u %s\n", i,
+			   READ_ONCE(pdev->gates[i].gate) == PTO_GATE_RELEASE ?
+			   "released" : "armed");
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(gates);
+
 void pto_debugfs_init(void)
 {
 	pto_debugfs_root = debugfs_create_dir(PTO_NAME, NULL);
@@ -59,6 +154,12 @@ void pto_debugfs_add_device(struct pto_device *pdev)
 	pdev->debugfs = debugfs_create_dir(name, pto_debugfs_root);
 	debugfs_create_file("info", 0400, pdev->debugfs, pdev, &info_fops);
 	debugfs_create_file("bos", 0400, pdev->debugfs, pdev, &bos_fops);
+	debugfs_create_file("cores", 0400, pdev->debugfs, pdev, &cores_fops);
+	debugfs_create_file("windows", 0400, pdev->debugfs, pdev,
+			    &windows_fops);
+	debugfs_create_file("handshake", 0400, pdev->debugfs, pdev,
+			    &handshake_fops);
+	debugfs_create_file("gates", 0400, pdev->debugfs, pdev, &gates_fops);
 }
 
 void pto_debugfs_remove_device(struct pto_device *pdev)

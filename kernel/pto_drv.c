@@ -95,6 +95,7 @@ static void pto_device_destroy(struct pto_device *pdev)
 	pto_debugfs_remove_device(pdev);
 	device_destroy(pto_class, MKDEV(MAJOR(pto_devt), pdev->index));
 	cdev_del(&pdev->cdev);
+	pto_cores_fini(pdev);
 	pto_gm_fini(&pdev->gm);
 	kfree(pdev);
 }
@@ -118,12 +119,15 @@ static struct pto_device *pto_device_create(unsigned int index)
 	ret = pto_gm_init(&pdev->gm, (u64)gm_mb << 20);
 	if (ret)
 		goto err_free;
+	ret = pto_cores_init(pdev);
+	if (ret)
+		goto err_gm;
 
 	cdev_init(&pdev->cdev, &pto_fops);
 	pdev->cdev.owner = THIS_MODULE;
 	ret = cdev_add(&pdev->cdev, MKDEV(MAJOR(pto_devt), index), 1);
 	if (ret)
-		goto err_gm;
+		goto err_cores;
 
 	dev = device_create_with_groups(pto_class, NULL,
 					MKDEV(MAJOR(pto_devt), index), pdev,
@@ -138,6 +142,8 @@ static struct pto_device *pto_device_create(unsigned int index)
 
 err_cdev:
 	cdev_del(&pdev->cdev);
+err_cores:
+	pto_cores_fini(pdev);
 err_gm:
 	pto_gm_fini(&pdev->gm);
 err_free:

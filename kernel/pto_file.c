@@ -11,6 +11,7 @@
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -31,6 +32,9 @@ static int pto_open(struct inode *inode, struct file *file)
 	mutex_init(&pf->lock);
 	xa_init_flags(&pf->bos, XA_FLAGS_ALLOC1);
 	mt_init(&pf->ranges);
+	pf->mapping = file->f_mapping;
+	init_waitqueue_head(&pf->poll_wq);
+	atomic64_set(&pf->wakeups, 0);
 	file->private_data = pf;
 	return 0;
 }
@@ -48,11 +52,15 @@ void pto_file_put(struct pto_file *pf)
 	kref_put(&pf->ref, pto_file_free);
 }
 
-/* Leaf first: buffer objects, then the context itself. */
+/*
+ * Leaf first: cores (they pin buffer objects and the context), buffer
+ * objects, then the context itself.
+ */
 static int pto_release(struct inode *inode, struct file *file)
 {
 	struct pto_file *pf = file->private_data;
 
+	pto_file_release_cores(pf);
 	pto_file_release_bos(pf);
 	pto_file_put(pf);
 	return 0;
@@ -88,7 +96,7 @@ static int pto_ioctl_get_info(struct pto_file *pf, void *data)
 	args->gm_size = pdev->gm.size;
 	args->gm_align = PAGE_SIZE;
 	args->window_size = PAGE_SIZE;
-	args->caps = PTO_CAP_MOCK | PTO_CAP_GM_MMAP;
+	args->caps = PTO_CAP_MOCK | PTO_CAP_GM_MMAP | PTO_CAP_CORES;
 	return 0;
 }
 
@@ -114,6 +122,16 @@ static const struct pto_ioctl_desc pto_ioctls[] = {
 	PTO_IOCTL(PTO_IOCTL_BO_FREE, pto_ioctl_bo_free, struct pto_bo_free, pad),
 	PTO_IOCTL(PTO_IOCTL_BO_INFO, pto_ioctl_bo_info, struct pto_bo_info,
 		  flags),
+	PTO_IOCTL(PTO_IOCTL_CLUSTER_ACQUIRE, pto_ioctl_cluster_acquire,
+		  struct pto_cluster_acquire, flags),
+	PTO_IOCTL(PTO_IOCTL_CLUSTER_RELEASE, pto_ioctl_cluster_release,
+		  struct pto_cluster_acquire, flags),
+	PTO_IOCTL(PTO_IOCTL_CORE_LAUNCH, pto_ioctl_core_launch,
+		  struct pto_core_launch, flags),
+	PTO_IOCTL(PTO_IOCTL_DOORBELL, pto_ioctl_doorbell, struct pto_doorbell,
+		  flags),
+	PTO_IOCTL(PTO_IOCTL_CORE_STATS, pto_ioctl_core_stats,
+		  struct pto_core_stats, launches),
 };
 
 /* Large enough for any command's struct; checked at build time below. */
@@ -122,6 +140,10 @@ union pto_ioctl_buf {
 	struct pto_bo_alloc bo_alloc;
 	struct pto_bo_free bo_free;
 	struct pto_bo_info bo_info;
+	struct pto_cluster_acquire cluster;
+	struct pto_core_launch launch;
+	struct pto_doorbell doorbell;
+	struct pto_core_stats stats;
 };
 
 static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -153,9 +175,47 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	return 0;
 }
 
+/* Offsets below 1 << PTO_MMAP_BO_SHIFT are core windows, above are bos. */
 static int pto_mmap(struct file *file, struct vm_area_struct *vma)
 {
+	if (!(vma->vm_pgoff >> (PTO_MMAP_BO_SHIFT - PAGE_SHIFT)))
+		return pto_window_mmap(file->private_data, vma);
 	return pto_bo_mmap(file->private_data, vma);
+}
+
+/* Readable while a core delivered a completion wake-up not yet read. */
+static __poll_t pto_poll(struct file *file, poll_table *wait)
+{
+	struct pto_file *pf = file->private_data;
+
+	poll_wait(file, &pf->poll_wq, wait);
+	return atomic64_read(&pf->wakeups) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/* read(): 8 bytes, the number of wake-ups since the last read (eventfd). */
+static ssize_t pto_read(struct file *file, char __user *buf, size_t len,
+			loff_t *ppos)
+{
+	struct pto_file *pf = file->private_data;
+	u64 n;
+	int ret;
+
+	if (len < sizeof(n))
+		return -EINVAL;
+	for (;;) {
+		n = atomic64_xchg(&pf->wakeups, 0);
+		if (n)
+			break;
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		ret = wait_event_interruptible(pf->poll_wq,
+					       atomic64_read(&pf->wakeups));
+		if (ret)
+			return ret;
+	}
+	if (copy_to_user(buf, &n, sizeof(n)))
+		return -EFAULT;
+	return sizeof(n);
 }
 
 const struct file_operations pto_fops = {
@@ -165,5 +225,7 @@ const struct file_operations pto_fops = {
 	.unlocked_ioctl = pto_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = pto_mmap,
+	.poll = pto_poll,
+	.read = pto_read,
 	.llseek = noop_llseek,
 };

@@ -3,13 +3,21 @@
  * ptoctl - inspect and drive pto devices.
  *
  *   ptoctl info [-d N]      print the device topology
+ *   ptoctl exec [-d N] --core C --func NAME [--dtype f32|i32]
+ *               [--shape DxD..] [--n N] [--a V,V..] [--b V,V..]
+ *               [--scalar S] [--ns NS]
+ *                           run one built-in kernel on one core and print
+ *                           its output (a debugging aid; acquires the
+ *                           core's cluster for the duration)
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <pto/pto.h>
+#include "core.h"
 
 struct ptoctl_cmd {
 	const char *name;
@@ -86,8 +94,388 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
+
+static const char *const func_names[PTO_FUNC_COUNT] = {
+	[PTO_FUNC_NOOP] = "noop",
+	[PTO_FUNC_ADD] = "add",
+	[PTO_FUNC_SUB] = "sub",
+	[PTO_FUNC_MUL] = "mul",
+	[PTO_FUNC_ADD_SCALAR] = "add_scalar",
+	[PTO_FUNC_MUL_SCALAR] = "mul_scalar",
+	[PTO_FUNC_COPY] = "copy",
+	[PTO_FUNC_FILL] = "fill",
+	[PTO_FUNC_REDUCE_SUM] = "reduce_sum",
+	[PTO_FUNC_MATMUL] = "matmul",
+	[PTO_FUNC_SPIN_NS] = "spin_ns",
+	[PTO_FUNC_FAULT] = "fault",
+	[PTO_FUNC_HANG] = "hang",
+};
+
+static const char *const task_errs[] = {
+	"ok", "EFUNC (unknown func_id)", "EDTYPE (bad dtype)",
+	"ESHAPE (bad shape or stride)", "EADDR (address outside the owner's GM)",
+	"EFAULT (device fault)", "ESTOP (stopped)", "EINVAL (bad payload)",
+};
+
+struct exec_opts {
+	unsigned int dev, core, dtype, rank, n;
+	int func;
+	uint32_t shape[PTO_TENSOR_MAX_RANK];
+	const char *a, *b, *scalar;
+	uint64_t ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* One value of @dtype from text, as its 32-bit pattern. */
+static int parse_val(const char *s, unsigned int dtype, uint32_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (dtype == PTO_DTYPE_F32) {
+		float f = strtof(s, &end);
+
+		memcpy(out, &f, 4);
+	} else {
+		*out = (uint32_t)strtol(s, &end, 0);
+	}
+	return errno || end == s || (*end && *end != ',') ? -EINVAL : 0;
+}
+
+/* Fill @n words from "V,V,.." (repeated), or with @dflt(i) if NULL. */
+static int fill_vals(uint32_t *w, uint64_t n, const char *list,
+		     unsigned int dtype, float dflt_mul)
+{
+	const char *p = list;
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!list) {
+			float f = dflt_mul * (float)i;
+
+			if (dtype == PTO_DTYPE_F32)
+				memcpy(&w[i], &f, 4);
+			else
+				w[i] = (uint32_t)(dflt_mul * i);
+			continue;
+		}
+		if (parse_val(p, dtype, &w[i]))
+			return -EINVAL;
+		p = strchr(p, ',');
+		p = p ? p + 1 : list;
+	}
+	return 0;
+}
+
+static void print_vals(const uint32_t *w, uint64_t n, uint32_t cols,
+		       unsigned int dtype)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		float f;
+
+		memcpy(&f, &w[i], 4);
+		if (dtype == PTO_DTYPE_F32)
+			printf("%s%g", i % cols ? " " : "  ", f);
+		else
+			printf("%s%d", i % cols ? " " : "  ", (int32_t)w[i]);
+		if (i % cols == cols - 1 || i == n - 1)
+			printf("\n");
+	}
+}
+
+static int parse_exec(int argc, char **argv, struct exec_opts *o)
+{
+	static const struct option opts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "core", required_argument, NULL, 'c' },
+		{ "func", required_argument, NULL, 'f' },
+		{ "dtype", required_argument, NULL, 't' },
+		{ "shape", required_argument, NULL, 's' },
+		{ "n", required_argument, NULL, 'n' },
+		{ "a", required_argument, NULL, 'a' },
+		{ "b", required_argument, NULL, 'b' },
+		{ "scalar", required_argument, NULL, 'S' },
+		{ "ns", required_argument, NULL, 'N' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end, *p;
+	int c, i;
+
+	memset(o, 0, sizeof(*o));
+	o->func = -1;
+	o->dtype = PTO_DTYPE_F32;
+	o->rank = 1;
+	o->shape[0] = 8;
+	o->n = 4;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:c:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o->dev = (unsigned int)strtoul(optarg, &end, 0);
+			if (*end)
+				return -EINVAL;
+			break;
+		case 'c':
+			o->core = (unsigned int)strtoul(optarg, &end, 0);
+			if (*end)
+				return -EINVAL;
+			break;
+		case 'f':
+			for (i = 0; i < PTO_FUNC_COUNT; i++)
+				if (!strcmp(optarg, func_names[i]))
+					o->func = i;
+			if (o->func < 0) {
+				fprintf(stderr, "ptoctl: unknown kernel '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 't':
+			if (!strcmp(optarg, "f32"))
+				o->dtype = PTO_DTYPE_F32;
+			else if (!strcmp(optarg, "i32"))
+				o->dtype = PTO_DTYPE_I32;
+			else
+				return -EINVAL;
+			break;
+		case 's':
+			o->rank = 0;
+			for (p = optarg; *p && o->rank < PTO_TENSOR_MAX_RANK;) {
+				o->shape[o->rank++] =
+					(uint32_t)strtoul(p, &end, 0);
+				if (end == p || (*end && *end != 'x'))
+					return -EINVAL;
+				p = *end ? end + 1 : end;
+			}
+			if (*p || !o->rank)
+				return -EINVAL;
+			break;
+		case 'n':
+			o->n = (unsigned int)strtoul(optarg, &end, 0);
+			if (*end)
+				return -EINVAL;
+			break;
+		case 'a':
+			o->a = optarg;
+			break;
+		case 'b':
+			o->b = optarg;
+			break;
+		case 'S':
+			o->scalar = optarg;
+			break;
+		case 'N':
+			o->ns = strtoull(optarg, &end, 0);
+			if (*end)
+				return -EINVAL;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (o->func < 0) {
+		fprintf(stderr, "ptoctl: exec needs --func\n");
+		return -EINVAL;
+	}
+	if (o->func == PTO_FUNC_MATMUL && o->rank != 2) {
+		fprintf(stderr, "ptoctl: matmul needs --shape MxK and --n N\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void exec_tensor(struct pto_tensor_desc *t, uint64_t addr,
+			unsigned int dtype, unsigned int rank,
+			const uint32_t *shape)
+{
+	uint64_t s = 1;
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	t->addr = addr;
+	t->dtype = dtype;
+	t->rank = rank;
+	for (i = (int)rank - 1; i >= 0; i--) {
+		t->shape[i] = shape[i];
+		t->strides[i] = s;
+		s *= shape[i];
+	}
+}
+
+static int cmd_exec(int argc, char **argv)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 }, elems = 1, bytes, t0;
+	uint32_t bshape[2], oshape[PTO_TENSOR_MAX_RANK], orank, *w;
+	struct pto_payload p = { 0 };
+	struct pto_launch *l = NULL;
+	struct pto_bo *bo = NULL;
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	struct exec_opts o;
+	struct pto_rc *c;
+	struct pto_done done[2];
+	uint64_t a_addr, b_addr, o_addr, o_elems;
+	unsigned int i, cluster;
+	int ret, ring, n = 0;
+
+	ret = parse_exec(argc, argv, &o);
+	if (ret)
+		return ret;
+	ret = pto_dev_open(o.dev, &dev);
+	if (ret) {
+		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", o.dev,
+			pto_strerror(ret));
+		return ret;
+	}
+	pto_dev_info(dev, &info);
+	if (o.core >= info.cores) {
+		fprintf(stderr, "ptoctl: core %u: the device has %u\n", o.core,
+			info.cores);
+		ret = -EINVAL;
+		goto out_close;
+	}
+	cluster = o.core / PTO_CORES_PER_CLUSTER;
+	ret = pto_cluster_acquire(dev, 1ull << cluster);
+	if (ret) {
+		fprintf(stderr, "ptoctl: cluster %u: %s\n", cluster,
+			ret == -EBUSY ? "owned by another process" :
+					pto_strerror(ret));
+		goto out_close;
+	}
+	cores[o.core / 64] = 1ull << (o.core % 64);
+	ret = pto_launch_cores(dev, cores, &l);
+	if (ret) {
+		fprintf(stderr, "ptoctl: launch core %u: %s\n", o.core,
+			pto_strerror(ret));
+		goto out_release;
+	}
+
+	for (i = 0; i < o.rank; i++)
+		elems *= o.shape[i];
+	memcpy(oshape, o.shape, sizeof(oshape));
+	orank = o.rank;
+	bshape[0] = o.shape[0];
+	bshape[1] = o.rank > 1 ? o.shape[1] : 1;
+	if (o.func == PTO_FUNC_MATMUL) {
+		bshape[0] = o.shape[1];
+		bshape[1] = o.n;
+		oshape[1] = o.n;
+	} else if (o.func == PTO_FUNC_REDUCE_SUM) {
+		orank = 1;
+		oshape[0] = 1;
+	}
+	o_elems = 1;
+	for (i = 0; i < orank; i++)
+		o_elems *= oshape[i];
+	bytes = (elems * 2 + (uint64_t)bshape[0] * bshape[1] + o_elems) * 4;
+	ret = pto_bo_alloc(dev, bytes, 0, &bo);
+	if (!ret)
+		ret = pto_bo_map(bo, (void **)&w);
+	if (ret) {
+		fprintf(stderr, "ptoctl: GM: %s\n", pto_strerror(ret));
+		goto out_free;
+	}
+	a_addr = pto_bo_dev_addr(bo);
+	b_addr = a_addr + elems * 4;
+	o_addr = b_addr + (o.func == PTO_FUNC_MATMUL ?
+			   (uint64_t)bshape[0] * bshape[1] : elems) * 4;
+	if (fill_vals(w, elems, o.a, o.dtype, 1.0f) ||
+	    fill_vals(w + elems, o.func == PTO_FUNC_MATMUL ?
+			  (uint64_t)bshape[0] * bshape[1] : elems,
+		      o.b, o.dtype, 10.0f)) {
+		fprintf(stderr, "ptoctl: bad --a / --b values\n");
+		ret = -EINVAL;
+		goto out_free;
+	}
+
+	p.func_id = (uint32_t)o.func;
+	switch (o.func) {
+	case PTO_FUNC_ADD:
+	case PTO_FUNC_SUB:
+	case PTO_FUNC_MUL:
+		exec_tensor(&p.t[PTO_ARG_B], b_addr, o.dtype, o.rank, o.shape);
+		/* fall through */
+	case PTO_FUNC_ADD_SCALAR:
+	case PTO_FUNC_MUL_SCALAR:
+	case PTO_FUNC_COPY:
+	case PTO_FUNC_REDUCE_SUM:
+		exec_tensor(&p.t[PTO_ARG_A], a_addr, o.dtype, o.rank, o.shape);
+		/* fall through */
+	case PTO_FUNC_FILL:
+		exec_tensor(&p.t[PTO_ARG_OUT], o_addr, o.dtype, orank, oshape);
+		break;
+	case PTO_FUNC_MATMUL:
+		exec_tensor(&p.t[PTO_ARG_A], a_addr, o.dtype, 2, o.shape);
+		exec_tensor(&p.t[PTO_ARG_B], b_addr, o.dtype, 2, bshape);
+		exec_tensor(&p.t[PTO_ARG_OUT], o_addr, o.dtype, 2, oshape);
+		break;
+	case PTO_FUNC_SPIN_NS:
+	case PTO_FUNC_HANG:
+		p.scalar[0] = o.ns;
+		break;
+	}
+	if (o.scalar) {
+		uint32_t v;
+
+		if (parse_val(o.scalar, o.dtype, &v)) {
+			ret = -EINVAL;
+			goto out_free;
+		}
+		p.scalar[0] = v;
+	}
+
+	c = &l->core[0];
+	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
+	t0 = now_ns();
+	pto_rc_dispatch(c, &ring);
+	if (ring)
+		pto_ring(l, cores);
+	while (!n) {
+		n = pto_rc_reap(c, done);
+		if (!n && now_ns() - t0 > 1000000) {
+			ret = pto_launch_wait(l, 30000);
+			if (ret)
+				goto out_free;
+		}
+	}
+	printf("core %u (%s) %s: status %u %s, COND 0x%08x, %.1f us\n",
+	       o.core, info.core_type[o.core] == PTO_CORE_TYPE_AIC ? "AIC" :
+								     "AIV",
+	       func_names[o.func], done[0].status,
+	       done[0].status < 8 ? task_errs[done[0].status] : "?",
+	       pto_win_read(c, PTO_REG_COND), (now_ns() - t0) / 1e3);
+	if (!done[0].status && p.t[PTO_ARG_OUT].rank) {
+		printf("out [");
+		for (i = 0; i < orank; i++)
+			printf("%s%u", i ? "x" : "", oshape[i]);
+		printf("]:\n");
+		print_vals(w + (o_addr - a_addr) / 4, o_elems,
+			   oshape[orank - 1], o.dtype);
+	}
+	ret = done[0].status ? -EIO : 0;
+out_free:
+	pto_bo_free(bo);
+	pto_launch_free(l);
+out_release:
+	pto_cluster_release(dev, 1ull << cluster);
+out_close:
+	pto_dev_close(dev);
+	return ret;
+}
+
 static const struct ptoctl_cmd cmds[] = {
 	{ "info", "info [-d N]", cmd_info },
+	{ "exec", "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]",
+	  cmd_exec },
 };
 
 static void usage(FILE *f)

@@ -18,7 +18,7 @@
 #include <linux/types.h>
 
 #define PTO_ABI_MAJOR 1
-#define PTO_ABI_MINOR 0
+#define PTO_ABI_MINOR 1
 
 /* Topology: a cluster is one AIC core followed by two AIV cores. */
 #define PTO_CORES_PER_CLUSTER 3
@@ -33,6 +33,7 @@
 /* Capability flags (struct pto_info.caps). */
 #define PTO_CAP_MOCK (1ULL << 0)	/* the device is the mock backend */
 #define PTO_CAP_GM_MMAP (1ULL << 1)	/* GM buffer objects can be mmapped */
+#define PTO_CAP_CORES (1ULL << 2)	/* mock cores: launch, windows, kernels */
 
 /**
  * struct pto_info - PTO_IOCTL_GET_INFO: describe the device.
@@ -123,10 +124,235 @@ struct pto_bo_info {
 	__u64 flags;
 };
 
+/*
+ * ---- Cores (see Documentation/mock-cores.md) ------------------------------
+ *
+ * Core i belongs to cluster i / PTO_CORES_PER_CLUSTER; the first core of a
+ * cluster is its AIC, the other two are AIVs. A file acquires whole clusters
+ * (PTO_IOCTL_CLUSTER_ACQUIRE), launches the persistent worker loop on some of
+ * their cores (PTO_IOCTL_CORE_LAUNCH) and maps each launched core's user
+ * register window with mmap() at offset PTO_WINDOW_MMAP_OFFSET(i), length
+ * struct pto_info.window_size, MAP_SHARED. Core sets travel as a bitmap of
+ * PTO_CORE_MASK_WORDS __u64 words: core i is bit i % 64 of word i / 64.
+ */
+#define PTO_CORE_MASK_WORDS 2
+
+/* mmap offset of core @i's user window page (page size 4096 on x86-64). */
+#define PTO_WINDOW_MMAP_OFFSET(i) ((__u64)(i) << 12)
+
+/*
+ * User window page (byte offsets, all registers __u32). The reference
+ * platform's offsets are kept for DATA_MAIN_BASE and COND.
+ *  DATA_MAIN_BASE  written by the owner: a dispatch id (1..PTO_ID_MAX) or
+ *                  PTO_DISPATCH_IDLE; the core runs a task when the value
+ *                  differs from the last id it took.
+ *  COND            written by the core: PTO_COND_ACK | id when it took the
+ *                  task, PTO_COND_FIN | error << PTO_COND_ERR_SHIFT | id
+ *                  when it finished.
+ *  PARKED          (mock) written by the core: 1 while it sleeps and needs
+ *                  a doorbell (PTO_IOCTL_DOORBELL) to see new work.
+ *  WAKE_REQ        (mock) written by the owner: 1 asks the core to wake the
+ *                  file's poll() waiters at its next FIN; the core clears it.
+ */
+#define PTO_REG_DATA_MAIN_BASE 0xA0
+#define PTO_REG_COND 0x4C8
+#define PTO_REG_PARKED 0x500
+#define PTO_REG_WAKE_REQ 0x504
+
+#define PTO_DISPATCH_IDLE 0u
+#define PTO_ID_MAX 0x00FFFFFFu
+#define PTO_COND_ID_MASK 0x00FFFFFFu
+#define PTO_COND_ERR_SHIFT 24
+#define PTO_COND_ERR_MASK (0x3Fu << PTO_COND_ERR_SHIFT)
+#define PTO_COND_STATE_MASK (3u << 30)
+#define PTO_COND_ACK (1u << 30)
+#define PTO_COND_FIN (2u << 30)
+#define PTO_COND_ERR(c) (((c) & PTO_COND_ERR_MASK) >> PTO_COND_ERR_SHIFT)
+
+/* Task error codes, in COND (FIN) and in struct pto_payload.status. */
+#define PTO_TASK_OK 0
+#define PTO_TASK_EFUNC 1	/* unknown func_id */
+#define PTO_TASK_EDTYPE 2	/* bad or mismatched dtype */
+#define PTO_TASK_ESHAPE 3	/* bad rank, shape, stride or mismatch */
+#define PTO_TASK_EADDR 4	/* address or extent outside the owner's GM */
+#define PTO_TASK_EFAULT 5	/* the fault kernel ran (device fault) */
+#define PTO_TASK_ESTOP 6	/* the core was stopped while running it */
+#define PTO_TASK_EINVAL 7	/* bad payload: flags, reserved fields, id */
+
+/* Built-in kernels (struct pto_payload.func_id). */
+#define PTO_FUNC_NOOP 0
+#define PTO_FUNC_ADD 1		/* out = a + b */
+#define PTO_FUNC_SUB 2		/* out = a - b */
+#define PTO_FUNC_MUL 3		/* out = a * b */
+#define PTO_FUNC_ADD_SCALAR 4	/* out = a + scalar[0] */
+#define PTO_FUNC_MUL_SCALAR 5	/* out = a * scalar[0] */
+#define PTO_FUNC_COPY 6		/* out = a */
+#define PTO_FUNC_FILL 7		/* out = scalar[0] */
+#define PTO_FUNC_REDUCE_SUM 8	/* out (one element) = sum of a */
+#define PTO_FUNC_MATMUL 9	/* out[M][N] = a[M][K] * b[K][N], <= 128 */
+#define PTO_FUNC_SPIN_NS 10	/* busy for scalar[0] ns (capped) */
+#define PTO_FUNC_FAULT 11	/* completes with PTO_TASK_EFAULT */
+#define PTO_FUNC_HANG 12	/* busy until stopped or scalar[0] ns (capped) */
+#define PTO_FUNC_COUNT 13
+
+#define PTO_DTYPE_F32 1
+#define PTO_DTYPE_I32 2
+
+#define PTO_TENSOR_MAX_RANK 4
+#define PTO_MATMUL_MAX 128
+
+/**
+ * struct pto_tensor_desc - a strided tensor in GM.
+ * @addr:	GM device address of element [0,...,0]; 4-byte aligned.
+ * @dtype:	PTO_DTYPE_*.
+ * @rank:	number of dimensions, 1..PTO_TENSOR_MAX_RANK.
+ * @shape:	elements per dimension, each >= 1; unused entries zero.
+ * @strides:	elements between neighbours per dimension; unused zero.
+ *
+ * Every element the kernel touches must lie inside one buffer object of
+ * the file that launched the core.
+ */
+struct pto_tensor_desc {
+	__u64 addr;
+	__u32 dtype;
+	__u32 rank;
+	__u32 shape[PTO_TENSOR_MAX_RANK];
+	__u64 strides[PTO_TENSOR_MAX_RANK];
+};
+
+/* Tensor slots of a payload. */
+#define PTO_ARG_A 0
+#define PTO_ARG_B 1
+#define PTO_ARG_OUT 2
+#define PTO_PAYLOAD_TENSORS 3
+
+/**
+ * struct pto_payload - one task, written by the owner into the core's
+ * payload buffer for the task id's parity before it writes the id into
+ * DATA_MAIN_BASE. The core copies it when it takes the task.
+ * @func_id:	In: PTO_FUNC_*.
+ * @flags:	In: must be zero.
+ * @status:	Out: PTO_TASK_* of the last task run from this buffer, written
+ *		before FIN (a completion implied by the next ACK reads it here).
+ * @done_id:	Out: the id of that task.
+ * @scalar:	In: scalars; an f32 scalar is the IEEE bit pattern in the low
+ *		32 bits, an i32 the low 32 bits. spin_ns / hang: ns in [0].
+ * @t:		In: tensors a, b, out (PTO_ARG_*); unused slots zero.
+ * @reserved:	In: must be zero.
+ */
+struct pto_payload {
+	__u32 func_id;
+	__u32 flags;
+	__u32 status;
+	__u32 done_id;
+	__u64 scalar[2];
+	struct pto_tensor_desc t[PTO_PAYLOAD_TENSORS];
+	__u64 reserved[4];
+};
+
+/* Bytes of one payload buffer; a core has two (id parity 0 and 1). */
+#define PTO_PAYLOAD_SIZE 256
+
+/**
+ * struct pto_cluster_acquire - PTO_IOCTL_CLUSTER_ACQUIRE / _RELEASE.
+ * @clusters:	In: bitmap of clusters (bit c = cluster c), non-zero, within
+ *		the device's cluster count.
+ * @flags:	In: must be zero.
+ *
+ * Acquire is all or nothing: -EBUSY if another file owns any of them;
+ * clusters the caller already owns are kept. Release stops every launched
+ * core of the clusters, removes every user mapping of their windows and
+ * frees them; -EPERM if the caller does not own one of them.
+ */
+struct pto_cluster_acquire {
+	__u64 clusters;
+	__u64 flags;
+};
+
+/**
+ * struct pto_core_launch - PTO_IOCTL_CORE_LAUNCH: start the persistent
+ * worker loop on cores of clusters the caller owns.
+ * @cores:	In: core bitmap; every core must be owned and not launched.
+ * @payload_addr: In: GM device address inside one of the caller's buffer
+ *		objects, PTO_PAYLOAD_SIZE aligned, with room for
+ *		2 * PTO_PAYLOAD_SIZE bytes per launched core: the k-th launched
+ *		core (ascending index) uses the two buffers at
+ *		@payload_addr + (2k + parity) * PTO_PAYLOAD_SIZE.
+ * @flags:	In: must be zero.
+ *
+ * On return every launched core is READY: its window is open, DATA_MAIN_BASE
+ * reads PTO_DISPATCH_IDLE and COND reads 0. Errors: -EPERM (a core not
+ * owned), -EBUSY (already launched), -EFAULT / -EINVAL (payload area),
+ * -ETIMEDOUT (a core did not report in the handshake).
+ */
+struct pto_core_launch {
+	__u64 cores[PTO_CORE_MASK_WORDS];
+	__u64 payload_addr;
+	__u64 flags;
+};
+
+/**
+ * struct pto_doorbell - PTO_IOCTL_DOORBELL: wake parked cores.
+ * @cores:	In: core bitmap, each launched by the caller.
+ * @flags:	In: must be zero.
+ *
+ * Ring only after reading PARKED == 1 following the DATA_MAIN_BASE store
+ * (with a full barrier between the two).
+ */
+struct pto_doorbell {
+	__u64 cores[PTO_CORE_MASK_WORDS];
+	__u64 flags;
+};
+
+/* Core states (struct pto_core_stats.state). */
+#define PTO_CORE_UNLAUNCHED 0
+#define PTO_CORE_HANDSHAKE 1
+#define PTO_CORE_READY 2
+#define PTO_CORE_RUNNING 3
+#define PTO_CORE_EXITING 4
+#define PTO_CORE_GATED 5
+#define PTO_CORE_QUARANTINED 6
+
+/**
+ * struct pto_core_stats - PTO_IOCTL_CORE_STATS: one core's counters.
+ * @core:	In: core index.
+ * @state:	Out: PTO_CORE_*.
+ * @owner:	Out: tgid of the owning file's opener, 0 if free.
+ * @last_cond:	Out: the last value the core wrote to COND.
+ * @tasks:	Out: tasks completed since module load.
+ * @errors:	Out: tasks completed with an error (device errors).
+ * @parks:	Out: times the core parked (published PARKED and slept until
+ *		a doorbell).
+ * @dozes:	Out: short timed sleeps of an idle core (no doorbell needed).
+ * @doorbells:	Out: doorbell rings addressed to the core.
+ * @wakeups:	Out: completion wake-ups the core delivered.
+ * @launches:	Out: launches of the core.
+ */
+struct pto_core_stats {
+	__u32 core;
+	__u32 state;
+	__u32 owner;
+	__u32 last_cond;
+	__u64 tasks;
+	__u64 errors;
+	__u64 parks;
+	__u64 dozes;
+	__u64 doorbells;
+	__u64 wakeups;
+	__u64 launches;
+};
+
 #define PTO_IOCTL_BASE 'P'
 #define PTO_IOCTL_GET_INFO _IOWR(PTO_IOCTL_BASE, 0x00, struct pto_info)
 #define PTO_IOCTL_BO_ALLOC _IOWR(PTO_IOCTL_BASE, 0x01, struct pto_bo_alloc)
 #define PTO_IOCTL_BO_FREE _IOWR(PTO_IOCTL_BASE, 0x02, struct pto_bo_free)
 #define PTO_IOCTL_BO_INFO _IOWR(PTO_IOCTL_BASE, 0x03, struct pto_bo_info)
+#define PTO_IOCTL_CLUSTER_ACQUIRE \
+	_IOWR(PTO_IOCTL_BASE, 0x04, struct pto_cluster_acquire)
+#define PTO_IOCTL_CLUSTER_RELEASE \
+	_IOWR(PTO_IOCTL_BASE, 0x05, struct pto_cluster_acquire)
+#define PTO_IOCTL_CORE_LAUNCH _IOWR(PTO_IOCTL_BASE, 0x06, struct pto_core_launch)
+#define PTO_IOCTL_DOORBELL _IOWR(PTO_IOCTL_BASE, 0x07, struct pto_doorbell)
+#define PTO_IOCTL_CORE_STATS _IOWR(PTO_IOCTL_BASE, 0x08, struct pto_core_stats)
 
 #endif /* _UAPI_LINUX_PTO_H */

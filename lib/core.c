@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libpto raw device layer: see core.h (internal) and
+ * Documentation/mock-cores.md for the protocol and its orderings.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "core.h"
+#include "ioctl.h"
+
+int pto_cluster_acquire(struct pto_dev *dev, uint64_t clusters)
+{
+	struct pto_cluster_acquire a = { .clusters = clusters };
+
+	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CLUSTER_ACQUIRE, &a);
+}
+
+int pto_cluster_release(struct pto_dev *dev, uint64_t clusters)
+{
+	struct pto_cluster_acquire a = { .clusters = clusters };
+
+	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CLUSTER_RELEASE, &a);
+}
+
+int pto_core_stats(struct pto_dev *dev, unsigned int core,
+		   struct pto_core_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->core = core;
+	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_STATS, out);
+}
+
+void pto_launch_free(struct pto_launch *l)
+{
+	unsigned int k;
+
+	if (!l)
+		return;
+	for (k = 0; k < l->ncores; k++)
+		if (l->core[k].win)
+			munmap((void *)l->core[k].win, 4096);
+	pto_bo_free(l->payload_bo);
+	free(l);
+}
+
+int pto_launch_cores(struct pto_dev *dev, const uint64_t *cores,
+		     struct pto_launch **out)
+{
+	struct pto_core_launch args = { 0 };
+	struct pto_launch *l;
+	unsigned int i, k, n = 0;
+	char *base;
+	int ret;
+
+	*out = NULL;
+	for (i = 0; i < PTO_CORE_MASK_WORDS * 64; i++)
+		n += !!(cores[i / 64] & (1ULL << (i % 64)));
+	if (!n)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l) + n * sizeof(l->core[0]));
+	if (!l)
+		return -ENOMEM;
+	l->dev = dev;
+	l->ncores = n;
+	ret = pto_bo_alloc(dev, (uint64_t)n * 2 * PTO_PAYLOAD_SIZE, 0,
+			   &l->payload_bo);
+	if (ret)
+		goto err;
+	ret = pto_bo_map(l->payload_bo, (void **)&base);
+	if (ret)
+		goto err;
+
+	memcpy(args.cores, cores, sizeof(args.cores));
+	args.payload_addr = pto_bo_dev_addr(l->payload_bo);
+	ret = pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_LAUNCH, &args);
+	if (ret)
+		goto err;
+
+	k = 0;
+	for (i = 0; i < PTO_CORE_MASK_WORDS * 64; i++) {
+		struct pto_rc *c = &l->core[k];
+		void *w;
+
+		if (!(cores[i / 64] & (1ULL << (i % 64))))
+			continue;
+		c->index = i;
+		c->next_id = 1;
+		c->payload[0] = (void *)(base + (size_t)k * 2 * PTO_PAYLOAD_SIZE);
+		c->payload[1] = (void *)(base + ((size_t)k * 2 + 1) *
+					 PTO_PAYLOAD_SIZE);
+		w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 pto_dev_fd(dev), (off_t)PTO_WINDOW_MMAP_OFFSET(i));
+		if (w == MAP_FAILED) {
+			ret = -errno;
+			goto err;
+		}
+		c->win = w;
+		k++;
+	}
+	*out = l;
+	return 0;
+err:
+	pto_launch_free(l);
+	return ret;
+}
+
+struct pto_payload *pto_rc_next_payload(struct pto_rc *c)
+{
+	return c->payload[c->next_id & 1];
+}
+
+int pto_rc_can_dispatch(const struct pto_rc *c)
+{
+	uint32_t cond, last;
+
+	if (c->ninflight == 0)
+		return 1;
+	if (c->ninflight == 2)
+		return 0;
+	/* One in flight: the core must have taken it (ACK or FIN). */
+	last = c->inflight[0];
+	cond = pto_win_read(c, PTO_REG_COND);
+	return (cond & PTO_COND_ID_MASK) == last &&
+	       (cond & PTO_COND_STATE_MASK) != 0;
+}
+
+uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring)
+{
+	uint32_t id = c->next_id;
+
+	c->next_id = id + 1 > PTO_ID_MAX ? 2 : id + 1;
+	c->inflight[c->ninflight++] = id;
+	/* Release: the payload precedes the id. */
+	__atomic_store_n(&c->win[PTO_REG_DATA_MAIN_BASE / 4], id,
+			 __ATOMIC_RELEASE);
+	/* Dekker with the core's PARKED store (mock-cores.md). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*ring = __atomic_load_n(&c->win[PTO_REG_PARKED / 4],
+				__ATOMIC_RELAXED) != 0;
+	return id;
+}
+
+static void pto_rc_pop(struct pto_rc *c, struct pto_done *d, uint32_t status)
+{
+	d->id = c->inflight[0];
+	d->status = status;
+	c->inflight[0] = c->inflight[1];
+	c->inflight[1] = 0;
+	c->ninflight--;
+}
+
+int pto_rc_reap(struct pto_rc *c, struct pto_done *done)
+{
+	uint32_t cond, id, st;
+	int n = 0;
+
+	if (!c->ninflight)
+		return 0;
+	cond = pto_win_read(c, PTO_REG_COND);
+	id = cond & PTO_COND_ID_MASK;
+	st = cond & PTO_COND_STATE_MASK;
+	if (c->ninflight == 2 && id == c->inflight[1]) {
+		/* The next one was taken: the older one is complete. */
+		struct pto_payload *p = c->payload[c->inflight[0] & 1];
+		uint32_t status = __atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
+
+		pto_rc_pop(c, &done[n++], status);
+	}
+	if (c->ninflight && id == c->inflight[0] && st == PTO_COND_FIN)
+		pto_rc_pop(c, &done[n++], PTO_COND_ERR(cond));
+	return n;
+}
+
+int pto_ring(struct pto_launch *l, const uint64_t *cores)
+{
+	struct pto_doorbell d = { 0 };
+
+	memcpy(d.cores, cores, sizeof(d.cores));
+	l->doorbells++;
+	return pto_ioctl(pto_dev_fd(l->dev), PTO_IOCTL_DOORBELL, &d);
+}
+
+/* Would pto_rc_reap() find something now? */
+static int pto_rc_progress(const struct pto_rc *c)
+{
+	uint32_t cond = pto_win_read(c, PTO_REG_COND);
+	uint32_t id = cond & PTO_COND_ID_MASK;
+
+	if (!c->ninflight)
+		return 0;
+	if (c->ninflight == 2 && id == c->inflight[1])
+		return 1;
+	return id == c->inflight[0] && (cond & PTO_COND_STATE_MASK) ==
+					       PTO_COND_FIN;
+}
+
+int pto_launch_arm(struct pto_launch *l)
+{
+	unsigned int k;
+	int busy = 0;
+
+	for (k = 0; k < l->ncores; k++) {
+		struct pto_rc *c = &l->core[k];
+
+		if (!c->ninflight)
+			continue;
+		busy = 1;
+		__atomic_store_n(&c->win[PTO_REG_WAKE_REQ / 4], 1,
+				 __ATOMIC_RELAXED);
+	}
+	if (!busy)
+		return -1;
+	/* Dekker with the core's COND store (mock-cores.md). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (k = 0; k < l->ncores; k++)
+		if (pto_rc_progress(&l->core[k]))
+			return 1;
+	return 0;
+}
+
+int pto_launch_wait(struct pto_launch *l, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = pto_dev_fd(l->dev), .events = POLLIN };
+	uint64_t drained;
+	int ret;
+
+	if (pto_launch_arm(l))
+		return 0;
+	l->waits++;
+	do {
+		ret = poll(&pfd, 1, timeout_ms);
+	} while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		return -errno;
+	if (ret == 0)
+		return -ETIMEDOUT;
+	if (read(pfd.fd, &drained, sizeof(drained)) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pto/orch.h - the orchestrator: build a DAG of tasks with submit calls,
+ * let the runtime infer dependencies from tensor tags, run it on workers.
+ *
+ * Model (seed 001): an orchestrator owns a set of workers (stable id + kind),
+ * four heap rings, a TensorMap and a scope stack. A *run* is one invocation
+ * of a user orchestration function; inside it, submit calls add tasks.
+ * Dependencies come from tensor tags (RAW / WAW through the TensorMap) and
+ * from explicit handles (add_dep retains the producer, add_dep_wait only
+ * orders). Runs are pipelined: pto_submit() returns a run handle before the
+ * work finishes; wait on it, or use pto_orch_run() for the blocking form.
+ *
+ * Errors: every call returns 0 / a non-negative value or a negative errno.
+ * Where the seed wants a message, pto_orch_error() (graph construction, on
+ * the orchestration thread) or pto_run_error() (execution) holds it.
+ *
+ * Thread safety, in one place (each call repeats it):
+ *  - "orch thread": the thread running the orchestration function of the
+ *    run being built. Submit, alloc, scope and args calls on a given
+ *    orchestrator are single-threaded by contract (seed §9 invariant 1).
+ *  - pto_submit() / pto_orch_run(): serialized per orchestrator by the caller
+ *    (one run is built at a time); concurrent callers are not supported.
+ *  - pto_run_*(): any thread, concurrently with everything.
+ *  - pto_orch_close(): any thread; pto_orch_destroy(): once, after close.
+ */
+#ifndef PTO_ORCH_H
+#define PTO_ORCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pto/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pto_orch pto_orch;
+typedef struct pto_run pto_run;
+
+/* ---- tensors and tags --------------------------------------------------- */
+
+enum pto_tag {
+	PTO_INPUT = 0,		/* lookup: RAW edge on the current producer */
+	PTO_OUTPUT,		/* insert; data == 0 means "allocate for me" */
+	PTO_INOUT,		/* lookup + insert (RAW + WAW) */
+	PTO_OUTPUT_EXISTING,	/* insert only; never auto-allocated */
+	PTO_NO_DEP,		/* neither */
+	PTO_TAG_NR,
+};
+
+/*
+ * Address spaces of a tensor's dependency key. A HOST tensor's key is its
+ * address. Any other space keys on (space, obj, offset): a device GM tensor
+ * names its buffer object and the offset inside it, so two views of one GM
+ * byte collide whatever host address maps them.
+ */
+enum pto_space {
+	PTO_SPACE_HOST = 0,
+	PTO_SPACE_GM = 1,
+	PTO_SPACE_NR,
+};
+
+struct pto_tensor {
+	uint64_t data;		/* host-visible address; 0 + OUTPUT: auto-alloc */
+	uint64_t nbytes;	/* size; used by auto-allocation */
+	uint64_t obj;		/* buffer object id (non-HOST spaces) */
+	uint64_t offset;	/* offset in obj (non-HOST spaces) */
+	uint32_t space;		/* enum pto_space */
+	uint32_t dtype;		/* opaque to the orchestrator */
+};
+
+static inline struct pto_tensor pto_tensor_host(void *p, uint64_t nbytes)
+{
+	struct pto_tensor t = { (uint64_t)(uintptr_t)p, nbytes, 0, 0,
+				PTO_SPACE_HOST, 0 };
+	return t;
+}
+
+/* One tensor argument as the slot keeps it: tag consumed at submit. */
+struct pto_arg_tensor {
+	struct pto_tensor t;
+	uint8_t tag;		/* enum pto_tag, as submitted */
+	uint8_t dump;		/* dump mark (args dump, seed 000) */
+	uint8_t pad[6];
+};
+
+/*
+ * A run-scoped task handle. Valid only while building the run that
+ * returned it; naming it from another run is a submit-time error.
+ * Fields are opaque to callers.
+ */
+struct pto_task {
+	uint64_t run_id;
+	uint64_t task_id;
+	uint32_t slot;
+	uint32_t pad;
+};
+
+struct pto_dep {
+	struct pto_task h;
+	uint8_t retain;		/* add_dep = 1, add_dep_wait = 0 */
+};
+
+/*
+ * Task arguments, built by the caller and copied into the slot by submit
+ * (the caller keeps ownership and may reuse it). No fixed caps.
+ * Thread safety: an args object belongs to one thread at a time.
+ */
+struct pto_task_args {
+	struct pto_arg_tensor *tensors;
+	uint64_t *scalars;
+	uint8_t *scalar_dump;
+	struct pto_dep *deps;
+	uint32_t ntensors, cap_tensors;
+	uint32_t nscalars, cap_scalars;
+	uint32_t ndeps, cap_deps;
+};
+
+PTO_API void pto_args_init(struct pto_task_args *a);
+/* Forget the contents, keep the capacity. */
+PTO_API void pto_args_reset(struct pto_task_args *a);
+PTO_API void pto_args_fini(struct pto_task_args *a);
+/* Returns the tensor's index, or -ENOMEM / -EINVAL (bad tag or space). */
+PTO_API int pto_args_add_tensor(struct pto_task_args *a,
+				const struct pto_tensor *t, enum pto_tag tag);
+PTO_API int pto_args_add_scalar(struct pto_task_args *a, uint64_t v);
+/* add_dep: edge + retention; add_dep_wait: ordering only. Any order
+ * relative to tensors; duplicates collapse at submit (retain wins). */
+PTO_API int pto_args_add_dep(struct pto_task_args *a, struct pto_task h);
+PTO_API int pto_args_add_dep_wait(struct pto_task_args *a, struct pto_task h);
+/* Mark tensor (is_scalar = 0) or scalar (is_scalar = 1) @idx for dump. */
+PTO_API int pto_args_set_dump(struct pto_task_args *a, int is_scalar,
+			      uint32_t idx, uint8_t mark);
+
+/* ---- callables and placement ------------------------------------------ */
+
+struct pto_task_ctx {
+	const struct pto_arg_tensor *tensors;	/* data filled for auto-alloc */
+	const uint64_t *scalars;
+	uint32_t ntensors, nscalars;
+	uint32_t member, nmembers;	/* group member index / group size */
+	int32_t worker_id;		/* stable id of the executing worker */
+	uint32_t pad;
+	uint64_t task_id;
+	void *user;			/* pto_callable.user */
+	char *errmsg;			/* a failing task may write a reason */
+	size_t errmsg_len;
+};
+
+/* Returns 0 or a negative errno; a failure fails the task (and poisons
+ * its consumers), with ctx->errmsg as the reason. */
+typedef int (*pto_kernel_fn)(struct pto_task_ctx *ctx);
+
+struct pto_callable {
+	pto_kernel_fn fn;	/* host callback (in-process and SUB workers) */
+	void *user;
+	uint64_t kernel_id;	/* device kernel identity (device backend) */
+};
+
+struct pto_call_config {
+	uint32_t block_dim;
+	uint32_t flags;
+};
+
+enum pto_worker_kind {
+	PTO_WK_AIC = 0,
+	PTO_WK_AIV,
+	PTO_WK_MIX,		/* a cluster: 1 AIC + 2 AIV started together */
+	PTO_WK_SUB,		/* host thread running C callbacks */
+	PTO_WK_NR,
+};
+
+struct pto_worker_desc {
+	int32_t id;		/* stable id, unique, >= 0 */
+	uint32_t kind;		/* enum pto_worker_kind */
+};
+
+/* Placement of a next-level task: an exact stable worker id, or any
+ * worker of a kind (worker_id = -1). */
+struct pto_target {
+	int32_t worker_id;
+	uint32_t kind;
+};
+
+static inline struct pto_target pto_on_worker(int32_t id)
+{
+	struct pto_target t = { id, 0 };
+	return t;
+}
+
+static inline struct pto_target pto_on_kind(enum pto_worker_kind k)
+{
+	struct pto_target t = { -1, (uint32_t)k };
+	return t;
+}
+
+/* ---- orchestrator ------------------------------------------------------ */
+
+#define PTO_MAX_RING_DEPTH 4
+#define PTO_MAX_SCOPE_DEPTH 64	/* user scopes on top of the outer scope */
+#define PTO_HEAP_ALIGN 1024
+
+struct pto_orch_config {
+	uint64_t heap_ring_size;	/* bytes per ring; 0: 1 GiB (lazy) */
+	uint32_t task_window;		/* slots per ring; 0: 4096 */
+	uint32_t timeout_ms;		/* back-pressure timeout; 0: 10 s */
+	uint32_t run_depth;		/* pipelined runs; 0: 2 */
+	uint32_t nworkers;		/* 0: 2 workers, ids 0,1, kind SUB */
+	const struct pto_worker_desc *workers;
+};
+
+/*
+ * Create an orchestrator on the in-process backend: one thread per worker
+ * running the callables' host callbacks; heap rings are
+ * mmap(MAP_SHARED | MAP_ANONYMOUS) regions taken here, before any fork.
+ * Also performs the once-per-process fork hygiene (thread-pool env
+ * defaults with overwrite = 0, pthread_atfork registration).
+ * Thread safety: any thread.
+ */
+PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
+				   pto_orch **out);
+
+/*
+ * Reject new submissions, then drain every accepted run within
+ * @budget_ms. Returns 0 when drained (workers are then stopped), or
+ * -ETIMEDOUT: nothing is torn down and close() may be retried.
+ * Thread safety: any thread; not concurrently with itself.
+ */
+PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
+
+/* Free everything. Requires a successful pto_orch_close(); returns -EBUSY
+ * otherwise (nothing freed). Outstanding run handles must be released.
+ * Thread safety: once, with no other call in flight. */
+PTO_API int pto_orch_destroy(pto_orch *o);
+
+/* The last graph-construction error message of this orchestrator ("" when
+ * none). Thread safety: orch thread. */
+PTO_API const char *pto_orch_error(const pto_orch *o);
+
+/* ---- runs ------------------------------------------------------------- */
+
+/* An orchestration function: submits the DAG; returns 0 or -errno. */
+typedef int (*pto_orch_fn)(pto_orch *o, void *arg);
+
+/*
+ * Begin a run (blocks while run_depth runs are in flight), open its outer
+ * scope, call @fn, close the outer scope and the submission, and return a
+ * handle before the work has necessarily finished. @arg is owned by the
+ * caller and only used during this call: tasks see copies of their args,
+ * and buffers named by tensors must stay valid until the run is done.
+ *
+ * A graph-construction error (a failing submit, @fn returning an error, a
+ * scope left open) is returned synchronously after the run's unstarted
+ * tasks are cancelled; *out is still set (its wait() reports the same error
+ * once running tasks drained) and must be released.
+ * Thread safety: serialized per orchestrator by the caller.
+ */
+PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out);
+
+/* pto_submit + pto_run_wait(no timeout) + pto_run_release; returns the
+ * construction error or the run's status. Thread safety: as pto_submit. */
+PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg);
+
+/* All run calls: any thread, concurrently with everything. */
+PTO_API int pto_run_done(pto_run *r);	/* 1 when terminal */
+/* 1 once every task of the run was dispatched (or failed without running). */
+PTO_API int pto_run_accepted(pto_run *r);
+PTO_API int pto_run_wait_accepted(pto_run *r, int64_t timeout_ms);
+/* Wait for the completion fence; timeout_ms < 0: forever. Returns the
+ * run's terminal status (0 or -errno) or -ETIMEDOUT; a timed-out wait does
+ * not cancel the run and repeated waits replay the same status. */
+PTO_API int pto_run_wait(pto_run *r, int64_t timeout_ms);
+/* Terminal status (0 / -errno), -EBUSY if not done yet. */
+PTO_API int pto_run_result(pto_run *r);
+/* First error message of the run, "" if none. Stable once done; valid
+ * until pto_run_release(). */
+PTO_API const char *pto_run_error(pto_run *r);
+PTO_API uint64_t pto_run_id(const pto_run *r);
+/* Drop the caller's reference; the run finishes on its own. */
+PTO_API void pto_run_release(pto_run *r);
+
+/* ---- inside an orchestration function (orch thread only) -------------- */
+
+/*
+ * Every call below: Thread safety: the orch thread of the run being built
+ * (inside the orchestration function), never concurrently with another
+ * call on the same orchestrator. Each returns 0 or a negative errno with
+ * pto_orch_error() set; after an error the run is doomed (further submits
+ * return -ECANCELED) and is cancelled when the function returns. Submit
+ * blocks only on ring back-pressure (then -ETIMEDOUT / -ESHUTDOWN).
+ * *out, when not NULL, receives the run-scoped handle. Auto-allocated
+ * OUTPUT addresses are written back into @args.
+ */
+
+/* A task on worker pto_on_worker(id), or any worker pto_on_kind(K). */
+PTO_API int pto_submit_next_level(pto_orch *o, const struct pto_callable *c,
+				  struct pto_task_args *args,
+				  const struct pto_call_config *cfg,
+				  struct pto_target target, struct pto_task *out);
+/* One DAG node of @n members, member i on worker_ids[i] (unique, existing),
+ * started all-or-nothing when every target is idle. */
+PTO_API int pto_submit_next_level_group(pto_orch *o,
+					const struct pto_callable *c,
+					struct pto_task_args *const *args,
+					uint32_t n, const struct pto_call_config *cfg,
+					const int32_t *worker_ids,
+					struct pto_task *out);
+/* Host callback on any SUB worker (shared SUB FIFO). */
+PTO_API int pto_submit_sub(pto_orch *o, const struct pto_callable *c,
+			   struct pto_task_args *args, struct pto_task *out);
+/* @n members on SUB workers; members start as SUB workers free up, the
+ * node completes when every member has finished. */
+PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
+				 struct pto_task_args *const *args, uint32_t n,
+				 struct pto_task *out);
+/*
+ * A runtime-owned buffer of @nbytes (1024-aligned) from the current
+ * scope's heap ring, lifetime-tied to a synthetic COMPLETED slot. *out
+ * describes it; a consumer that writes it and needs it kept alive tags it
+ * INOUT. Blocks on ring pressure.
+ */
+PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
+		      struct pto_task *handle);
+/* Nested scopes: at most PTO_MAX_SCOPE_DEPTH on top of the outer scope.
+ * scope_end never blocks. */
+PTO_API int pto_scope_begin(pto_orch *o);
+PTO_API int pto_scope_end(pto_orch *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

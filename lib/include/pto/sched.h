@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pto/sched.h - run an orchestrator's DAGs on a pto device.
+ *
+ * pto_orch_create_device() acquires clusters of an open device, launches
+ * their cores, and creates an orchestrator (pto/orch.h) whose next-level
+ * workers are those cores: worker id = core index, kind PTO_WK_AIC or
+ * PTO_WK_AIV. Scheduler threads (one per dump lane by default), each owning
+ * a partition of the clusters, dispatch READY tasks to their idle cores and
+ * hand completions back to the orchestrator. See Documentation/scheduler.md.
+ *
+ * A device task's callable names a built-in kernel (kernel_id = PTO_FUNC_*
+ * of linux/pto.h); its tensors are GM tensors (pto_tensor_gm()); at most
+ * two scalars. Tensors map onto the kernel's a / b / out slots in order,
+ * except that the last written tensor (OUTPUT, INOUT, OUTPUT_EXISTING)
+ * is `out`.
+ */
+#ifndef PTO_SCHED_H
+#define PTO_SCHED_H
+
+#include <stdint.h>
+#include <pto/common.h>
+#include <pto/orch.h>
+#include <pto/pto.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A GM tensor: @nbytes at @offset of buffer @bo, which the caller mapped at
+ * @map (pto_bo_map). Its dependency key is (GM, buffer address, offset), so
+ * every view of the same bytes collides. @dtype is PTO_DTYPE_* (linux/pto.h).
+ */
+static inline struct pto_tensor pto_tensor_gm(struct pto_bo *bo, void *map,
+					      uint64_t offset, uint64_t nbytes,
+					      uint32_t dtype)
+{
+	struct pto_tensor t;
+
+	t.data = (uint64_t)(uintptr_t)map + offset;
+	t.nbytes = nbytes;
+	t.obj = pto_bo_dev_addr(bo);
+	t.offset = offset;
+	t.space = PTO_SPACE_GM;
+	t.dtype = dtype;
+	return t;
+}
+
+/* An OUTPUT the orchestrator allocates in GM (from the scope's ring). */
+static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
+						   uint32_t dtype)
+{
+	struct pto_tensor t = { 0, nbytes, 0, 0, PTO_SPACE_GM, dtype };
+
+	return t;
+}
+
+struct pto_sched_config {
+	uint32_t threads;	/* scheduler threads; 0: the device's lanes */
+	uint32_t clusters;	/* clusters to use, from 0; 0: all */
+	uint32_t spin_us;	/* spin before sleeping; 0: 50 */
+	uint32_t pad;		/* must be zero */
+};
+
+struct pto_sched_stats {
+	uint64_t tasks;		/* core tasks completed */
+	uint64_t errors;	/* of which with a device error */
+	uint64_t doorbells;	/* doorbell ioctls (cores were parked) */
+	uint64_t sleeps;	/* poll() sleeps of scheduler threads */
+};
+
+/*
+ * Create an orchestrator on @dev (which must outlive it). @ocfg may be
+ * NULL; its workers are ignored (the cores are the workers) and its
+ * heap_ring_size defaults to 16 MiB of GM per ring.
+ * Thread safety: any thread; @dev may be shared.
+ */
+PTO_API int pto_orch_create_device(struct pto_dev *dev,
+				   const struct pto_orch_config *ocfg,
+				   const struct pto_sched_config *scfg,
+				   pto_orch **out);
+
+/* Counters summed over the scheduler threads. Thread safety: any thread. */
+PTO_API int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker-backend interface: what the orchestrator needs from whatever
+ * executes tasks, and the entry points a backend (the in-process threads
+ * here, the device scheduler threads later) drives the DAG through.
+ *
+ * A backend never touches slot state, counters or queues itself. Its
+ * dispatch/complete path is a sequence of steps, each an orchestrator
+ * function, so later features (args dump capture) slot in between:
+ *
+ *   1. orch_ready_pop(o, widx, &d)    claim READY -> RUNNING for an idle
+ *                                     worker (group all-or-nothing rule)
+ *   2. orch_dispatch_view(&d, &v)     the member's argument descriptors
+ *                                     (tensors with dump marks, scalars)
+ *      [capture before dispatch]
+ *   3. backend runs it (callback / payload to a core)
+ *      [capture after completion: orch_dispatch_view still valid]
+ *   4. orch_member_done(o, &d, err, msg)
+ *                                     worker idle, member outcome; the
+ *                                     last member runs the orchestrator's
+ *                                     completion (COMPLETED/FAILED,
+ *                                     consumer release or poisoning,
+ *                                     producer release, self release,
+ *                                     consumption, ring reclamation)
+ *
+ * The slot, and with it the args view, stays valid from step 1 until
+ * step 4 returns: a RUNNING slot cannot be consumed.
+ */
+#ifndef PTO_ORCH_BACKEND_H
+#define PTO_ORCH_BACKEND_H
+
+#include <stdint.h>
+#include <pto/orch.h>
+
+struct pto_orch;
+struct orch_slot;
+
+/* A heap ring's memory, provided by the backend. Auto-allocated OUTPUTs
+ * and alloc() slabs are carved from it; their tensors get
+ * data = base + off, and, for a non-HOST space, obj / offset = obj,
+ * obj_off + off, so their dependency keys are (space, obj, offset). */
+struct orch_heap {
+	void *base;
+	uint64_t size;
+	uint32_t space;		/* enum pto_space */
+	uint64_t obj;		/* buffer object id (non-HOST) */
+	uint64_t obj_off;	/* offset of base inside obj */
+};
+
+/* One unit of dispatch: a member of a slot on a worker. */
+struct orch_dispatch {
+	struct orch_slot *slot;
+	uint64_t task_id;
+	uint32_t member;
+	int32_t widx;		/* worker index (orch->workers[widx]) */
+};
+
+struct orch_dispatch_view {
+	const struct pto_callable *callable;
+	const struct pto_call_config *cfg;
+	const struct pto_arg_tensor *tensors;
+	const uint64_t *scalars;
+	const uint8_t *scalar_dump;
+	uint32_t ntensors, nscalars;
+	uint32_t member, nmembers;
+	uint64_t task_id;
+	uint64_t run_id;
+};
+
+struct orch_backend_ops {
+	const char *name;
+	/* Map heap ring @ring of @size bytes. Called at create, before any
+	 * worker thread starts (and so before any fork a backend does). */
+	int (*heap_map)(void *be, int ring, uint64_t size, struct orch_heap *out);
+	void (*heap_unmap)(void *be, int ring, struct orch_heap *h);
+	/* Start / stop executing (threads). stop joins; called by close once
+	 * every run drained. */
+	int (*start)(void *be, struct pto_orch *o);
+	void (*stop)(void *be);
+	/* Work may be available for worker @widx (exact FIFO, a group
+	 * member assigned to it), or for any worker of @kind (widx = -1).
+	 * Called with sched_mu held: must not call back into the
+	 * orchestrator nor block; should make no system call unless the
+	 * worker is parked. */
+	void (*kick)(void *be, int32_t widx, uint32_t kind);
+	/* Free the backend (after stop / heap_unmap). */
+	void (*destroy)(void *be);
+};
+
+/* Create an orchestrator on an arbitrary backend (the in-process one is
+ * pto_orch_create_inproc). Takes ownership of @be (ops->destroy). */
+int orch_create(const struct pto_orch_config *cfg,
+		const struct orch_backend_ops *ops, void *be,
+		struct pto_orch **out);
+
+/*
+ * Step 1: for idle worker @widx, claim the next task it may run, in this
+ * order: a group member already assigned to it; the group FIFO head, if
+ * @widx is one of its targets and every target is idle (all members are
+ * then assigned at once, the other targets kicked); nothing if the head
+ * group names @widx but cannot start (it reserves its targets); the
+ * worker's exact FIFO; its kind's FIFO. Marks the worker busy.
+ * Returns 1 with *d filled, 0 when there is nothing for it.
+ * Thread safety: any thread; a worker index is popped for by one thread.
+ */
+int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d);
+void orch_dispatch_view(const struct orch_dispatch *d,
+			struct orch_dispatch_view *v);
+/* Step 4: see above. @msg may be NULL. Thread safety: any thread. */
+void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
+		      int err, const char *msg);
+/* Generation counter bumped by every enqueue: idle workers may spin on it
+ * before parking (no lock, no system call). */
+uint64_t orch_ready_gen(struct pto_orch *o);
+uint32_t orch_nworkers(struct pto_orch *o);
+void orch_worker_info(struct pto_orch *o, int32_t widx, int32_t *id,
+		      uint32_t *kind);
+
+/* Test-only: the in-process backend without threads; tests pop and
+ * complete by hand through the functions above. */
+int orch_create_manual(const struct pto_orch_config *cfg,
+		       struct pto_orch **out);
+
+#endif

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Cancellation of an unstarted run (seed 001 §8, "cancel_unstarted_run"
+ * and its debt rules). Called on the orch thread after the run's
+ * submission closed with an error, so no submitter is left to publish a
+ * BUILDING slot: cancellation owns those, and any FAILED slot still
+ * carrying failure_propagation_pending (claimed while BUILDING by a
+ * failing producer, its submit then gave up).
+ *
+ * Three phases:
+ *  1. claim: BUILDING / PENDING / READY -> FAILED, recording the debt
+ *     (cancel_debt) right after each win. Scheduler-owned claims (a
+ *     poisoning completion) carry no debt: their claimant propagates.
+ *  2. snapshot: collect the owned slots and mark their group members.
+ *     Idempotent, may allocate; a failure returns -ENOMEM with every
+ *     debt still set, so the next attempt finds the same slots.
+ *  3. settle: clear the debts, then perform the non-repeatable releases
+ *     (producer references, self release) without allocating.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "orch/orch_internal.h"
+
+static void claim_ready(struct pto_orch *o, struct pto_run *r,
+			struct orch_slot *s, const char *msg)
+{
+	bool launched = false;
+
+	/* READY -> FAILED races READY -> RUNNING: both under sched_mu. */
+	pthread_mutex_lock(&o->sched_mu);
+	pthread_mutex_lock(&s->fanout_mu);
+	if (s->run == r &&
+	    atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_READY) {
+		orch_rq_remove_cancelled(o, s);
+		atomic_store_explicit(&s->state, ORCH_FAILED, memory_order_release);
+		s->failure_err = -ECANCELED;
+		snprintf(s->failure_message, sizeof(s->failure_message), "%s", msg);
+		s->cancel_debt = true;
+		launched = s->unlaunched;
+		s->unlaunched = false;
+	}
+	pthread_mutex_unlock(&s->fanout_mu);
+	pthread_mutex_unlock(&o->sched_mu);
+	if (launched)
+		orch_run_task_launched(r);
+}
+
+static void claim_one(struct pto_orch *o, struct pto_run *r,
+		      struct orch_slot *s, const char *msg)
+{
+	bool launched = false, ready = false;
+	int st;
+
+	pthread_mutex_lock(&s->fanout_mu);
+	st = atomic_load_explicit(&s->state, memory_order_relaxed);
+	if (s->run != r || st == ORCH_FREE || st == ORCH_CONSUMED) {
+		/* not ours */
+	} else if (st == ORCH_BUILDING || st == ORCH_PENDING) {
+		atomic_store_explicit(&s->state, ORCH_FAILED, memory_order_release);
+		s->failure_err = -ECANCELED;
+		snprintf(s->failure_message, sizeof(s->failure_message), "%s", msg);
+		s->cancel_debt = true;	/* debt right after the win */
+		launched = s->unlaunched;
+		s->unlaunched = false;
+	} else if (st == ORCH_FAILED && s->failure_propagation_pending) {
+		/* A submit claimed from BUILDING that never published. */
+		s->failure_propagation_pending = false;
+		s->cancel_debt = true;
+	} else if (st == ORCH_READY) {
+		ready = true;
+	}
+	pthread_mutex_unlock(&s->fanout_mu);
+	if (launched)
+		orch_run_task_launched(r);
+	if (ready)
+		claim_ready(o, r, s, msg);
+}
+
+static bool owned(struct orch_slot *s, struct pto_run *r)
+{
+	bool own;
+
+	pthread_mutex_lock(&s->fanout_mu);
+	own = s->run == r && s->cancel_debt;
+	pthread_mutex_unlock(&s->fanout_mu);
+	return own;
+}
+
+int orch_cancel_unstarted_run(struct pto_orch *o, struct pto_run *r)
+{
+	uint32_t w = o->rings[0].window, i, n = 0, k;
+	struct orch_slot **list;
+	char msg[ORCH_MSG_LEN];
+	int ri;
+
+	snprintf(msg, sizeof(msg), "run %llu cancelled: graph construction failed",
+		 (unsigned long long)r->id);
+	/* Phase 1. Submission is closed: no new slot of @r can appear. */
+	for (ri = 0; ri < PTO_MAX_RING_DEPTH; ri++)
+		for (i = 0; i < w; i++)
+			claim_one(o, r, &o->rings[ri].slots[i], msg);
+
+	/* Phase 2. */
+	for (ri = 0; ri < PTO_MAX_RING_DEPTH; ri++)
+		for (i = 0; i < w; i++)
+			n += owned(&o->rings[ri].slots[i], r);
+	if (!n)
+		return 0;
+	list = orch_may_fail(o, ORCH_FP_CANCEL_SNAPSHOT, NULL) ? NULL :
+		malloc(n * sizeof(*list));
+	if (!list)
+		return orch_error(o, -ENOMEM, "out of memory cancelling run %llu",
+				  (unsigned long long)r->id);
+	k = 0;
+	for (ri = 0; ri < PTO_MAX_RING_DEPTH; ri++)
+		for (i = 0; i < w && k < n; i++) {
+			struct orch_slot *s = &o->rings[ri].slots[i];
+			uint32_t m;
+
+			if (!owned(s, r))
+				continue;
+			for (m = 0; m < s->nmembers; m++) {
+				int exp = ORCH_M_PENDING;
+
+				atomic_compare_exchange_strong(&s->members[m].mstate,
+							       &exp, ORCH_M_CANCELLED);
+			}
+			list[k++] = s;
+		}
+
+	/* Phase 3: nothing below allocates. */
+	orch_may_fail(o, ORCH_TP_CANCEL_SETTLE, NULL);
+	for (i = 0; i < k; i++) {
+		pthread_mutex_lock(&list[i]->fanout_mu);
+		list[i]->cancel_debt = false;
+		pthread_mutex_unlock(&list[i]->fanout_mu);
+	}
+	for (i = 0; i < k; i++)
+		orch_propagate_failure(o, list[i]);
+	free(list);
+	return 0;
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The in-process worker backend: one thread per configured worker, each
+ * running the tasks' host callbacks; heap rings are
+ * mmap(MAP_SHARED | MAP_ANONYMOUS) regions (physical pages stay lazy), so
+ * a child forked after creation would share them at the same address.
+ *
+ * A worker thread is the device scheduler's loop in miniature and uses the
+ * same entry points: orch_ready_pop -> orch_dispatch_view -> run ->
+ * orch_member_done. Idle workers spin briefly on the ready generation
+ * counter (no lock, no system call), then park on their own condition
+ * variable. Parking protocol: the worker stores parked = 1 and then looks
+ * for work again under sched_mu; a kicker runs under sched_mu after
+ * queuing and loads parked. Whichever critical section comes second sees
+ * the other's write, so a wake-up is never lost, and a kick to a worker
+ * that is not parked is one load.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "orch/orch_internal.h"
+
+#define INPROC_SPIN 500	/* ~10 us of pause: long enough to catch a
+			 * chain's next task, short enough not to starve the
+			 * orch thread on a 2-CPU machine */
+
+struct inproc_worker {
+	pthread_t th;
+	struct inproc *be;
+	int32_t widx;
+	_Atomic int parked;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool kicked;		/* under mu */
+	bool started;
+} __attribute__((aligned(64)));
+
+struct inproc {
+	struct pto_orch *o;
+	struct inproc_worker *w;
+	uint32_t n;
+	_Atomic int stop;
+	/* Idle workers allowed to spin at once: one. On a small machine the
+	 * orch thread needs a CPU more than a second spinner does. */
+	_Atomic int spinners;
+	bool manual;
+	_Atomic uint64_t kicks;	/* manual backend: kicks seen (tests) */
+};
+
+static int inproc_heap_map(void *bep, int ring, uint64_t size,
+			   struct orch_heap *out)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	(void)bep;
+	(void)ring;
+	if (p == MAP_FAILED)
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	out->base = p;
+	out->size = size;
+	out->space = PTO_SPACE_HOST;
+	return 0;
+}
+
+static void inproc_heap_unmap(void *bep, int ring, struct orch_heap *h)
+{
+	(void)bep;
+	(void)ring;
+	munmap(h->base, h->size);
+	h->base = NULL;
+}
+
+static void run_one(struct pto_orch *o, struct orch_dispatch *d)
+{
+	struct orch_dispatch_view v;
+	struct pto_task_ctx ctx;
+	char msg[ORCH_MSG_LEN];
+	int32_t id;
+	uint32_t kind;
+	int err = 0;
+
+	orch_dispatch_view(d, &v);
+	orch_worker_info(o, d->widx, &id, &kind);
+	msg[0] = '\0';
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.tensors = v.tensors;
+	ctx.scalars = v.scalars;
+	ctx.ntensors = v.ntensors;
+	ctx.nscalars = v.nscalars;
+	ctx.member = v.member;
+	ctx.nmembers = v.nmembers;
+	ctx.worker_id = id;
+	ctx.task_id = v.task_id;
+	ctx.user = v.callable->user;
+	ctx.errmsg = msg;
+	ctx.errmsg_len = sizeof(msg);
+	if (v.callable->fn)
+		err = v.callable->fn(&ctx);
+	if (err > 0)
+		err = -err;
+	orch_member_done(o, d, err, msg);
+}
+
+static void *worker_main(void *arg)
+{
+	struct inproc_worker *w = arg;
+	struct inproc *be = w->be;
+	struct pto_orch *o = be->o;
+	struct orch_dispatch d;
+
+	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
+		uint64_t g = orch_ready_gen(o);
+		int spins;
+
+		if (orch_ready_pop(o, w->widx, &d)) {
+			run_one(o, &d);
+			continue;
+		}
+		if (atomic_fetch_add_explicit(&be->spinners, 1, memory_order_relaxed) == 0)
+			for (spins = 0; spins < INPROC_SPIN && orch_ready_gen(o) == g;
+			     spins++)
+				__builtin_ia32_pause();
+		atomic_fetch_sub_explicit(&be->spinners, 1, memory_order_relaxed);
+		if (orch_ready_gen(o) != g)
+			continue;
+		atomic_store(&w->parked, 1);	/* seq_cst: see the header */
+		if (orch_ready_pop(o, w->widx, &d)) {
+			atomic_store(&w->parked, 0);
+			run_one(o, &d);
+			continue;
+		}
+		pthread_mutex_lock(&w->mu);
+		while (!w->kicked && !atomic_load(&be->stop))
+			pthread_cond_wait(&w->cv, &w->mu);
+		w->kicked = false;
+		pthread_mutex_unlock(&w->mu);
+		atomic_store(&w->parked, 0);
+	}
+	return NULL;
+}
+
+static void inproc_kick(void *bep, int32_t widx, uint32_t kind)
+{
+	struct inproc *be = bep;
+	struct inproc_worker *w;
+
+	(void)kind;
+	if (be->manual) {
+		atomic_fetch_add_explicit(&be->kicks, 1, memory_order_relaxed);
+		return;
+	}
+	w = &be->w[widx];
+	if (!atomic_load(&w->parked))
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->kicked = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void inproc_stop(void *bep)
+{
+	struct inproc *be = bep;
+	uint32_t i;
+
+	atomic_store(&be->stop, 1);
+	for (i = 0; i < be->n; i++) {
+		struct inproc_worker *w = &be->w[i];
+
+		pthread_mutex_lock(&w->mu);
+		w->kicked = true;
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	for (i = 0; i < be->n; i++)
+		if (be->w[i].started) {
+			pthread_join(be->w[i].th, NULL);
+			be->w[i].started = false;
+		}
+}
+
+static int inproc_start(void *bep, struct pto_orch *o)
+{
+	struct inproc *be = bep;
+	uint32_t i;
+
+	be->o = o;
+	be->n = orch_nworkers(o);
+	be->w = aligned_alloc(64, sizeof(*be->w) * be->n);
+	if (!be->w)
+		return -ENOMEM;
+	memset(be->w, 0, sizeof(*be->w) * be->n);
+	for (i = 0; i < be->n; i++) {
+		struct inproc_worker *w = &be->w[i];
+
+		w->be = be;
+		w->widx = (int32_t)i;
+		pthread_mutex_init(&w->mu, NULL);
+		pthread_cond_init(&w->cv, NULL);
+	}
+	if (be->manual)
+		return 0;
+	for (i = 0; i < be->n; i++) {
+		int err = pthread_create(&be->w[i].th, NULL, worker_main, &be->w[i]);
+
+		if (err) {
+			inproc_stop(be);
+			return -err;
+		}
+		be->w[i].started = true;
+	}
+	return 0;
+}
+
+static void inproc_destroy(void *bep)
+{
+	struct inproc *be = bep;
+	uint32_t i;
+
+	if (!be)
+		return;
+	if (be->w) {
+		inproc_stop(be);
+		for (i = 0; i < be->n; i++) {
+			pthread_mutex_destroy(&be->w[i].mu);
+			pthread_cond_destroy(&be->w[i].cv);
+		}
+	}
+	free(be->w);
+	free(be);
+}
+
+static const struct orch_backend_ops inproc_ops = {
+	.name = "inproc",
+	.heap_map = inproc_heap_map,
+	.heap_unmap = inproc_heap_unmap,
+	.start = inproc_start,
+	.stop = inproc_stop,
+	.kick = inproc_kick,
+	.destroy = inproc_destroy,
+};
+
+static int create(const struct pto_orch_config *cfg, bool manual,
+		  struct pto_orch **out)
+{
+	struct inproc *be = calloc(1, sizeof(*be));
+
+	if (!be)
+		return -ENOMEM;
+	be->manual = manual;
+	return orch_create(cfg, &inproc_ops, be, out);
+}
+
+PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
+				   pto_orch **out)
+{
+	return create(cfg, false, out);
+}
+
+int orch_create_manual(const struct pto_orch_config *cfg, struct pto_orch **out)
+{
+	return create(cfg, true, out);
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Orchestrator object: create (rings from the backend, workers), close
+ * (reject, drain within a budget, retryable), destroy; error messages;
+ * fork hygiene (seed 001 §8c).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "orch/orch_internal.h"
+
+int orch_error(struct pto_orch *o, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(o->errmsg, sizeof(o->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+PTO_API const char *pto_orch_error(const pto_orch *o)
+{
+	return o->errmsg;
+}
+
+/*
+ * Grow *arr to at least @need elements of @elem bytes; new elements are
+ * zeroed. The new capacity depends only on (cap, need), which submit.c
+ * relies on for arrays sharing one capacity.
+ */
+int orch_grow(struct pto_orch *o, int fp, struct orch_slot *s, void **arr,
+	      uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t nc;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	if (orch_may_fail(o, fp, s))
+		return -ENOMEM;
+	nc = *cap ? *cap * 2 : 4;
+	if (nc < need)
+		nc = need;
+	p = realloc(*arr, (size_t)nc * elem);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+/*
+ * The atfork landing pad. No orchestrator lock is held across a fork point
+ * today; when one must be, the handlers take them in this order, coarse to
+ * fine: runs_mu -> sched_mu -> slot fanout_mu -> TensorMap mu -> ring mu
+ * (the same order the code nests them in).
+ */
+static void atfork_prepare(void) {}
+static void atfork_parent(void) {}
+static void atfork_child(void) {}
+
+static pthread_once_t hygiene_once = PTHREAD_ONCE_INIT;
+
+static void fork_hygiene(void)
+{
+	/* Keep transitively linked thread pools from starting threads a
+	 * fork would then inherit. overwrite = 0: user values win. */
+	setenv("OMP_NUM_THREADS", "1", 0);
+	setenv("OPENBLAS_NUM_THREADS", "1", 0);
+	setenv("MKL_NUM_THREADS", "1", 0);
+	setenv("BLIS_NUM_THREADS", "1", 0);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* Once per process, from orchestrator creation (never a constructor). */
+void orch_fork_hygiene_once(void)
+{
+	pthread_once(&hygiene_once, fork_hygiene);
+}
+
+static int setup_workers(struct pto_orch *o, const struct pto_orch_config *cfg)
+{
+	static const struct pto_worker_desc dflt[2] = {
+		{ 0, PTO_WK_SUB }, { 1, PTO_WK_SUB },
+	};
+	const struct pto_worker_desc *w = cfg->nworkers ? cfg->workers : dflt;
+	uint32_t n = cfg->nworkers ? cfg->nworkers : 2, i, j;
+
+	if (!w)
+		return -EINVAL;
+	o->workers = calloc(n, sizeof(*o->workers));
+	if (!o->workers)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (w[i].id < 0 || w[i].kind >= PTO_WK_NR)
+			return orch_error(o, -EINVAL, "bad worker %u", i);
+		for (j = 0; j < i; j++)
+			if (w[j].id == w[i].id)
+				return orch_error(o, -EINVAL, "duplicate worker id %d",
+						  w[i].id);
+		o->workers[i].id = w[i].id;
+		o->workers[i].kind = w[i].kind;
+	}
+	o->nworkers = n;
+	o->cfg.workers = NULL;	/* copied; do not keep the caller's pointer */
+	o->cfg.nworkers = n;
+	return 0;
+}
+
+static void orch_free(struct pto_orch *o)
+{
+	int r;
+
+	for (r = 0; r < PTO_MAX_RING_DEPTH; r++) {
+		if (o->rings[r].heap.base)
+			o->ops->heap_unmap(o->be, r, &o->rings[r].heap);
+		orch_ring_fini(o, r);
+	}
+	orch_tm_fini(o);
+	orch_scope_fini(o);
+	if (o->ops && o->ops->destroy)
+		o->ops->destroy(o->be);
+	free(o->deps);
+	free(o->workers);
+	pthread_mutex_destroy(&o->sched_mu);
+	pthread_mutex_destroy(&o->runs_mu);
+	pthread_cond_destroy(&o->runs_cv);
+	free(o);
+}
+
+int orch_create(const struct pto_orch_config *cfg,
+		const struct orch_backend_ops *ops, void *be,
+		struct pto_orch **out)
+{
+	struct pto_orch_config c = { 0 };
+	pthread_condattr_t ca;
+	struct pto_orch *o;
+	int r, err;
+
+	if (cfg)
+		c = *cfg;
+	if (!c.heap_ring_size)
+		c.heap_ring_size = 1ULL << 30;
+	if (!c.task_window)
+		c.task_window = 4096;
+	if (!c.timeout_ms)
+		c.timeout_ms = 10000;
+	if (!c.run_depth)
+		c.run_depth = 2;
+
+	orch_fork_hygiene_once();
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		ops->destroy(be);
+		return -ENOMEM;
+	}
+	o->cfg = c;
+	o->ops = ops;
+	o->be = be;
+	atomic_init(&o->next_task_id, 1);	/* 0 names no task */
+	pthread_mutex_init(&o->sched_mu, NULL);
+	pthread_mutex_init(&o->runs_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&o->runs_cv, &ca);
+	pthread_condattr_destroy(&ca);
+
+	err = setup_workers(o, &c);
+	if (!err)
+		err = orch_tm_init(o);
+	for (r = 0; r < PTO_MAX_RING_DEPTH && !err; r++) {
+		err = orch_ring_init(o, r, c.task_window);
+		if (!err)
+			err = ops->heap_map(be, r, c.heap_ring_size, &o->rings[r].heap);
+	}
+	if (!err)
+		err = ops->start(be, o);
+	if (err) {
+		orch_free(o);
+		return err;
+	}
+	*out = o;
+	return 0;
+}
+
+PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	struct pto_run *r;
+
+	pthread_mutex_lock(&o->runs_mu);
+	if (o->closed) {
+		pthread_mutex_unlock(&o->runs_mu);
+		return 0;
+	}
+	/* Settle cancellations whose snapshot phase kept failing. Safe here:
+	 * no run is being built once one has failed (closing or not), and a
+	 * run with a pending cancellation cannot finish, so it stays listed.
+	 * Cancellation takes runs_mu itself: hold a reference instead. */
+	for (r = o->runs; r; r = r->next) {
+		if (!r->cancel_pending)
+			continue;
+		r->refs++;
+		pthread_mutex_unlock(&o->runs_mu);
+		err = orch_cancel_unstarted_run(o, r);
+		pthread_mutex_lock(&o->runs_mu);
+		if (!err)
+			r->cancel_pending = false;
+		err = 0;
+		r->refs--;	/* still listed: the run has not finished */
+		break;		/* the list may have changed; one per call */
+	}
+	o->closing = true;	/* begin_run now fails; wake blocked ones */
+	pthread_cond_broadcast(&o->runs_cv);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += budget_ms / 1000;
+	ts.tv_nsec += (long)(budget_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (o->runs && !err)
+		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &ts) == ETIMEDOUT)
+			err = o->runs ? -ETIMEDOUT : 0;
+	pthread_mutex_unlock(&o->runs_mu);
+	if (err)
+		return orch_error(o, err, "close: runs still in flight after %u ms",
+				  budget_ms);
+	o->ops->stop(o->be);
+	orch_ring_shutdown(o);
+	pthread_mutex_lock(&o->runs_mu);
+	o->closed = true;
+	pthread_mutex_unlock(&o->runs_mu);
+	return 0;
+}
+
+PTO_API int pto_orch_destroy(pto_orch *o)
+{
+	if (!o)
+		return 0;
+	if (!o->closed)
+		return -EBUSY;
+	orch_free(o);
+	return 0;
+}

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Orchestrator internals shared by lib/orch/ (.c files) (and the unit tests).
+ *
+ * Lock order (coarse to fine), also documented by the atfork handler:
+ *   runs_mu -> sched_mu -> slot.fanout_mu -> tm.mu -> ring.mu
+ * Nobody holds two fanout_mu at once: every cross-slot action (release a
+ * consumer, release a producer reference) is done after dropping the
+ * current slot's lock.
+ */
+#ifndef PTO_ORCH_INTERNAL_H
+#define PTO_ORCH_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <pto/orch.h>
+#include "orch/backend.h"
+
+#define ORCH_MSG_LEN 192
+
+enum orch_state {
+	ORCH_FREE = 0,
+	ORCH_BUILDING,
+	ORCH_PENDING,
+	ORCH_READY,
+	ORCH_RUNNING,
+	ORCH_COMPLETED,
+	ORCH_FAILED,
+	ORCH_CONSUMED,
+};
+
+enum orch_slot_kind {
+	ORCH_NEXT_LEVEL = 0,
+	ORCH_SUB,
+	ORCH_ALLOC,
+};
+
+/* A (run, tensor) identity. HOST keys use obj = 0, off = address. */
+struct orch_key {
+	uint64_t run_id;
+	uint64_t space;
+	uint64_t obj;
+	uint64_t off;
+};
+
+/* A slot reference that survives slot reuse: tid is checked under the
+ * slot's fanout_mu before acting on it. */
+struct orch_slotref {
+	struct orch_slot *s;
+	uint64_t tid;
+};
+
+/* Per-member argument storage, capacity kept across slot reuse so a
+ * steady-state submit does not allocate. */
+struct orch_member {
+	struct pto_arg_tensor *t;
+	uint64_t *s;
+	uint8_t *sdump;
+	uint32_t nt, cap_t;
+	uint32_t ns, cap_s;
+	int32_t widx;		/* exact worker index, or -1: any of slot kind */
+	int32_t ran_on;		/* worker index that ran it, -1 if never */
+	_Atomic int mstate;	/* enum orch_mstate */
+	int err;
+};
+
+enum orch_mstate {
+	ORCH_M_PENDING = 0,
+	ORCH_M_RUNNING,
+	ORCH_M_DONE,
+	ORCH_M_FAILED,
+	ORCH_M_CANCELLED,	/* never started: cancellation / poisoning */
+};
+
+struct orch_rq;
+
+struct orch_slot {
+	/*
+	 * fanout_mu guards the pair (fanin_count, fanin_released), the pair
+	 * (fanout_total, fanout_released), the consumer list, the failure
+	 * claim and message, and every state transition except READY ->
+	 * RUNNING / READY -> FAILED (those are under sched_mu, see ready.c).
+	 */
+	pthread_mutex_t fanout_mu;
+	_Atomic int state;
+
+	/* Identity, written by the orch thread at claim. */
+	uint64_t task_id;
+	uint64_t run_id;
+	struct pto_run *run;
+	uint32_t idx;		/* global index: ring * window + pos */
+	uint8_t ring;
+	uint8_t kind;		/* enum orch_slot_kind */
+	bool ring_released;	/* under ring.mu */
+	uint64_t heap_off, heap_charged, heap_end;
+
+	int32_t fanin_count;	/* published with BUILDING -> * */
+	int32_t fanin_released;
+	int32_t fanout_total;	/* lifetime references: scope + retainers */
+	int32_t fanout_released;/* incl. the self release */
+	bool failure_propagation_pending;	/* FAILED claimed in BUILDING */
+	bool cancel_debt;	/* claimed by cancellation, not settled */
+	bool unlaunched;	/* counted in run->unlaunched */
+	int failure_err;
+	char failure_message[ORCH_MSG_LEN];
+
+	/* Consumers to notify at terminal time. Appended only while this
+	 * slot is not terminal (under fanout_mu), so once terminal it is
+	 * frozen and the completer walks it without the lock. */
+	struct orch_slotref *consumers;
+	uint32_t nconsumers, cap_consumers;
+	/* Producers this slot retains (one reference each). Written by the
+	 * orch thread while BUILDING, read by whoever finishes this slot. */
+	struct orch_slot **producers;
+	uint32_t nproducers, cap_producers;
+	/* Cleanup journal: every key this slot published to the TensorMap. */
+	struct orch_key *out_keys;
+	uint32_t nkeys, cap_keys;
+
+	/* Task data. */
+	struct pto_callable callable;
+	struct pto_call_config cfg;
+	uint32_t wkind;		/* for "any of kind" placement */
+	bool is_group;		/* next-level group: all-or-nothing */
+	uint32_t nmembers;
+	struct orch_member *members;
+	uint32_t cap_members;
+	_Atomic uint32_t members_left;
+	_Atomic int first_err;	/* aggregated member error */
+	char member_message[ORCH_MSG_LEN]; /* written by the first failing member */
+	_Atomic int member_msg_claimed;
+
+	/* Ready-queue links, under sched_mu. */
+	struct orch_slot *rq_next, *rq_prev;
+	struct orch_rq *rq;
+	uint32_t next_member;	/* SUB group: next member to hand out */
+
+	/* Failure-propagation worklist link (owned by the claimant). */
+	struct orch_slot *poison_next;
+
+	/* Submit scratch (orch thread only): dedup stamp. */
+	uint64_t dedup_mark;
+	uint32_t dedup_idx;
+};
+
+/* ---- ring.c ------------------------------------------------------------- */
+
+struct orch_ring {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct orch_heap heap;
+	uint64_t top, tail, used;	/* heap bump cursor, FIFO tail, bytes */
+	uint64_t seq_next, last_alive;	/* live slots: [last_alive, seq_next) */
+	uint32_t window;
+	bool shutdown;
+	struct orch_slot *slots;	/* window entries, stable in memory */
+};
+
+struct orch_alloc_result {
+	struct orch_slot *slot;
+	uint64_t heap_off;
+	void *heap_ptr;
+};
+
+int orch_ring_init(struct pto_orch *o, int r, uint32_t window);
+void orch_ring_fini(struct pto_orch *o, int r);
+int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
+		    struct orch_alloc_result *res);
+void orch_ring_release(struct pto_orch *o, struct orch_slot *s);
+void orch_ring_shutdown(struct pto_orch *o);
+uint64_t orch_ring_live(struct pto_orch *o, int r);	/* live slots */
+uint64_t orch_ring_used(struct pto_orch *o, int r);	/* heap bytes */
+struct orch_slot *orch_slot_at(struct pto_orch *o, uint32_t idx);
+
+/* ---- tensormap.c -------------------------------------------------------- */
+
+struct orch_tm_node {
+	struct orch_key key;
+	struct orch_slotref val;
+	struct orch_tm_node *next;
+};
+
+struct orch_tensormap {
+	pthread_mutex_t mu;
+	struct orch_tm_node **buckets;
+	uint32_t nbuckets;	/* power of two */
+	uint32_t count;
+	struct orch_tm_node *free;	/* recycled nodes */
+};
+
+int orch_tm_init(struct pto_orch *o);
+void orch_tm_fini(struct pto_orch *o);
+struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k);
+int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
+		   struct orch_slotref v);
+void orch_tm_lock(struct pto_orch *o);
+void orch_tm_unlock(struct pto_orch *o);
+struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
+					  const struct orch_key *k);
+int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
+			  struct orch_slotref v);
+void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s);
+uint32_t orch_tm_count(struct pto_orch *o);
+
+/* ---- scope.c ------------------------------------------------------------ */
+
+struct orch_scope_frame {
+	struct orch_slotref *refs;
+	uint32_t n, cap;
+};
+
+struct orch_scope {
+	struct orch_scope_frame frames[PTO_MAX_SCOPE_DEPTH + 1];
+	uint32_t depth;		/* 1-based; 0 = no open scope */
+};
+
+int orch_scope_begin(struct pto_orch *o);
+/* Pops the frame and releases one reference per registered slot. */
+void orch_scope_end(struct pto_orch *o);
+int orch_scope_register(struct pto_orch *o, struct orch_slot *s);
+void orch_scope_fini(struct pto_orch *o);
+static inline int orch_ring_for_depth(uint32_t depth)
+{
+	uint32_t cur = depth ? depth - 1 : 0;	/* 0-based current depth */
+
+	return cur < PTO_MAX_RING_DEPTH - 1 ? (int)cur : PTO_MAX_RING_DEPTH - 1;
+}
+
+/* ---- runs (run.c) ------------------------------------------------------- */
+
+struct pto_run {
+	struct pto_orch *o;
+	uint64_t id;
+	/* Registered, not yet consumed slots. The run is terminal when
+	 * submission is closed and this reaches zero (decided under
+	 * runs_mu, see run.c). */
+	_Atomic int64_t active;
+	/* Registered slots that have not left BUILDING/PENDING/READY. */
+	_Atomic int64_t unlaunched;
+	/* Under runs_mu: */
+	int refs;		/* user handle + in-flight */
+	bool closed, done, accepted, lease_held;
+	int status;
+	char message[ORCH_MSG_LEN];
+	struct pto_run *next;	/* live list */
+	bool cancel_pending;	/* cancellation must be retried (close) */
+	/* Orch thread only: */
+	int construction_err;
+};
+
+void orch_run_record_error(struct pto_run *r, int err, const char *msg);
+void orch_run_task_consumed(struct pto_run *r);
+void orch_run_task_launched(struct pto_run *r);
+int orch_begin_run(struct pto_orch *o, struct pto_run **out);
+void orch_close_run_submission(struct pto_orch *o, struct pto_run *r);
+/* Cancel a run whose submission failed: returns 0, or -ENOMEM when the
+ * snapshot phase failed (debts kept; call again). */
+int orch_cancel_unstarted_run(struct pto_orch *o, struct pto_run *r);
+int orch_fail_run_submission(struct pto_orch *o, struct pto_run *r, int err);
+
+/* ---- slot.c: the state machine ---------------------------------------- */
+
+/* Failure claim: BUILDING/PENDING (and READY when the caller holds
+ * sched_mu and has unlinked it) -> FAILED under fanout_mu. Returns the
+ * state it won from, or -1 if it lost. Winner alone writes the message. */
+int orch_claim_task_failure(struct pto_orch *o, struct orch_slot *s,
+			    uint64_t tid, int err, const char *msg, bool ready_ok);
+/* Poison consumers, release producers and self, for a FAILED slot that
+ * did not run (claimant or publication loser). */
+void orch_propagate_failure(struct pto_orch *o, struct orch_slot *s);
+/* Drop one lifetime reference; consumes at the threshold. */
+void orch_release_ref(struct pto_orch *o, struct orch_slot *s);
+/* One fanin satisfied (producer completed). */
+void orch_release_fanin(struct pto_orch *o, struct orch_slotref c);
+/* Aggregate terminal transition of a slot that ran. */
+void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
+			   const char *msg);
+void orch_slot_reset(struct orch_slot *s);
+void orch_slot_free_storage(struct orch_slot *s);
+void orch_set_launched(struct orch_slot *s);
+
+/* ---- ready.c ------------------------------------------------------------ */
+
+struct orch_rq {
+	struct orch_slot *head, *tail;
+};
+
+struct orch_worker {
+	int32_t id;
+	uint32_t kind;
+	bool busy;		/* under sched_mu */
+	bool has_assigned;	/* a group member was assigned to it */
+	struct orch_dispatch assigned;
+	struct orch_rq exact;	/* tasks targeted at this worker */
+};
+
+void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s);
+/* Unlink a READY slot (caller holds sched_mu). */
+void orch_rq_unlink(struct orch_slot *s);
+void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s);
+int orch_worker_index(struct pto_orch *o, int32_t id);
+
+/* ---- fail points (allocation-failure injection) ------------------------ */
+
+enum orch_fp {
+	ORCH_FP_RUN_REGISTER = 0,	/* run-slot registration */
+	ORCH_FP_SCOPE_REGISTER,		/* scope frame append */
+	ORCH_FP_ARGS,			/* copying args into the slot */
+	ORCH_FP_GROUP_PREP,		/* member vectors */
+	ORCH_FP_JOURNAL,		/* cleanup journal append */
+	ORCH_FP_TENSORMAP,		/* TensorMap node / rehash */
+	ORCH_FP_DEPS,			/* producer collection */
+	ORCH_FP_WIRE,			/* fanout / fanin edge vectors */
+	ORCH_FP_CANCEL_SNAPSHOT,	/* cancellation snapshot */
+	ORCH_FP_RUN_ALLOC,		/* run state */
+	ORCH_FP_NR,
+	/* Trace points: the hook is told, its return value is ignored. */
+	ORCH_TP_BEFORE_PUBLISH = 100,	/* wiring done, not yet published */
+	ORCH_TP_CANCEL_SETTLE,		/* debts cleared, releases start */
+};
+
+/* Returns nonzero to fail the allocation at @fp. */
+typedef int (*orch_fail_hook_fn)(void *ctx, struct pto_orch *o, int fp,
+				 struct orch_slot *s);
+
+static inline int orch_may_fail(struct pto_orch *o, int fp,
+				struct orch_slot *s);
+
+/* ---- the orchestrator --------------------------------------------------- */
+
+struct pto_orch {
+	struct pto_orch_config cfg;
+	const struct orch_backend_ops *ops;
+	void *be;		/* backend private */
+
+	struct orch_ring rings[PTO_MAX_RING_DEPTH];
+	struct orch_tensormap tm;
+	struct orch_scope scope;
+	_Atomic uint64_t next_task_id;
+
+	/* Workers and ready queues (ready.c), under sched_mu. Own cache
+	 * line: idle workers poll rq_gen while the orch thread locks. */
+	pthread_mutex_t sched_mu __attribute__((aligned(64)));
+	struct orch_worker *workers;
+	uint32_t nworkers;
+	struct orch_rq kind_rq[PTO_WK_NR];
+	struct orch_rq group_rq;
+	/* Bumped after every enqueue, so idle workers can spin on one word
+	 * instead of the lock. */
+	_Atomic uint64_t rq_gen __attribute__((aligned(64)));
+	char rq_gen_pad[56];
+
+	/* Runs (run.c), under runs_mu. */
+	pthread_mutex_t runs_mu;
+	pthread_cond_t runs_cv;
+	struct pto_run *runs;	/* live (not yet released by the runtime) */
+	uint32_t runs_in_flight;/* leases held */
+	uint64_t next_run_id;
+	bool closing, closed;
+	struct pto_run *building;	/* orch thread only */
+
+	/* Submit scratch (orch thread). */
+	struct orch_dep_scratch {
+		struct orch_slot *s;
+		uint64_t tid;
+		bool retain;
+	} *deps;
+	uint32_t ndeps, cap_deps;
+
+	char errmsg[ORCH_MSG_LEN];	/* last construction error */
+
+	orch_fail_hook_fn fail_hook;
+	void *fail_ctx;
+};
+
+static inline int orch_may_fail(struct pto_orch *o, int fp,
+				struct orch_slot *s)
+{
+	if (__builtin_expect(o->fail_hook == NULL, 1))
+		return 0;
+	return o->fail_hook(o->fail_ctx, o, fp, s);
+}
+
+/* Record a construction error message on the orchestrator. */
+int orch_error(struct pto_orch *o, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Grow an array to hold @need elements (consults the fail hook). */
+int orch_grow(struct pto_orch *o, int fp, struct orch_slot *s, void **arr,
+	      uint32_t *cap, uint32_t need, size_t elem);
+void orch_fork_hygiene_once(void);
+
+#endif

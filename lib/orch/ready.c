@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+/*
+ * READY routing and dispatch claims (seed 001 §2 step 6, §3).
+ *
+ * Queues: one exact FIFO per worker (targeted next-level singles), one FIFO
+ * per worker kind ("any worker of kind K", and the shared SUB FIFO), and
+ * one group FIFO. They are intrusive doubly linked lists through the slot
+ * (a slot is in at most one queue), so enqueue never allocates and
+ * cancellation can unlink a READY slot in O(1).
+ *
+ * sched_mu guards the queues, the workers' busy / assigned state and the
+ * READY -> RUNNING and (cancellation's) READY -> FAILED claims, which
+ * therefore cannot race each other. Lock order: sched_mu before any
+ * fanout_mu; nothing takes sched_mu while holding a fanout_mu.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "orch/orch_internal.h"
+
+static void rq_push(struct orch_rq *q, struct orch_slot *s)
+{
+	s->rq = q;
+	s->rq_next = NULL;
+	s->rq_prev = q->tail;
+	if (q->tail)
+		q->tail->rq_next = s;
+	else
+		q->head = s;
+	q->tail = s;
+}
+
+void orch_rq_unlink(struct orch_slot *s)
+{
+	struct orch_rq *q = s->rq;
+
+	if (!q)
+		return;
+	if (s->rq_prev)
+		s->rq_prev->rq_next = s->rq_next;
+	else
+		q->head = s->rq_next;
+	if (s->rq_next)
+		s->rq_next->rq_prev = s->rq_prev;
+	else
+		q->tail = s->rq_prev;
+	s->rq = NULL;
+	s->rq_next = s->rq_prev = NULL;
+}
+
+int orch_worker_index(struct pto_orch *o, int32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < o->nworkers; i++)
+		if (o->workers[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+static bool worker_idle(const struct orch_worker *w)
+{
+	return !w->busy && !w->has_assigned;
+}
+
+static bool group_targets(const struct orch_slot *g, int32_t widx)
+{
+	uint32_t i;
+
+	for (i = 0; i < g->nmembers; i++)
+		if (g->members[i].widx == widx)
+			return true;
+	return false;
+}
+
+/* Kick the idle targets of the group at the head, so the last idle one to
+ * look claims it. Caller holds sched_mu. */
+static void kick_group_head(struct pto_orch *o)
+{
+	struct orch_slot *g = o->group_rq.head;
+	uint32_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->nmembers; i++) {
+		int32_t t = g->members[i].widx;
+
+		if (worker_idle(&o->workers[t]))
+			o->ops->kick(o->be, t, o->workers[t].kind);
+	}
+}
+
+/*
+ * Route a READY slot to its FIFO. Called by exactly one thread per slot
+ * (publication or the last fanin release), outside any fanout_mu. The
+ * state check under sched_mu closes the window in which cancellation
+ * claimed the slot READY -> FAILED before it got linked: such a slot is
+ * cancellation's, not ours to queue.
+ */
+void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
+{
+	uint32_t i, want = s->nmembers;
+
+	pthread_mutex_lock(&o->sched_mu);
+	if (atomic_load_explicit(&s->state, memory_order_acquire) != ORCH_READY) {
+		pthread_mutex_unlock(&o->sched_mu);
+		return;
+	}
+	if (s->is_group) {
+		bool head = o->group_rq.head == NULL;
+
+		rq_push(&o->group_rq, s);
+		if (head)
+			kick_group_head(o);
+	} else if (s->members[0].widx >= 0) {
+		int32_t t = s->members[0].widx;
+
+		rq_push(&o->workers[t].exact, s);
+		if (worker_idle(&o->workers[t]))
+			o->ops->kick(o->be, t, o->workers[t].kind);
+	} else {
+		rq_push(&o->kind_rq[s->wkind], s);
+		/* Wake idle workers of the kind (one per member), skipping ones
+		 * the head group reserves: they would find nothing. */
+		for (i = 0; i < o->nworkers; i++) {
+			struct orch_worker *w = &o->workers[i];
+
+			if (w->kind != s->wkind || !worker_idle(w))
+				continue;
+			if (o->group_rq.head &&
+			    group_targets(o->group_rq.head, (int32_t)i))
+				continue;
+			o->ops->kick(o->be, (int32_t)i, w->kind);
+			if (--want == 0)
+				break;
+		}
+	}
+	/* Release: an idle worker that sees the new generation and then takes
+	 * sched_mu finds the entry. */
+	atomic_fetch_add_explicit(&o->rq_gen, 1, memory_order_release);
+	pthread_mutex_unlock(&o->sched_mu);
+}
+
+/*
+ * Cancellation removes a READY slot (caller holds sched_mu). If it was the
+ * head group, its targets were reserved and may be parked with work in
+ * their own FIFOs, and the next group is now the head: kick both sets.
+ */
+void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
+{
+	bool was_head = s->rq == &o->group_rq && o->group_rq.head == s;
+	uint32_t i;
+
+	orch_rq_unlink(s);
+	if (!was_head)
+		return;
+	for (i = 0; i < s->nmembers; i++) {
+		int32_t t = s->members[i].widx;
+
+		if (worker_idle(&o->workers[t]))
+			o->ops->kick(o->be, t, o->workers[t].kind);
+	}
+	kick_group_head(o);
+	atomic_fetch_add_explicit(&o->rq_gen, 1, memory_order_release);
+}
+
+/* READY -> RUNNING. Cannot fail under sched_mu: the only other way out of
+ * READY (cancellation) unlinks under sched_mu too. */
+static void claim_running(struct orch_slot *s)
+{
+	struct pto_run *run;
+	int exp = ORCH_READY;
+	bool launched;
+
+	pthread_mutex_lock(&s->fanout_mu);
+	atomic_compare_exchange_strong(&s->state, &exp, ORCH_RUNNING);
+	launched = s->unlaunched;
+	s->unlaunched = false;
+	run = s->run;
+	pthread_mutex_unlock(&s->fanout_mu);
+	/* The slot is RUNNING: nothing can consume it before it completes,
+	 * so the run (whose fence counts it) is alive too. */
+	if (launched)
+		orch_run_task_launched(run);
+}
+
+static void fill(struct orch_dispatch *d, struct orch_slot *s, uint32_t m,
+		 int32_t widx)
+{
+	d->slot = s;
+	d->task_id = s->task_id;
+	d->member = m;
+	d->widx = widx;
+	atomic_store_explicit(&s->members[m].mstate, ORCH_M_RUNNING,
+			      memory_order_relaxed);
+	s->members[m].ran_on = widx;
+}
+
+int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
+{
+	struct orch_worker *w = &o->workers[widx];
+	struct orch_slot *g, *s;
+	struct orch_rq *q;
+	uint32_t i;
+
+	pthread_mutex_lock(&o->sched_mu);
+	if (w->has_assigned) {
+		*d = w->assigned;
+		w->has_assigned = false;
+		pthread_mutex_unlock(&o->sched_mu);
+		return 1;
+	}
+	if (w->busy)
+		goto none;
+
+	g = o->group_rq.head;
+	if (g && group_targets(g, widx)) {
+		/* All-or-nothing: start only when every target is idle. A
+		 * blocked head reserves its targets; groups behind it are not
+		 * looked at (no scan past the head). */
+		for (i = 0; i < g->nmembers; i++)
+			if (!worker_idle(&o->workers[g->members[i].widx]))
+				goto none;
+		orch_rq_unlink(g);
+		claim_running(g);
+		for (i = 0; i < g->nmembers; i++) {
+			int32_t t = g->members[i].widx;
+			struct orch_worker *tw = &o->workers[t];
+
+			tw->busy = true;
+			if (t == widx) {
+				fill(d, g, i, t);
+			} else {
+				fill(&tw->assigned, g, i, t);
+				tw->has_assigned = true;
+				o->ops->kick(o->be, t, tw->kind);
+			}
+		}
+		kick_group_head(o);
+		atomic_fetch_add_explicit(&o->rq_gen, 1, memory_order_release);
+		pthread_mutex_unlock(&o->sched_mu);
+		return 1;
+	}
+
+	q = &w->exact;
+	if (!q->head) {
+		q = &o->kind_rq[w->kind];
+		if (!q->head)
+			goto none;
+	}
+	s = q->head;
+	if (s->nmembers > 1) {
+		/* SUB group: hand out members one by one; the slot leaves the
+		 * queue with its last member. */
+		i = s->next_member++;
+		if (i == 0)
+			claim_running(s);
+		if (s->next_member == s->nmembers)
+			orch_rq_unlink(s);
+	} else {
+		i = 0;
+		orch_rq_unlink(s);
+		claim_running(s);
+	}
+	w->busy = true;
+	fill(d, s, i, widx);
+	pthread_mutex_unlock(&o->sched_mu);
+	return 1;
+none:
+	pthread_mutex_unlock(&o->sched_mu);
+	return 0;
+}
+
+void orch_dispatch_view(const struct orch_dispatch *d,
+			struct orch_dispatch_view *v)
+{
+	const struct orch_slot *s = d->slot;
+	const struct orch_member *m = &s->members[d->member];
+
+	v->callable = &s->callable;
+	v->cfg = &s->cfg;
+	v->tensors = m->t;
+	v->scalars = m->s;
+	v->scalar_dump = m->sdump;
+	v->ntensors = m->nt;
+	v->nscalars = m->ns;
+	v->member = d->member;
+	v->nmembers = s->nmembers;
+	v->task_id = s->task_id;
+	v->run_id = s->run_id;
+}
+
+/*
+ * A member finished on its worker. The worker goes idle first (so its own
+ * next pop may start the head group), then the outcome is recorded; the
+ * member that takes members_left to zero runs the slot's completion, so
+ * consumers are released or poisoned once, after every member - running
+ * peers of a failed one included - has finished.
+ */
+void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
+		      int err, const char *msg)
+{
+	struct orch_slot *s = d->slot;
+	struct orch_member *m = &s->members[d->member];
+	int zero = 0;
+
+	m->err = err;
+	atomic_store_explicit(&m->mstate, err ? ORCH_M_FAILED : ORCH_M_DONE,
+			      memory_order_relaxed);
+	if (err && atomic_compare_exchange_strong(&s->first_err, &zero, err) &&
+	    !atomic_exchange(&s->member_msg_claimed, 1))
+		snprintf(s->member_message, sizeof(s->member_message), "%s",
+			 msg ? msg : "");
+
+	pthread_mutex_lock(&o->sched_mu);
+	o->workers[d->widx].busy = false;
+	pthread_mutex_unlock(&o->sched_mu);
+
+	/* acq_rel: the last member sees every peer's outcome and message. */
+	if (atomic_fetch_sub_explicit(&s->members_left, 1, memory_order_acq_rel) == 1)
+		orch_on_task_complete(o, s, atomic_load(&s->first_err),
+				      s->member_message);
+}
+
+uint64_t orch_ready_gen(struct pto_orch *o)
+{
+	return atomic_load_explicit(&o->rq_gen, memory_order_acquire);
+}
+
+uint32_t orch_nworkers(struct pto_orch *o)
+{
+	return o->nworkers;
+}
+
+void orch_worker_info(struct pto_orch *o, int32_t widx, int32_t *id,
+		      uint32_t *kind)
+{
+	*id = o->workers[widx].id;
+	*kind = o->workers[widx].kind;
+}

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Runs (seed 001 §1, §5 "run completion"): the pipeline of runs, the
+ * acceptance fence, the completion fence, and the handle API.
+ *
+ * Counting with a bias: `active` (registered, not consumed slots) and
+ * `unlaunched` (registered slots still BUILDING/PENDING/READY) both start
+ * at 1, the submission's own bias, dropped when submission closes. So the
+ * thread that takes a counter to zero is the only one that can, exactly
+ * once, and never while slots can still be added: it alone marks the run
+ * accepted / done, under runs_mu. A run is terminal only after its
+ * submission closed and every slot was consumed.
+ *
+ * Lifetime: refs counts the caller's handle and the runtime's in-flight
+ * reference (dropped when done); the struct is freed at zero, under
+ * runs_mu. The in-flight reference outlives every slot of the run, since
+ * the last consumption is what drops it.
+ *
+ * The pipeline lease: begin_run blocks while run_depth runs are in flight.
+ * The lease is released when the run is done (not when accepted, not when
+ * released), so each run keeps its own error and cleanup independently.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "orch/orch_internal.h"
+
+/* Caller holds runs_mu; frees (after unlocking) when *free_it. */
+static void run_unref_locked(struct pto_run *r, bool *free_it)
+{
+	*free_it = --r->refs == 0;
+}
+
+void orch_run_record_error(struct pto_run *r, int err, const char *msg)
+{
+	struct pto_orch *o = r->o;
+
+	pthread_mutex_lock(&o->runs_mu);
+	if (!r->status) {
+		r->status = err ? err : -EIO;
+		snprintf(r->message, sizeof(r->message), "%s", msg ? msg : "");
+	}
+	pthread_mutex_unlock(&o->runs_mu);
+}
+
+static void run_finish(struct pto_run *r)
+{
+	struct pto_orch *o = r->o;
+	struct pto_run **pp;
+	bool free_it;
+
+	pthread_mutex_lock(&o->runs_mu);
+	r->done = true;
+	r->accepted = true;
+	if (r->lease_held) {
+		r->lease_held = false;
+		o->runs_in_flight--;
+	}
+	for (pp = &o->runs; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	run_unref_locked(r, &free_it);
+	pthread_cond_broadcast(&o->runs_cv);
+	pthread_mutex_unlock(&o->runs_mu);
+	if (free_it)
+		free(r);
+}
+
+void orch_run_task_consumed(struct pto_run *r)
+{
+	if (atomic_fetch_sub_explicit(&r->active, 1, memory_order_acq_rel) == 1)
+		run_finish(r);
+}
+
+void orch_run_task_launched(struct pto_run *r)
+{
+	struct pto_orch *o = r->o;
+
+	if (atomic_fetch_sub_explicit(&r->unlaunched, 1, memory_order_acq_rel) != 1)
+		return;
+	pthread_mutex_lock(&o->runs_mu);
+	r->accepted = true;
+	pthread_cond_broadcast(&o->runs_cv);
+	pthread_mutex_unlock(&o->runs_mu);
+}
+
+int orch_begin_run(struct pto_orch *o, struct pto_run **out)
+{
+	struct pto_run *r;
+
+	pthread_mutex_lock(&o->runs_mu);
+	while (!o->closing && o->runs_in_flight >= o->cfg.run_depth)
+		pthread_cond_wait(&o->runs_cv, &o->runs_mu);
+	if (o->closing) {
+		pthread_mutex_unlock(&o->runs_mu);
+		return orch_error(o, -ESHUTDOWN, "orchestrator is closed");
+	}
+	r = orch_may_fail(o, ORCH_FP_RUN_ALLOC, NULL) ? NULL : calloc(1, sizeof(*r));
+	if (!r) {
+		pthread_mutex_unlock(&o->runs_mu);
+		return orch_error(o, -ENOMEM, "out of memory (run state)");
+	}
+	r->o = o;
+	r->id = ++o->next_run_id;
+	r->refs = 2;		/* caller's handle + in flight */
+	r->lease_held = true;
+	atomic_init(&r->active, 1);	/* submission bias */
+	atomic_init(&r->unlaunched, 1);
+	o->runs_in_flight++;
+	r->next = o->runs;
+	o->runs = r;
+	pthread_mutex_unlock(&o->runs_mu);
+
+	o->building = r;
+	o->errmsg[0] = '\0';
+	/* The outer scope: depth 1, ring 0. The stack is empty here (every
+	 * close ends all scopes), so this cannot fail. */
+	(void)orch_scope_begin(o);
+	*out = r;
+	return 0;
+}
+
+/* Close every open scope (the outer one last), then the submission. */
+void orch_close_run_submission(struct pto_orch *o, struct pto_run *r)
+{
+	while (o->scope.depth)
+		orch_scope_end(o);
+	o->building = NULL;
+	orch_run_task_launched(r);	/* drop the unlaunched bias */
+	orch_run_task_consumed(r);	/* drop the active bias */
+}
+
+/*
+ * Graph construction failed with @err: record it, close the submission,
+ * and cancel every unstarted slot. Cancellation is retried a few times if
+ * its snapshot phase fails; any debt left is settled by close().
+ */
+int orch_fail_run_submission(struct pto_orch *o, struct pto_run *r, int err)
+{
+	int tries, cerr = 0;
+
+	orch_run_record_error(r, err, o->errmsg[0] ? o->errmsg :
+				       "orchestration function failed");
+	/* Keep the run alive across cancellation: the close below may be
+	 * what lets the last slot be consumed. */
+	pthread_mutex_lock(&o->runs_mu);
+	r->refs++;
+	pthread_mutex_unlock(&o->runs_mu);
+	orch_close_run_submission(o, r);
+	for (tries = 0; tries < 3; tries++) {
+		cerr = orch_cancel_unstarted_run(o, r);
+		if (!cerr)
+			break;
+	}
+	/* Still failing: the debts stay recorded; pto_orch_close() retries
+	 * (the run stays live, so close() finds it). */
+	pthread_mutex_lock(&o->runs_mu);
+	r->cancel_pending = cerr != 0;
+	pthread_mutex_unlock(&o->runs_mu);
+	pto_run_release(r);
+	return cerr;
+}
+
+PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
+{
+	struct pto_run *r = NULL;
+	int ret;
+
+	*out = NULL;
+	ret = orch_begin_run(o, &r);
+	if (ret)
+		return ret;
+	ret = fn(o, arg);
+	if (!ret && r->construction_err)
+		ret = r->construction_err;	/* a swallowed submit error */
+	if (!ret && o->scope.depth != 1)
+		ret = orch_error(o, -EINVAL,
+				 "%u scope(s) left open by the orchestration function",
+				 o->scope.depth - 1);
+	if (ret) {
+		if (!o->errmsg[0])
+			orch_error(o, ret, "orchestration function returned %d", ret);
+		orch_fail_run_submission(o, r, ret);
+	} else {
+		orch_close_run_submission(o, r);
+	}
+	*out = r;
+	return ret;
+}
+
+PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg)
+{
+	pto_run *r = NULL;
+	int ret = pto_submit(o, fn, arg, &r);
+	int st;
+
+	if (!r)
+		return ret;
+	st = pto_run_wait(r, -1);
+	pto_run_release(r);
+	return ret ? ret : st;
+}
+
+static void deadline_in(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Wait under runs_mu until *flag or the deadline. */
+static int wait_flag(struct pto_orch *o, const bool *flag, int64_t timeout_ms)
+{
+	struct timespec ts;
+
+	if (timeout_ms >= 0)
+		deadline_in(&ts, timeout_ms);
+	while (!*flag) {
+		if (timeout_ms < 0) {
+			pthread_cond_wait(&o->runs_cv, &o->runs_mu);
+		} else if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &ts) ==
+			   ETIMEDOUT) {
+			return *flag ? 0 : -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+PTO_API int pto_run_done(pto_run *r)
+{
+	int d;
+
+	pthread_mutex_lock(&r->o->runs_mu);
+	d = r->done;
+	pthread_mutex_unlock(&r->o->runs_mu);
+	return d;
+}
+
+PTO_API int pto_run_accepted(pto_run *r)
+{
+	int d;
+
+	pthread_mutex_lock(&r->o->runs_mu);
+	d = r->accepted;
+	pthread_mutex_unlock(&r->o->runs_mu);
+	return d;
+}
+
+PTO_API int pto_run_wait_accepted(pto_run *r, int64_t timeout_ms)
+{
+	int err;
+
+	pthread_mutex_lock(&r->o->runs_mu);
+	err = wait_flag(r->o, &r->accepted, timeout_ms);
+	pthread_mutex_unlock(&r->o->runs_mu);
+	return err;
+}
+
+PTO_API int pto_run_wait(pto_run *r, int64_t timeout_ms)
+{
+	int err;
+
+	pthread_mutex_lock(&r->o->runs_mu);
+	err = wait_flag(r->o, &r->done, timeout_ms);
+	if (!err)
+		err = r->status;
+	pthread_mutex_unlock(&r->o->runs_mu);
+	return err;
+}
+
+PTO_API int pto_run_result(pto_run *r)
+{
+	int st;
+
+	pthread_mutex_lock(&r->o->runs_mu);
+	st = r->done ? r->status : -EBUSY;
+	pthread_mutex_unlock(&r->o->runs_mu);
+	return st;
+}
+
+PTO_API const char *pto_run_error(pto_run *r)
+{
+	const char *m;
+
+	pthread_mutex_lock(&r->o->runs_mu);
+	m = r->message;
+	pthread_mutex_unlock(&r->o->runs_mu);
+	return m;
+}
+
+PTO_API uint64_t pto_run_id(const pto_run *r)
+{
+	return r->id;
+}
+
+PTO_API void pto_run_release(pto_run *r)
+{
+	struct pto_orch *o;
+	bool free_it;
+
+	if (!r)
+		return;
+	o = r->o;
+	pthread_mutex_lock(&o->runs_mu);
+	run_unref_locked(r, &free_it);
+	pthread_mutex_unlock(&o->runs_mu);
+	if (free_it)
+		free(r);
+}

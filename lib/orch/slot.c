@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The task state machine (seed 001 §8): failure claim, poisoning,
+ * reference release with the fanout-release threshold, consumption, and
+ * the terminal transition of a slot that ran.
+ *
+ * Every transition below is made under the slot's fanout_mu, together
+ * with the counters it depends on, so a thread wiring a consumer onto
+ * this slot sees either the state before (and is notified later) or the
+ * state after (and acts on it itself) - never half of it. Cross-slot work
+ * always happens after dropping the lock (one fanout_mu at a time).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "orch/orch_internal.h"
+
+void orch_slot_reset(struct orch_slot *s)
+{
+	s->fanin_count = 0;
+	s->fanin_released = 0;
+	s->fanout_total = 0;
+	s->fanout_released = 0;
+	s->failure_propagation_pending = false;
+	s->cancel_debt = false;
+	s->unlaunched = false;
+	s->failure_err = 0;
+	s->failure_message[0] = '\0';
+	s->nconsumers = 0;
+	s->nproducers = 0;
+	s->nkeys = 0;
+	s->nmembers = 0;
+	s->is_group = false;
+	s->next_member = 0;
+	s->rq = NULL;
+	s->rq_next = s->rq_prev = NULL;
+	s->poison_next = NULL;
+	atomic_store_explicit(&s->members_left, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->first_err, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->member_msg_claimed, 0, memory_order_relaxed);
+	s->member_message[0] = '\0';
+}
+
+void orch_slot_free_storage(struct orch_slot *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->cap_members; i++) {
+		free(s->members[i].t);
+		free(s->members[i].s);
+		free(s->members[i].sdump);
+	}
+	free(s->members);
+	free(s->consumers);
+	free(s->producers);
+	free(s->out_keys);
+	s->members = NULL;
+	s->consumers = NULL;
+	s->producers = NULL;
+	s->out_keys = NULL;
+	s->cap_members = s->cap_consumers = s->cap_producers = s->cap_keys = 0;
+}
+
+/* Caller holds s->fanout_mu and s is leaving BUILDING/PENDING/READY. */
+static void leave_unlaunched_locked(struct orch_slot *s, bool *launched)
+{
+	*launched = s->unlaunched;
+	s->unlaunched = false;
+}
+
+/*
+ * The failure claim. Only the winner writes failure_message, so a slot's
+ * reason is the one of the path that failed it. A claim from BUILDING stops
+ * there (failure_propagation_pending): the submitting thread, or
+ * cancellation if the submit never finished, propagates once wiring is
+ * done. A plain store could move a CONSUMED slot back to FAILED and
+ * release its references a second time; the state check prevents that.
+ */
+int orch_claim_task_failure(struct pto_orch *o, struct orch_slot *s,
+			    uint64_t tid, int err, const char *msg, bool ready_ok)
+{
+	struct pto_run *run = NULL;
+	bool launched = false;
+	int st;
+
+	pthread_mutex_lock(&s->fanout_mu);
+	st = atomic_load_explicit(&s->state, memory_order_relaxed);
+	if (s->task_id != tid ||
+	    !(st == ORCH_BUILDING || st == ORCH_PENDING ||
+	      (ready_ok && st == ORCH_READY))) {
+		pthread_mutex_unlock(&s->fanout_mu);
+		return -1;
+	}
+	atomic_store_explicit(&s->state, ORCH_FAILED, memory_order_release);
+	s->failure_err = err;
+	snprintf(s->failure_message, sizeof(s->failure_message), "%s",
+		 msg ? msg : "");
+	if (st == ORCH_BUILDING)
+		s->failure_propagation_pending = true;
+	leave_unlaunched_locked(s, &launched);
+	run = s->run;
+	pthread_mutex_unlock(&s->fanout_mu);
+	if (launched)
+		orch_run_task_launched(run);
+	return st;
+}
+
+/* COMPLETED/FAILED -> CONSUMED happened under fanout_mu (release_ref);
+ * now erase the journal's TensorMap entries, free the slot and heap, and
+ * count the run down. Nothing may touch @s after ring release. */
+static void on_consumed(struct pto_orch *o, struct orch_slot *s)
+{
+	struct pto_run *run = s->run;
+
+	orch_tm_erase_task_outputs(o, s);
+	orch_ring_release(o, s);
+	orch_run_task_consumed(run);
+}
+
+/*
+ * Drop one lifetime reference (scope end, a retaining consumer finishing,
+ * or the slot's own self release). The threshold is released >= total + 1
+ * (the +1 is the self release) and a terminal state. The CONSUMED store is
+ * made under the same lock that wiring takes, so a consumer cannot attach
+ * a retention to a slot that is being consumed; a second thread reaching
+ * the threshold sees CONSUMED and does nothing (idempotent).
+ */
+void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
+{
+	bool consume = false;
+	int st;
+
+	pthread_mutex_lock(&s->fanout_mu);
+	s->fanout_released++;
+	st = atomic_load_explicit(&s->state, memory_order_relaxed);
+	if (s->fanout_released >= s->fanout_total + 1 &&
+	    (st == ORCH_COMPLETED || st == ORCH_FAILED)) {
+		atomic_store_explicit(&s->state, ORCH_CONSUMED, memory_order_release);
+		consume = true;
+	}
+	pthread_mutex_unlock(&s->fanout_mu);
+	if (consume)
+		on_consumed(o, s);
+}
+
+/*
+ * A producer of @c completed. try_mark_ready: the pair (count, released)
+ * and the state change are one decision under c's lock. While c is
+ * BUILDING its count is not published: only the release is recorded and
+ * publication decides.
+ */
+void orch_release_fanin(struct pto_orch *o, struct orch_slotref c)
+{
+	bool ready = false;
+
+	pthread_mutex_lock(&c.s->fanout_mu);
+	if (c.s->task_id != c.tid) {
+		pthread_mutex_unlock(&c.s->fanout_mu);
+		return;
+	}
+	c.s->fanin_released++;
+	if (atomic_load_explicit(&c.s->state, memory_order_relaxed) == ORCH_PENDING &&
+	    c.s->fanin_released >= c.s->fanin_count) {
+		atomic_store_explicit(&c.s->state, ORCH_READY, memory_order_release);
+		ready = true;
+	}
+	pthread_mutex_unlock(&c.s->fanout_mu);
+	/* Outside the lock: enqueue takes sched_mu. Exactly one path gets
+	 * here per slot: this one or publication, decided above. */
+	if (ready)
+		orch_enqueue_ready(o, c.s);
+}
+
+/* Claim every consumer of failed slot @s; push those won from PENDING on
+ * the worklist (a claim from BUILDING is propagated by its submitter). */
+static void poison_consumers(struct pto_orch *o, struct orch_slot *s,
+			     struct orch_slot **work)
+{
+	char msg[ORCH_MSG_LEN];
+	uint32_t i;
+
+	snprintf(msg, sizeof(msg), "producer task %llu failed: %.120s",
+		 (unsigned long long)s->task_id, s->failure_message);
+	/* The consumer list is frozen: s is terminal, and nothing appends to
+	 * a terminal slot's list (see wiring in submit.c). */
+	for (i = 0; i < s->nconsumers; i++) {
+		struct orch_slotref c = s->consumers[i];
+
+		if (orch_claim_task_failure(o, c.s, c.tid,
+					    s->failure_err ? s->failure_err : -ECANCELED,
+					    msg, false) == ORCH_PENDING) {
+			c.s->poison_next = *work;
+			*work = c.s;
+		}
+	}
+}
+
+static void mark_members_cancelled(struct orch_slot *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nmembers; i++) {
+		int exp = ORCH_M_PENDING;
+
+		atomic_compare_exchange_strong(&s->members[i].mstate, &exp,
+					       ORCH_M_CANCELLED);
+	}
+}
+
+static void release_producers(struct pto_orch *o, struct orch_slot *s)
+{
+	uint32_t i, n = s->nproducers;
+
+	for (i = 0; i < n; i++)
+		orch_release_ref(o, s->producers[i]);
+}
+
+/*
+ * Propagate the failure of @s, a FAILED slot that never ran and whose
+ * propagation this thread owns. Iterative (an intrusive worklist), since a
+ * failure can run down a chain of any length; allocates nothing.
+ */
+void orch_propagate_failure(struct pto_orch *o, struct orch_slot *s)
+{
+	struct orch_slot *work = s;
+
+	s->poison_next = NULL;
+	while (work) {
+		struct orch_slot *x = work;
+
+		work = x->poison_next;
+		x->poison_next = NULL;
+		mark_members_cancelled(x);
+		poison_consumers(o, x, &work);
+		release_producers(o, x);
+		orch_release_ref(o, x);	/* self release; may consume x */
+	}
+}
+
+/*
+ * Terminal transition of a slot that ran (after its last member). The
+ * state change and the consumer snapshot share the lock: wiring after
+ * this point sees COMPLETED / FAILED and acts itself, wiring before it is
+ * in the list and gets released or poisoned here.
+ */
+void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
+			   const char *msg)
+{
+	struct orch_slot *work = NULL;
+	uint32_t i;
+
+	pthread_mutex_lock(&s->fanout_mu);
+	if (err) {
+		atomic_store_explicit(&s->state, ORCH_FAILED, memory_order_release);
+		s->failure_err = err;
+		snprintf(s->failure_message, sizeof(s->failure_message),
+			 "task %llu failed: %.150s", (unsigned long long)s->task_id,
+			 msg && *msg ? msg : strerror(-err));
+	} else {
+		atomic_store_explicit(&s->state, ORCH_COMPLETED, memory_order_release);
+	}
+	pthread_mutex_unlock(&s->fanout_mu);
+
+	if (err) {
+		orch_run_record_error(s->run, err, s->failure_message);
+		poison_consumers(o, s, &work);
+		while (work) {
+			struct orch_slot *x = work;
+
+			work = x->poison_next;
+			x->poison_next = NULL;
+			orch_propagate_failure(o, x);
+		}
+	} else {
+		for (i = 0; i < s->nconsumers; i++)
+			orch_release_fanin(o, s->consumers[i]);
+	}
+	release_producers(o, s);
+	orch_release_ref(o, s);	/* self release */
+}

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Submit (seed 001 §2-§4, §8). Every variant - next-level single, group,
+ * sub, sub group - goes through submit_impl, in §8's ownership order:
+ *
+ *   slot claim -> run-slot registration -> scope registration -> charge
+ *   -> (task data) -> cleanup journal -> TensorMap and dependency wiring
+ *   -> publication
+ *
+ * Failure rules ("a failure here leaves ..."):
+ *  - claim fails: nothing was taken.
+ *  - registration fails: the slot is not the run's, so nobody else can
+ *    find it: it is marked CONSUMED and returned to the ring right here.
+ *  - anything later: the slot stays BUILDING (or FAILED with
+ *    failure_propagation_pending if a producer claimed it meanwhile), is
+ *    owned by the run, and the run's cancellation reclaims it. The scope
+ *    reference is registered before it is charged, every output key is in
+ *    the journal before it is in the TensorMap, and every retained
+ *    producer is recorded in the slot as its reference is taken, so
+ *    cancellation releases exactly what was taken.
+ *
+ * Orch thread only. The steady state allocates nothing: slot, member and
+ * edge arrays keep their capacity across slot reuse, and no system call
+ * is made except when the ring alloc has to wait.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "orch/orch_internal.h"
+
+struct submit_req {
+	uint8_t kind;			/* ORCH_NEXT_LEVEL / ORCH_SUB */
+	bool is_group;			/* all-or-nothing next-level group */
+	uint32_t n;
+	uint32_t wkind;
+	const struct pto_callable *c;
+	const struct pto_call_config *cfg;
+	struct pto_task_args *const *args;
+	const int32_t *widx;		/* per member, or NULL: any of wkind */
+};
+
+static uint64_t align_up(uint64_t v)
+{
+	return (v + PTO_HEAP_ALIGN - 1) & ~(uint64_t)(PTO_HEAP_ALIGN - 1);
+}
+
+static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
+		       struct orch_key *k)
+{
+	k->run_id = r->id;
+	if (t->space == PTO_SPACE_HOST) {
+		k->space = PTO_SPACE_HOST;
+		k->obj = 0;
+		k->off = t->data;
+	} else {
+		k->space = t->space;
+		k->obj = t->obj;
+		k->off = t->offset;
+	}
+}
+
+static struct pto_run *building_run(struct pto_orch *o)
+{
+	struct pto_run *r = o->building;
+
+	if (!r) {
+		orch_error(o, -EINVAL, "submit outside an orchestration function");
+		return NULL;
+	}
+	if (r->construction_err) {
+		orch_error(o, -ECANCELED,
+			   "run %llu already failed to build; submit refused",
+			   (unsigned long long)r->id);
+		return NULL;
+	}
+	return r;
+}
+
+/* Pure validation, before anything is claimed. */
+static int validate(struct pto_orch *o, struct pto_run *r,
+		    const struct submit_req *q, uint64_t *heap_bytes)
+{
+	uint64_t bytes = 0, next = atomic_load(&o->next_task_id);
+	uint32_t m, j, total = PTO_MAX_RING_DEPTH * o->rings[0].window;
+
+	if (!q->c || q->n == 0 || !q->args)
+		return orch_error(o, -EINVAL, "missing callable or arguments");
+	for (m = 0; m < q->n; m++) {
+		const struct pto_task_args *a = q->args[m];
+
+		if (!a)
+			return orch_error(o, -EINVAL, "member %u has no args", m);
+		for (j = 0; j < a->ndeps; j++) {
+			const struct pto_task *h = &a->deps[j].h;
+
+			if (h->run_id != r->id)
+				return orch_error(o, -EINVAL,
+						  "task handle from another run "
+						  "(run %llu, building run %llu)",
+						  (unsigned long long)h->run_id,
+						  (unsigned long long)r->id);
+			if (h->task_id == 0 || h->task_id >= next ||
+			    h->slot >= total)
+				return orch_error(o, -EINVAL,
+						  "task handle names no submitted task");
+		}
+		for (j = 0; j < a->ntensors; j++) {
+			const struct pto_arg_tensor *t = &a->tensors[j];
+
+			if (t->tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
+				return orch_error(o, -EINVAL, "bad tag or space");
+			if (t->tag != PTO_OUTPUT || t->t.data)
+				continue;
+			if (!t->t.nbytes || t->t.nbytes > (1ULL << 48))
+				return orch_error(o, -EINVAL,
+						  "auto-allocated OUTPUT needs a size");
+			bytes += align_up(t->t.nbytes);
+		}
+	}
+	*heap_bytes = bytes;
+	return 0;
+}
+
+/* Slot claim + run-slot registration (the ownership boundary). */
+static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
+		      uint64_t bytes, struct orch_alloc_result *ar, bool count)
+{
+	struct orch_slot *s;
+	uint64_t tid;
+	int err;
+
+	err = orch_ring_alloc(o, orch_ring_for_depth(o->scope.depth), bytes, ar);
+	if (err)
+		return err;
+	s = ar->slot;
+	tid = atomic_fetch_add_explicit(&o->next_task_id, 1, memory_order_relaxed);
+	/* Identity is written under the lock: a stale reference to this
+	 * slot's previous occupant (a consumer list entry) reads task_id
+	 * under it to tell it is stale. */
+	pthread_mutex_lock(&s->fanout_mu);
+	orch_slot_reset(s);
+	s->task_id = tid;
+	s->run = r;
+	s->run_id = r->id;
+	s->kind = kind;
+	atomic_store_explicit(&s->state, ORCH_BUILDING, memory_order_relaxed);
+	pthread_mutex_unlock(&s->fanout_mu);
+
+	if (orch_may_fail(o, ORCH_FP_RUN_REGISTER, s)) {
+		/* Not the run's: nobody can find it, release it directly. */
+		pthread_mutex_lock(&s->fanout_mu);
+		atomic_store_explicit(&s->state, ORCH_CONSUMED, memory_order_relaxed);
+		pthread_mutex_unlock(&s->fanout_mu);
+		orch_ring_release(o, s);
+		return orch_error(o, -ENOMEM, "run-slot registration failed");
+	}
+	atomic_fetch_add_explicit(&r->active, 1, memory_order_relaxed);
+	if (count) {
+		atomic_fetch_add_explicit(&r->unlaunched, 1, memory_order_relaxed);
+		s->unlaunched = true;
+	}
+	return 0;
+}
+
+/* Scope registration, then the charge (never the other way round). */
+static int scope_and_charge(struct pto_orch *o, struct orch_slot *s)
+{
+	int err = orch_scope_register(o, s);
+
+	if (err)
+		return err;
+	s->fanout_total = 1;
+	return 0;
+}
+
+static int copy_member(struct pto_orch *o, struct orch_slot *s,
+		       struct orch_member *m, const struct pto_task_args *a)
+{
+	int err;
+
+	err = orch_grow(o, ORCH_FP_ARGS, s, (void **)&m->t, &m->cap_t,
+			a->ntensors, sizeof(*m->t));
+	if (!err && a->nscalars > m->cap_s) {
+		/* s and sdump share cap_s: orch_grow's policy is a function
+		 * of (cap, need), so growing a copy of cap_s first gives the
+		 * dump marks at least the capacity the scalars then get. */
+		uint32_t cap = m->cap_s;
+
+		err = orch_grow(o, ORCH_FP_ARGS, s, (void **)&m->sdump, &cap,
+				a->nscalars, 1);
+		if (!err)
+			err = orch_grow(o, ORCH_FP_ARGS, s, (void **)&m->s,
+					&m->cap_s, a->nscalars, sizeof(*m->s));
+	}
+	if (err)
+		return orch_error(o, err, "out of memory copying task arguments");
+	if (a->ntensors)
+		memcpy(m->t, a->tensors, a->ntensors * sizeof(*m->t));
+	if (a->nscalars) {
+		memcpy(m->s, a->scalars, a->nscalars * sizeof(*m->s));
+		memcpy(m->sdump, a->scalar_dump, a->nscalars);
+	}
+	m->nt = a->ntensors;
+	m->ns = a->nscalars;
+	m->ran_on = -1;
+	m->err = 0;
+	atomic_store_explicit(&m->mstate, ORCH_M_PENDING, memory_order_relaxed);
+	return 0;
+}
+
+/* Task data, group member vectors and OUTPUT carving, while BUILDING:
+ * dispatch never allocates after claiming READY -> RUNNING. */
+static int prepare_members(struct pto_orch *o, struct orch_slot *s,
+			   const struct submit_req *q,
+			   const struct orch_alloc_result *ar)
+{
+	struct orch_heap *heap = &o->rings[s->ring].heap;
+	uint64_t cursor = ar->heap_off;
+	uint32_t m, j;
+	int err;
+
+	/* New members come zeroed from orch_grow: their arg arrays start
+	 * empty and keep their capacity from then on. */
+	err = orch_grow(o, q->n > 1 ? ORCH_FP_GROUP_PREP : ORCH_FP_ARGS, s,
+			(void **)&s->members, &s->cap_members, q->n,
+			sizeof(*s->members));
+	if (err)
+		return orch_error(o, err, "out of memory preparing members");
+	s->callable = *q->c;
+	if (q->cfg)
+		s->cfg = *q->cfg;
+	else
+		memset(&s->cfg, 0, sizeof(s->cfg));
+	s->wkind = q->wkind;
+	s->is_group = q->is_group;
+	for (m = 0; m < q->n; m++) {
+		struct orch_member *mb = &s->members[m];
+
+		err = copy_member(o, s, mb, q->args[m]);
+		if (err)
+			return err;
+		mb->widx = q->widx ? q->widx[m] : -1;
+		s->nmembers = m + 1;
+		for (j = 0; j < mb->nt; j++) {
+			struct pto_arg_tensor *t = &mb->t[j];
+
+			if (t->tag != PTO_OUTPUT || t->t.data)
+				continue;
+			t->t.data = (uint64_t)(uintptr_t)heap->base + cursor;
+			if (heap->space != PTO_SPACE_HOST) {
+				t->t.space = heap->space;
+				t->t.obj = heap->obj;
+				t->t.offset = heap->obj_off + cursor;
+			}
+			cursor += align_up(t->t.nbytes);
+			/* Hand the address back so later tasks can name it. */
+			q->args[m]->tensors[j].t = t->t;
+		}
+	}
+	atomic_store_explicit(&s->members_left, q->n, memory_order_relaxed);
+	return 0;
+}
+
+/* Collect a producer, deduplicated (retention wins). A reference whose
+ * slot now holds another task is already consumed: satisfied. task_id is
+ * written by this thread only, so reading it here needs no lock. */
+static int add_producer(struct pto_orch *o, struct orch_slot *self,
+			struct orch_slot *p, uint64_t ptid, bool retain)
+{
+	int err;
+
+	if (p == self || p->task_id != ptid)
+		return 0;
+	if (p->dedup_mark == self->task_id) {
+		o->deps[p->dedup_idx].retain |= retain;
+		return 0;
+	}
+	err = orch_grow(o, ORCH_FP_DEPS, self, (void **)&o->deps, &o->cap_deps,
+			o->ndeps + 1, sizeof(*o->deps));
+	if (err)
+		return orch_error(o, err, "out of memory collecting dependencies");
+	p->dedup_mark = self->task_id;
+	p->dedup_idx = o->ndeps;
+	o->deps[o->ndeps].s = p;
+	o->deps[o->ndeps].tid = ptid;
+	o->deps[o->ndeps].retain = retain;
+	o->ndeps++;
+	return 0;
+}
+
+/* Explicit deps, then the tag walk: lookups collect producers; every
+ * output key is journaled before it is published. */
+static int infer_deps(struct pto_orch *o, struct pto_run *r,
+		      struct orch_slot *s, const struct submit_req *q)
+{
+	uint32_t m, j;
+	int err;
+
+	o->ndeps = 0;
+	for (m = 0; m < q->n; m++) {
+		const struct pto_task_args *a = q->args[m];
+
+		for (j = 0; j < a->ndeps; j++) {
+			const struct pto_dep *d = &a->deps[j];
+
+			err = add_producer(o, s, orch_slot_at(o, d->h.slot),
+					   d->h.task_id, d->retain);
+			if (err)
+				return err;
+		}
+	}
+	err = 0;
+	orch_tm_lock(o);
+	for (m = 0; m < s->nmembers && !err; m++) {
+		struct orch_member *mb = &s->members[m];
+
+		for (j = 0; j < mb->nt && !err; j++) {
+			uint8_t tag = mb->t[j].tag;
+			struct orch_key k;
+
+			if (tag == PTO_NO_DEP)
+				continue;
+			tensor_key(r, &mb->t[j].t, &k);
+			if (tag == PTO_INPUT || tag == PTO_INOUT) {
+				struct orch_slotref p = orch_tm_lookup_locked(o, &k);
+
+				if (p.s)
+					err = add_producer(o, s, p.s, p.tid, true);
+				if (err)
+					break;
+			}
+			if (tag == PTO_INPUT)
+				continue;
+			/* Journal first: a mapping is never visible unless
+			 * on_consumed / cancellation knows to erase it. */
+			err = orch_grow(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
+					&s->cap_keys, s->nkeys + 1, sizeof(*s->out_keys));
+			if (err) {
+				orch_error(o, err, "out of memory (cleanup journal)");
+				break;
+			}
+			s->out_keys[s->nkeys++] = k;
+			err = orch_tm_insert_locked(o, &k,
+						    (struct orch_slotref){ s, s->task_id });
+			if (err)
+				orch_error(o, err, "out of memory (TensorMap)");
+		}
+	}
+	orch_tm_unlock(o);
+	return err;
+}
+
+/*
+ * Attach @s to each producer under the producer's fanout_mu and count the
+ * live ones. A COMPLETED producer is no live fanin and gets no
+ * notification edge (its consumer list is frozen); a retaining edge still
+ * takes a lifetime reference on it. A FAILED producer poisons @s (claim
+ * from BUILDING; publication propagates). A CONSUMED producer is gone.
+ */
+static int wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
+{
+	int32_t live = 0;
+	uint32_t i;
+	int err;
+
+	err = orch_grow(o, ORCH_FP_WIRE, s, (void **)&s->producers,
+			&s->cap_producers, o->ndeps, sizeof(*s->producers));
+	if (err)
+		return orch_error(o, err, "out of memory (fanin edges)");
+	for (i = 0; i < o->ndeps; i++) {
+		struct orch_slot *p = o->deps[i].s;
+		bool retain = o->deps[i].retain;
+		char msg[ORCH_MSG_LEN];
+		int st, perr;
+
+		pthread_mutex_lock(&p->fanout_mu);
+		st = atomic_load_explicit(&p->state, memory_order_relaxed);
+		/* CONSUMED, or already reclaimed by its ring (FREE): gone. */
+		if (p->task_id != o->deps[i].tid || st == ORCH_CONSUMED ||
+		    st == ORCH_FREE) {
+			pthread_mutex_unlock(&p->fanout_mu);
+			continue;
+		}
+		if (st == ORCH_FAILED) {
+			snprintf(msg, sizeof(msg), "producer task %llu failed: %.120s",
+				 (unsigned long long)p->task_id, p->failure_message);
+			perr = p->failure_err ? p->failure_err : -ECANCELED;
+			pthread_mutex_unlock(&p->fanout_mu);
+			orch_claim_task_failure(o, s, s->task_id, perr, msg, false);
+			break;	/* poisoned: the rest of the wiring is moot */
+		}
+		if (st != ORCH_COMPLETED) {
+			if (p->nconsumers == p->cap_consumers &&
+			    orch_grow(o, ORCH_FP_WIRE, s, (void **)&p->consumers,
+				      &p->cap_consumers, p->nconsumers + 1,
+				      sizeof(*p->consumers))) {
+				pthread_mutex_unlock(&p->fanout_mu);
+				return orch_error(o, -ENOMEM, "out of memory (fanout edges)");
+			}
+			p->consumers[p->nconsumers].s = s;
+			p->consumers[p->nconsumers].tid = s->task_id;
+			p->nconsumers++;
+			live++;
+		}
+		if (retain) {
+			p->fanout_total++;
+			s->producers[s->nproducers++] = p;
+		}
+		pthread_mutex_unlock(&p->fanout_mu);
+	}
+	*live_out = live;
+	return 0;
+}
+
+/*
+ * Publication: fanin_count and BUILDING -> PENDING/READY under one lock.
+ * A producer that completed first bumped fanin_released and is counted
+ * here; one that completes later reads the published count. If a
+ * producer's failure claimed the slot meanwhile, the claim stopped at
+ * FAILED and this thread, done wiring, propagates it.
+ */
+static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
+{
+	bool ready = false, propagate = false;
+
+	pthread_mutex_lock(&s->fanout_mu);
+	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_BUILDING) {
+		s->fanin_count = live;
+		ready = s->fanin_released >= live;
+		atomic_store_explicit(&s->state, ready ? ORCH_READY : ORCH_PENDING,
+				      memory_order_release);
+	} else {
+		s->failure_propagation_pending = false;
+		propagate = true;
+	}
+	pthread_mutex_unlock(&s->fanout_mu);
+	if (propagate)
+		orch_propagate_failure(o, s);
+	else if (ready)
+		orch_enqueue_ready(o, s);
+}
+
+static int submit_impl(struct pto_orch *o, const struct submit_req *q,
+		       struct pto_task *out)
+{
+	struct orch_alloc_result ar;
+	struct pto_run *r = building_run(o);
+	struct orch_slot *s;
+	uint64_t bytes = 0;
+	int32_t live = 0;
+	int err;
+
+	if (!r)
+		return -ECANCELED;
+	err = validate(o, r, q, &bytes);
+	if (err)
+		goto fail_early;
+	err = claim_slot(o, r, q->kind, bytes, &ar, true);
+	if (err)
+		goto fail_early;
+	s = ar.slot;
+	err = scope_and_charge(o, s);
+	if (!err)
+		err = prepare_members(o, s, q, &ar);
+	if (!err)
+		err = infer_deps(o, r, s, q);
+	if (!err)
+		err = wire(o, s, &live);
+	if (err)
+		goto fail_owned;
+	orch_may_fail(o, ORCH_TP_BEFORE_PUBLISH, s);
+	publish(o, s, live);
+	if (out) {
+		out->run_id = r->id;
+		out->task_id = s->task_id;
+		out->slot = s->idx;
+		out->pad = 0;
+	}
+	return 0;
+
+fail_owned:
+	/* BUILDING (or FAILED, propagation pending) and the run's: its
+	 * cancellation reclaims it. */
+fail_early:
+	r->construction_err = err;
+	return err;
+}
+
+static int resolve_target(struct pto_orch *o, struct pto_target t,
+			  int32_t *widx, uint32_t *kind)
+{
+	uint32_t i;
+
+	if (t.worker_id >= 0) {
+		int w = orch_worker_index(o, t.worker_id);
+
+		if (w < 0)
+			return orch_error(o, -EINVAL, "no worker with id %d",
+					  t.worker_id);
+		*widx = w;
+		*kind = o->workers[w].kind;
+		return 0;
+	}
+	if (t.kind >= PTO_WK_NR)
+		return orch_error(o, -EINVAL, "bad worker kind %u", t.kind);
+	for (i = 0; i < o->nworkers; i++)
+		if (o->workers[i].kind == t.kind) {
+			*widx = -1;
+			*kind = t.kind;
+			return 0;
+		}
+	return orch_error(o, -EINVAL, "no worker of kind %u", t.kind);
+}
+
+static int fail_now(struct pto_orch *o, int err)
+{
+	if (o->building && err)
+		o->building->construction_err = err;
+	return err;
+}
+
+PTO_API int pto_submit_next_level(pto_orch *o, const struct pto_callable *c,
+				  struct pto_task_args *args,
+				  const struct pto_call_config *cfg,
+				  struct pto_target target, struct pto_task *out)
+{
+	struct submit_req q = { .kind = ORCH_NEXT_LEVEL, .n = 1, .c = c,
+				.cfg = cfg, .args = &args };
+	int32_t widx;
+	int err;
+
+	err = resolve_target(o, target, &widx, &q.wkind);
+	if (err)
+		return fail_now(o, err);
+	q.widx = widx >= 0 ? &widx : NULL;
+	return submit_impl(o, &q, out);
+}
+
+/* Unique, existing targets, checked before any dependency inference. */
+PTO_API int pto_submit_next_level_group(pto_orch *o,
+					const struct pto_callable *c,
+					struct pto_task_args *const *args,
+					uint32_t n, const struct pto_call_config *cfg,
+					const int32_t *worker_ids,
+					struct pto_task *out)
+{
+	struct submit_req q = { .kind = ORCH_NEXT_LEVEL, .is_group = true, .n = n,
+				.c = c, .cfg = cfg, .args = args };
+	int32_t small[16], *widx = small;
+	uint32_t i, j;
+	int err = 0;
+
+	if (!n || !worker_ids || n > o->nworkers)
+		return fail_now(o, orch_error(o, -EINVAL,
+			"a group needs 1..%u unique target workers", o->nworkers));
+	if (n > 16) {
+		widx = malloc(n * sizeof(*widx));
+		if (!widx)
+			return fail_now(o, orch_error(o, -ENOMEM, "out of memory"));
+	}
+	for (i = 0; i < n && !err; i++) {
+		widx[i] = orch_worker_index(o, worker_ids[i]);
+		if (widx[i] < 0)
+			err = orch_error(o, -EINVAL, "group member %u: no worker %d", i,
+					 worker_ids[i]);
+		for (j = 0; j < i && !err; j++)
+			if (widx[j] == widx[i])
+				err = orch_error(o, -EINVAL,
+						 "group targets worker %d twice",
+						 worker_ids[i]);
+	}
+	q.widx = widx;
+	if (!err)
+		err = submit_impl(o, &q, out);
+	else
+		fail_now(o, err);
+	if (widx != small)
+		free(widx);
+	return err;
+}
+
+PTO_API int pto_submit_sub(pto_orch *o, const struct pto_callable *c,
+			   struct pto_task_args *args, struct pto_task *out)
+{
+	return pto_submit_sub_group(o, c, &args, 1, out);
+}
+
+PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
+				 struct pto_task_args *const *args, uint32_t n,
+				 struct pto_task *out)
+{
+	struct submit_req q = { .kind = ORCH_SUB, .n = n, .c = c, .args = args,
+				.wkind = PTO_WK_SUB };
+	int32_t widx;
+	uint32_t kind;
+	int err = resolve_target(o, pto_on_kind(PTO_WK_SUB), &widx, &kind);
+
+	if (err)
+		return fail_now(o, err);
+	if (c && !c->fn)
+		return fail_now(o, orch_error(o, -EINVAL, "SUB callable without fn"));
+	return submit_impl(o, &q, out);
+}
+
+/*
+ * alloc (§8b): a synthetic slot, COMPLETED from birth, owning a heap slab.
+ * Same ownership order; everything fallible happens while BUILDING, and the
+ * self-release stand-in is published last, with the COMPLETED state.
+ */
+PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
+		      struct pto_task *handle)
+{
+	struct pto_run *r = building_run(o);
+	struct orch_alloc_result ar;
+	struct orch_heap *heap;
+	struct pto_tensor t;
+	struct orch_slot *s;
+	struct orch_key k;
+	int err;
+
+	if (!r)
+		return -ECANCELED;
+	if (!nbytes || !out)
+		return fail_now(o, orch_error(o, -EINVAL, "alloc of 0 bytes"));
+	err = claim_slot(o, r, ORCH_ALLOC, nbytes, &ar, false);
+	if (err)
+		return fail_now(o, err);
+	s = ar.slot;
+	heap = &o->rings[s->ring].heap;
+	err = scope_and_charge(o, s);
+	if (err)
+		return fail_now(o, err);
+
+	memset(&t, 0, sizeof(t));
+	t.data = (uint64_t)(uintptr_t)ar.heap_ptr;
+	t.nbytes = nbytes;
+	t.space = heap->space;
+	if (heap->space != PTO_SPACE_HOST) {
+		t.obj = heap->obj;
+		t.offset = heap->obj_off + ar.heap_off;
+	}
+	tensor_key(r, &t, &k);
+	err = orch_grow(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys, &s->cap_keys,
+			1, sizeof(*s->out_keys));
+	if (err)
+		return fail_now(o, orch_error(o, err, "out of memory (journal)"));
+	s->out_keys[s->nkeys++] = k;
+	err = orch_tm_insert(o, &k, (struct orch_slotref){ s, s->task_id });
+	if (err)
+		return fail_now(o, orch_error(o, err, "out of memory (TensorMap)"));
+
+	pthread_mutex_lock(&s->fanout_mu);
+	s->fanout_released = 1;	/* stands in for the self release */
+	atomic_store_explicit(&s->state, ORCH_COMPLETED, memory_order_release);
+	pthread_mutex_unlock(&s->fanout_mu);
+	*out = t;
+	if (handle) {
+		handle->run_id = r->id;
+		handle->task_id = s->task_id;
+		handle->slot = s->idx;
+		handle->pad = 0;
+	}
+	return 0;
+}
+
+PTO_API int pto_scope_begin(pto_orch *o)
+{
+	if (!o->building)
+		return orch_error(o, -EINVAL, "scope outside an orchestration function");
+	return fail_now(o, orch_scope_begin(o));
+}
+
+PTO_API int pto_scope_end(pto_orch *o)
+{
+	if (!o->building || o->scope.depth <= 1)
+		return fail_now(o, orch_error(o, -EINVAL,
+					      "scope_end without a matching scope_begin"));
+	orch_scope_end(o);
+	return 0;
+}

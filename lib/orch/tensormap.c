@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * TensorMap (seed 001 §7): (run id, tensor key) -> current producer slot.
+ *
+ * Why a hand-rolled hash table and not an array: keys are arbitrary
+ * addresses / (object, offset) pairs and every submit does one lookup or
+ * insert per tensor, so the lookup must be O(1) on the submit path; a
+ * sorted array would cost O(log n) plus O(n) inserts. It is chained, with
+ * nodes recycled through a free list so the steady state neither mallocs
+ * nor frees; the bucket array doubles at load factor 1.
+ *
+ * Thread safety: mu serializes the orch thread's lookup / insert against
+ * erase_task_outputs from whichever thread consumes a slot.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "orch/orch_internal.h"
+
+static uint64_t key_hash(const struct orch_key *k)
+{
+	uint64_t h = k->run_id * 0x9e3779b97f4a7c15ULL;
+
+	h ^= k->space + 0x7f4a7c15ULL + (h << 6) + (h >> 2);
+	h ^= k->obj * 0xbf58476d1ce4e5b9ULL + (h << 6) + (h >> 2);
+	h ^= k->off * 0x94d049bb133111ebULL + (h << 6) + (h >> 2);
+	h ^= h >> 31;
+	return h;
+}
+
+static bool key_eq(const struct orch_key *a, const struct orch_key *b)
+{
+	return a->off == b->off && a->obj == b->obj && a->run_id == b->run_id &&
+	       a->space == b->space;
+}
+
+int orch_tm_init(struct pto_orch *o)
+{
+	struct orch_tensormap *tm = &o->tm;
+
+	memset(tm, 0, sizeof(*tm));
+	pthread_mutex_init(&tm->mu, NULL);
+	tm->nbuckets = 1024;
+	tm->buckets = calloc(tm->nbuckets, sizeof(*tm->buckets));
+	return tm->buckets ? 0 : -ENOMEM;
+}
+
+void orch_tm_fini(struct pto_orch *o)
+{
+	struct orch_tensormap *tm = &o->tm;
+	struct orch_tm_node *n, *next;
+	uint32_t i;
+
+	for (i = 0; tm->buckets && i < tm->nbuckets; i++)
+		for (n = tm->buckets[i]; n; n = next) {
+			next = n->next;
+			free(n);
+		}
+	for (n = tm->free; n; n = next) {
+		next = n->next;
+		free(n);
+	}
+	free(tm->buckets);
+	tm->buckets = NULL;
+	pthread_mutex_destroy(&tm->mu);
+}
+
+/*
+ * The submit path walks all of a task's tensors under one acquisition
+ * (orch_tm_lock + the _locked calls): one lock round trip per task
+ * instead of one per tensor, and erase from a consuming thread still
+ * sees each task's mappings all-or-nothing.
+ */
+void orch_tm_lock(struct pto_orch *o)
+{
+	pthread_mutex_lock(&o->tm.mu);
+}
+
+void orch_tm_unlock(struct pto_orch *o)
+{
+	pthread_mutex_unlock(&o->tm.mu);
+}
+
+struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
+					  const struct orch_key *k)
+{
+	struct orch_tensormap *tm = &o->tm;
+	struct orch_slotref v = { NULL, 0 };
+	struct orch_tm_node *n;
+
+	for (n = tm->buckets[key_hash(k) & (tm->nbuckets - 1)]; n; n = n->next)
+		if (key_eq(&n->key, k)) {
+			v = n->val;
+			break;
+		}
+	return v;
+}
+
+struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k)
+{
+	struct orch_slotref v;
+
+	orch_tm_lock(o);
+	v = orch_tm_lookup_locked(o, k);
+	orch_tm_unlock(o);
+	return v;
+}
+
+/* Double the bucket array; on allocation failure keep the old one (the
+ * table still works, only longer chains). */
+static void tm_rehash(struct pto_orch *o, struct orch_tensormap *tm)
+{
+	uint32_t nb = tm->nbuckets * 2, i;
+	struct orch_tm_node **b;
+
+	if (orch_may_fail(o, ORCH_FP_TENSORMAP, NULL))
+		return;
+	b = calloc(nb, sizeof(*b));
+	if (!b)
+		return;
+	for (i = 0; i < tm->nbuckets; i++) {
+		struct orch_tm_node *n, *next;
+
+		for (n = tm->buckets[i]; n; n = next) {
+			uint32_t h = (uint32_t)(key_hash(&n->key) & (nb - 1));
+
+			next = n->next;
+			n->next = b[h];
+			b[h] = n;
+		}
+	}
+	free(tm->buckets);
+	tm->buckets = b;
+	tm->nbuckets = nb;
+}
+
+/* Insert or replace (WAW: the newest writer wins). Caller holds mu. */
+int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
+			  struct orch_slotref v)
+{
+	struct orch_tensormap *tm = &o->tm;
+	struct orch_tm_node *n;
+	uint64_t h = key_hash(k);
+
+	for (n = tm->buckets[h & (tm->nbuckets - 1)]; n; n = n->next)
+		if (key_eq(&n->key, k)) {
+			n->val = v;
+			return 0;
+		}
+	if (tm->free) {
+		n = tm->free;
+		tm->free = n->next;
+	} else {
+		n = orch_may_fail(o, ORCH_FP_TENSORMAP, NULL) ? NULL :
+								  malloc(sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+	}
+	if (tm->count + 1 > tm->nbuckets)
+		tm_rehash(o, tm);
+	n->key = *k;
+	n->val = v;
+	n->next = tm->buckets[h & (tm->nbuckets - 1)];
+	tm->buckets[h & (tm->nbuckets - 1)] = n;
+	tm->count++;
+	return 0;
+}
+
+int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
+		   struct orch_slotref v)
+{
+	int err;
+
+	orch_tm_lock(o);
+	err = orch_tm_insert_locked(o, k, v);
+	orch_tm_unlock(o);
+	return err;
+}
+
+/*
+ * Erase every key in @s's cleanup journal that still maps to @s. The owner
+ * check (slot and task id) keeps a later writer's entry (WAW) and an older
+ * producer's entry whose replacement never got published.
+ */
+void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s)
+{
+	struct orch_tensormap *tm = &o->tm;
+	uint32_t i;
+
+	if (!s->nkeys)
+		return;
+	pthread_mutex_lock(&tm->mu);
+	for (i = 0; i < s->nkeys; i++) {
+		const struct orch_key *k = &s->out_keys[i];
+		struct orch_tm_node **pp =
+			&tm->buckets[key_hash(k) & (tm->nbuckets - 1)];
+
+		for (; *pp; pp = &(*pp)->next) {
+			struct orch_tm_node *n = *pp;
+
+			if (!key_eq(&n->key, k))
+				continue;
+			if (n->val.s == s && n->val.tid == s->task_id) {
+				*pp = n->next;
+				n->next = tm->free;
+				tm->free = n;
+				tm->count--;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tm->mu);
+	s->nkeys = 0;
+}
+
+uint32_t orch_tm_count(struct pto_orch *o)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&o->tm.mu);
+	n = o->tm.count;
+	pthread_mutex_unlock(&o->tm.mu);
+	return n;
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Translate an orchestrator task (its dispatch view) into a device payload.
+ * Kept apart from the dispatch loop so a later capture step (args dump)
+ * sees the same translation the core receives.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "sched/sched.h"
+
+static int is_written(uint8_t tag)
+{
+	return tag == PTO_OUTPUT || tag == PTO_INOUT ||
+	       tag == PTO_OUTPUT_EXISTING;
+}
+
+static int fill_tensor(const struct pto_arg_tensor *a,
+		       struct pto_tensor_desc *t, char *msg, size_t len)
+{
+	uint32_t esize = 4;	/* both PTO_DTYPE_F32 and PTO_DTYPE_I32 */
+
+	if (a->t.space != PTO_SPACE_GM) {
+		snprintf(msg, len, "tensor is not in device GM (space %u)",
+			 a->t.space);
+		return -EINVAL;
+	}
+	if (a->t.nbytes % esize || a->t.nbytes / esize > UINT32_MAX) {
+		snprintf(msg, len, "tensor of %llu bytes is not a whole number of elements",
+			 (unsigned long long)a->t.nbytes);
+		return -EINVAL;
+	}
+	memset(t, 0, sizeof(*t));
+	t->addr = a->t.obj + a->t.offset;
+	t->dtype = a->t.dtype;
+	t->rank = 1;
+	t->shape[0] = (uint32_t)(a->t.nbytes / esize);
+	t->strides[0] = 1;
+	return 0;
+}
+
+int sched_build_payload(const struct orch_dispatch_view *v,
+			struct pto_payload *p, char *msg, size_t len)
+{
+	int out = -1, slot = PTO_ARG_A;
+	uint32_t i;
+	int ret;
+
+	if (v->nscalars > 2 || v->ntensors > PTO_PAYLOAD_TENSORS) {
+		snprintf(msg, len, "%u tensors / %u scalars: a device kernel takes at most %d / 2",
+			 v->ntensors, v->nscalars, PTO_PAYLOAD_TENSORS);
+		return -E2BIG;
+	}
+	memset(p, 0, sizeof(*p));
+	p->func_id = (uint32_t)v->callable->kernel_id;
+	for (i = 0; i < v->nscalars; i++)
+		p->scalar[i] = v->scalars[i];
+	for (i = 0; i < v->ntensors; i++)
+		if (is_written(v->tensors[i].tag))
+			out = (int)i;
+	for (i = 0; i < v->ntensors; i++) {
+		int s = (int)i == out ? PTO_ARG_OUT : slot++;
+
+		if (s == PTO_ARG_OUT && (int)i != out) {
+			snprintf(msg, len, "more than two input tensors");
+			return -E2BIG;
+		}
+		ret = fill_tensor(&v->tensors[i], &p->t[s], msg, len);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device backend of the orchestrator: scheduler threads that own
+ * partitions of a device's clusters, dispatch READY tasks to their cores
+ * through the register windows and hand completions back to the
+ * orchestrator (seed 001's scheduler role, ARCHITECTURE.md's AICPU role).
+ *
+ * One loop iteration of a thread is three steps, each a function, so a
+ * later capture step (args dump at task boundaries) slots in between:
+ *   sched_reap()      COND FIN -> orch_member_done() (completion, release,
+ *                     READY routing are the orchestrator's own)
+ *   sched_dispatch()  idle core -> orch_ready_pop() -> payload -> id
+ *   sched_sleep()     nothing moved for spin_us: poll() the device fd (a
+ *                     completion wake-up was armed) and the thread's
+ *                     eventfd (a kick), or only the eventfd when idle
+ * Steady state makes no system call: doorbells only for parked cores,
+ * poll() only when nothing moved for the spin budget.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "sched/sched.h"
+#include "orch/orch_internal.h"
+
+#define SCHED_DEFAULT_HEAP (16ULL << 20)
+#define SCHED_DEFAULT_SPIN_US 50
+/*
+ * Several threads share the device fd, whose completion counter one
+ * thread's read() drains for all: a thread whose wake-up another thread
+ * consumed would sleep on. The bounded poll caps that cost; a per-thread
+ * wait in the kernel removes it (see Documentation/scheduler.md).
+ */
+#define SCHED_POLL_MS 2
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static const char *task_err_name(uint32_t st)
+{
+	static const char *const names[] = {
+		"ok", "unknown kernel", "bad dtype", "bad shape or strides",
+		"address outside the owner's GM", "device fault",
+		"core stopped", "bad payload",
+	};
+
+	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
+}
+
+/* Step 1: hand every completion of the thread's cores to the orchestrator. */
+static int sched_reap(struct sched_thread *t)
+{
+	struct sched_backend *be = t->be;
+	struct pto_done done[2];
+	unsigned int k;
+	int moved = 0;
+
+	for (k = 0; k < t->ncores; k++) {
+		struct sched_core *c = &t->cores[k];
+		int i, n = pto_rc_reap(c->rc, done);
+
+		for (i = 0; i < n; i++) {
+			struct sched_slot *s = &c->slot[done[i].id & 1];
+			char msg[128];
+
+			s->used = 0;
+			atomic_fetch_add_explicit(&t->tasks, 1,
+						  memory_order_relaxed);
+			if (done[i].status == PTO_TASK_OK) {
+				orch_member_done(be->orch, &s->d, 0, NULL);
+			} else {
+				atomic_fetch_add_explicit(&t->errors, 1,
+							  memory_order_relaxed);
+				snprintf(msg, sizeof(msg),
+					 "device error %u (%s) on core %u",
+					 done[i].status,
+					 task_err_name(done[i].status),
+					 c->rc->index);
+				orch_member_done(be->orch, &s->d, -EIO, msg);
+			}
+			moved++;
+		}
+	}
+	return moved;
+}
+
+/* Step 2: give every core with a free slot the next task it may run. */
+static int sched_dispatch(struct sched_thread *t)
+{
+	struct sched_backend *be = t->be;
+	uint64_t ring[PTO_CORE_MASK_WORDS] = { 0 };
+	unsigned int k;
+	int moved = 0, any_ring = 0;
+
+	for (k = 0; k < t->ncores; k++) {
+		struct sched_core *c = &t->cores[k];
+		struct orch_dispatch_view v;
+		struct orch_dispatch d;
+		struct pto_payload *p;
+		char msg[128];
+		int need_ring, ret;
+		uint32_t id;
+
+		/*
+		 * One task per core at a time: the orchestrator's worker is
+		 * busy until orch_member_done(), so a pending slot needs its
+		 * worker capacity of two first (issue 5 follow-up).
+		 */
+		if (c->rc->ninflight || !orch_ready_pop(be->orch, c->widx, &d))
+			continue;
+		moved++;
+		orch_dispatch_view(&d, &v);
+		p = pto_rc_next_payload(c->rc);
+		ret = sched_build_payload(&v, p, msg, sizeof(msg));
+		if (ret) {
+			orch_member_done(be->orch, &d, ret, msg);
+			continue;
+		}
+		id = pto_rc_dispatch(c->rc, &need_ring);
+		c->slot[id & 1] = (struct sched_slot){ .d = d, .id = id, .used = 1 };
+		if (need_ring) {
+			ring[c->rc->index / 64] |= 1ULL << (c->rc->index % 64);
+			any_ring = 1;
+		}
+	}
+	if (any_ring)
+		pto_ring(t->launch, ring);
+	return moved;
+}
+
+/*
+ * Step 3: sleep until a completion or a kick.
+ *
+ * Lost-kick freedom (Dekker): this thread stores sleeping = 1, then (full
+ * fence) reads kicked; kick() stores kicked = 1, then (full fence) reads
+ * sleeping. One of the two sees the other's store: either we see kicked
+ * and do not sleep, or kick() sees sleeping and writes the eventfd, which
+ * makes poll() return. The orchestrator enqueues under its sched_mu before
+ * it kicks, so a thread that saw kicked and pops again finds the entry.
+ *
+ * Lost-completion freedom: pto_launch_arm() stores WAKE_REQ on the cores
+ * with work in flight, fences and re-reads COND; the core stores COND,
+ * fences and reads WAKE_REQ (Documentation/mock-cores.md).
+ */
+static void sched_sleep(struct sched_thread *t)
+{
+	struct sched_backend *be = t->be;
+	struct pollfd pfd[2] = {
+		{ .fd = t->evfd, .events = POLLIN },
+		{ .fd = pto_dev_fd(be->dev), .events = POLLIN },
+	};
+	int armed, nfds = 1, timeout = -1;
+	uint64_t v;
+
+	atomic_store_explicit(&t->sleeping, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&t->kicked, memory_order_relaxed) ||
+	    atomic_load(&be->stop))
+		goto out;
+	armed = pto_launch_arm(t->launch);
+	if (armed > 0)
+		goto out;
+	if (armed == 0) {
+		nfds = 2;
+		timeout = SCHED_POLL_MS;
+	}
+	atomic_fetch_add_explicit(&t->sleeps, 1, memory_order_relaxed);
+	if (poll(pfd, nfds, timeout) > 0 && nfds == 2 &&
+	    (pfd[1].revents & POLLIN) &&
+	    read(pfd[1].fd, &v, sizeof(v)) < 0 && errno != EAGAIN) {
+		/* a failed drain only costs a spurious wake-up */
+	}
+out:
+	atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
+	if (read(t->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN) {
+		/* EAGAIN: nobody wrote it */
+	}
+}
+
+static void *sched_thread_main(void *arg)
+{
+	struct sched_thread *t = arg;
+	struct sched_backend *be = t->be;
+	uint64_t spin_ns = (uint64_t)be->cfg.spin_us * 1000, idle_since = 0;
+
+	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
+		int moved;
+
+		/* Consume kicks before looking: a later kick is seen again. */
+		atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		moved = sched_reap(t);
+
+		moved += sched_dispatch(t);
+		if (moved) {
+			idle_since = 0;
+			continue;
+		}
+		if (!idle_since) {
+			idle_since = now_ns();
+			continue;
+		}
+		if (now_ns() - idle_since < spin_ns) {
+			cpu_relax();
+			continue;
+		}
+		sched_sleep(t);
+		idle_since = 0;
+	}
+	return NULL;
+}
+
+/* ---- backend ops ---------------------------------------------------- */
+
+static int sched_heap_map(void *p, int ring, uint64_t size,
+			  struct orch_heap *out)
+{
+	struct sched_backend *be = p;
+	struct pto_bo *bo;
+	void *base;
+	int ret;
+
+	ret = pto_bo_alloc(be->dev, size, 0, &bo);
+	if (ret)
+		return ret;
+	ret = pto_bo_map(bo, &base);
+	if (ret) {
+		pto_bo_free(bo);
+		return ret;
+	}
+	be->heap_bo[ring] = bo;
+	memset(out, 0, sizeof(*out));
+	out->base = base;
+	out->size = size;
+	out->space = PTO_SPACE_GM;
+	/* A GM tensor's key is (GM, buffer base address, offset). */
+	out->obj = pto_bo_dev_addr(bo);
+	out->obj_off = 0;
+	return 0;
+}
+
+static void sched_heap_unmap(void *p, int ring, struct orch_heap *h)
+{
+	struct sched_backend *be = p;
+
+	pto_bo_free(be->heap_bo[ring]);
+	be->heap_bo[ring] = NULL;
+}
+
+static int sched_start(void *p, struct pto_orch *o)
+{
+	struct sched_backend *be = p;
+	unsigned int i;
+	int ret;
+
+	be->orch = o;
+	for (i = 0; i < be->nthreads; i++) {
+		ret = pthread_create(&be->threads[i].tid, NULL,
+				     sched_thread_main, &be->threads[i]);
+		if (ret) {
+			atomic_store(&be->stop, 1);
+			while (i--) {
+				uint64_t one = 1;
+
+				if (write(be->threads[i].evfd, &one,
+					  sizeof(one)) < 0) {
+					/* the thread also polls stop */
+				}
+				pthread_join(be->threads[i].tid, NULL);
+				be->threads[i].started = 0;
+			}
+			return -ret;
+		}
+		be->threads[i].started = 1;
+	}
+	return 0;
+}
+
+static void sched_stop(void *p)
+{
+	struct sched_backend *be = p;
+	unsigned int i;
+	uint64_t one = 1;
+
+	atomic_store_explicit(&be->stop, 1, memory_order_release);
+	for (i = 0; i < be->nthreads; i++) {
+		struct sched_thread *t = &be->threads[i];
+
+		if (!t->started)
+			continue;
+		if (write(t->evfd, &one, sizeof(one)) < 0) {
+			/* eventfd writes of 1 cannot fail short of overflow */
+		}
+		pthread_join(t->tid, NULL);
+		t->started = 0;
+	}
+}
+
+static void wake_thread(struct sched_thread *t)
+{
+	uint64_t one = 1;
+
+	/* Dekker with sched_sleep(): see there. */
+	atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&t->sleeping, memory_order_relaxed) &&
+	    write(t->evfd, &one, sizeof(one)) < 0) {
+		/* cannot overflow: the thread drains it on every wake */
+	}
+}
+
+static void sched_kick(void *p, int32_t widx, uint32_t kind)
+{
+	struct sched_backend *be = p;
+	unsigned int i;
+
+	if (widx >= 0 && (unsigned int)widx < be->nworkers) {
+		wake_thread(&be->threads[be->core_thread[be->widx_core[widx]]]);
+		return;
+	}
+	for (i = 0; i < be->nthreads; i++)
+		wake_thread(&be->threads[i]);
+}
+
+static void sched_destroy(void *p)
+{
+	struct sched_backend *be = p;
+	unsigned int i;
+
+	for (i = 0; i < be->nthreads; i++) {
+		struct sched_thread *t = &be->threads[i];
+
+		/*
+		 * Placeholder for kernel retirement (issue 6): releasing the
+		 * clusters stops their cores and zaps the windows.
+		 */
+		if (t->clusters)
+			pto_cluster_release(be->dev, t->clusters);
+		pto_launch_free(t->launch);
+		free(t->cores);
+		if (t->evfd >= 0)
+			close(t->evfd);
+	}
+	free(be->threads);
+	free(be);
+}
+
+static const struct orch_backend_ops sched_ops = {
+	.name = "device",
+	.heap_map = sched_heap_map,
+	.heap_unmap = sched_heap_unmap,
+	.start = sched_start,
+	.stop = sched_stop,
+	.kick = sched_kick,
+	.destroy = sched_destroy,
+};
+
+/* ---- creation ------------------------------------------------------- */
+
+/* Launch thread @t's cores and bind them to worker indices. */
+static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
+			       const struct pto_dev_info *info)
+{
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
+	unsigned int c, k, core;
+	int ret;
+
+	for (c = 0; c < info->clusters; c++) {
+		if (!(t->clusters & (1ULL << c)))
+			continue;
+		for (core = c * 3; core < c * 3 + 3; core++)
+			mask[core / 64] |= 1ULL << (core % 64);
+	}
+	ret = pto_launch_cores(be->dev, mask, &t->launch);
+	if (ret)
+		return ret;
+	t->ncores = t->launch->ncores;
+	t->cores = calloc(t->ncores, sizeof(*t->cores));
+	if (!t->cores)
+		return -ENOMEM;
+	for (k = 0; k < t->ncores; k++) {
+		struct pto_rc *rc = &t->launch->core[k];
+
+		t->cores[k].rc = rc;
+		t->cores[k].widx = (int32_t)be->nworkers;
+		be->core_thread[rc->index] = (int32_t)t->index;
+		be->widx_core[be->nworkers] = (int32_t)rc->index;
+		be->workers[be->nworkers].id = (int32_t)rc->index;
+		be->workers[be->nworkers].kind =
+			info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
+			PTO_WK_AIC : PTO_WK_AIV;
+		be->nworkers++;
+	}
+	return 0;
+}
+
+int pto_orch_create_device(struct pto_dev *dev,
+			   const struct pto_orch_config *ocfg,
+			   const struct pto_sched_config *scfg,
+			   pto_orch **out)
+{
+	struct pto_orch_config oc = { 0 };
+	struct pto_dev_info info;
+	struct sched_backend *be;
+	unsigned int i, nclusters;
+	int ret;
+
+	*out = NULL;
+	if (scfg && scfg->pad)
+		return -EINVAL;
+	pto_dev_info(dev, &info);
+	be = calloc(1, sizeof(*be));
+	if (!be)
+		return -ENOMEM;
+	be->dev = dev;
+	if (scfg)
+		be->cfg = *scfg;
+	nclusters = be->cfg.clusters ? be->cfg.clusters : info.clusters;
+	if (nclusters > info.clusters || nclusters > 64) {
+		free(be);
+		return -EINVAL;
+	}
+	if (!be->cfg.threads)
+		be->cfg.threads = info.lanes;
+	if (!be->cfg.spin_us)
+		be->cfg.spin_us = SCHED_DEFAULT_SPIN_US;
+	be->nthreads = be->cfg.threads < nclusters ? be->cfg.threads : nclusters;
+	be->clusters = nclusters == 64 ? ~0ULL : (1ULL << nclusters) - 1;
+
+	be->threads = calloc(be->nthreads, sizeof(*be->threads));
+	if (!be->threads) {
+		free(be);
+		return -ENOMEM;
+	}
+	for (i = 0; i < be->nthreads; i++) {
+		be->threads[i].evfd = -1;
+		be->threads[i].be = be;
+		be->threads[i].index = i;
+	}
+
+	ret = pto_cluster_acquire(dev, be->clusters);
+	if (ret) {
+		free(be->threads);
+		free(be);
+		return ret;
+	}
+	/* Contiguous partitions: cluster c belongs to thread c * T / C. */
+	for (i = 0; i < nclusters; i++)
+		be->threads[i * be->nthreads / nclusters].clusters |= 1ULL << i;
+	for (i = 0; i < be->nthreads; i++) {
+		struct sched_thread *t = &be->threads[i];
+
+		t->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (t->evfd < 0) {
+			ret = -errno;
+			goto err;
+		}
+		/* Per-thread launches: each thread launches its own clusters. */
+		ret = sched_thread_launch(be, t, &info);
+		if (ret)
+			goto err;
+	}
+
+	if (ocfg)
+		oc = *ocfg;
+	if (!oc.heap_ring_size)
+		oc.heap_ring_size = SCHED_DEFAULT_HEAP;
+	oc.nworkers = be->nworkers;
+	oc.workers = be->workers;
+	/* orch_create owns @be from here, also on failure (ops->destroy). */
+	return orch_create(&oc, &sched_ops, be, out);
+
+err:
+	sched_destroy(be);
+	return ret;
+}
+
+int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st)
+{
+	struct sched_backend *be = o->ops == &sched_ops ? o->be : NULL;
+	unsigned int i;
+
+	memset(st, 0, sizeof(*st));
+	if (!be)
+		return -EINVAL;
+	for (i = 0; i < be->nthreads; i++) {
+		struct sched_thread *t = &be->threads[i];
+
+		st->tasks += atomic_load(&t->tasks);
+		st->errors += atomic_load(&t->errors);
+		st->sleeps += atomic_load(&t->sleeps);
+		st->doorbells += t->launch ? __atomic_load_n(&t->launch->doorbells,
+							     __ATOMIC_RELAXED) : 0;
+	}
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal: the device backend's state, shared by its files. */
+#ifndef PTO_LIB_SCHED_H
+#define PTO_LIB_SCHED_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <pto/sched.h>
+#include "core.h"
+#include "orch/backend.h"
+
+/* One in-flight task on a core, found again by its dispatch id's parity. */
+struct sched_slot {
+	struct orch_dispatch d;
+	uint32_t id;
+	int used;
+};
+
+struct sched_core {
+	struct pto_rc *rc;
+	int32_t widx;			/* orchestrator worker index */
+	struct sched_slot slot[2];	/* by id parity */
+};
+
+/*
+ * A scheduler thread. Everything but the atomics is touched only by the
+ * thread itself (after create, before join).
+ * @sleeping: 1 while the thread is in (or about to enter) poll(); kick()
+ *	writes @evfd only then (Dekker pair with @kicked, see sched_sleep()).
+ * @kicked: set by kick(), cleared by the thread before it looks for work.
+ */
+struct sched_thread {
+	struct sched_backend *be;
+	unsigned int index;
+	pthread_t tid;
+	int started;
+	uint64_t clusters;		/* bitmap of owned clusters */
+	struct pto_launch *launch;
+	unsigned int ncores;
+	struct sched_core *cores;
+	int evfd;
+	atomic_int sleeping;
+	atomic_int kicked;
+
+	atomic_uint_fast64_t tasks;
+	atomic_uint_fast64_t errors;
+	atomic_uint_fast64_t sleeps;
+};
+
+struct sched_backend {
+	struct pto_dev *dev;
+	struct pto_orch *orch;
+	struct pto_sched_config cfg;
+	uint64_t clusters;		/* every acquired cluster */
+	unsigned int nthreads;
+	struct sched_thread *threads;
+	int32_t core_thread[PTO_DEV_MAX_CORES];	/* core -> thread */
+	int32_t widx_core[PTO_DEV_MAX_CORES];	/* worker index -> core */
+	unsigned int nworkers;
+	struct pto_worker_desc workers[PTO_DEV_MAX_CORES];
+	struct pto_bo *heap_bo[PTO_MAX_RING_DEPTH];
+	atomic_int stop;
+};
+
+/* payload.c: fill @p from the dispatch view; 0 or -errno + @msg. */
+int sched_build_payload(const struct orch_dispatch_view *v,
+			struct pto_payload *p, char *msg, size_t len);
+
+#endif

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stress and idle behaviour of the mock cores:
+ *  - 100k noop tasks over every core, random use of the pending slot,
+ *    every FIN accounted in dispatch order; doorbells and sleeps printed
+ *    and bounded (PTO_STRESS_TASKS overrides the count, PTO_SEED the seed);
+ *  - an idle, launched device: the core threads' CPU time over one second
+ *    (from /proc/<pid>/stat) is ~0.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+#include "pto_core_util.h"
+
+static unsigned int seed;
+
+/* xorshift32 (every bit usable; an LCG's low bits have short periods). */
+static uint32_t rnd(void)
+{
+	static uint32_t x;
+
+	if (!x)
+		x = seed ? seed : 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x;
+}
+
+static void launch_all(struct __test_metadata *_metadata, struct pto_dev **dev,
+		       struct pto_launch **l, struct pto_dev_info *info)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 };
+	uint64_t clusters;
+	unsigned int i;
+
+	ASSERT_EQ(0, pto_dev_open(0, dev));
+	pto_dev_info(*dev, info);
+	clusters = info->clusters >= 64 ? ~0ull : (1ull << info->clusters) - 1;
+	for (i = 0; i < info->cores; i++)
+		cores[i / 64] |= 1ull << (i % 64);
+	ASSERT_EQ(0, pto_cluster_acquire(*dev, clusters));
+	ASSERT_EQ(0, pto_launch_cores(*dev, cores, l));
+}
+
+enum { S_TASKS, S_PARKS, S_DOZES };
+
+static uint64_t sum_stat(struct pto_dev *dev, unsigned int n, int what)
+{
+	struct pto_core_stats st;
+	uint64_t s = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!pto_core_stats(dev, i, &st))
+			s += what == S_PARKS ? st.parks :
+			     what == S_DOZES ? st.dozes : st.tasks;
+	return s;
+}
+
+struct stress_result {
+	uint64_t tasks, doorbells, parks, dozes, waits;
+};
+
+static void stress(struct __test_metadata *_metadata, struct stress_result *res,
+		   uint64_t ntasks)
+{
+	const char *env;
+	uint64_t submitted = 0, completed = 0, pending_used = 0, idle_loops = 0;
+	uint64_t parks0, parks1, tasks0, tasks1, dozes0, dozes1, t0, t1;
+	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
+	uint32_t *expect;
+	struct pto_dev_info info;
+	struct pto_launch *l;
+	struct pto_dev *dev;
+	unsigned int k, i;
+	int errors = 0;
+
+	env = getenv("PTO_SEED");
+	seed = env ? (unsigned int)strtoul(env, NULL, 0) : (unsigned int)pto_now_ns();
+	printf("# seed %u (PTO_SEED=%u reproduces), %llu tasks\n", seed, seed,
+	       (unsigned long long)ntasks);
+	fflush(stdout);
+	launch_all(_metadata, &dev, &l, &info);
+	expect = calloc(l->ncores, sizeof(*expect));
+	ASSERT_NE(NULL, expect);
+	for (k = 0; k < l->ncores; k++)
+		expect[k] = 1;
+	parks0 = sum_stat(dev, info.cores, S_PARKS);
+	dozes0 = sum_stat(dev, info.cores, S_DOZES);
+	tasks0 = sum_stat(dev, info.cores, S_TASKS);
+	t0 = pto_now_ns();
+
+	while (completed < ntasks) {
+		uint64_t ring[PTO_CORE_MASK_WORDS] = { 0 };
+		int progress = 0, need_ring = 0;
+
+		for (k = 0; k < l->ncores; k++) {
+			struct pto_rc *c = &l->core[k];
+			struct pto_done done[2];
+			int n, r;
+
+			/*
+			 * Random use of the pending slot: skip reaping now and
+			 * then, so a core that took (or finished) its task gets
+			 * the next one queued behind it; its completion is then
+			 * implied by the next ACK and read from the payload.
+			 */
+			n = c->ninflight == 2 || (rnd() & 1) ?
+			    pto_rc_reap(c, done) : 0;
+			for (i = 0; i < (unsigned int)n; i++) {
+				if (done[i].id != expect[k] || done[i].status)
+					errors++;
+				expect[k] = done[i].id + 1 > PTO_ID_MAX ? 2 :
+					    done[i].id + 1;
+			}
+			completed += n;
+			progress |= n;
+			if (submitted >= ntasks || !pto_rc_can_dispatch(c))
+				continue;
+			pending_used += c->ninflight == 1;
+			memcpy(pto_rc_next_payload(c), &noop, sizeof(noop));
+			pto_rc_dispatch(c, &r);
+			submitted++;
+			progress = 1;
+			if (r) {
+				ring[c->index / 64] |= 1ull << (c->index % 64);
+				need_ring = 1;
+			}
+		}
+		/* One doorbell ioctl for every parked core of the sweep. */
+		if (need_ring)
+			ASSERT_EQ(0, pto_ring(l, ring));
+		if (progress) {
+			idle_loops = 0;
+		} else if (++idle_loops > 1000) {
+			ASSERT_EQ(0, pto_launch_wait(l, 5000));
+			idle_loops = 0;
+		}
+		ASSERT_GT(25000000000ull, pto_now_ns() - t0)
+			TH_LOG("stuck: %llu of %llu completed",
+			       (unsigned long long)completed,
+			       (unsigned long long)ntasks);
+	}
+	t1 = pto_now_ns();
+	parks1 = sum_stat(dev, info.cores, S_PARKS);
+	dozes1 = sum_stat(dev, info.cores, S_DOZES);
+	tasks1 = sum_stat(dev, info.cores, S_TASKS);
+	res->tasks = completed;
+	res->doorbells = l->doorbells;
+	res->waits = l->waits;
+	res->parks = parks1 - parks0;
+	res->dozes = dozes1 - dozes0;
+	printf("# %llu tasks on %u cores in %.3f s (%.2f us/task), pending slot used %llu times\n",
+	       (unsigned long long)completed, l->ncores, (t1 - t0) / 1e9,
+	       (t1 - t0) / 1e3 / completed, (unsigned long long)pending_used);
+	printf("# owner syscalls: doorbell ioctls %llu, poll sleeps %llu; core sleeps: parks %llu (need a doorbell), dozes %llu (timed)\n",
+	       (unsigned long long)res->doorbells,
+	       (unsigned long long)res->waits,
+	       (unsigned long long)res->parks,
+	       (unsigned long long)res->dozes);
+	fflush(stdout);
+	EXPECT_EQ(0, errors);
+	EXPECT_EQ(ntasks, completed);
+	EXPECT_EQ(ntasks, submitted);
+	EXPECT_EQ(ntasks, tasks1 - tasks0);
+	EXPECT_LT(ntasks / 20, pending_used);
+	pto_cluster_release(dev, ~0ull >> (64 - info.clusters));
+	pto_launch_free(l);
+	free(expect);
+	pto_dev_close(dev);
+}
+
+/* Default parameters: spin, then park; doorbells batched per sweep. */
+TEST(noop_stress_all_cores)
+{
+	const char *env = getenv("PTO_STRESS_TASKS");
+	struct stress_result r;
+
+	stress(_metadata, &r, env ? strtoull(env, NULL, 0) : 100000);
+	EXPECT_GT(r.tasks / 4, r.doorbells + r.waits);
+}
+
+static int set_param(const char *name, const char *val, char *old, size_t n)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/pto/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (old && !fgets(old, (int)n, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(val, f);
+	return fclose(f);
+}
+
+/* With dozing enabled (interrupt moderation): almost no doorbells/parks. */
+TEST(noop_stress_moderated)
+{
+	char old_doze[32], old_max[32];
+	struct stress_result r;
+
+	if (set_param("doze_us", "1000", old_doze, sizeof(old_doze)) ||
+	    set_param("doze_max_us", "3000", old_max, sizeof(old_max)))
+		SKIP(return, "cannot set pto module parameters (not root?)");
+	stress(_metadata, &r, 20000);
+	set_param("doze_us", old_doze, NULL, 0);
+	set_param("doze_max_us", old_max, NULL, 0);
+	/* Parked cores (each needing a doorbell) become rare. */
+	EXPECT_GT(r.tasks / 100, r.doorbells);
+	EXPECT_GT(r.tasks / 100, r.parks);
+}
+
+/* utime + stime (clock ticks) of every "pto0/c*" kernel thread. */
+static long long core_threads_ticks(int *nthreads)
+{
+	struct dirent *de;
+	long long sum = 0;
+	DIR *d = opendir("/proc");
+
+	*nthreads = 0;
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *p;
+		unsigned long long ut, st;
+		FILE *f;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		if (!strstr(buf, "(pto0/c"))
+			continue;
+		p = strrchr(buf, ')');
+		/* fields after ")": state(3) ... utime(14) stime(15) */
+		if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+				 &ut, &st) != 2)
+			continue;
+		sum += ut + st;
+		(*nthreads)++;
+	}
+	closedir(d);
+	return sum;
+}
+
+TEST(idle_device_uses_no_cpu)
+{
+	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
+	struct pto_dev_info info;
+	struct pto_launch *l;
+	struct pto_dev *dev;
+	long long t0, t1;
+	unsigned int k;
+	int n0, n1;
+
+	launch_all(_metadata, &dev, &l, &info);
+	/* Some work first, so every core has been through its loop. */
+	for (k = 0; k < l->ncores; k++)
+		ASSERT_EQ(PTO_TASK_OK, pto_run1(l, &l->core[k], &noop));
+	usleep(200000);
+	t0 = core_threads_ticks(&n0);
+	sleep(1);
+	t1 = core_threads_ticks(&n1);
+	ASSERT_EQ(info.cores, n0);
+	ASSERT_EQ(n0, n1);
+	printf("# %d launched idle core threads used %lld ticks (1/%ld s) over 1 s\n",
+	       n0, t1 - t0, sysconf(_SC_CLK_TCK));
+	fflush(stdout);
+	EXPECT_GE(2, t1 - t0);
+	for (k = 0; k < l->ncores; k++)
+		EXPECT_EQ(1, pto_win_read(&l->core[k], PTO_REG_PARKED));
+	pto_cluster_release(dev, ~0ull >> (64 - info.clusters));
+	pto_launch_free(l);
+	pto_dev_close(dev);
+	/* Unlaunched: the same. */
+	t0 = core_threads_ticks(&n0);
+	sleep(1);
+	t1 = core_threads_ticks(&n1);
+	printf("# %d unlaunched core threads used %lld ticks over 1 s\n", n0,
+	       t1 - t0);
+	fflush(stdout);
+	EXPECT_GE(1, t1 - t0);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,819 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mock cores: launch, every built-in kernel against a CPU reference
+ * (float32 within 1e-6 relative, int32 exact) over several shapes and
+ * strides, running + pending slot, bad payloads, ownership (-EBUSY,
+ * windows), GM isolation between files, ioctl validation, release.
+ * Random inputs are seeded; the seed is printed (PTO_SEED overrides it).
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+#include "pto_core_util.h"
+
+#define ARENA (8u << 20)
+
+static unsigned int seed;
+
+/* xorshift32 (every bit usable; an LCG's low bits have short periods). */
+static uint32_t rnd(void)
+{
+	static uint32_t x;
+
+	if (!x)
+		x = seed ? seed : 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x;
+}
+
+static void seed_init(void)
+{
+	const char *s = getenv("PTO_SEED");
+
+	seed = s ? (unsigned int)strtoul(s, NULL, 0) :
+		   (unsigned int)pto_now_ns();
+	printf("# seed %u (PTO_SEED=%u reproduces)\n", seed, seed);
+	fflush(stdout);
+}
+
+FIXTURE(core) {
+	struct pto_dev *dev;
+	struct pto_launch *l;
+	struct pto_bo *arena;
+	uint32_t *mem;		/* arena, as 4-byte words */
+	uint64_t base;		/* arena device address */
+	struct pto_dev_info info;
+};
+
+FIXTURE_SETUP(core)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0x7 };
+
+	seed_init();
+	ASSERT_EQ(0, pto_dev_open(0, &self->dev));
+	pto_dev_info(self->dev, &self->info);
+	ASSERT_EQ(0, pto_cluster_acquire(self->dev, 1));
+	ASSERT_EQ(0, pto_launch_cores(self->dev, cores, &self->l));
+	ASSERT_EQ(0, pto_bo_alloc(self->dev, ARENA, 0, &self->arena));
+	ASSERT_EQ(0, pto_bo_map(self->arena, (void **)&self->mem));
+	self->base = pto_bo_dev_addr(self->arena);
+}
+
+FIXTURE_TEARDOWN(core)
+{
+	pto_cluster_release(self->dev, 1);
+	pto_launch_free(self->l);
+	pto_bo_free(self->arena);
+	pto_dev_close(self->dev);
+}
+
+TEST_F(core, launch_state_and_add_f32)
+{
+	struct pto_payload p = { .func_id = PTO_FUNC_ADD };
+	uint32_t shape[1] = { 8 };
+	uint64_t str[1] = { 1 };
+	struct pto_core_stats st;
+	unsigned int i;
+
+	ASSERT_EQ(3, self->l->ncores);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pto_core_stats(self->dev, i, &st));
+		EXPECT_NE(PTO_CORE_UNLAUNCHED, st.state);
+		EXPECT_EQ(getpid(), st.owner);
+		EXPECT_EQ(PTO_DISPATCH_IDLE,
+			  pto_win_read(&self->l->core[i], PTO_REG_DATA_MAIN_BASE));
+		EXPECT_EQ(0, pto_win_read(&self->l->core[i], PTO_REG_COND));
+	}
+	for (i = 0; i < 8; i++) {
+		self->mem[i] = pto_f_bits(1.5f * i);
+		self->mem[16 + i] = pto_f_bits(100.0f + i);
+	}
+	pto_tensor_set(&p.t[PTO_ARG_A], self->base, PTO_DTYPE_F32, 1, shape, str);
+	pto_tensor_set(&p.t[PTO_ARG_B], self->base + 64, PTO_DTYPE_F32, 1, shape, str);
+	pto_tensor_set(&p.t[PTO_ARG_OUT], self->base + 128, PTO_DTYPE_F32, 1, shape, str);
+	ASSERT_EQ(PTO_TASK_OK, pto_run1(self->l, &self->l->core[0], &p));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(1.5f * i + 100.0f + i, pto_bits_f(self->mem[32 + i]));
+	ASSERT_EQ(PTO_COND_FIN | 1, pto_win_read(&self->l->core[0], PTO_REG_COND));
+}
+
+/* ---- every kernel vs the CPU reference ---------------------------------- */
+
+struct view {
+	uint32_t rank;
+	uint32_t shape[4];
+	uint64_t strides[4];
+	uint64_t word;		/* offset in the arena, in words */
+};
+
+/* Strides over a padded shape times an element step; returns extent. */
+static uint64_t view_make(struct view *v, uint32_t rank, const uint32_t *shape,
+			  uint32_t pad, uint32_t step, uint64_t word)
+{
+	uint64_t s = step, ext = 1;
+	int i;
+
+	v->rank = rank;
+	v->word = word;
+	memset(v->shape, 0, sizeof(v->shape));
+	memset(v->strides, 0, sizeof(v->strides));
+	for (i = (int)rank - 1; i >= 0; i--) {
+		v->shape[i] = shape[i];
+		v->strides[i] = s;
+		s *= shape[i] + (i == (int)rank - 1 ? 0 : pad);
+		ext += (uint64_t)(shape[i] - 1) * v->strides[i];
+	}
+	return ext;
+}
+
+static uint64_t view_elems(const struct view *v)
+{
+	uint64_t n = 1;
+	uint32_t i;
+
+	for (i = 0; i < v->rank; i++)
+		n *= v->shape[i];
+	return n;
+}
+
+/* Word offset of the idx-th element in row-major logical order. */
+static uint64_t view_off(const struct view *v, uint64_t idx)
+{
+	uint64_t off = v->word;
+	int i;
+
+	for (i = (int)v->rank - 1; i >= 0; i--) {
+		off += (idx % v->shape[i]) * v->strides[i];
+		idx /= v->shape[i];
+	}
+	return off;
+}
+
+static void view_tensor(struct pto_tensor_desc *t, const struct view *v,
+			uint64_t base, uint32_t dtype)
+{
+	pto_tensor_set(t, base + v->word * 4, dtype, v->rank, v->shape,
+		       v->strides);
+}
+
+static uint32_t rnd_val(uint32_t dtype)
+{
+	if (dtype == PTO_DTYPE_I32)
+		return rnd() ^ (rnd() << 16);
+	return pto_f_bits(((float)(rnd() % 20001) - 10000.0f) / 1250.0f);
+}
+
+static int close_f32(float want, float got)
+{
+	float tol = 1e-6f * fmaxf(fabsf(want), 1e-30f);
+
+	return fabsf(want - got) <= tol || (want == 0 && fabsf(got) < 1e-30f);
+}
+
+static uint32_t ref_op(uint32_t f, uint32_t dtype, uint32_t x, uint32_t y,
+		       uint32_t s)
+{
+	if (dtype == PTO_DTYPE_I32) {
+		switch (f) {
+		case PTO_FUNC_ADD: return x + y;
+		case PTO_FUNC_SUB: return x - y;
+		case PTO_FUNC_MUL: return x * y;
+		case PTO_FUNC_ADD_SCALAR: return x + s;
+		case PTO_FUNC_MUL_SCALAR: return x * s;
+		case PTO_FUNC_FILL: return s;
+		default: return x;
+		}
+	}
+	switch (f) {
+	case PTO_FUNC_ADD: return pto_f_bits(pto_bits_f(x) + pto_bits_f(y));
+	case PTO_FUNC_SUB: return pto_f_bits(pto_bits_f(x) - pto_bits_f(y));
+	case PTO_FUNC_MUL: return pto_f_bits(pto_bits_f(x) * pto_bits_f(y));
+	case PTO_FUNC_ADD_SCALAR: return pto_f_bits(pto_bits_f(x) + pto_bits_f(s));
+	case PTO_FUNC_MUL_SCALAR: return pto_f_bits(pto_bits_f(x) * pto_bits_f(s));
+	case PTO_FUNC_FILL: return s;
+	default: return x;
+	}
+}
+
+struct shape_case {
+	uint32_t rank;
+	uint32_t shape[4];
+	uint32_t pad_in, step_in, pad_out, step_out;
+};
+
+static const struct shape_case shape_cases[] = {
+	{ 1, { 1 }, 0, 1, 0, 1 },
+	{ 1, { 37 }, 0, 1, 0, 1 },
+	{ 1, { 5000 }, 0, 3, 0, 2 },		/* > one chunk, strided */
+	{ 2, { 5, 7 }, 0, 1, 0, 1 },
+	{ 2, { 4, 6 }, 3, 1, 1, 1 },		/* padded rows */
+	{ 3, { 2, 3, 5 }, 1, 2, 0, 1 },
+	{ 4, { 2, 2, 3, 4 }, 2, 1, 1, 3 },
+};
+
+static const uint32_t ew_funcs[] = {
+	PTO_FUNC_ADD, PTO_FUNC_SUB, PTO_FUNC_MUL, PTO_FUNC_ADD_SCALAR,
+	PTO_FUNC_MUL_SCALAR, PTO_FUNC_COPY, PTO_FUNC_FILL, PTO_FUNC_REDUCE_SUM,
+};
+
+static int check_ew(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(core) *self, uint32_t f, uint32_t dtype,
+		    const struct shape_case *sc, struct pto_rc *c)
+{
+	struct view a, b, o;
+	struct pto_payload p = { .func_id = f };
+	uint64_t ea, eb, n, i;
+	uint32_t s = rnd_val(dtype), one = 1;
+	uint64_t one_s = 1;
+	int bad = 0;
+
+	ea = view_make(&a, sc->rank, sc->shape, sc->pad_in, sc->step_in, 16);
+	eb = view_make(&b, sc->rank, sc->shape, sc->pad_in + 1, sc->step_in,
+		       16 + ea + 5);
+	if (f == PTO_FUNC_REDUCE_SUM)
+		view_make(&o, 1, &one, 0, 1, 32 + ea + eb);
+	else
+		view_make(&o, sc->rank, sc->shape, sc->pad_out, sc->step_out,
+			  32 + ea + eb);
+	(void)one_s;
+	n = view_elems(&a);
+	for (i = 0; i < 32 + 2 * (ea + eb) + 64 && i < ARENA / 4; i++)
+		self->mem[i] = rnd_val(dtype);
+
+	if (f != PTO_FUNC_FILL)
+		view_tensor(&p.t[PTO_ARG_A], &a, self->base, dtype);
+	if (f == PTO_FUNC_ADD || f == PTO_FUNC_SUB || f == PTO_FUNC_MUL)
+		view_tensor(&p.t[PTO_ARG_B], &b, self->base, dtype);
+	view_tensor(&p.t[PTO_ARG_OUT], &o, self->base, dtype);
+	p.scalar[0] = s;
+	EXPECT_EQ(PTO_TASK_OK, pto_run1(self->l, c, &p)) {
+		return 1;
+	}
+
+	if (f == PTO_FUNC_REDUCE_SUM) {
+		double d = 0;
+		uint32_t isum = 0, got = self->mem[o.word];
+
+		for (i = 0; i < n; i++) {
+			uint32_t x = self->mem[view_off(&a, i)];
+
+			isum += x;
+			d += (double)pto_bits_f(x);
+		}
+		if (dtype == PTO_DTYPE_I32) {
+			EXPECT_EQ(isum, got);
+		} else {
+			EXPECT_TRUE(close_f32((float)d, pto_bits_f(got)));
+		}
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t x = self->mem[view_off(&a, i)];
+		uint32_t y = self->mem[view_off(&b, i)];
+		uint32_t want = ref_op(f, dtype, x, y, s);
+		uint32_t got = self->mem[view_off(&o, i)];
+
+		if (dtype == PTO_DTYPE_I32 ? want != got :
+		    !close_f32(pto_bits_f(want), pto_bits_f(got))) {
+			if (bad++ < 3)
+				TH_LOG("func %u dtype %u rank %u elem %llu: want 0x%08x got 0x%08x",
+				       f, dtype, sc->rank,
+				       (unsigned long long)i, want, got);
+		}
+	}
+	EXPECT_EQ(0, bad);
+	return bad;
+}
+
+TEST_F(core, elementwise_and_reduce_vs_reference)
+{
+	unsigned int fi, si, d, runs = 0;
+
+	for (d = PTO_DTYPE_F32; d <= PTO_DTYPE_I32; d++)
+		for (fi = 0; fi < sizeof(ew_funcs) / sizeof(ew_funcs[0]); fi++)
+			for (si = 0; si < sizeof(shape_cases) / sizeof(shape_cases[0]); si++) {
+				struct pto_rc *c = &self->l->core[runs++ % 3];
+
+				if (check_ew(_metadata, self, ew_funcs[fi], d,
+					     &shape_cases[si], c))
+					return;
+			}
+	printf("# %u elementwise / reduce tasks checked\n", runs);
+	fflush(stdout);
+}
+
+static void check_matmul(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(core) *self, uint32_t dtype, uint32_t m,
+			 uint32_t k, uint32_t n, uint32_t pad,
+			 int transpose_b)
+{
+	struct pto_payload p = { .func_id = PTO_FUNC_MATMUL };
+	uint32_t sa[2] = { m, k }, sb[2] = { k, n }, so[2] = { m, n };
+	struct view a, b, o;
+	uint64_t ea, eb, i, j, x;
+	int bad = 0;
+
+	ea = view_make(&a, 2, sa, pad, 1, 0);
+	eb = view_make(&b, 2, sb, pad, 1, ea + 3);
+	if (transpose_b) {
+		/* b stored column-major: stride over k is 1, over n is k. */
+		b.strides[0] = 1;
+		b.strides[1] = k;
+		eb = (uint64_t)k * n;
+	}
+	view_make(&o, 2, so, pad, 1, ea + eb + 7);
+	for (i = 0; i < ea + eb + 7; i++)
+		self->mem[i] = rnd_val(dtype);
+	view_tensor(&p.t[PTO_ARG_A], &a, self->base, dtype);
+	view_tensor(&p.t[PTO_ARG_B], &b, self->base, dtype);
+	view_tensor(&p.t[PTO_ARG_OUT], &o, self->base, dtype);
+	ASSERT_EQ(PTO_TASK_OK, pto_run1(self->l, &self->l->core[0], &p));
+	for (i = 0; i < m; i++)
+		for (j = 0; j < n; j++) {
+			double d = 0;
+			uint32_t iacc = 0, want, got;
+
+			for (x = 0; x < k; x++) {
+				uint32_t va = self->mem[a.word + i * a.strides[0] + x * a.strides[1]];
+				uint32_t vb = self->mem[b.word + x * b.strides[0] + j * b.strides[1]];
+
+				iacc += va * vb;
+				d += (double)pto_bits_f(va) * (double)pto_bits_f(vb);
+			}
+			want = dtype == PTO_DTYPE_I32 ? iacc : pto_f_bits((float)d);
+			got = self->mem[o.word + i * o.strides[0] + j * o.strides[1]];
+			if ((dtype == PTO_DTYPE_I32 ? want != got :
+			     !close_f32(pto_bits_f(want), pto_bits_f(got))) &&
+			    bad++ < 3)
+				TH_LOG("matmul %ux%ux%u [%llu][%llu] want 0x%08x got 0x%08x",
+					       m, k, n, (unsigned long long)i,
+					       (unsigned long long)j, want, got);
+		}
+	EXPECT_EQ(0, bad);
+}
+
+TEST_F(core, matmul_vs_reference)
+{
+	uint32_t d;
+
+	for (d = PTO_DTYPE_F32; d <= PTO_DTYPE_I32; d++) {
+		check_matmul(_metadata, self, d, 1, 1, 1, 0, 0);
+		check_matmul(_metadata, self, d, 3, 5, 7, 0, 0);
+		check_matmul(_metadata, self, d, 16, 16, 16, 2, 0);
+		check_matmul(_metadata, self, d, 33, 17, 9, 1, 1);
+		check_matmul(_metadata, self, d, 128, 128, 128, 0, 0);
+	}
+}
+
+/* ---- running + pending slot --------------------------------------------- */
+
+TEST_F(core, running_and_pending_slot)
+{
+	struct pto_payload spin = { .func_id = PTO_FUNC_SPIN_NS,
+				    .scalar = { 20000000 } };
+	struct pto_payload fill = { .func_id = PTO_FUNC_FILL };
+	struct pto_rc *c = &self->l->core[1];
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1ull << c->index };
+	uint32_t shape[1] = { 4 }, ids[2], seen_pending = 0;
+	uint64_t str[1] = { 1 }, t0;
+	struct pto_done done[2];
+	int ring, n, got = 0, i;
+
+	pto_tensor_set(&fill.t[PTO_ARG_OUT], self->base + 4096, PTO_DTYPE_I32,
+		       1, shape, str);
+	fill.scalar[0] = 0x1234;
+	memcpy(pto_rc_next_payload(c), &spin, sizeof(spin));
+	ids[0] = pto_rc_dispatch(c, &ring);
+	if (ring)
+		ASSERT_EQ(0, pto_ring(self->l, mask));
+	t0 = pto_now_ns();
+	while (!pto_rc_can_dispatch(c))
+		ASSERT_GT(5000000000ull, pto_now_ns() - t0);
+	/* The core took the spin: queue the fill behind it. */
+	ASSERT_EQ(1, c->ninflight);
+	memcpy(pto_rc_next_payload(c), &fill, sizeof(fill));
+	ids[1] = pto_rc_dispatch(c, &ring);
+	if (ring)
+		ASSERT_EQ(0, pto_ring(self->l, mask));
+	ASSERT_EQ(2, c->ninflight);
+	ASSERT_NE(ids[0] & 1, ids[1] & 1);
+	/* Still running the spin: COND is ACK of the first id. */
+	EXPECT_EQ(PTO_COND_ACK | ids[0], pto_win_read(c, PTO_REG_COND));
+	seen_pending = c->ninflight == 2;
+	while (got < 2) {
+		n = pto_rc_reap(c, done);
+		for (i = 0; i < n; i++) {
+			EXPECT_EQ(ids[got], done[i].id);
+			EXPECT_EQ(PTO_TASK_OK, done[i].status);
+			got++;
+		}
+		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
+	}
+	EXPECT_TRUE(seen_pending);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0x1234, self->mem[1024 + i]);
+}
+
+/* ---- bad payloads: each class has its code and the core stays usable --- */
+
+TEST_F(core, bad_payloads_then_good_task)
+{
+	struct pto_payload good = { .func_id = PTO_FUNC_COPY }, p;
+	struct pto_rc *c = &self->l->core[2];
+	uint32_t shape[2] = { 4, 4 }, big[1] = { 1u << 25 };
+	uint64_t str[2] = { 4, 1 }, huge[1] = { 1ull << 62 };
+	struct pto_bo *other;
+	struct pto_core_stats st0, st1;
+	int cases = 0, i;
+
+	ASSERT_EQ(0, pto_core_stats(self->dev, c->index, &st0));
+	pto_tensor_set(&good.t[PTO_ARG_A], self->base, PTO_DTYPE_I32, 2, shape, str);
+	pto_tensor_set(&good.t[PTO_ARG_OUT], self->base + 256, PTO_DTYPE_I32, 2, shape, str);
+	for (i = 0; i < 16; i++)
+		self->mem[i] = 7 * i + 1;
+
+#define BAD(code, stmt) do {						\
+		p = good;						\
+		stmt;							\
+		EXPECT_EQ(code, pto_run1(self->l, c, &p));		\
+		memset(self->mem + 64, 0, 64);				\
+		EXPECT_EQ(PTO_TASK_OK, pto_run1(self->l, c, &good));	\
+		EXPECT_EQ(7 * 5 + 1, self->mem[64 + 5]);		\
+		cases++;						\
+	} while (0)
+
+	BAD(PTO_TASK_EFUNC, p.func_id = 99);
+	BAD(PTO_TASK_EFUNC, p.func_id = PTO_FUNC_COUNT);
+	BAD(PTO_TASK_EDTYPE, p.t[PTO_ARG_A].dtype = 7);
+	BAD(PTO_TASK_EDTYPE, p.t[PTO_ARG_A].dtype = PTO_DTYPE_F32);
+	BAD(PTO_TASK_ESHAPE, p.t[PTO_ARG_A].rank = 0);
+	BAD(PTO_TASK_ESHAPE, p.t[PTO_ARG_A].rank = 5);
+	BAD(PTO_TASK_ESHAPE, p.t[PTO_ARG_A].shape[1] = 0);
+	BAD(PTO_TASK_ESHAPE, p.t[PTO_ARG_A].shape[1] = 3);
+	BAD(PTO_TASK_ESHAPE, p.t[PTO_ARG_A].shape[2] = 1);
+	BAD(PTO_TASK_ESHAPE,
+	    pto_tensor_set(&p.t[PTO_ARG_A], self->base, PTO_DTYPE_I32, 1, big, str + 1));
+	BAD(PTO_TASK_EADDR, p.t[PTO_ARG_A].addr = 0);
+	BAD(PTO_TASK_EADDR, p.t[PTO_ARG_A].addr = self->base + 2);
+	BAD(PTO_TASK_EADDR, p.t[PTO_ARG_OUT].addr = self->base + ARENA - 32);
+	BAD(PTO_TASK_EADDR, p.t[PTO_ARG_OUT].addr = 0x1000);
+	BAD(PTO_TASK_EADDR, p.t[PTO_ARG_OUT].addr = self->info.gm_size + 4096);
+	BAD(PTO_TASK_EADDR, p.t[PTO_ARG_A].strides[0] = 1ull << 40);
+	BAD(PTO_TASK_EADDR, p.t[PTO_ARG_A].strides[0] = huge[0]);
+	BAD(PTO_TASK_EADDR, p.t[PTO_ARG_A].addr = ~0ull - 3);
+	BAD(PTO_TASK_EFAULT, memset(&p, 0, sizeof(p)); p.func_id = PTO_FUNC_FAULT);
+	BAD(PTO_TASK_EINVAL, p.flags = 1);
+	BAD(PTO_TASK_EINVAL, p.reserved[3] = 1);
+	BAD(PTO_TASK_EINVAL, p.t[PTO_ARG_B].addr = self->base);
+	BAD(PTO_TASK_EINVAL, memset(&p, 0, sizeof(p));
+	    p.func_id = PTO_FUNC_SPIN_NS; p.scalar[0] = 1ull << 50);
+	/* A buffer freed before dispatch is no longer addressable. */
+	ASSERT_EQ(0, pto_bo_alloc(self->dev, 4096, 0, &other));
+	BAD(PTO_TASK_EADDR, {
+		p.t[PTO_ARG_OUT].addr = pto_bo_dev_addr(other);
+		pto_bo_free(other);
+	});
+#undef BAD
+	ASSERT_EQ(0, pto_core_stats(self->dev, c->index, &st1));
+	EXPECT_EQ(st0.errors + cases, st1.errors);
+	EXPECT_EQ(st0.tasks + 2 * cases, st1.tasks);
+	printf("# %d bad payload classes, each followed by a good task\n",
+	       cases);
+	fflush(stdout);
+}
+
+TEST_F(core, bad_dispatch_value)
+{
+	struct pto_rc *c = &self->l->core[0];
+	struct pto_payload good = { .func_id = PTO_FUNC_NOOP };
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1 }, t0 = pto_now_ns();
+	uint32_t cond;
+
+	/* High bits set in DATA_MAIN_BASE: FIN with EINVAL, id masked. */
+	c->win[PTO_REG_DATA_MAIN_BASE / 4] = 0x80000005;
+	__sync_synchronize();
+	pto_ring(self->l, mask);
+	do {
+		cond = pto_win_read(c, PTO_REG_COND);
+		ASSERT_GT(5000000000ull, pto_now_ns() - t0);
+	} while ((cond & PTO_COND_STATE_MASK) != PTO_COND_FIN);
+	EXPECT_EQ(PTO_COND_FIN | PTO_TASK_EINVAL << PTO_COND_ERR_SHIFT | 5, cond);
+	c->next_id = 6;
+	EXPECT_EQ(PTO_TASK_OK, pto_run1(self->l, c, &good));
+}
+
+/* A buffer freed while a task uses it stays until the task completes. */
+TEST_F(core, bo_free_while_running)
+{
+	struct pto_payload p = { .func_id = PTO_FUNC_COPY };
+	struct pto_rc *c = &self->l->core[0];
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1 }, str[1] = { 1 };
+	uint32_t shape[1] = { 4u << 20 };
+	struct pto_done done[2];
+	struct pto_bo *src, *dst;
+	uint32_t id;
+	int ring, n = 0;
+
+	ASSERT_EQ(0, pto_bo_alloc(self->dev, 16u << 20, 0, &src));
+	ASSERT_EQ(0, pto_bo_alloc(self->dev, 16u << 20, 0, &dst));
+	pto_tensor_set(&p.t[PTO_ARG_A], pto_bo_dev_addr(src), PTO_DTYPE_I32, 1, shape, str);
+	pto_tensor_set(&p.t[PTO_ARG_OUT], pto_bo_dev_addr(dst), PTO_DTYPE_I32, 1, shape, str);
+	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
+	id = pto_rc_dispatch(c, &ring);
+	if (ring)
+		pto_ring(self->l, mask);
+	while (!(pto_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK))
+		;
+	EXPECT_EQ(0, pto_bo_free(src));
+	EXPECT_EQ(0, pto_bo_free(dst));
+	while (!n)
+		n = pto_rc_reap(c, done);
+	EXPECT_EQ(id, done[0].id);
+	/* OK, or (if validation came after the free) EADDR: never a crash. */
+	EXPECT_TRUE(done[0].status == PTO_TASK_OK ||
+		    done[0].status == PTO_TASK_EADDR);
+}
+
+/* ---- completion wake-up through poll() ---------------------------------- */
+
+TEST_F(core, completion_wakeup_poll)
+{
+	struct pto_payload p = { .func_id = PTO_FUNC_SPIN_NS,
+				 .scalar = { 30000000 } };
+	struct pto_rc *c = &self->l->core[0];
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1 };
+	struct pto_core_stats st0, st1;
+	struct pto_done done[2];
+	int ring, n = 0, waits = 0;
+
+	ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st0));
+	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
+	pto_rc_dispatch(c, &ring);
+	if (ring)
+		pto_ring(self->l, mask);
+	while (!n) {
+		ASSERT_EQ(0, pto_launch_wait(self->l, 5000));
+		waits++;
+		n = pto_rc_reap(c, done);
+	}
+	EXPECT_EQ(PTO_TASK_OK, done[0].status);
+	ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st1));
+	EXPECT_LE(1, self->l->waits);
+	EXPECT_EQ(st0.wakeups + self->l->waits, st1.wakeups);
+	printf("# %llu poll sleeps, %llu wake-ups delivered\n",
+	       (unsigned long long)self->l->waits,
+	       (unsigned long long)(st1.wakeups - st0.wakeups));
+	fflush(stdout);
+}
+
+/* ---- ownership -------------------------------------------------------- */
+
+TEST(foreign_cluster_ebusy)
+{
+	struct pto_dev *a, *b;
+
+	ASSERT_EQ(0, pto_dev_open(0, &a));
+	ASSERT_EQ(0, pto_dev_open(0, &b));
+	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
+	EXPECT_EQ(0, pto_cluster_acquire(a, 1));	/* own: idempotent */
+	EXPECT_EQ(-EBUSY, pto_cluster_acquire(b, 1));
+	EXPECT_EQ(-EBUSY, pto_cluster_acquire(b, 3));
+	EXPECT_EQ(-EPERM, pto_cluster_release(b, 1));
+	ASSERT_EQ(0, pto_cluster_acquire(b, 2));	/* all-or-nothing above */
+	EXPECT_EQ(-EBUSY, pto_cluster_acquire(a, 2));
+	ASSERT_EQ(0, pto_cluster_release(a, 1));
+	EXPECT_EQ(0, pto_cluster_acquire(b, 1));
+	pto_dev_close(a);
+	pto_dev_close(b);
+}
+
+TEST(window_mapping_requires_ownership)
+{
+	struct pto_dev *a, *b;
+	volatile uint32_t *w;
+	int status;
+	pid_t pid;
+	void *m;
+
+	ASSERT_EQ(0, pto_dev_open(0, &a));
+	ASSERT_EQ(0, pto_dev_open(0, &b));
+	/* Nobody owns cluster 0: no window. */
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(b), PTO_WINDOW_MMAP_OFFSET(0));
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EPERM, errno);
+	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
+	/* Another file owns it: no window either. */
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(b), PTO_WINDOW_MMAP_OFFSET(1));
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EPERM, errno);
+	/* Bad shapes of the request. */
+	m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(a), PTO_WINDOW_MMAP_OFFSET(0));
+	EXPECT_EQ(MAP_FAILED, m);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		 pto_dev_fd(a), PTO_WINDOW_MMAP_OFFSET(0));
+	EXPECT_EQ(MAP_FAILED, m);
+	/* The owner maps it; after release the stale mapping is dead. */
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(a), PTO_WINDOW_MMAP_OFFSET(2));
+	ASSERT_NE(MAP_FAILED, m);
+	w = m;
+	EXPECT_EQ(0, w[PTO_REG_DATA_MAIN_BASE / 4]);
+	ASSERT_EQ(0, pto_cluster_release(a, 1));
+	ASSERT_EQ(0, pto_cluster_acquire(b, 1));
+	/* Touch it in a child: it must die of SIGBUS. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		w[PTO_REG_DATA_MAIN_BASE / 4] = 42;
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
+	munmap(m, 4096);
+	pto_dev_close(a);
+	pto_dev_close(b);
+}
+
+/* One file's payload can name neither reads nor writes of another's GM. */
+TEST(gm_isolation_between_files)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 1 }, str[1] = { 1 };
+	struct pto_payload p = { .func_id = PTO_FUNC_COPY };
+	struct pto_bo *victim, *mine;
+	struct pto_dev *a, *b;
+	struct pto_launch *l;
+	uint32_t shape[1] = { 16 }, *vm, *mm;
+	int i;
+
+	ASSERT_EQ(0, pto_dev_open(0, &a));
+	ASSERT_EQ(0, pto_dev_open(0, &b));
+	ASSERT_EQ(0, pto_bo_alloc(a, 4096, 0, &victim));
+	ASSERT_EQ(0, pto_bo_map(victim, (void **)&vm));
+	for (i = 0; i < 16; i++)
+		vm[i] = 0xabc0 + i;
+	ASSERT_EQ(0, pto_bo_alloc(b, 4096, 0, &mine));
+	ASSERT_EQ(0, pto_bo_map(mine, (void **)&mm));
+	ASSERT_EQ(0, pto_cluster_acquire(b, 1));
+	ASSERT_EQ(0, pto_launch_cores(b, cores, &l));
+	/* Read a's memory. */
+	pto_tensor_set(&p.t[PTO_ARG_A], pto_bo_dev_addr(victim), PTO_DTYPE_I32, 1, shape, str);
+	pto_tensor_set(&p.t[PTO_ARG_OUT], pto_bo_dev_addr(mine), PTO_DTYPE_I32, 1, shape, str);
+	EXPECT_EQ(PTO_TASK_EADDR, pto_run1(l, &l->core[0], &p));
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(0, mm[i]);
+	/* Write a's memory. */
+	pto_tensor_set(&p.t[PTO_ARG_A], pto_bo_dev_addr(mine), PTO_DTYPE_I32, 1, shape, str);
+	pto_tensor_set(&p.t[PTO_ARG_OUT], pto_bo_dev_addr(victim), PTO_DTYPE_I32, 1, shape, str);
+	EXPECT_EQ(PTO_TASK_EADDR, pto_run1(l, &l->core[0], &p));
+	/* Straddle the end of b's buffer into whatever follows. */
+	p.t[PTO_ARG_OUT].addr = pto_bo_dev_addr(mine) + 4096 - 32;
+	EXPECT_EQ(PTO_TASK_EADDR, pto_run1(l, &l->core[0], &p));
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(0xabc0 + i, vm[i]);
+	/* a's buffer as b's payload area: refused at launch. */
+	ASSERT_EQ(0, pto_cluster_release(b, 1));
+	pto_launch_free(l);
+	pto_bo_free(mine);
+	pto_bo_free(victim);
+	pto_dev_close(a);
+	pto_dev_close(b);
+}
+
+/* ---- ioctl validation ------------------------------------------------- */
+
+TEST(core_ioctls_validate)
+{
+	int fd = open(PTO_DEV0, O_RDWR), fd2 = open(PTO_DEV0, O_RDWR);
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	struct pto_core_launch cl = { .cores = { 1 } };
+	struct pto_doorbell db = { .cores = { 1 } };
+	struct pto_core_stats st = { 0 };
+	struct pto_info info = { 0 };
+	struct pto_bo_alloc ba;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_NE(0, info.caps & PTO_CAP_CORES);
+	ca.flags = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ca.flags = 0;
+	ca.clusters = 0;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ca.clusters = 1ull << info.clusters;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ca.clusters = 1;
+	/* Launch before acquire: not owned. */
+	ASSERT_EQ(0, pto_alloc(fd, 4096, &ba));
+	cl.payload_addr = ba.dev_addr;
+	EXPECT_EQ(-EPERM, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	cl.flags = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.flags = 0;
+	cl.cores[0] = 0;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.cores[1] = 1ull << 63;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.cores[1] = 0;
+	cl.cores[0] = 1ull << 3;	/* cluster 1: not ours */
+	EXPECT_EQ(-EPERM, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.cores[0] = 7;
+	cl.payload_addr = ba.dev_addr + 8;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.payload_addr = ba.dev_addr + 4096 - 512;	/* room for one core */
+	EXPECT_EQ(-EFAULT, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.payload_addr = ba.dev_addr;
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	EXPECT_EQ(-EBUSY, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	db.flags = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_DOORBELL, &db));
+	db.flags = 0;
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_DOORBELL, &db));
+	EXPECT_EQ(-EPERM, pto_sioctl(fd2, PTO_IOCTL_DOORBELL, &db));
+	db.cores[0] = 1ull << 3;
+	EXPECT_EQ(-EPERM, pto_sioctl(fd, PTO_IOCTL_DOORBELL, &db));
+	st.core = info.cores;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st));
+	st.core = 1;
+	ASSERT_EQ(0, pto_sioctl(fd2, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_NE(PTO_CORE_UNLAUNCHED, st.state);
+	ca.flags = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
+	ca.flags = 0;
+	EXPECT_EQ(-EPERM, pto_sioctl(fd2, PTO_IOCTL_CLUSTER_RELEASE, &ca));
+	/* Close with launched cores: released, reusable at once. */
+	close(fd);
+	st.core = 1;
+	ASSERT_EQ(0, pto_sioctl(fd2, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, st.state);
+	EXPECT_EQ(0, st.owner);
+	EXPECT_EQ(0, pto_sioctl(fd2, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	close(fd2);
+}
+
+/* A process killed while its cores run a hanging kernel: all released. */
+TEST(sigkill_while_running)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 7 };
+	struct pto_payload hang = { .func_id = PTO_FUNC_HANG,
+				    .scalar = { 1000000000 } };
+	struct pto_launch *l;
+	struct pto_dev *d;
+	int pipefd[2], status, k;
+	uint64_t t0;
+	pid_t pid;
+	char ch;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (pto_dev_open(0, &d) || pto_cluster_acquire(d, 1) ||
+		    pto_launch_cores(d, cores, &l))
+			_exit(1);
+		for (k = 0; k < 3; k++) {
+			int ring;
+
+			memcpy(pto_rc_next_payload(&l->core[k]), &hang, sizeof(hang));
+			pto_rc_dispatch(&l->core[k], &ring);
+			pto_ring(l, cores);
+		}
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(pipefd[0], &ch, 1));
+	usleep(20000);
+	t0 = pto_now_ns();
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	printf("# killed owner's cores relaunched after %llu us\n",
+	       (unsigned long long)(pto_now_ns() - t0) / 1000);
+	fflush(stdout);
+	{
+		struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
+
+		for (k = 0; k < 3; k++)
+			EXPECT_EQ(PTO_TASK_OK, pto_run1(l, &l->core[k], &noop));
+	}
+	pto_cluster_release(d, 1);
+	pto_launch_free(l);
+	pto_dev_close(d);
+}
+
+TEST_HARNESS_MAIN

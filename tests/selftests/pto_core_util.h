@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the core selftests: payload builders, a blocking "run one
+ * task" on a launched core, and CPU references of the built-in kernels
+ * (same semantics as kernel/pto_kern_fp.c: one float op per element,
+ * double accumulation for reduce_sum and matmul).
+ */
+#ifndef PTO_CORE_UTIL_H
+#define PTO_CORE_UTIL_H
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include "core.h"
+
+static inline uint64_t pto_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static inline void pto_tensor_set(struct pto_tensor_desc *t, uint64_t addr,
+				  uint32_t dtype, uint32_t rank,
+				  const uint32_t *shape,
+				  const uint64_t *strides)
+{
+	uint32_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->addr = addr;
+	t->dtype = dtype;
+	t->rank = rank;
+	for (i = 0; i < rank; i++) {
+		t->shape[i] = shape[i];
+		t->strides[i] = strides[i];
+	}
+}
+
+/* Contiguous row-major strides. */
+static inline void pto_strides_rm(uint32_t rank, const uint32_t *shape,
+				  uint64_t *strides)
+{
+	uint64_t s = 1;
+	int i;
+
+	for (i = (int)rank - 1; i >= 0; i--) {
+		strides[i] = s;
+		s *= shape[i];
+	}
+}
+
+/*
+ * Dispatch @p on core @c of @l and wait for it (spin on COND, sleep in
+ * poll() after a while). Returns the task status, or -errno.
+ */
+static inline int pto_run1(struct pto_launch *l, struct pto_rc *c,
+			   const struct pto_payload *p)
+{
+	struct pto_done done[2];
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
+	uint64_t t0 = pto_now_ns();
+	uint32_t id;
+	int ring, n, ret, i;
+
+	while (c->ninflight) {
+		n = pto_rc_reap(c, done);
+		if (!n && pto_now_ns() - t0 > 10000000000ull)
+			return -ETIMEDOUT;
+	}
+	memcpy(pto_rc_next_payload(c), p, sizeof(*p));
+	id = pto_rc_dispatch(c, &ring);
+	if (ring) {
+		mask[c->index / 64] |= 1ull << (c->index % 64);
+		ret = pto_ring(l, mask);
+		if (ret)
+			return ret;
+	}
+	for (;;) {
+		n = pto_rc_reap(c, done);
+		for (i = 0; i < n; i++)
+			if (done[i].id == id)
+				return (int)done[i].status;
+		if (pto_now_ns() - t0 > 20000000000ull)
+			return -ETIMEDOUT;
+		if (pto_now_ns() - t0 > 200000) {
+			ret = pto_launch_wait(l, 1000);
+			if (ret && ret != -ETIMEDOUT)
+				return ret;
+		}
+	}
+}
+
+static inline float pto_bits_f(uint32_t b)
+{
+	float f;
+
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+static inline uint32_t pto_f_bits(float f)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, 4);
+	return b;
+}
+
+#endif

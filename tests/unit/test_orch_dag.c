@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Orchestrator semantics, driven deterministically: the "manual" backend
+ * has no threads, so the test pops and completes tasks itself through the
+ * same entry points a device scheduler uses (orch_ready_pop,
+ * orch_member_done). The test thread is the orch thread.
+ */
+#include <pthread.h>
+#include "kselftest_harness.h"
+#include "orch_test.h"
+
+static const struct pto_worker_desc W3[] = {
+	{ 0, PTO_WK_AIV }, { 1, PTO_WK_AIV }, { 2, PTO_WK_AIV }, { 9, PTO_WK_SUB },
+};
+
+static int noop(struct pto_task_ctx *c)
+{
+	(void)c;
+	return 0;
+}
+
+static const struct pto_callable NOOP = { .fn = noop };
+
+FIXTURE(man)
+{
+	pto_orch *o;
+	struct pto_run *r;
+	struct pto_task_args a;
+	char buf[8][64];
+};
+
+FIXTURE_SETUP(man)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8,
+				       .timeout_ms = 200, .workers = W3,
+				       .nworkers = 4 };
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &self->o));
+	ASSERT_EQ(0, orch_begin_run(self->o, &self->r));
+	pto_args_init(&self->a);
+}
+
+FIXTURE_TEARDOWN(man)
+{
+	if (self->o->building)
+		orch_close_run_submission(self->o, self->r);
+	ot_drain(self->o);
+	EXPECT_EQ(1, pto_run_done(self->r));
+	pto_run_release(self->r);
+	EXPECT_TRUE(ot_empty(self->o));
+	EXPECT_EQ(0, pto_orch_close(self->o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(self->o));
+	pto_args_fini(&self->a);
+}
+
+/* Submit one task on worker @w with tensors (buf index, tag) pairs. */
+static struct pto_task sub_on(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(man) *self, int32_t w, int nt,
+			      const int *bufs, const int *tags)
+{
+	struct pto_task h = { 0 };
+	int i;
+
+	pto_args_reset(&self->a);
+	for (i = 0; i < nt; i++) {
+		struct pto_tensor t = pto_tensor_host(self->buf[bufs[i]], 64);
+
+		pto_args_add_tensor(&self->a, &t, (enum pto_tag)tags[i]);
+	}
+	EXPECT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(w), &h));
+	return h;
+}
+
+#define T1(w, b, t) sub_on(_metadata, self, w, 1, (int[]){ b }, (int[]){ t })
+
+TEST_F(man, raw_edge_and_release)
+{
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	struct pto_task c = T1(1, 0, PTO_INPUT);
+
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, p));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
+	EXPECT_EQ(0, ot_run_one(self->o, 1, 0, NULL));	/* c not ready */
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, p));	/* scope holds it */
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
+}
+
+TEST_F(man, dedup_retain_wins)
+{
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+
+	pto_args_reset(&self->a);
+	pto_args_add_dep_wait(&self->a, p);
+	pto_args_add_dep(&self->a, p);
+	pto_args_add_dep_wait(&self->a, p);
+	{
+		struct pto_tensor t = pto_tensor_host(self->buf[0], 64);
+
+		pto_args_add_tensor(&self->a, &t, PTO_INPUT);
+	}
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &c));
+	/* One edge: one notification, one retention (+ the scope ref). */
+	EXPECT_EQ(1u, ps->nconsumers);
+	EXPECT_EQ(2, ps->fanout_total);
+	EXPECT_EQ(1, orch_slot_at(self->o, c.slot)->fanin_count);
+	EXPECT_EQ(1u, orch_slot_at(self->o, c.slot)->nproducers);
+}
+
+/* Dump marks and tags stay with the slot's argument descriptors, reachable
+ * from the dispatch view (args dump, seed 000). */
+TEST_F(man, dump_marks_reach_dispatch_view)
+{
+	struct pto_tensor t = pto_tensor_host(self->buf[0], 64);
+	struct orch_dispatch d;
+	struct orch_dispatch_view v;
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_INPUT);
+	pto_args_add_tensor(&self->a, &t, PTO_NO_DEP);
+	pto_args_add_scalar(&self->a, 11);
+	pto_args_add_scalar(&self->a, 22);
+	ASSERT_EQ(0, pto_args_set_dump(&self->a, 0, 1, 3));
+	ASSERT_EQ(0, pto_args_set_dump(&self->a, 1, 0, 5));
+	EXPECT_EQ(-EINVAL, pto_args_set_dump(&self->a, 1, 2, 1));
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), NULL));
+	pto_args_reset(&self->a);	/* the slot kept its own copy */
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
+	orch_dispatch_view(&d, &v);
+	ASSERT_EQ(2u, v.ntensors);
+	EXPECT_EQ(0, v.tensors[0].dump);
+	EXPECT_EQ(3, v.tensors[1].dump);
+	EXPECT_EQ(PTO_NO_DEP, v.tensors[1].tag);
+	ASSERT_EQ(2u, v.nscalars);
+	EXPECT_EQ(22u, v.scalars[1]);
+	EXPECT_EQ(5, v.scalar_dump[0]);
+	EXPECT_EQ(0, v.scalar_dump[1]);
+	orch_member_done(self->o, &d, 0, NULL);
+}
+
+TEST_F(man, dep_wait_orders_without_retaining)
+{
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+
+	pto_args_reset(&self->a);
+	pto_args_add_dep_wait(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &c));
+	EXPECT_EQ(1u, ps->nconsumers);
+	EXPECT_EQ(1, ps->fanout_total);	/* scope only */
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+}
+
+TEST_F(man, completed_producer_is_satisfied)
+{
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &c));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+	/* A completed producer gets no notification edge, only retention. */
+	EXPECT_EQ(0u, orch_slot_at(self->o, p.slot)->nconsumers);
+	EXPECT_EQ(2, orch_slot_at(self->o, p.slot)->fanout_total);
+}
+
+TEST_F(man, consumed_producer_is_satisfied)
+{
+	struct pto_task p, c;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_scope_end(self->o));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &c));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+}
+
+TEST_F(man, handle_naming_unsubmitted_task_rejected)
+{
+	struct pto_task bogus = { .run_id = pto_run_id(self->r), .task_id = 999,
+				  .slot = 1 };
+
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, bogus);
+	EXPECT_EQ(-EINVAL, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						 pto_on_worker(1), NULL));
+	EXPECT_EQ(0, ot_live_slots(self->o));	/* rejected before the claim */
+	orch_fail_run_submission(self->o, self->r, -EINVAL);
+}
+
+TEST_F(man, waw_earlier_writer_consumed_first_keeps_later_mapping)
+{
+	struct pto_task w1, w2, rd;
+	struct orch_key k = { pto_run_id(self->r), PTO_SPACE_HOST, 0,
+			      (uint64_t)(uintptr_t)self->buf[3] };
+	struct orch_slotref m;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	w1 = T1(0, 3, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_scope_end(self->o));
+	w2 = T1(1, 3, PTO_OUTPUT);	/* data set: not auto-allocated */
+	m = orch_tm_lookup(self->o, &k);
+	EXPECT_EQ(w2.task_id, m.tid);
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));	/* w1 done */
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, w1));
+	/* The owner check kept w2's entry. */
+	m = orch_tm_lookup(self->o, &k);
+	EXPECT_EQ(w2.task_id, m.tid);
+	EXPECT_EQ(1u, orch_tm_count(self->o));
+	rd = T1(2, 3, PTO_INPUT);
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, rd));
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, rd));
+}
+
+/* A GM tensor keys on (space, object, offset), not on its host address:
+ * two mappings of one GM byte collide, one address in two objects not. */
+TEST_F(man, gm_tensor_key_is_object_and_offset)
+{
+	struct pto_tensor w = { .data = 0x1000, .nbytes = 64, .obj = 7,
+				.offset = 128, .space = PTO_SPACE_GM };
+	struct pto_tensor alias = w, other = w;
+	struct pto_task p, c1, c2;
+
+	alias.data = 0x9000;	/* another view of the same bytes */
+	other.obj = 8;		/* same address, another object */
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &w, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), &p));
+	EXPECT_EQ(0u, ot_heap_used(self->o));	/* data set: not allocated */
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &alias, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &c1));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &other, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(2), &c2));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c1));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c2));
+}
+
+TEST_F(man, inout_chain_is_waw_and_raw)
+{
+	struct pto_task a = T1(0, 1, PTO_INOUT);
+	struct pto_task b = T1(1, 1, PTO_INOUT);
+	struct pto_task c = T1(2, 1, PTO_OUTPUT_EXISTING);	/* no lookup */
+
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, a));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, b));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+}
+
+TEST_F(man, alloc_inout_pins_slab)
+{
+	struct pto_tensor t;
+	struct pto_task ah, user;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	ASSERT_EQ(0, pto_alloc(self->o, 3000, &t, &ah));
+	EXPECT_EQ(0u, t.data % PTO_HEAP_ALIGN);
+	EXPECT_EQ(3072u, ot_heap_used(self->o));	/* 1024-aligned */
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, ah));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_INOUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), &user));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, user));	/* alloc is done */
+	ASSERT_EQ(0, pto_scope_end(self->o));
+	/* The INOUT user retains the alloc slot past its scope. */
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, ah));
+	EXPECT_EQ(3072u, ot_heap_used(self->o));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, ah));
+	EXPECT_EQ(0u, ot_heap_used(self->o));
+}
+
+TEST_F(man, alloc_output_does_not_pin)
+{
+	struct pto_tensor t;
+	struct pto_task ah;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	ASSERT_EQ(0, pto_alloc(self->o, 100, &t, &ah));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), NULL));
+	ASSERT_EQ(0, pto_scope_end(self->o));
+	/* Pure overwrite: no lifetime link, the slab goes at scope end
+	 * (FIFO: reclaimed once the writer behind it is consumed too). */
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, ah));
+}
+
+TEST_F(man, output_auto_allocation_carved_and_aligned)
+{
+	struct pto_tensor t0 = { .nbytes = 10 }, t1 = { .nbytes = 2048 },
+			  t2 = { .nbytes = 1 };
+	struct pto_tensor ex = pto_tensor_host(self->buf[0], 64);
+	struct pto_task h;
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t0, PTO_OUTPUT);
+	pto_args_add_tensor(&self->a, &ex, PTO_OUTPUT_EXISTING);
+	pto_args_add_tensor(&self->a, &t1, PTO_OUTPUT);
+	pto_args_add_tensor(&self->a, &t2, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), &h));
+	t0 = self->a.tensors[0].t;
+	t1 = self->a.tensors[2].t;
+	t2 = self->a.tensors[3].t;
+	EXPECT_EQ(0u, t0.data % PTO_HEAP_ALIGN);
+	EXPECT_EQ(t0.data + 1024, t1.data);
+	EXPECT_EQ(t1.data + 2048, t2.data);
+	EXPECT_EQ((uint64_t)(uintptr_t)self->buf[0], self->a.tensors[1].t.data);
+	EXPECT_EQ(4096u, ot_heap_used(self->o));	/* one reservation */
+	EXPECT_EQ(4u, orch_tm_count(self->o));
+}
+
+TEST_F(man, output_existing_with_null_data_is_not_allocated)
+{
+	struct pto_tensor t = { .nbytes = 64 };
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), NULL));
+	EXPECT_EQ(0u, self->a.tensors[0].t.data);
+	EXPECT_EQ(0u, ot_heap_used(self->o));
+}
+
+TEST_F(man, ring_selected_by_scope_depth)
+{
+	struct pto_task h[6];
+	int d;
+
+	for (d = 0; d < 6; d++) {
+		h[d] = T1(0, 0, PTO_NO_DEP);
+		EXPECT_EQ(d < 3 ? d : 3, orch_slot_at(self->o, h[d].slot)->ring);
+		ASSERT_EQ(0, pto_scope_begin(self->o));
+	}
+	for (d = 0; d < 6; d++)
+		ASSERT_EQ(0, pto_scope_end(self->o));
+}
+
+TEST_F(man, scope_depth_limit)
+{
+	int d;
+
+	for (d = 0; d < PTO_MAX_SCOPE_DEPTH; d++)
+		ASSERT_EQ(0, pto_scope_begin(self->o));
+	EXPECT_EQ(-EOVERFLOW, pto_scope_begin(self->o));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "scope nesting"));
+	orch_fail_run_submission(self->o, self->r, -EOVERFLOW);
+	EXPECT_EQ(0u, self->o->scope.depth);
+}
+
+TEST_F(man, scope_end_does_not_wait)
+{
+	struct pto_task h;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	h = T1(0, 0, PTO_NO_DEP);
+	ASSERT_EQ(0, pto_scope_end(self->o));	/* returns at once */
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, h));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, h));
+}
+
+TEST_F(man, inner_ring_reclaims_while_outer_holds)
+{
+	struct pto_task outer = T1(0, 0, PTO_NO_DEP), in;
+	int i;
+
+	/* 20 inner tasks through a ring of 8 slots, outer never finishes. */
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, pto_scope_begin(self->o));
+		in = T1(1, 1, PTO_NO_DEP);
+		ASSERT_EQ(1, orch_slot_at(self->o, in.slot)->ring);
+		ASSERT_EQ(0, pto_scope_end(self->o));
+		ASSERT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
+		ASSERT_EQ(0u, orch_ring_live(self->o, 1));
+	}
+	EXPECT_EQ(1u, orch_ring_live(self->o, 0));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, outer));
+}
+
+TEST_F(man, window_full_times_out_with_message)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		T1(0, 0, PTO_NO_DEP);
+	pto_args_reset(&self->a);
+	EXPECT_EQ(-ETIMEDOUT, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						    pto_on_worker(0), NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "task window full"));
+	orch_fail_run_submission(self->o, self->r, -ETIMEDOUT);
+}
+
+TEST_F(man, heap_exhausted_times_out_with_message)
+{
+	struct pto_tensor t;
+
+	ASSERT_EQ(0, pto_alloc(self->o, 600 * 1024, &t, NULL));
+	EXPECT_EQ(-ETIMEDOUT, pto_alloc(self->o, 600 * 1024, &t, NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o),
+			       "HeapRing exhausted, increase heap_ring_size"));
+	orch_fail_run_submission(self->o, self->r, -ETIMEDOUT);
+}
+
+struct later {
+	pto_orch *o;
+	unsigned ms;
+	int what;	/* 0: run worker 0's task, 1: shutdown the rings */
+};
+
+static void *later_fn(void *arg)
+{
+	struct later *l = arg;
+
+	ot_sleep_ms(l->ms);
+	if (l->what == 0)
+		ot_run_one(l->o, 0, 0, NULL);
+	else
+		orch_ring_shutdown(l->o);
+	return NULL;
+}
+
+TEST_F(man, backpressure_then_release_unblocks)
+{
+	struct later l = { self->o, 50, 0 };
+	struct pto_tensor t;
+	pthread_t th;
+	uint64_t t0;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	T1(0, 0, PTO_NO_DEP);
+	ASSERT_EQ(0, pto_alloc(self->o, 1000 * 1024, &t, NULL));
+	ASSERT_EQ(0, pto_scope_end(self->o));
+	/* Ring 1 is full (the alloc holds 1000 KiB of 1 MiB). The next
+	 * alloc waits for the task to finish, which frees the ring. */
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	t0 = ot_now_ns();
+	pthread_create(&th, NULL, later_fn, &l);
+	EXPECT_EQ(0, pto_alloc(self->o, 1000 * 1024, &t, NULL));
+	EXPECT_GE(ot_now_ns() - t0, 40 * 1000000ULL);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, pto_scope_end(self->o));
+}
+
+TEST_F(man, shutdown_unblocks_blocked_alloc)
+{
+	struct later l = { self->o, 30, 1 };
+	struct pto_tensor t;
+	pthread_t th;
+
+	self->o->cfg.timeout_ms = 5000;
+	ASSERT_EQ(0, pto_alloc(self->o, 1000 * 1024, &t, NULL));
+	pthread_create(&th, NULL, later_fn, &l);
+	EXPECT_EQ(-ESHUTDOWN, pto_alloc(self->o, 1000 * 1024, &t, NULL));
+	pthread_join(th, NULL);
+	orch_fail_run_submission(self->o, self->r, -ESHUTDOWN);
+}
+
+TEST_F(man, failed_producer_poisons_dependents)
+{
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	struct pto_task c = T1(1, 0, PTO_INPUT);
+	struct pto_task d = T1(2, 0, PTO_INOUT);	/* c's sibling reader */
+	struct pto_task e;
+	struct orch_slot *cs = orch_slot_at(self->o, c.slot);
+
+	EXPECT_EQ(1, ot_run_one(self->o, 0, -EIO, NULL));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, d));
+	EXPECT_NE(NULL, strstr(cs->failure_message, "injected"));
+	/* Wiring onto a FAILED producer poisons at submit. */
+	pto_args_reset(&self->a);
+	pto_args_add_dep_wait(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &e));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, e));
+	/* Nothing poisoned is ever dispatched. */
+	EXPECT_EQ(0, ot_drain(self->o));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+	EXPECT_NE(NULL, strstr(pto_run_error(self->r), "injected"));
+}
+
+/* ---- groups -------------------------------------------------------- */
+
+static struct pto_task group_on(struct __test_metadata *_metadata,
+				FIXTURE_DATA(man) *self, int n, const int32_t *ids)
+{
+	struct pto_task_args m[4], *mp[4];
+	struct pto_task h = { 0 };
+	int i;
+
+	for (i = 0; i < n; i++) {
+		pto_args_init(&m[i]);
+		pto_args_add_scalar(&m[i], (uint64_t)i);
+		mp[i] = &m[i];
+	}
+	EXPECT_EQ(0, pto_submit_next_level_group(self->o, &NOOP, mp, (uint32_t)n,
+						 NULL, ids, &h));
+	for (i = 0; i < n; i++)
+		pto_args_fini(&m[i]);
+	return h;
+}
+
+TEST_F(man, group_completes_only_when_all_members_done)
+{
+	struct pto_task g = group_on(_metadata, self, 2, (int32_t[]){ 0, 1 }), c;
+	struct orch_dispatch d0, d1;
+	struct orch_dispatch_view v;
+
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, g);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(2), &c));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d0));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d1));	/* assigned */
+	EXPECT_EQ(0u, d0.member);
+	EXPECT_EQ(1u, d1.member);
+	orch_dispatch_view(&d1, &v);
+	EXPECT_EQ(1u, v.nscalars);
+	EXPECT_EQ(1u, v.scalars[0]);	/* member's own args */
+	EXPECT_EQ(2u, v.nmembers);
+	orch_member_done(self->o, &d0, 0, NULL);
+	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, g));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
+	orch_member_done(self->o, &d1, 0, NULL);
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, g));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+}
+
+TEST_F(man, group_failure_waits_for_running_peers)
+{
+	struct pto_task g = group_on(_metadata, self, 2, (int32_t[]){ 1, 2 }), c;
+	struct orch_dispatch d0, d1;
+
+	pto_args_reset(&self->a);
+	pto_args_add_dep_wait(&self->a, g);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), &c));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 2, &d1));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d0));
+	orch_member_done(self->o, &d0, -EIO, "member 0 broke");
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));	/* peer still runs */
+	orch_member_done(self->o, &d1, 0, NULL);
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, g));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+	EXPECT_NE(NULL, strstr(pto_run_error(self->r), "member 0 broke"));
+}
+
+TEST_F(man, blocked_group_reserves_targets)
+{
+	struct pto_task s1 = T1(0, 0, PTO_NO_DEP), g, s2, s3, g2;
+	struct orch_dispatch d, dg0, dg1;
+
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));	/* worker 0 busy */
+	EXPECT_EQ(s1.task_id, d.task_id);
+	g = group_on(_metadata, self, 2, (int32_t[]){ 0, 1 });
+	s2 = T1(1, 1, PTO_NO_DEP);
+	s3 = T1(2, 2, PTO_NO_DEP);
+	g2 = group_on(_metadata, self, 1, (int32_t[]){ 2 });
+	/* Worker 1 is idle but reserved by the blocked head group. */
+	EXPECT_EQ(0, orch_ready_pop(self->o, 1, &dg1));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, s2));
+	/* Worker 2 is no target: it takes its single, and the group behind
+	 * the head is not scanned even though its target is idle. */
+	ASSERT_EQ(1, ot_run_one(self->o, 2, 0, NULL));
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, s3));
+	EXPECT_EQ(0, orch_ready_pop(self->o, 2, &dg1));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, g2));
+	/* Worker 0 frees up: its next pop starts the whole group. */
+	orch_member_done(self->o, &d, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &dg0));
+	EXPECT_EQ(g.task_id, dg0.task_id);
+	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, g));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &dg1));
+	EXPECT_EQ(g.task_id, dg1.task_id);
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, s2));	/* still queued */
+	orch_member_done(self->o, &dg0, 0, NULL);
+	orch_member_done(self->o, &dg1, 0, NULL);
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, s2));
+	EXPECT_EQ(1, ot_run_one(self->o, 2, 0, NULL));
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, g2));
+}
+
+TEST_F(man, group_rejects_duplicate_or_unknown_targets)
+{
+	struct pto_task_args m, *mp[2] = { &m, &m };
+
+	pto_args_init(&m);
+	EXPECT_EQ(-EINVAL, pto_submit_next_level_group(self->o, &NOOP, mp, 2, NULL,
+						       (int32_t[]){ 1, 1 }, NULL));
+	EXPECT_EQ(-EINVAL, pto_submit_next_level_group(self->o, &NOOP, mp, 2, NULL,
+						       (int32_t[]){ 1, 77 }, NULL));
+	EXPECT_EQ(0, ot_live_slots(self->o));
+	pto_args_fini(&m);
+	orch_fail_run_submission(self->o, self->r, -EINVAL);
+}
+
+TEST_F(man, sub_group_members_run_anywhere_complete_together)
+{
+	struct pto_task_args m[3], *mp[3] = { &m[0], &m[1], &m[2] };
+	struct orch_dispatch d[3];
+	struct pto_task h;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		pto_args_init(&m[i]);
+	ASSERT_EQ(0, pto_submit_sub_group(self->o, &NOOP, mp, 3, &h));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, orch_ready_pop(self->o, 3, &d[i]));	/* SUB worker */
+		EXPECT_EQ((uint32_t)i, d[i].member);
+		if (i < 2)
+			orch_member_done(self->o, &d[i], 0, NULL);
+		EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, h));
+	}
+	orch_member_done(self->o, &d[2], 0, NULL);
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, h));
+	for (i = 0; i < 3; i++)
+		pto_args_fini(&m[i]);
+}
+
+TEST_F(man, any_worker_of_kind)
+{
+	struct pto_task h;
+
+	pto_args_reset(&self->a);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &h));
+	EXPECT_EQ(0, ot_run_one(self->o, 3, 0, NULL));	/* SUB: wrong kind */
+	EXPECT_EQ(1, ot_run_one(self->o, 2, 0, NULL));
+	EXPECT_EQ(-EINVAL, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						 pto_on_kind(PTO_WK_MIX), NULL));
+	orch_fail_run_submission(self->o, self->r, -EINVAL);
+}
+
+/* ---- acceptance vs completion -------------------------------------- */
+
+TEST_F(man, acceptance_fence_precedes_completion)
+{
+	struct orch_dispatch d;
+
+	T1(0, 0, PTO_OUTPUT_EXISTING);
+	T1(1, 0, PTO_INPUT);
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(0, pto_run_accepted(self->r));
+	EXPECT_EQ(-ETIMEDOUT, pto_run_wait_accepted(self->r, 10));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
+	EXPECT_EQ(0, pto_run_accepted(self->r));	/* consumer not launched */
+	orch_member_done(self->o, &d, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d));
+	EXPECT_EQ(1, pto_run_accepted(self->r));
+	EXPECT_EQ(0, pto_run_wait_accepted(self->r, 0));
+	EXPECT_EQ(0, pto_run_done(self->r));
+	EXPECT_EQ(-EBUSY, pto_run_result(self->r));
+	orch_member_done(self->o, &d, 0, NULL);
+	EXPECT_EQ(1, pto_run_done(self->r));
+	EXPECT_EQ(0, pto_run_result(self->r));
+}
+
+/* ---- the publication window --------------------------------------- */
+
+struct pub_ctx {
+	struct orch_dispatch prod;
+	int err;
+	int fired;
+};
+
+static int publish_hook(void *ctx, struct pto_orch *o, int fp, struct orch_slot *s)
+{
+	struct pub_ctx *p = ctx;
+
+	if (fp == ORCH_TP_BEFORE_PUBLISH && !p->fired) {
+		/* The consumer is wired (counted in the producer's list) but
+		 * still BUILDING: finish the producer now. */
+		p->fired = 1;
+		if (atomic_load(&s->state) == ORCH_BUILDING && s->nproducers == 1)
+			orch_member_done(o, &p->prod, p->err, p->err ? "late fail" : NULL);
+	}
+	return 0;
+}
+
+TEST_F(man, producer_completes_between_wiring_and_publication)
+{
+	struct pub_ctx pc = { .err = 0 };
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+	struct orch_dispatch d;
+
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
+	self->o->fail_hook = publish_hook;
+	self->o->fail_ctx = &pc;
+	c = T1(1, 0, PTO_INPUT);
+	self->o->fail_hook = NULL;
+	EXPECT_EQ(1, pc.fired);
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, p));
+	/* The release that landed while BUILDING was counted by publication:
+	 * READY, and queued exactly once. */
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d));
+	EXPECT_EQ(c.task_id, d.task_id);
+	orch_member_done(self->o, &d, 0, NULL);
+	EXPECT_EQ(0, orch_ready_pop(self->o, 1, &d));
+}
+
+TEST_F(man, producer_fails_between_wiring_and_publication)
+{
+	struct pub_ctx pc = { .err = -EIO };
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
+	self->o->fail_hook = publish_hook;
+	self->o->fail_ctx = &pc;
+	c = T1(1, 0, PTO_INPUT);
+	self->o->fail_hook = NULL;
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, p));
+	/* Claimed in BUILDING, propagated once by the submitter: the
+	 * producer's references are released exactly once (scope ref + the
+	 * consumer's retention + self = total + 1 after scope end). */
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	EXPECT_EQ(2, ps->fanout_total);
+	EXPECT_EQ(2, ps->fanout_released);	/* self + consumer's */
+	EXPECT_EQ(0, ot_drain(self->o));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+}
+
+TEST_HARNESS_MAIN

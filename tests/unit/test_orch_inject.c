@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * "A failure here leaves ..." (seed 001 §8): fail every fallible step of
+ * submit and alloc in turn (the k-th allocation at each fail point), and
+ * show that the run's fence resolves and cancellation reclaims every
+ * slot, heap byte and TensorMap entry. ASan/LSan check nothing leaks.
+ * Then: a failed cancellation snapshot, retried.
+ */
+#include "kselftest_harness.h"
+#include "orch_test.h"
+
+struct inj {
+	int fp;		/* fail point to fail, -1: none */
+	int k;		/* fail its k-th call (1-based) */
+	int calls[ORCH_FP_NR];
+	int fired;
+	int settle_seen;
+	int alloc_after_settle;
+	int snapshot_failures;	/* CANCEL_SNAPSHOT failures to inject */
+};
+
+static int hook(void *ctx, struct pto_orch *o, int fp, struct orch_slot *s)
+{
+	struct inj *in = ctx;
+
+	(void)o;
+	(void)s;
+	if (fp == ORCH_TP_CANCEL_SETTLE) {
+		in->settle_seen = 1;
+		return 0;
+	}
+	if (fp >= ORCH_FP_NR)
+		return 0;
+	if (in->settle_seen)
+		in->alloc_after_settle++;
+	if (fp == ORCH_FP_CANCEL_SNAPSHOT && in->snapshot_failures > 0) {
+		in->snapshot_failures--;
+		return 1;
+	}
+	if (++in->calls[fp] == in->k && fp == in->fp) {
+		in->fired = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int k_noop(struct pto_task_ctx *c)
+{
+	(void)c;
+	return 0;
+}
+
+static const struct pto_callable NOOP = { .fn = k_noop };
+
+struct dag {
+	char buf[4][64];
+};
+
+static int add_t(struct pto_task_args *a, void *p, enum pto_tag tag)
+{
+	struct pto_tensor t = pto_tensor_host(p, 64);
+
+	return pto_args_add_tensor(a, &t, tag) < 0 ? -ENOMEM : 0;
+}
+
+/* A DAG touching every submit path: alloc, auto OUTPUT, INOUT, explicit
+ * deps (both kinds, many), groups, sub groups, nested scopes. */
+static int build(pto_orch *o, void *arg)
+{
+	struct dag *d = arg;
+	struct pto_task_args a, m0, m1, *mp[2] = { &m0, &m1 };
+	struct pto_task h[8];
+	struct pto_tensor x, out = { .nbytes = 100 };
+	int err, i;
+
+	pto_args_init(&a);
+	pto_args_init(&m0);
+	pto_args_init(&m1);
+	err = pto_alloc(o, 2000, &x, &h[0]);
+	if (err)
+		goto out;
+	pto_args_add_tensor(&a, &x, PTO_INOUT);
+	pto_args_add_tensor(&a, &out, PTO_OUTPUT);
+	add_t(&a, d->buf[0], PTO_OUTPUT_EXISTING);
+	err = pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(0), &h[1]);
+	if (err)
+		goto out;
+	out = a.tensors[1].t;	/* the auto-allocated address */
+	pto_args_reset(&a);
+	pto_args_add_tensor(&a, &out, PTO_INPUT);
+	pto_args_add_dep(&a, h[1]);
+	pto_args_add_dep_wait(&a, h[0]);
+	add_t(&a, d->buf[1], PTO_OUTPUT_EXISTING);
+	err = pto_submit_sub(o, &NOOP, &a, &h[2]);
+	if (err)
+		goto out;
+	err = pto_scope_begin(o);
+	if (err)
+		goto out;
+	add_t(&m0, d->buf[1], PTO_INPUT);
+	add_t(&m0, d->buf[2], PTO_OUTPUT_EXISTING);
+	add_t(&m1, d->buf[0], PTO_INPUT);
+	pto_args_add_dep(&m1, h[2]);
+	err = pto_submit_next_level_group(o, &NOOP, mp, 2, NULL,
+					  (int32_t[]){ 0, 1 }, &h[3]);
+	if (err)
+		goto out;
+	err = pto_scope_begin(o);
+	if (err)
+		goto out;
+	err = pto_submit_sub_group(o, &NOOP, mp, 2, &h[4]);
+	if (err)
+		goto out;
+	err = pto_scope_end(o);
+	if (err)
+		goto out;
+	pto_args_reset(&a);
+	add_t(&a, d->buf[2], PTO_INOUT);
+	for (i = 0; i < 5; i++)
+		pto_args_add_dep(&a, h[i]);
+	for (i = 0; i < 40; i++)	/* many duplicates, no cap */
+		pto_args_add_dep_wait(&a, h[i % 5]);
+	err = pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_kind(PTO_WK_SUB),
+				    &h[5]);
+	if (err)
+		goto out;
+	err = pto_scope_end(o);
+out:
+	pto_args_fini(&a);
+	pto_args_fini(&m0);
+	pto_args_fini(&m1);
+	return err;
+}
+
+static pto_orch *mk(struct __test_metadata *_metadata, struct inj *in)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 32,
+				       .timeout_ms = 2000 };
+	pto_orch *o;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	o->fail_hook = hook;
+	o->fail_ctx = in;
+	return o;
+}
+
+TEST(every_fail_point_is_reclaimed)
+{
+	int fp, k, total = 0, failed = 0;
+
+	for (fp = 0; fp < ORCH_FP_CANCEL_SNAPSHOT; fp++) {
+		for (k = 1;; k++) {
+			struct inj in = { .fp = fp, .k = k };
+			struct dag d;
+			pto_orch *o = mk(_metadata, &in);
+			pto_run *r = NULL;
+			int ret, st;
+
+			ret = pto_submit(o, build, &d, &r);
+			ASSERT_NE(NULL, r);
+			st = pto_run_wait(r, 5000);
+			ASSERT_NE(-ETIMEDOUT, st);	/* the fence resolves */
+			if (in.fired && ret) {
+				failed++;
+				EXPECT_EQ(ret, st);
+				EXPECT_NE(0, ret);
+			} else {
+				EXPECT_EQ(0, ret);
+				EXPECT_EQ(0, st);
+			}
+			pto_run_release(r);
+			if (!ot_empty(o))
+				TH_LOG("fp %d k %d: %llu slots, %llu heap, %u map entries",
+				       fp, k, (unsigned long long)ot_live_slots(o),
+				       (unsigned long long)ot_heap_used(o),
+				       orch_tm_count(o));
+			ASSERT_TRUE(ot_empty(o));
+			ASSERT_EQ(0, pto_orch_close(o, 2000));
+			ASSERT_EQ(0, pto_orch_destroy(o));
+			total++;
+			if (!in.fired)
+				break;	/* past the last call at this point */
+		}
+	}
+	TH_LOG("%d runs, %d failed by injection", total, failed);
+	EXPECT_EQ(total - ORCH_FP_CANCEL_SNAPSHOT, failed);
+	EXPECT_GT(total, ORCH_FP_CANCEL_SNAPSHOT * 2);
+}
+
+static int build_and_fail(pto_orch *o, void *arg)
+{
+	int err = build(o, arg);
+
+	return err ?: -ENOTRECOVERABLE;
+}
+
+/* pto_submit's cancellation retries a failed snapshot; nothing is
+ * allocated once the debts are cleared. */
+TEST(cancel_snapshot_failure_then_retry)
+{
+	struct inj in = { .fp = -1, .snapshot_failures = 2 };
+	struct dag d;
+	pto_orch *o = mk(_metadata, &in);
+	pto_run *r;
+
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, &d, &r));
+	EXPECT_EQ(0, in.snapshot_failures);	/* two failed, third worked */
+	EXPECT_EQ(1, in.settle_seen);
+	EXPECT_EQ(0, in.alloc_after_settle);
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r, 5000));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* Every in-line attempt fails: the run stays unresolved with its debts,
+ * and close() settles it before draining. */
+TEST(cancel_left_pending_is_settled_by_close)
+{
+	struct inj in = { .fp = -1, .snapshot_failures = 3 };
+	struct dag d;
+	pto_orch *o = mk(_metadata, &in);
+	pto_run *r;
+
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, &d, &r));
+	EXPECT_EQ(0, in.snapshot_failures);
+	EXPECT_EQ(0, in.settle_seen);
+	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 50));
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(1, in.settle_seen);
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r, 0));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* The same, step by step on the manual backend: after a failed snapshot
+ * every claimed slot is FAILED with its debt recorded and nothing was
+ * released; the retry settles them. */
+TEST(cancel_snapshot_debts_survive_failure)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 32 };
+	struct inj in = { .fp = -1, .snapshot_failures = 1 };
+	struct pto_task_args a;
+	struct pto_task h[3];
+	struct orch_dispatch run0;
+	struct pto_run *r;
+	pto_orch *o;
+	char buf[64];
+	int i;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	o->fail_hook = hook;
+	o->fail_ctx = &in;
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	pto_args_init(&a);
+	for (i = 0; i < 3; i++) {
+		pto_args_reset(&a);
+		add_t(&a, buf, PTO_INOUT);	/* a chain */
+		ASSERT_EQ(0, pto_submit_sub(o, &NOOP, &a, &h[i]));
+	}
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &run0));	/* h[0] RUNNING */
+	r->construction_err = -EIO;
+	orch_run_record_error(r, -EIO, "test");
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(-ENOMEM, orch_cancel_unstarted_run(o, r));
+	EXPECT_EQ(ORCH_RUNNING, ot_state(o, h[0]));
+	EXPECT_EQ(ORCH_FAILED, ot_state(o, h[1]));
+	EXPECT_EQ(ORCH_FAILED, ot_state(o, h[2]));
+	EXPECT_TRUE(orch_slot_at(o, h[1].slot)->cancel_debt);
+	EXPECT_TRUE(orch_slot_at(o, h[2].slot)->cancel_debt);
+	EXPECT_EQ(3u, ot_live_slots(o));
+	EXPECT_EQ(0, in.settle_seen);
+	EXPECT_EQ(0, orch_cancel_unstarted_run(o, r));
+	EXPECT_EQ(1, in.settle_seen);
+	EXPECT_EQ(0, in.alloc_after_settle);
+	EXPECT_FALSE(orch_slot_at(o, h[1].slot)->cancel_debt);
+	EXPECT_EQ(0, pto_run_done(r));	/* h[0] still running */
+	orch_member_done(o, &run0, 0, NULL);
+	EXPECT_EQ(-EIO, pto_run_wait(r, 1000));
+	EXPECT_EQ(0, ot_drain(o));	/* nothing cancelled is dispatched */
+	pto_run_release(r);
+	pto_args_fini(&a);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Runs on the in-process backend: handles, fences, errors, the pipeline
+ * depth, close() with a drain budget.
+ */
+#include <pthread.h>
+#include "kselftest_harness.h"
+#include "orch_test.h"
+
+/* A gate tasks can wait on, opened by the test. */
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int open;
+	_Atomic int ran;
+	_Atomic int started;
+};
+
+static struct gate G = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+			 0, 0, 0 };
+
+static void gate_set(int open)
+{
+	pthread_mutex_lock(&G.mu);
+	G.open = open;
+	pthread_cond_broadcast(&G.cv);
+	pthread_mutex_unlock(&G.mu);
+}
+
+static int k_gated(struct pto_task_ctx *c)
+{
+	atomic_fetch_add(&G.started, 1);
+	pthread_mutex_lock(&G.mu);
+	while (!G.open)
+		pthread_cond_wait(&G.cv, &G.mu);
+	pthread_mutex_unlock(&G.mu);
+	atomic_fetch_add(&G.ran, 1);
+	return 0;
+}
+
+static int k_count(struct pto_task_ctx *c)
+{
+	atomic_fetch_add(&G.ran, 1);
+	return 0;
+}
+
+static int k_fail(struct pto_task_ctx *c)
+{
+	snprintf(c->errmsg, c->errmsg_len, "kernel says no");
+	return -EIO;
+}
+
+static int k_write(struct pto_task_ctx *c)
+{
+	*(int *)(uintptr_t)c->tensors[0].t.data = (int)c->scalars[0];
+	return 0;
+}
+
+static pto_orch *mk(struct __test_metadata *_metadata, uint32_t depth)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .run_depth = depth };
+	pto_orch *o;
+
+	atomic_store(&G.ran, 0);
+	gate_set(0);
+	EXPECT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	return o;
+}
+
+static void done(struct __test_metadata *_metadata, pto_orch *o)
+{
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+static int one_sub(pto_orch *o, pto_kernel_fn fn, void *buf, int val,
+		   enum pto_tag tag, struct pto_task *h)
+{
+	struct pto_callable c = { .fn = fn };
+	struct pto_task_args a;
+	int err;
+
+	pto_args_init(&a);
+	if (buf) {
+		struct pto_tensor t = pto_tensor_host(buf, sizeof(int));
+
+		pto_args_add_tensor(&a, &t, tag);
+	}
+	pto_args_add_scalar(&a, (uint64_t)val);
+	err = pto_submit_sub(o, &c, &a, h);
+	pto_args_fini(&a);
+	return err;
+}
+
+static int orch_gated(pto_orch *o, void *arg)
+{
+	return one_sub(o, k_gated, NULL, 0, PTO_NO_DEP, NULL);
+}
+
+TEST(wait_timeout_then_result)
+{
+	pto_orch *o = mk(_metadata, 2);
+	pto_run *r;
+
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 20));
+	EXPECT_EQ(0, pto_run_done(r));
+	EXPECT_EQ(-EBUSY, pto_run_result(r));
+	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 0));
+	gate_set(1);
+	EXPECT_EQ(0, pto_run_wait(r, -1));
+	EXPECT_EQ(1, atomic_load(&G.ran));	/* the timeout cancelled nothing */
+	EXPECT_EQ(0, pto_run_wait(r, 0));	/* replays */
+	EXPECT_EQ(0, pto_run_result(r));
+	EXPECT_STREQ("", pto_run_error(r));
+	pto_run_release(r);
+	done(_metadata, o);
+}
+
+struct stash {
+	struct pto_task h;
+	int x;
+};
+
+static int orch_stash(pto_orch *o, void *arg)
+{
+	struct stash *s = arg;
+
+	return one_sub(o, k_write, &s->x, 5, PTO_OUTPUT_EXISTING, &s->h);
+}
+
+static int orch_use_stale(pto_orch *o, void *arg)
+{
+	struct stash *s = arg;
+	struct pto_callable c = { .fn = k_count };
+	struct pto_task_args a;
+	int err;
+
+	pto_args_init(&a);
+	pto_args_add_dep(&a, s->h);
+	err = pto_submit_sub(o, &c, &a, NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(stale_handle_from_earlier_run_rejected)
+{
+	pto_orch *o = mk(_metadata, 2);
+	struct stash s = { .x = 0 };
+	pto_run *r;
+
+	ASSERT_EQ(0, pto_orch_run(o, orch_stash, &s));
+	EXPECT_EQ(5, s.x);
+	EXPECT_EQ(-EINVAL, pto_submit(o, orch_use_stale, &s, &r));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), "another run"));
+	ASSERT_NE(NULL, r);
+	EXPECT_EQ(-EINVAL, pto_run_wait(r, 1000));
+	EXPECT_NE(NULL, strstr(pto_run_error(r), "another run"));
+	pto_run_release(r);
+	EXPECT_EQ(0, atomic_load(&G.ran));
+	done(_metadata, o);
+}
+
+static int orch_fail_chain(pto_orch *o, void *arg)
+{
+	int *buf = arg;
+	int err;
+
+	err = one_sub(o, k_fail, &buf[0], 0, PTO_OUTPUT_EXISTING, NULL);
+	err = err ?: one_sub(o, k_write, &buf[0], 7, PTO_INOUT, NULL);
+	err = err ?: one_sub(o, k_write, &buf[0], 8, PTO_INOUT, NULL);
+	err = err ?: one_sub(o, k_write, &buf[1], 9, PTO_OUTPUT_EXISTING, NULL);
+	return err;
+}
+
+TEST(failed_producer_poisons_dependent)
+{
+	pto_orch *o = mk(_metadata, 2);
+	int buf[2] = { 0, 0 };
+	pto_run *r;
+
+	ASSERT_EQ(0, pto_submit(o, orch_fail_chain, buf, &r));
+	EXPECT_EQ(-EIO, pto_run_wait(r, 5000));
+	EXPECT_NE(NULL, strstr(pto_run_error(r), "kernel says no"));
+	EXPECT_EQ(0, buf[0]);	/* dependents never ran */
+	EXPECT_EQ(9, buf[1]);	/* the independent task did */
+	pto_run_release(r);
+	/* The orchestrator is usable for the next run. */
+	ASSERT_EQ(0, pto_orch_run(o, orch_stash, &(struct stash){ .x = 0 }));
+	done(_metadata, o);
+}
+
+TEST(pipeline_depth_blocks_begin_run)
+{
+	pto_orch *o = mk(_metadata, 2);
+	pto_run *r[3];
+
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[0]));
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[1]));
+	pthread_mutex_lock(&o->runs_mu);
+	EXPECT_EQ(2u, o->runs_in_flight);
+	pthread_mutex_unlock(&o->runs_mu);
+	gate_set(1);
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[2]));
+	EXPECT_EQ(0, pto_run_wait(r[0], -1));
+	EXPECT_EQ(0, pto_run_wait(r[1], -1));
+	EXPECT_EQ(0, pto_run_wait(r[2], -1));
+	EXPECT_LT(pto_run_id(r[0]), pto_run_id(r[1]));
+	pto_run_release(r[0]);
+	pto_run_release(r[1]);
+	pto_run_release(r[2]);
+	done(_metadata, o);
+}
+
+static void *open_later(void *arg)
+{
+	ot_sleep_ms(40);
+	gate_set(1);
+	return NULL;
+}
+
+TEST(begin_run_blocks_when_depth_spent)
+{
+	pto_orch *o = mk(_metadata, 1);
+	pto_run *r[2];
+	pthread_t th;
+	uint64_t t0;
+
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[0]));
+	EXPECT_EQ(0, pto_run_accepted(r[0]) && pto_run_done(r[0]));
+	t0 = ot_now_ns();
+	pthread_create(&th, NULL, open_later, NULL);
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[1]));	/* blocks */
+	EXPECT_GE(ot_now_ns() - t0, 30 * 1000000ULL);
+	EXPECT_EQ(1, pto_run_done(r[0]));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, pto_run_wait(r[1], -1));
+	pto_run_release(r[0]);
+	pto_run_release(r[1]);
+	done(_metadata, o);
+}
+
+TEST(close_drains_within_budget_and_is_retryable)
+{
+	pto_orch *o = mk(_metadata, 2);
+	pto_run *r, *r2;
+
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 20));
+	EXPECT_EQ(-EBUSY, pto_orch_destroy(o));
+	/* Closing: new submissions are rejected. */
+	EXPECT_EQ(-ESHUTDOWN, pto_submit(o, orch_gated, NULL, &r2));
+	EXPECT_EQ(NULL, r2);
+	gate_set(1);
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(0, pto_run_wait(r, 0));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+static int orch_open_scope(pto_orch *o, void *arg)
+{
+	int err = pto_scope_begin(o);
+
+	return err ?: one_sub(o, k_count, NULL, 0, PTO_NO_DEP, NULL);
+}
+
+TEST(scope_left_open_is_an_error)
+{
+	pto_orch *o = mk(_metadata, 2);
+	pto_run *r;
+
+	EXPECT_EQ(-EINVAL, pto_submit(o, orch_open_scope, NULL, &r));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), "left open"));
+	EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
+	pto_run_release(r);
+	done(_metadata, o);
+}
+
+static int orch_user_error(pto_orch *o, void *arg)
+{
+	int err = one_sub(o, k_gated, NULL, 0, PTO_NO_DEP, NULL);
+
+	return err ?: -ENOENT;	/* the orchestration function fails */
+}
+
+TEST(orchestration_error_is_synchronous_and_cancels)
+{
+	pto_orch *o = mk(_metadata, 2);
+	pto_run *r;
+
+	gate_set(1);
+	EXPECT_EQ(-ENOENT, pto_submit(o, orch_user_error, NULL, &r));
+	EXPECT_EQ(-ENOENT, pto_run_wait(r, 2000));
+	pto_run_release(r);
+	done(_metadata, o);
+}
+
+TEST(submit_outside_run_rejected)
+{
+	pto_orch *o = mk(_metadata, 2);
+	struct pto_task_args a;
+
+	pto_args_init(&a);
+	EXPECT_EQ(-ECANCELED, pto_submit_sub(o, &(struct pto_callable){ .fn = k_count },
+					     &a, NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), "outside"));
+	EXPECT_EQ(-EINVAL, pto_scope_begin(o));
+	pto_args_fini(&a);
+	done(_metadata, o);
+}
+
+TEST(fork_hygiene_defaults_do_not_overwrite)
+{
+	pto_orch *o;
+
+	setenv("OPENBLAS_NUM_THREADS", "3", 1);
+	unsetenv("BLIS_NUM_THREADS");
+	o = mk(_metadata, 2);
+	/* Once per process: the first create in this (forked) test process
+	 * sets the defaults, leaving user values alone. */
+	EXPECT_STREQ("3", getenv("OPENBLAS_NUM_THREADS"));
+	EXPECT_STREQ("1", getenv("BLIS_NUM_THREADS"));
+	done(_metadata, o);
+}
+
+/*
+ * A blocked head group reserves its targets; when its run is cancelled the
+ * reservation must end with a kick, or a task queued meanwhile for a
+ * reserved (parked) worker would wait for an unrelated event.
+ */
+static _Atomic int gate_b, t_ran;
+
+static int k_gate_b(struct pto_task_ctx *c)
+{
+	while (!atomic_load(&gate_b))
+		usleep(100);
+	return 0;
+}
+
+static int k_mark(struct pto_task_ctx *c)
+{
+	atomic_store(&t_ran, 1);
+	return 0;
+}
+
+struct resv {
+	struct pto_task b;
+};
+
+static int orch_run0(pto_orch *o, void *arg)
+{
+	struct resv *rv = arg;
+	struct pto_callable ca = { .fn = k_gated }, cb = { .fn = k_gate_b },
+			    ct = { .fn = k_mark };
+	struct pto_task_args a;
+	int err;
+
+	pto_args_init(&a);
+	err = pto_submit_next_level(o, &ca, &a, NULL, pto_on_worker(0), NULL);
+	err = err ?: pto_submit_next_level(o, &cb, &a, NULL, pto_on_worker(2), &rv->b);
+	pto_args_add_dep(&a, rv->b);
+	err = err ?: pto_submit_next_level(o, &ct, &a, NULL, pto_on_worker(1), NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+static int orch_run1(pto_orch *o, void *arg)
+{
+	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
+	int err;
+
+	pto_args_init(&m0);
+	pto_args_init(&m1);
+	/* Head group on workers 0 (busy with the gated task) and 1. */
+	err = pto_submit_next_level_group(o, &(struct pto_callable){ .fn = k_count },
+					  mp, 2, NULL, (int32_t[]){ 0, 1 }, NULL);
+	pto_args_fini(&m0);
+	pto_args_fini(&m1);
+	if (err)
+		return err;
+	/* run 0's T becomes READY for worker 1, which is reserved. */
+	atomic_store(&gate_b, 1);
+	ot_sleep_ms(50);
+	if (atomic_load(&t_ran))
+		return -EALREADY;	/* the reservation did not hold */
+	return -ECANCELED;	/* fail the run: the group is cancelled */
+}
+
+TEST(cancelled_head_group_releases_reservation)
+{
+	static const struct pto_worker_desc w[] = {
+		{ 0, PTO_WK_AIV }, { 1, PTO_WK_AIV }, { 2, PTO_WK_AIV },
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .workers = w, .nworkers = 3 };
+	struct resv rv;
+	pto_run *r0, *r1;
+	pto_orch *o;
+	int i;
+
+	gate_set(0);
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	ASSERT_EQ(0, pto_submit(o, orch_run0, &rv, &r0));
+	/* Worker 0 must be busy (A running) before the group arrives, or the
+	 * group, which has priority over singles for its targets, goes first. */
+	for (i = 0; i < 1000 && !atomic_load(&G.started); i++)
+		ot_sleep_ms(1);
+	ASSERT_EQ(1, atomic_load(&G.started));
+	EXPECT_EQ(-ECANCELED, pto_submit(o, orch_run1, NULL, &r1));
+	for (i = 0; i < 1000 && !atomic_load(&t_ran); i++)
+		ot_sleep_ms(1);
+	EXPECT_EQ(1, atomic_load(&t_ran));	/* while A is still gated */
+	EXPECT_EQ(0, pto_run_done(r0));
+	gate_set(1);
+	EXPECT_EQ(0, pto_run_wait(r0, 5000));
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r1, 5000));
+	EXPECT_EQ(0, atomic_load(&G.ran) > 1);	/* the group never ran */
+	pto_run_release(r0);
+	pto_run_release(r1);
+	done(_metadata, o);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto-bench: the orchestrator on the in-process backend, side by side
+ * with StarPU 1.3 on the same shapes.
+ *
+ *   pto-bench [-w WORKERS] [-m MAXLOG2] [-W WINDOW] [--peer PATH|--no-peer]
+ *
+ * Workloads (noop tasks), each at 2^10, 2^12 .. 2^MAXLOG2 tasks (default
+ * 2^20), with a task window (default 4096 slots per ring) smaller than the
+ * task count: tasks are submitted in scopes of 512, so finished ones are
+ * reclaimed while the run goes on.
+ *   chain       task i INOUT on one tensor: a linear chain
+ *   independent no edges, no data
+ *   fanout      fork-join blocks: root -> 16 children -> join (explicit
+ *               add_dep_wait on the children), joins chained
+ *   wavefront   a W x W grid, cell (i,j) reads (i-1,j) and (i,j-1)
+ * Plus "submit": ns per submit of independent tasks with 4 tensor args
+ * each (1 OUTPUT_EXISTING, 3 INPUT: four TensorMap operations), with a
+ * window large enough that the ring never pushes back.
+ *
+ * The StarPU peer (tools/bench/pto-bench-starpu, built by
+ * tools/bench/build.sh) runs the same shape in the same invocation; its
+ * tasks/s and the ratio are printed on the same line, up to 2^16 tasks
+ * by default (-M; StarPU needs ~5 us/task). One line per workload and
+ * size; pto figures are the best of 3 runs.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <pto/orch.h>
+
+extern char **environ;
+
+#define BATCH 512
+#define FAN 16
+
+enum shape { CHAIN, INDEP, FANOUT, WAVE, NSHAPE, SUBMIT4 = NSHAPE };
+static const char *const shape_name[NSHAPE] = {
+	"chain", "independent", "fanout", "wavefront",
+};
+
+struct job {
+	enum shape shape;
+	long n;
+	uint64_t t_submit_ns;	/* time spent in the orchestration fn */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int noop(struct pto_task_ctx *c)
+{
+	(void)c;
+	return 0;
+}
+
+static const struct pto_callable NOOP = { .fn = noop };
+
+/* Fake, never dereferenced addresses: keys only. */
+static struct pto_tensor key(uint64_t i)
+{
+	struct pto_tensor t = { 0x100000000ULL + i * 64, 64, 0, 0,
+				PTO_SPACE_HOST, 0 };
+
+	return t;
+}
+
+static int batch_scope(pto_orch *o, long i)
+{
+	int err = 0;
+
+	if (i % BATCH)
+		return 0;
+	if (i)
+		err = pto_scope_end(o);
+	return err ?: pto_scope_begin(o);
+}
+
+static int orch_fn(pto_orch *o, void *arg)
+{
+	struct job *j = arg;
+	struct pto_task_args a;
+	struct pto_task kids[FAN];
+	uint64_t t0 = now_ns();
+	long i, w = 1;
+	int err = 0, k;
+
+	pto_args_init(&a);
+	if (j->shape == WAVE)
+		while ((w + 1) * (w + 1) <= j->n)
+			w++;
+	for (i = 0; i < j->n && !err; i++) {
+		struct pto_tensor t;
+
+		err = batch_scope(o, i);
+		if (err)
+			break;
+		pto_args_reset(&a);
+		switch (j->shape) {
+		case CHAIN:
+			t = key(0);
+			pto_args_add_tensor(&a, &t, PTO_INOUT);
+			break;
+		case INDEP:	/* no data, like the StarPU peer's */
+			break;
+		case SUBMIT4:
+			t = key((uint64_t)i + 16);
+			pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+			for (k = 1; k <= 3; k++) {
+				t = key((uint64_t)k);
+				pto_args_add_tensor(&a, &t, PTO_INPUT);
+			}
+			break;
+		case FANOUT: {
+			long pos = i % (FAN + 2), blk = i / (FAN + 2);
+
+			if (pos == 0) {	/* root: after the previous join */
+				t = key((uint64_t)blk * 2);
+				pto_args_add_tensor(&a, &t, PTO_INPUT);
+				t = key((uint64_t)blk * 2 + 1);
+				pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+			} else if (pos <= FAN) {
+				t = key((uint64_t)blk * 2 + 1);
+				pto_args_add_tensor(&a, &t, PTO_INPUT);
+			} else {
+				for (k = 0; k < FAN; k++)
+					pto_args_add_dep_wait(&a, kids[k]);
+				t = key((uint64_t)blk * 2 + 2);
+				pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+			}
+			err = pto_submit_sub(o, &NOOP, &a,
+					     pos >= 1 && pos <= FAN ? &kids[pos - 1] : NULL);
+			continue;
+		}
+		case WAVE: {
+			long r = i / w, c = i % w;
+
+			if (r >= w)
+				break;	/* n not a square: extra tasks are plain */
+			if (r) {
+				t = key((uint64_t)((r - 1) * w + c));
+				pto_args_add_tensor(&a, &t, PTO_INPUT);
+			}
+			if (c) {
+				t = key((uint64_t)(r * w + c - 1));
+				pto_args_add_tensor(&a, &t, PTO_INPUT);
+			}
+			t = key((uint64_t)(r * w + c));
+			pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+			break;
+		}
+		default:
+			break;
+		}
+		err = pto_submit_sub(o, &NOOP, &a, NULL);
+	}
+	if (!err && j->n)
+		err = pto_scope_end(o);
+	pto_args_fini(&a);
+	j->t_submit_ns = now_ns() - t0;
+	return err;
+}
+
+static pto_orch *make(uint32_t workers, uint32_t window)
+{
+	struct pto_worker_desc w[64];
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = window, .workers = w,
+				       .nworkers = workers };
+	pto_orch *o;
+	uint32_t i;
+
+	for (i = 0; i < workers && i < 64; i++) {
+		w[i].id = (int32_t)i;
+		w[i].kind = PTO_WK_SUB;
+	}
+	if (pto_orch_create_inproc(&cfg, &o)) {
+		fprintf(stderr, "pto-bench: cannot create orchestrator\n");
+		exit(1);
+	}
+	return o;
+}
+
+/* Tasks/s of the StarPU peer on @shape, -1 if unavailable. */
+static double peer(const char *path, enum shape s, long n, uint32_t workers)
+{
+	char ns[32], ws[32], line[256];
+	char *argv[] = { (char *)path, (char *)shape_name[s], ns, ws, NULL };
+	posix_spawn_file_actions_t fa;
+	int pfd[2], status;
+	double tps = -1;
+	FILE *f;
+	pid_t pid;
+
+	if (!path || access(path, X_OK))
+		return -1;
+	snprintf(ns, sizeof(ns), "%ld", n);
+	snprintf(ws, sizeof(ws), "%u", workers);
+	if (pipe(pfd))
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_addclose(&fa, pfd[0]);
+	if (posix_spawn(&pid, path, &fa, NULL, argv, environ)) {
+		posix_spawn_file_actions_destroy(&fa);
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "tasks_per_s %lf", &tps) == 1)
+			break;
+	if (f)
+		fclose(f);
+	waitpid(pid, &status, 0);
+	return tps;
+}
+
+static void submit_cost(uint32_t workers)
+{
+	const long n = 1 << 14;
+	struct job j = { SUBMIT4, n, 0 };
+	pto_orch *o = make(workers, (uint32_t)n * 2);
+	pto_run *r;
+	int rep;
+	uint64_t best = UINT64_MAX;
+
+	/* batch_scope() puts them in scopes of 512 anyway; the window has
+	 * room for all of them, so the loop measures submit, not
+	 * back-pressure. Best of 5. */
+	for (rep = 0; rep < 5; rep++) {
+		if (pto_submit(o, orch_fn, &j, &r) || pto_run_wait(r, -1)) {
+			fprintf(stderr, "pto-bench: submit run failed: %s\n",
+				pto_orch_error(o));
+			exit(1);
+		}
+		pto_run_release(r);
+		if (j.t_submit_ns < best)
+			best = j.t_submit_ns;
+	}
+	printf("%-12s n=%-8ld pto %8.1f ns/submit (4 tensor args)\n", "submit", n,
+	       (double)best / (double)n);
+	pto_orch_close(o, 10000);
+	pto_orch_destroy(o);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "peer", required_argument, NULL, 'p' },
+		{ "no-peer", no_argument, NULL, 'P' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "max-log2", required_argument, NULL, 'm' },
+		{ "window", required_argument, NULL, 'W' },
+		{ "peer-max-log2", required_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char self_dir[4096], peer_default[4200];
+	const char *peer_path = NULL;
+	uint32_t workers = 2, window = 4096;
+	int maxlog = 20, peer_max = 16, opt, s, lg, use_peer = 1;
+	ssize_t len;
+
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			peer_path = optarg;
+			break;
+		case 'P':
+			use_peer = 0;
+			break;
+		case 'w':
+			workers = (uint32_t)atoi(optarg);
+			break;
+		case 'm':
+			maxlog = atoi(optarg);
+			break;
+		case 'W':
+			window = (uint32_t)atoi(optarg);
+			break;
+		case 'M':
+			peer_max = atoi(optarg);
+			break;
+		default:
+			printf("usage: pto-bench [-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
+			       "[-M PEER_MAXLOG2] [--peer PATH | --no-peer]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (!peer_path) {
+		len = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
+		if (len > 0) {
+			self_dir[len] = '\0';
+			*strrchr(self_dir, '/') = '\0';
+			snprintf(peer_default, sizeof(peer_default),
+				 "%s/bench/pto-bench-starpu", self_dir);
+			peer_path = peer_default;
+		}
+	}
+	if (!use_peer)
+		peer_path = NULL;
+	if (peer_path && access(peer_path, X_OK)) {
+		printf("# StarPU peer %s not built (tools/bench/build.sh): pto only\n",
+		       peer_path);
+		peer_path = NULL;
+	}
+	printf("# pto-bench: in-process backend, %u workers, window %u slots/ring, "
+	       "scopes of %d, noop tasks\n", workers, window, BATCH);
+	submit_cost(workers);
+	for (s = 0; s < NSHAPE; s++) {
+		for (lg = 10; lg <= maxlog; lg += 2) {
+			struct job j = { (enum shape)s, 1L << lg, 0 };
+			uint64_t best = UINT64_MAX, best_sub = 0;
+			double tps, ptps = -1;
+			int rep;
+
+			/* Best of 3, each on a fresh orchestrator (noisy
+			 * 2-CPU machines); the peer runs once. */
+			for (rep = 0; rep < 3; rep++) {
+				pto_orch *o = make(workers, window);
+				uint64_t t0, t;
+				pto_run *r;
+				int err;
+
+				t0 = now_ns();
+				err = pto_submit(o, orch_fn, &j, &r);
+				if (!err)
+					err = pto_run_wait(r, -1);
+				t = now_ns() - t0;
+				if (err) {
+					fprintf(stderr, "pto-bench: %s failed: %d %s\n",
+						shape_name[s], err, pto_orch_error(o));
+					return 1;
+				}
+				pto_run_release(r);
+				pto_orch_close(o, 10000);
+				pto_orch_destroy(o);
+				if (t < best) {
+					best = t;
+					best_sub = j.t_submit_ns;
+				}
+			}
+			j.t_submit_ns = best_sub;
+			tps = (double)j.n * 1e9 / (double)best;
+			if (lg <= peer_max)
+				ptps = peer(peer_path, (enum shape)s, j.n, workers);
+			if (ptps > 0)
+				printf("%-12s n=%-8ld pto %10.0f tasks/s (submit %6.1f ns/task)"
+				       "  starpu %9.0f tasks/s  ratio %6.1fx\n",
+				       shape_name[s], j.n, tps,
+				       (double)j.t_submit_ns / (double)j.n, ptps,
+				       tps / ptps);
+			else
+				printf("%-12s n=%-8ld pto %10.0f tasks/s (submit %6.1f ns/task)\n",
+				       shape_name[s], j.n, tps,
+				       (double)j.t_submit_ns / (double)j.n);
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
