@@ -306,6 +306,8 @@ static int pto_core_thread(void *arg)
 					 kthread_should_stop());
 		if (kthread_should_stop())
 			break;
+		/* Pairs with the launcher's barrier before F_LAUNCH. */
+		smp_rmb();
 
 		/* Handshake: report identity, then wait for READY. */
 		pto_core_set_state(core, PTO_CORE_HANDSHAKE);
@@ -319,8 +321,11 @@ static int pto_core_thread(void *arg)
 					 test_bit(PTO_CORE_F_READY,
 						  &core->flags) ||
 					 pto_core_stopping(core));
-		/* Pairs with the launcher's fully ordered set of F_READY. */
-		smp_mb__after_atomic();
+		/*
+		 * Pairs with the launcher's fully ordered test_and_set_bit()
+		 * of F_READY: ownership and payload fields are visible.
+		 */
+		smp_rmb();
 		if (test_bit(PTO_CORE_F_READY, &core->flags) &&
 		    !pto_core_stopping(core)) {
 			pto_core_set_state(core, PTO_CORE_READY);
@@ -606,6 +611,8 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 
 		core->gen++;
 		atomic64_inc(&core->launches);
+		/* The generation precedes F_LAUNCH (the core reads it). */
+		smp_mb__before_atomic();
 		set_bit(PTO_CORE_F_LAUNCH, &core->flags);
 		wake_up_all(&core->wq);
 	}
@@ -833,14 +840,15 @@ int pto_cores_init(struct pto_device *pdev)
 		ret = pto_core_test_init(core, pdev, i);
 		if (ret)
 			goto err_cores;
-		t = kthread_run(pto_core_thread, core, "pto%u/c%u",
-				pdev->index, i);
+		t = kthread_create(pto_core_thread, core, "pto%u/c%u",
+				   pdev->index, i);
 		if (IS_ERR(t)) {
 			ret = PTR_ERR(t);
 			pto_core_test_fini(core);
 			goto err_cores;
 		}
 		core->thread = t;
+		wake_up_process(t);
 	}
 	return 0;
 

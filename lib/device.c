@@ -65,7 +65,12 @@ int pto_dev_open_path(const char *path, struct pto_dev **out)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	dev->fd = open(path, O_RDWR | O_CLOEXEC);
+	/*
+	 * Non-blocking: several scheduler threads poll() the fd and drain its
+	 * completion counter with read(); one may drain what woke another,
+	 * whose read() must then return EAGAIN rather than block.
+	 */
+	dev->fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (dev->fd < 0) {
 		ret = -errno;
 		free(dev);

@@ -104,23 +104,60 @@ static void good_add(struct pto_payload *p)
 	tensor(&p->t[PTO_ARG_OUT], BO_A + 128, PTO_DTYPE_I32, 2, 4, 4);
 }
 
-static void m_none(struct pto_payload *p) { }
-static void m_func(struct pto_payload *p) { p->func_id = PTO_FUNC_COUNT; }
-static void m_dtype(struct pto_payload *p) { p->t[PTO_ARG_A].dtype = 3; }
+static void m_none(struct pto_payload *p)
+{
+}
+
+static void m_func(struct pto_payload *p)
+{
+	p->func_id = PTO_FUNC_COUNT;
+}
+
+static void m_dtype(struct pto_payload *p)
+{
+	p->t[PTO_ARG_A].dtype = 3;
+}
+
 static void m_dtype_mix(struct pto_payload *p)
 {
 	p->t[PTO_ARG_B].dtype = PTO_DTYPE_F32;
 }
-static void m_rank0(struct pto_payload *p) { p->t[PTO_ARG_A].rank = 0; }
-static void m_rank5(struct pto_payload *p) { p->t[PTO_ARG_OUT].rank = 5; }
-static void m_shape0(struct pto_payload *p) { p->t[PTO_ARG_B].shape[1] = 0; }
-static void m_mismatch(struct pto_payload *p) { p->t[PTO_ARG_B].shape[0] = 3; }
+
+static void m_rank0(struct pto_payload *p)
+{
+	p->t[PTO_ARG_A].rank = 0;
+}
+
+static void m_rank5(struct pto_payload *p)
+{
+	p->t[PTO_ARG_OUT].rank = 5;
+}
+
+static void m_shape0(struct pto_payload *p)
+{
+	p->t[PTO_ARG_B].shape[1] = 0;
+}
+
+static void m_mismatch(struct pto_payload *p)
+{
+	p->t[PTO_ARG_B].shape[0] = 3;
+}
+
 static void m_beyond_rank(struct pto_payload *p)
 {
 	p->t[PTO_ARG_A].strides[3] = 1;
 }
-static void m_addr0(struct pto_payload *p) { p->t[PTO_ARG_A].addr = 0; }
-static void m_unaligned(struct pto_payload *p) { p->t[PTO_ARG_A].addr += 1; }
+
+static void m_addr0(struct pto_payload *p)
+{
+	p->t[PTO_ARG_A].addr = 0;
+}
+
+static void m_unaligned(struct pto_payload *p)
+{
+	p->t[PTO_ARG_A].addr += 1;
+}
+
 static void m_past_end(struct pto_payload *p)
 {
 	p->t[PTO_ARG_OUT].addr = BO_A + BO_SIZE - 32;
@@ -130,29 +167,39 @@ static void m_straddle(struct pto_payload *p)
 {
 	p->t[PTO_ARG_OUT].addr = BO_B - 16;
 }
+
 static void m_foreign(struct pto_payload *p)
 {
 	p->t[PTO_ARG_B].addr = FOREIGN;
 }
+
 static void m_stride_overflow(struct pto_payload *p)
 {
 	p->t[PTO_ARG_A].strides[0] = U64_MAX / 2;
 }
+
 static void m_addr_overflow(struct pto_payload *p)
 {
 	p->t[PTO_ARG_A].addr = U64_MAX - 3;
 }
-static void m_flags(struct pto_payload *p) { p->flags = 1; }
+
+static void m_flags(struct pto_payload *p)
+{
+	p->flags = 1;
+}
+
 static void m_unused_slot(struct pto_payload *p)
 {
 	p->func_id = PTO_FUNC_COPY;	/* B is unused by copy */
 }
+
 static void m_spin_long(struct pto_payload *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->func_id = PTO_FUNC_SPIN_NS;
 	p->scalar[0] = 3600ULL * NSEC_PER_SEC;
 }
+
 static void m_matmul_big(struct pto_payload *p)
 {
 	p->func_id = PTO_FUNC_MATMUL;
@@ -160,22 +207,30 @@ static void m_matmul_big(struct pto_payload *p)
 	tensor(&p->t[PTO_ARG_B], BO_A, PTO_DTYPE_I32, 2, 129, 1);
 	tensor(&p->t[PTO_ARG_OUT], BO_A, PTO_DTYPE_I32, 2, 1, 1);
 }
+
 static void m_matmul_k(struct pto_payload *p)
 {
 	p->func_id = PTO_FUNC_MATMUL;
 	tensor(&p->t[PTO_ARG_B], BO_A + 64, PTO_DTYPE_I32, 2, 3, 4);
 }
-static void m_matmul_ok(struct pto_payload *p) { p->func_id = PTO_FUNC_MATMUL; }
+
+static void m_matmul_ok(struct pto_payload *p)
+{
+	p->func_id = PTO_FUNC_MATMUL;
+}
+
 static void m_reduce_out(struct pto_payload *p)
 {
 	p->func_id = PTO_FUNC_REDUCE_SUM;
 	memset(&p->t[PTO_ARG_B], 0, sizeof(p->t[PTO_ARG_B]));
 }
+
 static void m_reduce_ok(struct pto_payload *p)
 {
 	m_reduce_out(p);
 	tensor(&p->t[PTO_ARG_OUT], BO_A + 256, PTO_DTYPE_I32, 1, 1, 0);
 }
+
 static void m_fault(struct pto_payload *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -371,6 +426,7 @@ static void park_doorbell_interleavings(struct kunit *test, bool recheck)
 				/* owner: publish id + fence; read PARKED */
 				if (os++ == 0) {
 					set_ureg(ctx, PTO_REG_DATA_MAIN_BASE, id);
+					/* the owner's Dekker fence */
 					smp_mb();
 				} else if (ureg(ctx, PTO_REG_PARKED)) {
 					set_bit(PTO_CORE_F_DOORBELL,
@@ -430,6 +486,7 @@ static void order_fin_wakeup(struct kunit *test)
 				/* owner: arm + fence; read COND */
 				if (os++ == 0) {
 					set_ureg(ctx, PTO_REG_WAKE_REQ, 1);
+					/* the owner's Dekker fence */
 					smp_mb();
 				} else {
 					owner_saw_fin =

@@ -28,6 +28,22 @@ PTO_API const char *pto_orch_error(const pto_orch *o)
 }
 
 /*
+ * The hot locks (sched_mu, TensorMap mu, ring mu, slot fanout_mu) are held
+ * for a few dozen instructions by the orch thread and the workers: an
+ * adaptive mutex spins briefly before sleeping, so a collision costs a
+ * short spin instead of a futex system call on the submit / dispatch path.
+ */
+void orch_mutex_init(pthread_mutex_t *mu)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(mu, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+/*
  * Grow *arr to at least @need elements of @elem bytes; new elements are
  * zeroed. The new capacity depends only on (cap, need), which submit.c
  * relies on for arrays sharing one capacity.
@@ -163,7 +179,7 @@ int orch_create(const struct pto_orch_config *cfg,
 	o->ops = ops;
 	o->be = be;
 	atomic_init(&o->next_task_id, 1);	/* 0 names no task */
-	pthread_mutex_init(&o->sched_mu, NULL);
+	orch_mutex_init(&o->sched_mu);
 	pthread_mutex_init(&o->runs_mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

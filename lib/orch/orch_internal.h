@@ -390,5 +390,6 @@ int orch_error(struct pto_orch *o, int err, const char *fmt, ...)
 int orch_grow(struct pto_orch *o, int fp, struct orch_slot *s, void **arr,
 	      uint32_t *cap, uint32_t need, size_t elem);
 void orch_fork_hygiene_once(void);
+void orch_mutex_init(pthread_mutex_t *mu);
 
 #endif

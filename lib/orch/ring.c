@@ -46,12 +46,12 @@ int orch_ring_init(struct pto_orch *o, int r, uint32_t window)
 	if (!ring->slots)
 		return -ENOMEM;
 	for (i = 0; i < window; i++) {
-		pthread_mutex_init(&ring->slots[i].fanout_mu, NULL);
+		orch_mutex_init(&ring->slots[i].fanout_mu);
 		ring->slots[i].idx = (uint32_t)r * window + i;
 		ring->slots[i].ring = (uint8_t)r;
 		ring->slots[i].ring_released = true;
 	}
-	pthread_mutex_init(&ring->mu, NULL);
+	orch_mutex_init(&ring->mu);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&ring->cv, &ca);

@@ -32,6 +32,7 @@
 struct submit_req {
 	uint8_t kind;			/* ORCH_NEXT_LEVEL / ORCH_SUB */
 	bool is_group;			/* all-or-nothing next-level group */
+	bool shared;			/* SPMD: every member has args[0] */
 	uint32_t n;
 	uint32_t wkind;
 	const struct pto_callable *c;
@@ -86,7 +87,7 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 
 	if (!q->c || q->n == 0 || !q->args)
 		return orch_error(o, -EINVAL, "missing callable or arguments");
-	for (m = 0; m < q->n; m++) {
+	for (m = 0; m < (q->shared ? 1 : q->n); m++) {
 		const struct pto_task_args *a = q->args[m];
 
 		if (!a)
@@ -242,6 +243,11 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 			return err;
 		mb->widx = q->widx ? q->widx[m] : -1;
 		s->nmembers = m + 1;
+		if (q->shared && m) {
+			/* SPMD blocks share member 0's (carved) tensors. */
+			memcpy(mb->t, s->members[0].t, mb->nt * sizeof(*mb->t));
+			continue;
+		}
 		for (j = 0; j < mb->nt; j++) {
 			struct pto_arg_tensor *t = &mb->t[j];
 
@@ -298,7 +304,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 	int err;
 
 	o->ndeps = 0;
-	for (m = 0; m < q->n; m++) {
+	for (m = 0; m < (q->shared ? 1 : q->n); m++) {
 		const struct pto_task_args *a = q->args[m];
 
 		for (j = 0; j < a->ndeps; j++) {
@@ -312,7 +318,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 	}
 	err = 0;
 	orch_tm_lock(o);
-	for (m = 0; m < s->nmembers && !err; m++) {
+	for (m = 0; m < (q->shared ? 1 : s->nmembers) && !err; m++) {
 		struct orch_member *mb = &s->members[m];
 
 		for (j = 0; j < mb->nt && !err; j++) {
@@ -577,6 +583,40 @@ PTO_API int pto_submit_next_level_group(pto_orch *o,
 		fail_now(o, err);
 	if (widx != small)
 		free(widx);
+	return err;
+}
+
+/* SPMD: @nblocks members with the same args on any workers of @kind,
+ * each started as a worker frees up (not all-or-nothing). */
+PTO_API int pto_submit_spmd(pto_orch *o, const struct pto_callable *c,
+			    struct pto_task_args *args,
+			    const struct pto_call_config *cfg,
+			    enum pto_worker_kind kind, uint32_t nblocks,
+			    struct pto_task *out)
+{
+	struct submit_req q = { .kind = ORCH_NEXT_LEVEL, .shared = true,
+				.n = nblocks, .c = c, .cfg = cfg };
+	struct pto_task_args *small[16], **list = small;
+	int32_t widx;
+	uint32_t i;
+	int err;
+
+	if (!nblocks || !args)
+		return fail_now(o, orch_error(o, -EINVAL, "SPMD needs blocks and args"));
+	err = resolve_target(o, pto_on_kind(kind), &widx, &q.wkind);
+	if (err)
+		return fail_now(o, err);
+	if (nblocks > 16) {
+		list = malloc(nblocks * sizeof(*list));
+		if (!list)
+			return fail_now(o, orch_error(o, -ENOMEM, "out of memory"));
+	}
+	for (i = 0; i < nblocks; i++)
+		list[i] = args;
+	q.args = list;
+	err = submit_impl(o, &q, out);
+	if (list != small)
+		free(list);
 	return err;
 }
 

@@ -39,7 +39,7 @@ int orch_tm_init(struct pto_orch *o)
 	struct orch_tensormap *tm = &o->tm;
 
 	memset(tm, 0, sizeof(*tm));
-	pthread_mutex_init(&tm->mu, NULL);
+	orch_mutex_init(&tm->mu);
 	tm->nbuckets = 1024;
 	tm->buckets = calloc(tm->nbuckets, sizeof(*tm->buckets));
 	return tm->buckets ? 0 : -ENOMEM;

@@ -648,6 +648,50 @@ TEST_F(man, sub_group_members_run_anywhere_complete_together)
 		pto_args_fini(&m[i]);
 }
 
+TEST_F(man, spmd_blocks_dispatch_independently)
+{
+	struct pto_tensor out = { .nbytes = 100 };
+	struct orch_dispatch d[5];
+	struct orch_dispatch_view v;
+	struct pto_task h, c;
+	uint64_t data;
+	int i;
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &out, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_spmd(self->o, &NOOP, &self->a, NULL, PTO_WK_AIV, 5,
+				     &h));
+	data = self->a.tensors[0].t.data;
+	EXPECT_NE(0u, data);
+	EXPECT_EQ(1024u, ot_heap_used(self->o));	/* one shared output */
+	EXPECT_EQ(1u, orch_tm_count(self->o));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &(struct pto_tensor){ .data = data, .nbytes = 100 },
+			    PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(9), &c));
+	/* 5 blocks on 3 AIV workers: 3 start, the rest as workers free up. */
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(1, orch_ready_pop(self->o, i, &d[i]));
+	EXPECT_EQ(0, orch_ready_pop(self->o, 3, &d[3]));	/* SUB: c not ready */
+	orch_member_done(self->o, &d[1], 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d[3]));
+	orch_member_done(self->o, &d[0], 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d[4]));
+	for (i = 0; i < 5; i++) {
+		orch_dispatch_view(&d[i], &v);
+		EXPECT_EQ((uint32_t)i, v.member);	/* block index */
+		EXPECT_EQ(5u, v.nmembers);
+		EXPECT_EQ(data, v.tensors[0].t.data);
+	}
+	orch_member_done(self->o, &d[2], 0, NULL);
+	orch_member_done(self->o, &d[3], 0, NULL);
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
+	orch_member_done(self->o, &d[4], 0, NULL);
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, h));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+}
+
 TEST_F(man, any_worker_of_kind)
 {
 	struct pto_task h;

@@ -187,10 +187,32 @@ TEST(every_fail_point_is_reclaimed)
 	EXPECT_GT(total, ORCH_FP_CANCEL_SNAPSHOT * 2);
 }
 
+static _Atomic int gate_open;
+
+static int k_gate(struct pto_task_ctx *c)
+{
+	(void)c;
+	while (!atomic_load(&gate_open))
+		usleep(200);
+	return 0;
+}
+
+/* The full DAG behind a gated root, then an error: cancellation always
+ * finds unstarted tasks, whatever the workers' timing. */
 static int build_and_fail(pto_orch *o, void *arg)
 {
-	int err = build(o, arg);
+	struct dag *d = arg;
+	struct pto_callable g = { .fn = k_gate };
+	struct pto_task_args a;
+	int err;
 
+	pto_args_init(&a);
+	add_t(&a, d->buf[0], PTO_OUTPUT_EXISTING);
+	add_t(&a, d->buf[1], PTO_OUTPUT_EXISTING);
+	add_t(&a, d->buf[2], PTO_OUTPUT_EXISTING);
+	err = pto_submit_sub(o, &g, &a, NULL);
+	pto_args_fini(&a);
+	err = err ?: build(o, arg);
 	return err ?: -ENOTRECOVERABLE;
 }
 
@@ -203,10 +225,12 @@ TEST(cancel_snapshot_failure_then_retry)
 	pto_orch *o = mk(_metadata, &in);
 	pto_run *r;
 
+	atomic_store(&gate_open, 0);
 	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, &d, &r));
 	EXPECT_EQ(0, in.snapshot_failures);	/* two failed, third worked */
 	EXPECT_EQ(1, in.settle_seen);
 	EXPECT_EQ(0, in.alloc_after_settle);
+	atomic_store(&gate_open, 1);
 	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r, 5000));
 	pto_run_release(r);
 	EXPECT_TRUE(ot_empty(o));
@@ -223,10 +247,12 @@ TEST(cancel_left_pending_is_settled_by_close)
 	pto_orch *o = mk(_metadata, &in);
 	pto_run *r;
 
+	atomic_store(&gate_open, 0);
 	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, &d, &r));
 	EXPECT_EQ(0, in.snapshot_failures);
 	EXPECT_EQ(0, in.settle_seen);
-	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 50));
+	atomic_store(&gate_open, 1);
+	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 50));	/* debts hold it */
 	EXPECT_EQ(0, pto_orch_close(o, 2000));
 	EXPECT_EQ(1, in.settle_seen);
 	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r, 0));

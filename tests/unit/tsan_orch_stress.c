@@ -3,7 +3,7 @@
  * Randomized stress under ThreadSanitizer: random DAGs (random tags over a
  * few buffers, explicit deps of both kinds, nested scopes, groups, sub
  * groups, injected task failures), two runs pipelined, executed on the
- * in-process backend for a bounded time. A checker verifies, per run:
+ * in-process backend for a bounded time (SPMD blocks too). A checker verifies, per run:
  *  - every dependency edge (tensor-derived, as the TensorMap rules give
  *    them, and explicit) was respected: producer finished before the
  *    consumer started;
@@ -29,8 +29,8 @@
 enum { MUST_RUN, MAYBE, MUST_NOT };
 
 struct rec {
-	_Atomic int runs[2];
-	_Atomic uint64_t start[2], end[2];
+	_Atomic int runs[4];
+	_Atomic uint64_t start[4], end[4];
 	int nmembers;
 	int inject;		/* member 0 fails */
 	int outer;		/* submitted in the outer scope */
@@ -104,10 +104,13 @@ static int build(pto_orch *o, void *arg)
 		struct rec *r = &x->rec[i];
 		struct pto_task_args *mp[2] = { &a[0], &a[1] };
 		struct pto_callable c = { .fn = k_task, .user = r };
-		int kind = (int)(rnd(&x->rng) % 6), m, j, nt;
+		int kind = (int)(rnd(&x->rng) % 7), m, j, nt, nargs;
 
 		memset(r, 0, sizeof(*r));
 		r->nmembers = (kind == 4 || kind == 5) ? 2 : 1;
+		if (kind == 6)	/* SPMD: 1..4 blocks sharing one args */
+			r->nmembers = 1 + (int)(rnd(&x->rng) % 4);
+		nargs = kind == 6 ? 1 : r->nmembers;
 		r->inject = rnd(&x->rng) % 60 == 0;
 		r->outer = depth == 1;
 		/* scopes */
@@ -119,7 +122,7 @@ static int build(pto_orch *o, void *arg)
 			depth--;
 		}
 		r->outer = depth == 1;
-		for (m = 0; m < r->nmembers; m++) {
+		for (m = 0; m < nargs; m++) {
 			pto_args_reset(&a[m]);
 			nt = (int)(rnd(&x->rng) % 4);
 			for (j = 0; j < nt; j++) {
@@ -143,7 +146,7 @@ static int build(pto_orch *o, void *arg)
 		/* The model TensorMap: explicit deps first, then tags in
 		 * member / tensor order; OUTPUT tensors have data set, so
 		 * none is auto-allocated. */
-		for (m = 0; m < r->nmembers; m++)
+		for (m = 0; m < nargs; m++)
 			for (j = 0; j < (int)a[m].ntensors; j++) {
 				int b = (int)(((char *)(uintptr_t)a[m].tensors[j].t.data -
 					       x->buf[0]) / 64);
@@ -178,8 +181,12 @@ static int build(pto_orch *o, void *arg)
 							  &x->h[i]);
 			break;
 		}
-		default:
+		case 5:
 			err = pto_submit_sub_group(o, &c, mp, 2, &x->h[i]);
+			break;
+		default:
+			err = pto_submit_spmd(o, &c, &a[0], NULL, PTO_WK_AIV,
+					      (uint32_t)r->nmembers, &x->h[i]);
 			break;
 		}
 	}

@@ -306,6 +306,17 @@ PTO_API int pto_submit_next_level_group(pto_orch *o,
 					uint32_t n, const struct pto_call_config *cfg,
 					const int32_t *worker_ids,
 					struct pto_task *out);
+/*
+ * SPMD: @nblocks blocks of one task, all with @args (ctx->member is the
+ * block index), on any workers of @kind. Blocks start independently as
+ * workers free up (so @nblocks may exceed the worker count); the node
+ * completes when every block has. Auto-allocated OUTPUTs are shared.
+ */
+PTO_API int pto_submit_spmd(pto_orch *o, const struct pto_callable *c,
+			    struct pto_task_args *args,
+			    const struct pto_call_config *cfg,
+			    enum pto_worker_kind kind, uint32_t nblocks,
+			    struct pto_task *out);
 /* Host callback on any SUB worker (shared SUB FIFO). */
 PTO_API int pto_submit_sub(pto_orch *o, const struct pto_callable *c,
 			   struct pto_task_args *args, struct pto_task *out);

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Ring internals (seed 001 §5): bump allocation, 1024 alignment, FIFO
+ * reclamation with out-of-order releases, wrap-around, full-vs-empty,
+ * per-ring independence, window exhaustion. Drives orch_ring_alloc /
+ * orch_ring_release directly on a thread-less orchestrator.
+ */
+#include "kselftest_harness.h"
+#include "orch_test.h"
+
+#define K 1024ULL
+
+FIXTURE(ring)
+{
+	pto_orch *o;
+};
+
+FIXTURE_SETUP(ring)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1024 * K, .task_window = 8,
+				       .timeout_ms = 50 };
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &self->o));
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	EXPECT_EQ(0, pto_orch_close(self->o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(self->o));
+}
+
+static struct orch_slot *ra(struct __test_metadata *_metadata, pto_orch *o,
+			    int r, uint64_t bytes, uint64_t want_off)
+{
+	struct orch_alloc_result res;
+
+	EXPECT_EQ(0, orch_ring_alloc(o, r, bytes, &res));
+	if (bytes) {
+		EXPECT_EQ(want_off, res.heap_off);
+		EXPECT_EQ((char *)o->rings[r].heap.base + want_off, res.heap_ptr);
+	} else {
+		EXPECT_EQ(NULL, res.heap_ptr);
+	}
+	return res.slot;
+}
+
+TEST_F(ring, alignment_and_bump)
+{
+	struct orch_slot *a = ra(_metadata, self->o, 3, 1, 0);
+	struct orch_slot *b = ra(_metadata, self->o, 3, 1025, 1 * K);
+	struct orch_slot *c = ra(_metadata, self->o, 3, 0, 0);
+	struct orch_slot *d = ra(_metadata, self->o, 3, 1024, 3 * K);
+
+	EXPECT_EQ(4 * K, orch_ring_used(self->o, 3));
+	EXPECT_EQ(4u, orch_ring_live(self->o, 3));
+	EXPECT_EQ(0u, orch_ring_live(self->o, 2));	/* rings are separate */
+	orch_ring_release(self->o, a);
+	orch_ring_release(self->o, b);
+	orch_ring_release(self->o, c);
+	orch_ring_release(self->o, d);
+	EXPECT_EQ(0u, orch_ring_used(self->o, 3));
+}
+
+TEST_F(ring, fifo_reclaim_waits_for_the_head)
+{
+	struct orch_alloc_result res;
+	struct orch_slot *a = ra(_metadata, self->o, 1, 400 * K, 0);
+	struct orch_slot *b = ra(_metadata, self->o, 1, 400 * K, 400 * K);
+
+	/* 300K fits neither at the end nor before the tail (0). */
+	EXPECT_EQ(-ETIMEDOUT, orch_ring_alloc(self->o, 1, 300 * K, &res));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "HeapRing exhausted"));
+	orch_ring_release(self->o, b);	/* not the head: nothing moves */
+	EXPECT_EQ(800 * K, orch_ring_used(self->o, 1));
+	EXPECT_EQ(2u, orch_ring_live(self->o, 1));
+	EXPECT_TRUE(b->ring_released);	/* marked, waiting for a */
+	orch_ring_release(self->o, a);	/* head: both go */
+	EXPECT_EQ(0u, orch_ring_used(self->o, 1));
+	EXPECT_EQ(0u, orch_ring_live(self->o, 1));
+	/* Empty: the next allocation restarts at offset 0. */
+	a = ra(_metadata, self->o, 1, 600 * K, 0);
+	orch_ring_release(self->o, a);
+}
+
+TEST_F(ring, wrap_around_and_full)
+{
+	struct orch_alloc_result res;
+	struct orch_slot *a = ra(_metadata, self->o, 0, 400 * K, 0);
+	struct orch_slot *b = ra(_metadata, self->o, 0, 400 * K, 400 * K);
+	struct orch_slot *c, *d, *e;
+
+	orch_ring_release(self->o, a);		/* tail = 400K */
+	EXPECT_EQ(400 * K, orch_ring_used(self->o, 0));
+	/* 300K does not fit in [800K, 1024K): wraps to 0, charged the
+	 * skipped end too. */
+	c = ra(_metadata, self->o, 0, 300 * K, 0);
+	EXPECT_EQ(400 * K + 224 * K + 300 * K, orch_ring_used(self->o, 0));
+	d = ra(_metadata, self->o, 0, 100 * K, 300 * K);
+	EXPECT_EQ(1024 * K, orch_ring_used(self->o, 0));	/* top == tail: full */
+	EXPECT_EQ(-ETIMEDOUT, orch_ring_alloc(self->o, 0, 1, &res));
+	orch_ring_release(self->o, b);		/* tail = 800K */
+	EXPECT_EQ(624 * K, orch_ring_used(self->o, 0));
+	e = ra(_metadata, self->o, 0, 1, 400 * K);
+	orch_ring_release(self->o, c);
+	orch_ring_release(self->o, d);
+	orch_ring_release(self->o, e);
+	EXPECT_EQ(0u, orch_ring_used(self->o, 0));
+}
+
+TEST_F(ring, window_full_then_release)
+{
+	struct orch_slot *s[8];
+	struct orch_alloc_result res;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		s[i] = ra(_metadata, self->o, 2, 0, 0);
+	EXPECT_EQ(-ETIMEDOUT, orch_ring_alloc(self->o, 2, 0, &res));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "task window full"));
+	/* Other rings are unaffected by ring 2's pressure. */
+	orch_ring_release(self->o, ra(_metadata, self->o, 1, 0, 0));
+	orch_ring_release(self->o, s[0]);
+	/* The freed position is reused: same slot, stable address. */
+	EXPECT_EQ(s[0], ra(_metadata, self->o, 2, 0, 0));
+	for (i = 0; i < 8; i++)
+		orch_ring_release(self->o, s[i]);
+	EXPECT_EQ(0u, orch_ring_live(self->o, 2));
+}
+
+TEST_F(ring, oversized_request_fails_at_once)
+{
+	struct orch_alloc_result res;
+	uint64_t t0 = ot_now_ns();
+
+	EXPECT_EQ(-E2BIG, orch_ring_alloc(self->o, 0, 2048 * K, &res));
+	EXPECT_LT(ot_now_ns() - t0, 40 * 1000000ULL);	/* no wait */
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "increase heap_ring_size"));
+}
+
+TEST_HARNESS_MAIN
