@@ -122,7 +122,7 @@ TEST_F(dev, alloc_info_free)
 	struct pto_bo_info bi = { 0 };
 	struct pto_bo_free f = { 0 };
 
-	ASSERT_EQ(0, pto_alloc(self->fd, 8192, &a));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 8192, &a));
 	EXPECT_NE(0, a.handle);
 	EXPECT_NE(0, a.dev_addr);
 	EXPECT_EQ(8192, a.size);
@@ -144,16 +144,16 @@ TEST_F(dev, alloc_sizes)
 	struct pto_bo_alloc a;
 	long page = sysconf(_SC_PAGESIZE);
 
-	EXPECT_EQ(-EINVAL, pto_alloc(self->fd, 0, &a));
-	EXPECT_EQ(-EINVAL, pto_alloc(self->fd, ~0ULL, &a));
-	EXPECT_EQ(-EINVAL, pto_alloc(self->fd, self->info.gm_size + 1, &a));
+	EXPECT_EQ(-EINVAL, st_bo_alloc(self->fd, 0, &a));
+	EXPECT_EQ(-EINVAL, st_bo_alloc(self->fd, ~0ULL, &a));
+	EXPECT_EQ(-EINVAL, st_bo_alloc(self->fd, self->info.gm_size + 1, &a));
 	/* Unaligned sizes round up to whole pages. */
-	ASSERT_EQ(0, pto_alloc(self->fd, 1, &a));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 1, &a));
 	EXPECT_EQ((uint64_t)page, a.size);
-	ASSERT_EQ(0, pto_alloc(self->fd, page + 1, &a));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, page + 1, &a));
 	EXPECT_EQ((uint64_t)page * 2, a.size);
 	/* The whole GM can never be had: the low range is reserved. */
-	EXPECT_EQ(-ENOMEM, pto_alloc(self->fd, self->info.gm_size, &a));
+	EXPECT_EQ(-ENOMEM, st_bo_alloc(self->fd, self->info.gm_size, &a));
 }
 
 TEST_F(dev, alloc_flags_and_pad)
@@ -168,7 +168,7 @@ TEST_F(dev, alloc_flags_and_pad)
 	a.flags = 0;
 	a.pad = 1;
 	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_BO_ALLOC, &a));
-	ASSERT_EQ(0, pto_alloc(self->fd, 4096, &a));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 4096, &a));
 	f.handle = bi.handle = a.handle;
 	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
 	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
@@ -184,13 +184,13 @@ TEST_F(dev, exhaustion_and_reuse)
 	uint64_t chunk = self->info.gm_size / 4;
 
 	/* Three quarters fit (the reserved low range eats into the fourth). */
-	ASSERT_EQ(0, pto_alloc(self->fd, chunk, &a));
-	ASSERT_EQ(0, pto_alloc(self->fd, chunk, &b));
-	ASSERT_EQ(0, pto_alloc(self->fd, chunk, &b));
-	EXPECT_EQ(-ENOMEM, pto_alloc(self->fd, chunk, &b));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, chunk, &a));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, chunk, &b));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, chunk, &b));
+	EXPECT_EQ(-ENOMEM, st_bo_alloc(self->fd, chunk, &b));
 	f.handle = a.handle;
 	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
-	ASSERT_EQ(0, pto_alloc(self->fd, chunk, &b));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, chunk, &b));
 	EXPECT_EQ(a.dev_addr, b.dev_addr);
 }
 
@@ -203,7 +203,7 @@ TEST_F(dev, foreign_handle)
 	void *p;
 
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, pto_alloc(other, 4096, &a));
+	ASSERT_EQ(0, st_bo_alloc(other, 4096, &a));
 	/* Handles are per file: this fd has no such handle. */
 	bi.handle = f.handle = a.handle;
 	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
@@ -222,7 +222,7 @@ TEST_F(dev, mmap_read_write)
 	uint8_t *p, *q;
 	size_t i;
 
-	ASSERT_EQ(0, pto_alloc(self->fd, 3 * 4096, &a));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 3 * 4096, &a));
 	p = mmap(NULL, a.size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
 		 a.mmap_offset);
 	ASSERT_NE(MAP_FAILED, p);
@@ -245,7 +245,7 @@ TEST_F(dev, mmap_errors)
 	struct pto_bo_alloc a;
 	void *p;
 
-	ASSERT_EQ(0, pto_alloc(self->fd, 2 * 4096, &a));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 2 * 4096, &a));
 	/* Past the end. */
 	p = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, self->fd, a.mmap_offset);
 	EXPECT_EQ(MAP_FAILED, p);
@@ -280,7 +280,7 @@ TEST(mapping_outlives_free_and_close)
 	int fd = open(PTO_DEV0, O_RDWR);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, pto_alloc(fd, 4096, &a));
+	ASSERT_EQ(0, st_bo_alloc(fd, 4096, &a));
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 a.mmap_offset);
 	ASSERT_NE(MAP_FAILED, p);
@@ -303,7 +303,7 @@ TEST(freed_memory_is_not_seen_by_next_owner)
 	size_t i;
 
 	ASSERT_LE(0, fd1);
-	ASSERT_EQ(0, pto_alloc(fd1, 4096, &a));
+	ASSERT_EQ(0, st_bo_alloc(fd1, 4096, &a));
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd1,
 		 a.mmap_offset);
 	ASSERT_NE(MAP_FAILED, p);
@@ -312,7 +312,7 @@ TEST(freed_memory_is_not_seen_by_next_owner)
 	close(fd1);
 	fd2 = open(PTO_DEV0, O_RDWR);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, pto_alloc(fd2, 4096, &b));
+	ASSERT_EQ(0, st_bo_alloc(fd2, 4096, &b));
 	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd2, b.mmap_offset);
 	ASSERT_NE(MAP_FAILED, p);
 	for (i = 0; i < 4096; i++)

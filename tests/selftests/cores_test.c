@@ -719,7 +719,7 @@ TEST(core_ioctls_validate)
 	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
 	ca.clusters = 1;
 	/* Launch before acquire: not owned. */
-	ASSERT_EQ(0, pto_alloc(fd, 4096, &ba));
+	ASSERT_EQ(0, st_bo_alloc(fd, 4096, &ba));
 	cl.payload_addr = ba.dev_addr;
 	EXPECT_EQ(-EPERM, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
 	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));

@@ -74,7 +74,7 @@ TEST(bos_tracks_handle_and_mappings)
 	int fd = open(PTO_DEV0, O_RDWR);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, pto_alloc(fd, 3 * 4096, &a));
+	ASSERT_EQ(0, st_bo_alloc(fd, 3 * 4096, &a));
 	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
 	ASSERT_TRUE(find_bo(text, a.dev_addr, &size, &refs));
 	EXPECT_EQ(3 * 4096, size);
@@ -108,7 +108,7 @@ TEST(release_frees_everything)
 
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, pto_alloc(fd, 4096, &a[i]));
+		ASSERT_EQ(0, st_bo_alloc(fd, 4096, &a[i]));
 	close(fd);
 	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
 	for (i = 0; i < 4; i++)

@@ -113,7 +113,7 @@ TEST(random_ioctls)
 	/* The device still works. */
 	fd = open(PTO_DEV0, O_RDWR);
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(0, pto_alloc(fd, 4096, &alloc));
+	EXPECT_EQ(0, st_bo_alloc(fd, 4096, &alloc));
 	EXPECT_EQ(4096, alloc.size);
 	close(fd);
 }

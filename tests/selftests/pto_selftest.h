@@ -23,7 +23,7 @@ static inline int pto_sioctl(int fd, unsigned long req, void *arg)
 #define PTO_IOWR_SIZED(cmd, size) \
 	_IOC(_IOC_READ | _IOC_WRITE, _IOC_TYPE(cmd), _IOC_NR(cmd), (size))
 
-static inline int pto_alloc(int fd, uint64_t size, struct pto_bo_alloc *out)
+static inline int st_bo_alloc(int fd, uint64_t size, struct pto_bo_alloc *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->size = size;
