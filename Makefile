@@ -158,7 +158,7 @@ vm: module static
 	tests/vm/run $(if $(PARAMS),--params "$(PARAMS)") -- $(CMD)
 
 check:
-	@scripts/bootstrap.sh all
+	@scripts/bootstrap.sh vm
 	@tests/check
 
 # The main job: on the host if pto.ko is loaded here, else in the VM.
@@ -166,9 +166,13 @@ run: all static
 	@if [ -c /dev/pto0 ]; then PATH="$(CURDIR)/tools:$$PATH" tests/vm/run-main.sh; \
 	else scripts/bootstrap.sh vm && tests/vm/run $(if $(PARAMS),--params "$(PARAMS)") -- /run-main.sh; fi
 
-bench: module static
+# The StarPU 1.3 peer (libstarpu-dev) is only needed by the benchmarks.
+tools/bench/pto-bench-starpu: tools/bench/starpu_peer.c
 	@scripts/bootstrap.sh bench
-	tests/vm/run -- pto-bench --device
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $< $$(pkg-config --cflags --libs starpu-1.3)
+
+bench: all tools/bench/pto-bench-starpu
+	tools/pto-bench
 
 clean:
 	rm -rf $(O) $(LIBS) $(TOOLS)

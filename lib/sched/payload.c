@@ -55,6 +55,12 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	p->func_id = (uint32_t)v->callable->kernel_id;
 	for (i = 0; i < v->nscalars; i++)
 		p->scalar[i] = v->scalars[i];
+	/*
+	 * noop and spin_ns read no tensor: their tensors only order tasks
+	 * (dependency keys may be host addresses), so none reach the core.
+	 */
+	if (p->func_id == PTO_FUNC_NOOP || p->func_id == PTO_FUNC_SPIN_NS)
+		return 0;
 	for (i = 0; i < v->ntensors; i++)
 		if (is_written(v->tensors[i].tag))
 			out = (int)i;

@@ -222,9 +222,10 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
 				   pto_orch **out);
 
 /*
- * Reject new submissions, then drain every accepted run within
- * @budget_ms. Returns 0 when drained (workers are then stopped), or
- * -ETIMEDOUT: nothing is torn down and close() may be retried.
+ * Reject new submissions, settle any cancellation left pending by a failed
+ * run, then drain every accepted run within @budget_ms. Returns 0 when
+ * drained (workers are then stopped), or -ETIMEDOUT: nothing is torn down
+ * and close() may be retried.
  * Thread safety: any thread; not concurrently with itself.
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
