@@ -4,6 +4,9 @@
  * with StarPU 1.3 on the same shapes.
  *
  *   pto-bench [-w WORKERS] [-m MAXLOG2] [-W WINDOW] [--peer PATH|--no-peer]
+ *   pto-bench --device [-d N] [--clusters M] ...   the same workloads as
+ *             device noop kernels on /dev/ptoN's mock cores (the device
+ *             scheduler, pto/sched.h), StarPU on -w CPU workers beside it
  *
  * Workloads (noop tasks), each at 2^10, 2^12 .. 2^MAXLOG2 tasks (default
  * 2^20), with a task window (default 4096 slots per ring) smaller than the
@@ -33,9 +36,16 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/pto.h>
 #include <pto/orch.h>
+#include <pto/pto.h>
+#include <pto/sched.h>
 
 extern char **environ;
+
+/* --device: run on this device's cores instead of in-process workers. */
+static struct pto_dev *g_dev;
+static uint32_t g_clusters;
 
 #define BATCH 512
 #define FAN 16
@@ -66,6 +76,19 @@ static int noop(struct pto_task_ctx *c)
 }
 
 static const struct pto_callable NOOP = { .fn = noop };
+static const struct pto_callable DEV_NOOP = { .kernel_id = PTO_FUNC_NOOP };
+
+/* A noop task: a SUB callback in-process, a noop kernel on the device
+ * (AIC and AIV cores alike, by task index). */
+static int submit_noop(pto_orch *o, struct pto_task_args *a, long i,
+		       struct pto_task *out)
+{
+	if (!g_dev)
+		return pto_submit_sub(o, &NOOP, a, out);
+	return pto_submit_next_level(o, &DEV_NOOP, a, NULL,
+				     pto_on_kind(i % 3 ? PTO_WK_AIV : PTO_WK_AIC),
+				     out);
+}
 
 /* Fake, never dereferenced addresses: keys only. */
 static struct pto_tensor key(uint64_t i)
@@ -139,8 +162,8 @@ static int orch_fn(pto_orch *o, void *arg)
 				t = key((uint64_t)blk * 2 + 2);
 				pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
 			}
-			err = pto_submit_sub(o, &NOOP, &a,
-					     pos >= 1 && pos <= FAN ? &kids[pos - 1] : NULL);
+			err = submit_noop(o, &a, i,
+					  pos >= 1 && pos <= FAN ? &kids[pos - 1] : NULL);
 			continue;
 		}
 		case WAVE: {
@@ -163,7 +186,7 @@ static int orch_fn(pto_orch *o, void *arg)
 		default:
 			break;
 		}
-		err = pto_submit_sub(o, &NOOP, &a, NULL);
+		err = submit_noop(o, &a, i, NULL);
 	}
 	if (!err && j->n)
 		err = pto_scope_end(o);
@@ -184,6 +207,20 @@ static pto_orch *make(uint32_t workers, uint32_t window)
 	for (i = 0; i < workers && i < 64; i++) {
 		w[i].id = (int32_t)i;
 		w[i].kind = PTO_WK_SUB;
+	}
+	if (g_dev) {
+		struct pto_sched_config sc = { .clusters = g_clusters };
+		int ret;
+
+		cfg.workers = NULL;
+		cfg.nworkers = 0;
+		ret = pto_orch_create_device(g_dev, &cfg, &sc, &o);
+		if (ret) {
+			fprintf(stderr, "pto-bench: device orchestrator: %s\n",
+				pto_strerror(ret));
+			exit(1);
+		}
+		return o;
 	}
 	if (pto_orch_create_inproc(&cfg, &o)) {
 		fprintf(stderr, "pto-bench: cannot create orchestrator\n");
@@ -268,16 +305,30 @@ int main(int argc, char **argv)
 		{ "window", required_argument, NULL, 'W' },
 		{ "peer-max-log2", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "device", no_argument, NULL, 'D' },
+		{ "dev", required_argument, NULL, 'd' },
+		{ "clusters", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
+	unsigned int dev_index = 0;
+	int device = 0, ret;
 	char self_dir[4096], peer_default[4200];
 	const char *peer_path = NULL;
 	uint32_t workers = 2, window = 4096;
 	int maxlog = 20, peer_max = 16, opt, s, lg, use_peer = 1;
 	ssize_t len;
 
-	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:", lo, NULL)) != -1) {
 		switch (opt) {
+		case 'D':
+			device = 1;
+			break;
+		case 'd':
+			dev_index = (unsigned int)atoi(optarg);
+			break;
+		case 'c':
+			g_clusters = (uint32_t)atoi(optarg);
+			break;
 		case 'p':
 			peer_path = optarg;
 			break;
@@ -297,7 +348,8 @@ int main(int argc, char **argv)
 			peer_max = atoi(optarg);
 			break;
 		default:
-			printf("usage: pto-bench [-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
+			printf("usage: pto-bench [--device [-d N] [--clusters M]] "
+			       "[-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
 			       "[-M PEER_MAXLOG2] [--peer PATH | --no-peer]\n");
 			return opt == 'h' ? 0 : 2;
 		}
@@ -319,13 +371,32 @@ int main(int argc, char **argv)
 		       peer_path);
 		peer_path = NULL;
 	}
-	printf("# pto-bench: in-process backend, %u workers, window %u slots/ring, "
-	       "scopes of %d, noop tasks\n", workers, window, BATCH);
-	submit_cost(workers);
+	if (device) {
+		struct pto_dev_info info;
+
+		ret = pto_dev_open(dev_index, &g_dev);
+		if (ret) {
+			fprintf(stderr, "pto-bench: /dev/pto%u: %s\n", dev_index,
+				pto_strerror(ret));
+			return 1;
+		}
+		pto_dev_info(g_dev, &info);
+		printf("# pto-bench: device pto%u, %u of %u clusters (%u cores), "
+		       "window %u slots/ring, scopes of %d, noop kernels; "
+		       "StarPU on %u CPU workers\n", dev_index,
+		       g_clusters ? g_clusters : info.clusters, info.clusters,
+		       (g_clusters ? g_clusters : info.clusters) * 3, window,
+		       BATCH, workers);
+	} else {
+		printf("# pto-bench: in-process backend, %u workers, window %u slots/ring, "
+		       "scopes of %d, noop tasks\n", workers, window, BATCH);
+		submit_cost(workers);
+	}
 	for (s = 0; s < NSHAPE; s++) {
 		for (lg = 10; lg <= maxlog; lg += 2) {
 			struct job j = { (enum shape)s, 1L << lg, 0 };
 			uint64_t best = UINT64_MAX, best_sub = 0;
+			struct pto_sched_stats st = { 0 }, best_st = { 0 };
 			double tps, ptps = -1;
 			int rep;
 
@@ -349,10 +420,13 @@ int main(int argc, char **argv)
 				}
 				pto_run_release(r);
 				pto_orch_close(o, 10000);
+				if (g_dev)
+					pto_orch_sched_stats(o, &st);
 				pto_orch_destroy(o);
 				if (t < best) {
 					best = t;
 					best_sub = j.t_submit_ns;
+					best_st = st;
 				}
 			}
 			j.t_submit_ns = best_sub;
@@ -369,8 +443,13 @@ int main(int argc, char **argv)
 				printf("%-12s n=%-8ld pto %10.0f tasks/s (submit %6.1f ns/task)\n",
 				       shape_name[s], j.n, tps,
 				       (double)j.t_submit_ns / (double)j.n);
+			if (g_dev)
+				printf("%-12s n=%-8ld     doorbells %.3f/task, sleeps %.3f/task\n",
+				       "", j.n, (double)best_st.doorbells / (double)j.n,
+				       (double)best_st.sleeps / (double)j.n);
 			fflush(stdout);
 		}
 	}
+	pto_dev_close(g_dev);
 	return 0;
 }

@@ -22,6 +22,7 @@
  *                                     consumer release or poisoning,
  *                                     producer release, self release,
  *                                     consumption, ring reclamation)
+ *      or orch_member_done_pop()      4 then 1 for the same worker
  *
  * The slot, and with it the args view, stays valid from step 1 until
  * step 4 returns: a RUNNING slot cannot be consumed.
@@ -99,16 +100,26 @@ int orch_create(const struct pto_orch_config *cfg,
  * @widx is one of its targets and every target is idle (all members are
  * then assigned at once, the other targets kicked); nothing if the head
  * group names @widx but cannot start (it reserves its targets); the
- * worker's exact FIFO; its kind's FIFO. Marks the worker busy.
+ * worker's exact FIFO; its kind's FIFO. Counts the member against the
+ * worker's capacity (1 unless orch_set_worker_capacity raised it): with
+ * capacity 2 a backend can pop a core's next task while the current one
+ * runs (a pending payload). Groups still need every target fully idle.
  * Returns 1 with *d filled, 0 when there is nothing for it.
  * Thread safety: any thread; a worker index is popped for by one thread.
  */
 int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d);
+/* Members worker @widx may hold at once (default 1). Thread safety: any
+ * thread; meant for backend start(). */
+void orch_set_worker_capacity(struct pto_orch *o, int32_t widx, uint32_t cap);
 void orch_dispatch_view(const struct orch_dispatch *d,
 			struct orch_dispatch_view *v);
 /* Step 4: see above. @msg may be NULL. Thread safety: any thread. */
 void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
 		      int err, const char *msg);
+/* Step 4 and the worker's next step 1 in one: returns like
+ * orch_ready_pop for d->widx. Thread safety: any thread. */
+int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
+			 int err, const char *msg, struct orch_dispatch *next);
 /* Generation counter bumped by every enqueue: idle workers may spin on it
  * before parking (no lock, no system call). */
 uint64_t orch_ready_gen(struct pto_orch *o);

@@ -74,7 +74,9 @@ static void inproc_heap_unmap(void *bep, int ring, struct orch_heap *h)
 	h->base = NULL;
 }
 
-static void run_one(struct pto_orch *o, struct orch_dispatch *d)
+/* Run @d; then complete it and claim this worker's next task in one
+ * step. Returns 1 with *d replaced by the next task, 0 when idle. */
+static int run_one(struct pto_orch *o, struct orch_dispatch *d)
 {
 	struct orch_dispatch_view v;
 	struct pto_task_ctx ctx;
@@ -102,7 +104,7 @@ static void run_one(struct pto_orch *o, struct orch_dispatch *d)
 		err = v.callable->fn(&ctx);
 	if (err > 0)
 		err = -err;
-	orch_member_done(o, d, err, msg);
+	return orch_member_done_pop(o, d, err, msg, d);
 }
 
 static void *worker_main(void *arg)
@@ -117,7 +119,8 @@ static void *worker_main(void *arg)
 		int spins;
 
 		if (orch_ready_pop(o, w->widx, &d)) {
-			run_one(o, &d);
+			while (run_one(o, &d))
+				;
 			continue;
 		}
 		if (atomic_fetch_add_explicit(&be->spinners, 1, memory_order_relaxed) == 0)
@@ -130,7 +133,8 @@ static void *worker_main(void *arg)
 		atomic_store(&w->parked, 1);	/* seq_cst: see the header */
 		if (orch_ready_pop(o, w->widx, &d)) {
 			atomic_store(&w->parked, 0);
-			run_one(o, &d);
+			while (run_one(o, &d))
+				;
 			continue;
 		}
 		pthread_mutex_lock(&w->mu);

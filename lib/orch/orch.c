@@ -121,6 +121,7 @@ static int setup_workers(struct pto_orch *o, const struct pto_orch_config *cfg)
 						  w[i].id);
 		o->workers[i].id = w[i].id;
 		o->workers[i].kind = w[i].kind;
+		o->workers[i].cap = 1;
 	}
 	o->nworkers = n;
 	o->cfg.workers = NULL;	/* copied; do not keep the caller's pointer */

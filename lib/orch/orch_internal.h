@@ -290,7 +290,10 @@ struct orch_rq {
 struct orch_worker {
 	int32_t id;
 	uint32_t kind;
-	bool busy;		/* under sched_mu */
+	/* Under sched_mu. A worker takes up to cap members at once (a
+	 * device core: one running + one pending payload); groups need it
+	 * fully idle (inflight == 0). */
+	uint32_t inflight, cap;
 	bool has_assigned;	/* a group member was assigned to it */
 	struct orch_dispatch assigned;
 	struct orch_rq exact;	/* tasks targeted at this worker */

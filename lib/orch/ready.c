@@ -8,7 +8,7 @@
  * (a slot is in at most one queue), so enqueue never allocates and
  * cancellation can unlink a READY slot in O(1).
  *
- * sched_mu guards the queues, the workers' busy / assigned state and the
+ * sched_mu guards the queues, the workers' load / assigned state and the
  * READY -> RUNNING and (cancellation's) READY -> FAILED claims, which
  * therefore cannot race each other. Lock order: sched_mu before any
  * fanout_mu; nothing takes sched_mu while holding a fanout_mu.
@@ -58,9 +58,23 @@ int orch_worker_index(struct pto_orch *o, int32_t id)
 	return -1;
 }
 
+/* Nothing in flight: what the group rule needs of every target. */
 static bool worker_idle(const struct orch_worker *w)
 {
-	return !w->busy && !w->has_assigned;
+	return !w->inflight && !w->has_assigned;
+}
+
+/* Room for one more single (capacity > 1: a pending slot). */
+static bool worker_has_room(const struct orch_worker *w)
+{
+	return w->inflight < w->cap && !w->has_assigned;
+}
+
+void orch_set_worker_capacity(struct pto_orch *o, int32_t widx, uint32_t cap)
+{
+	pthread_mutex_lock(&o->sched_mu);
+	o->workers[widx].cap = cap ? cap : 1;
+	pthread_mutex_unlock(&o->sched_mu);
 }
 
 static bool group_targets(const struct orch_slot *g, int32_t widx)
@@ -116,7 +130,7 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
 		int32_t t = s->members[0].widx;
 
 		rq_push(&o->workers[t].exact, s);
-		if (worker_idle(&o->workers[t]))
+		if (worker_has_room(&o->workers[t]))
 			o->ops->kick(o->be, t, o->workers[t].kind);
 	} else {
 		rq_push(&o->kind_rq[s->wkind], s);
@@ -125,7 +139,7 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
 		for (i = 0; i < o->nworkers; i++) {
 			struct orch_worker *w = &o->workers[i];
 
-			if (w->kind != s->wkind || !worker_idle(w))
+			if (w->kind != s->wkind || !worker_has_room(w))
 				continue;
 			if (o->group_rq.head &&
 			    group_targets(o->group_rq.head, (int32_t)i))
@@ -157,7 +171,7 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
 	for (i = 0; i < s->nmembers; i++) {
 		int32_t t = s->members[i].widx;
 
-		if (worker_idle(&o->workers[t]))
+		if (worker_has_room(&o->workers[t]))
 			o->ops->kick(o->be, t, o->workers[t].kind);
 	}
 	kick_group_head(o);
@@ -196,38 +210,38 @@ static void fill(struct orch_dispatch *d, struct orch_slot *s, uint32_t m,
 	s->members[m].ran_on = widx;
 }
 
-int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
+/* orch_ready_pop with sched_mu held. */
+static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 {
 	struct orch_worker *w = &o->workers[widx];
 	struct orch_slot *g, *s;
 	struct orch_rq *q;
 	uint32_t i;
 
-	pthread_mutex_lock(&o->sched_mu);
 	if (w->has_assigned) {
 		*d = w->assigned;
 		w->has_assigned = false;
-		pthread_mutex_unlock(&o->sched_mu);
 		return 1;
 	}
-	if (w->busy)
-		goto none;
+	if (w->inflight >= w->cap)
+		return 0;
 
 	g = o->group_rq.head;
 	if (g && group_targets(g, widx)) {
-		/* All-or-nothing: start only when every target is idle. A
-		 * blocked head reserves its targets; groups behind it are not
-		 * looked at (no scan past the head). */
+		/* All-or-nothing: start only when every target (this worker
+		 * included) is idle. A blocked head reserves its targets, even
+		 * ones with spare capacity; groups behind it are not looked at
+		 * (no scan past the head). */
 		for (i = 0; i < g->nmembers; i++)
 			if (!worker_idle(&o->workers[g->members[i].widx]))
-				goto none;
+				return 0;
 		orch_rq_unlink(g);
 		claim_running(g);
 		for (i = 0; i < g->nmembers; i++) {
 			int32_t t = g->members[i].widx;
 			struct orch_worker *tw = &o->workers[t];
 
-			tw->busy = true;
+			tw->inflight++;
 			if (t == widx) {
 				fill(d, g, i, t);
 			} else {
@@ -238,7 +252,6 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 		}
 		kick_group_head(o);
 		atomic_fetch_add_explicit(&o->rq_gen, 1, memory_order_release);
-		pthread_mutex_unlock(&o->sched_mu);
 		return 1;
 	}
 
@@ -246,7 +259,7 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 	if (!q->head) {
 		q = &o->kind_rq[w->kind];
 		if (!q->head)
-			goto none;
+			return 0;
 	}
 	s = q->head;
 	if (s->nmembers > 1) {
@@ -262,13 +275,19 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 		orch_rq_unlink(s);
 		claim_running(s);
 	}
-	w->busy = true;
+	w->inflight++;
 	fill(d, s, i, widx);
-	pthread_mutex_unlock(&o->sched_mu);
 	return 1;
-none:
+}
+
+int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
+{
+	int n;
+
+	pthread_mutex_lock(&o->sched_mu);
+	n = pop_locked(o, widx, d);
 	pthread_mutex_unlock(&o->sched_mu);
-	return 0;
+	return n;
 }
 
 void orch_dispatch_view(const struct orch_dispatch *d,
@@ -290,6 +309,25 @@ void orch_dispatch_view(const struct orch_dispatch *d,
 	v->run_id = s->run_id;
 }
 
+/* Record a member's outcome; true when it was the slot's last member. */
+static bool member_outcome(struct orch_slot *s, const struct orch_dispatch *d,
+			   int err, const char *msg)
+{
+	struct orch_member *m = &s->members[d->member];
+	int zero = 0;
+
+	m->err = err;
+	atomic_store_explicit(&m->mstate, err ? ORCH_M_FAILED : ORCH_M_DONE,
+			      memory_order_relaxed);
+	if (err && atomic_compare_exchange_strong(&s->first_err, &zero, err) &&
+	    !atomic_exchange(&s->member_msg_claimed, 1))
+		snprintf(s->member_message, sizeof(s->member_message), "%s",
+			 msg ? msg : "");
+	/* acq_rel: the last member sees every peer's outcome and message. */
+	return atomic_fetch_sub_explicit(&s->members_left, 1,
+					 memory_order_acq_rel) == 1;
+}
+
 /*
  * A member finished on its worker. The worker goes idle first (so its own
  * next pop may start the head group), then the outcome is recorded; the
@@ -301,25 +339,37 @@ void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
 		      int err, const char *msg)
 {
 	struct orch_slot *s = d->slot;
-	struct orch_member *m = &s->members[d->member];
-	int zero = 0;
-
-	m->err = err;
-	atomic_store_explicit(&m->mstate, err ? ORCH_M_FAILED : ORCH_M_DONE,
-			      memory_order_relaxed);
-	if (err && atomic_compare_exchange_strong(&s->first_err, &zero, err) &&
-	    !atomic_exchange(&s->member_msg_claimed, 1))
-		snprintf(s->member_message, sizeof(s->member_message), "%s",
-			 msg ? msg : "");
 
 	pthread_mutex_lock(&o->sched_mu);
-	o->workers[d->widx].busy = false;
+	o->workers[d->widx].inflight--;
 	pthread_mutex_unlock(&o->sched_mu);
-
-	/* acq_rel: the last member sees every peer's outcome and message. */
-	if (atomic_fetch_sub_explicit(&s->members_left, 1, memory_order_acq_rel) == 1)
+	if (member_outcome(s, d, err, msg))
 		orch_on_task_complete(o, s, atomic_load(&s->first_err),
 				      s->member_message);
+}
+
+/*
+ * orch_member_done + orch_ready_pop for the same worker, with one sched_mu
+ * round trip. The worker stays loaded while the completion runs: consumers
+ * it releases are not kicked to it (it pops right after) and a group that
+ * names it waits the few instructions until that pop, which is the one
+ * that then starts it.
+ */
+int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
+			 int err, const char *msg, struct orch_dispatch *next)
+{
+	struct orch_slot *s = d->slot;
+	int32_t widx = d->widx;
+	int n;
+
+	if (member_outcome(s, d, err, msg))
+		orch_on_task_complete(o, s, atomic_load(&s->first_err),
+				      s->member_message);
+	pthread_mutex_lock(&o->sched_mu);
+	o->workers[widx].inflight--;
+	n = pop_locked(o, widx, next);
+	pthread_mutex_unlock(&o->sched_mu);
+	return n;
 }
 
 uint64_t orch_ready_gen(struct pto_orch *o)

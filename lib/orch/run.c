@@ -171,6 +171,8 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	int ret;
 
 	*out = NULL;
+	if (!fn)
+		return orch_error(o, -EINVAL, "no orchestration function");
 	ret = orch_begin_run(o, &r);
 	if (ret)
 		return ret;

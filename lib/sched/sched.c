@@ -63,8 +63,43 @@ static const char *task_err_name(uint32_t st)
 	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
 }
 
-/* Step 1: hand every completion of the thread's cores to the orchestrator. */
-static int sched_reap(struct sched_thread *t)
+/*
+ * Send @d to core @c (its payload written from the dispatch view). A task
+ * whose arguments do not translate completes at once with the error.
+ * Returns 1 if the core needs a doorbell.
+ */
+static int sched_send(struct sched_backend *be, struct sched_core *c,
+		      const struct orch_dispatch *d)
+{
+	struct orch_dispatch_view v;
+	struct pto_payload *p;
+	char msg[128];
+	int need_ring, ret;
+	uint32_t id;
+
+	orch_dispatch_view(d, &v);
+	p = pto_rc_next_payload(c->rc);
+	ret = sched_build_payload(&v, p, msg, sizeof(msg));
+	if (ret) {
+		orch_member_done(be->orch, d, ret, msg);
+		return 0;
+	}
+	id = pto_rc_dispatch(c->rc, &need_ring);
+	c->slot[id & 1] = (struct sched_slot){ .d = *d, .id = id, .used = 1 };
+	return need_ring;
+}
+
+static void ring_bit(uint64_t *ring, unsigned int core)
+{
+	ring[core / 64] |= 1ULL << (core % 64);
+}
+
+/*
+ * Step 1: hand every completion of the thread's cores to the orchestrator.
+ * The completing core asks for its own next task in the same call
+ * (orch_member_done_pop): it is still spinning, so it needs no doorbell.
+ */
+static int sched_reap(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
 	struct pto_done done[2];
@@ -77,14 +112,14 @@ static int sched_reap(struct sched_thread *t)
 
 		for (i = 0; i < n; i++) {
 			struct sched_slot *s = &c->slot[done[i].id & 1];
+			struct orch_dispatch next;
 			char msg[128];
+			int err = 0, got;
 
 			s->used = 0;
 			atomic_fetch_add_explicit(&t->tasks, 1,
 						  memory_order_relaxed);
-			if (done[i].status == PTO_TASK_OK) {
-				orch_member_done(be->orch, &s->d, 0, NULL);
-			} else {
+			if (done[i].status != PTO_TASK_OK) {
 				atomic_fetch_add_explicit(&t->errors, 1,
 							  memory_order_relaxed);
 				snprintf(msg, sizeof(msg),
@@ -92,7 +127,18 @@ static int sched_reap(struct sched_thread *t)
 					 done[i].status,
 					 task_err_name(done[i].status),
 					 c->rc->index);
-				orch_member_done(be->orch, &s->d, -EIO, msg);
+				err = -EIO;
+			}
+			/* The second completion of a pair: the slot is busy. */
+			if (i + 1 < n || !pto_rc_can_dispatch(c->rc)) {
+				orch_member_done(be->orch, &s->d, err,
+						 err ? msg : NULL);
+			} else {
+				got = orch_member_done_pop(be->orch, &s->d, err,
+							   err ? msg : NULL,
+							   &next);
+				if (got && sched_send(be, c, &next))
+					ring_bit(ring, c->rc->index);
 			}
 			moved++;
 		}
@@ -101,46 +147,27 @@ static int sched_reap(struct sched_thread *t)
 }
 
 /* Step 2: give every core with a free slot the next task it may run. */
-static int sched_dispatch(struct sched_thread *t)
+static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
-	uint64_t ring[PTO_CORE_MASK_WORDS] = { 0 };
 	unsigned int k;
-	int moved = 0, any_ring = 0;
+	int moved = 0;
 
 	for (k = 0; k < t->ncores; k++) {
 		struct sched_core *c = &t->cores[k];
-		struct orch_dispatch_view v;
 		struct orch_dispatch d;
-		struct pto_payload *p;
-		char msg[128];
-		int need_ring, ret;
-		uint32_t id;
 
 		/*
-		 * One task per core at a time: the orchestrator's worker is
-		 * busy until orch_member_done(), so a pending slot needs its
-		 * worker capacity of two first (issue 5 follow-up).
+		 * Running + pending slot: the worker has capacity two, and a
+		 * second id may go out once the core took the first (ACK).
 		 */
-		if (c->rc->ninflight || !orch_ready_pop(be->orch, c->widx, &d))
+		if (!pto_rc_can_dispatch(c->rc) ||
+		    !orch_ready_pop(be->orch, c->widx, &d))
 			continue;
 		moved++;
-		orch_dispatch_view(&d, &v);
-		p = pto_rc_next_payload(c->rc);
-		ret = sched_build_payload(&v, p, msg, sizeof(msg));
-		if (ret) {
-			orch_member_done(be->orch, &d, ret, msg);
-			continue;
-		}
-		id = pto_rc_dispatch(c->rc, &need_ring);
-		c->slot[id & 1] = (struct sched_slot){ .d = d, .id = id, .used = 1 };
-		if (need_ring) {
-			ring[c->rc->index / 64] |= 1ULL << (c->rc->index % 64);
-			any_ring = 1;
-		}
+		if (sched_send(be, c, &d))
+			ring_bit(ring, c->rc->index);
 	}
-	if (any_ring)
-		pto_ring(t->launch, ring);
 	return moved;
 }
 
@@ -198,6 +225,7 @@ static void *sched_thread_main(void *arg)
 	struct sched_thread *t = arg;
 	struct sched_backend *be = t->be;
 	uint64_t spin_ns = (uint64_t)be->cfg.spin_us * 1000, idle_since = 0;
+	uint64_t ring[PTO_CORE_MASK_WORDS];
 
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		int moved;
@@ -205,9 +233,12 @@ static void *sched_thread_main(void *arg)
 		/* Consume kicks before looking: a later kick is seen again. */
 		atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
 		atomic_thread_fence(memory_order_seq_cst);
-		moved = sched_reap(t);
-
-		moved += sched_dispatch(t);
+		memset(ring, 0, sizeof(ring));
+		moved = sched_reap(t, ring);
+		moved += sched_dispatch(t, ring);
+		/* One doorbell ioctl for every parked core that got work. */
+		if (ring[0] | ring[1])
+			pto_ring(t->launch, ring);
 		if (moved) {
 			idle_since = 0;
 			continue;
@@ -270,6 +301,8 @@ static int sched_start(void *p, struct pto_orch *o)
 	int ret;
 
 	be->orch = o;
+	for (i = 0; i < be->nworkers; i++)
+		orch_set_worker_capacity(o, (int32_t)i, 2);
 	for (i = 0; i < be->nthreads; i++) {
 		ret = pthread_create(&be->threads[i].tid, NULL,
 				     sched_thread_main, &be->threads[i]);

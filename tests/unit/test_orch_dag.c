@@ -611,6 +611,43 @@ TEST_F(man, blocked_group_reserves_targets)
 	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, g2));
 }
 
+/* Capacity 2 (a device core's pending payload): two singles at once, but
+ * a group still waits for the worker to be fully idle. */
+TEST_F(man, worker_capacity_two_pending_slot)
+{
+	struct orch_dispatch d1, d2, d3, dg;
+	struct pto_task g;
+
+	orch_set_worker_capacity(self->o, 0, 2);
+	T1(0, 0, PTO_NO_DEP);
+	T1(0, 1, PTO_NO_DEP);
+	T1(0, 2, PTO_NO_DEP);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d1));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d2));	/* pending slot */
+	EXPECT_EQ(0, orch_ready_pop(self->o, 0, &d3));	/* full */
+	g = group_on(_metadata, self, 2, (int32_t[]){ 0, 1 });
+	orch_member_done(self->o, &d1, 0, NULL);
+	/* Room for a single, but the head group reserves worker 0 and
+	 * cannot start while it still holds d2. */
+	EXPECT_EQ(0, orch_ready_pop(self->o, 0, &d3));
+	EXPECT_EQ(0, orch_ready_pop(self->o, 1, &dg));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, g));
+	orch_member_done(self->o, &d2, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &dg));	/* both idle now */
+	EXPECT_EQ(g.task_id, dg.task_id);
+	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, g));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d3));	/* its member */
+	EXPECT_EQ(g.task_id, d3.task_id);
+	/* Capacity left on worker 0 while it runs a member: the third
+	 * single goes to the pending slot. */
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d1));
+	EXPECT_NE(g.task_id, d1.task_id);
+	orch_member_done(self->o, &d1, 0, NULL);
+	orch_member_done(self->o, &d3, 0, NULL);
+	orch_member_done(self->o, &dg, 0, NULL);
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, g));
+}
+
 TEST_F(man, group_rejects_duplicate_or_unknown_targets)
 {
 	struct pto_task_args m, *mp[2] = { &m, &m };
@@ -797,6 +834,79 @@ TEST_F(man, producer_fails_between_wiring_and_publication)
 	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
 	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
 	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+}
+
+/* ---- a device-like backend: heap rings are GM objects --------------- */
+
+static int gm_heap_map(void *be, int ring, uint64_t size, struct orch_heap *h)
+{
+	(void)be;
+	memset(h, 0, sizeof(*h));
+	h->base = aligned_alloc(PTO_HEAP_ALIGN, size);
+	h->size = size;
+	h->space = PTO_SPACE_GM;
+	h->obj = 100 + (uint64_t)ring;	/* buffer object of this ring */
+	h->obj_off = 4096;		/* where the ring starts in it */
+	return h->base ? 0 : -ENOMEM;
+}
+
+static void gm_heap_unmap(void *be, int ring, struct orch_heap *h)
+{
+	(void)be;
+	(void)ring;
+	free(h->base);
+}
+
+static int gm_start(void *be, struct pto_orch *o) { (void)be; (void)o; return 0; }
+static void gm_stop(void *be) { (void)be; }
+static void gm_kick(void *be, int32_t w, uint32_t k) { (void)be; (void)w; (void)k; }
+static void gm_destroy(void *be) { (void)be; }
+
+static const struct orch_backend_ops gm_ops = {
+	.name = "gm-test", .heap_map = gm_heap_map, .heap_unmap = gm_heap_unmap,
+	.start = gm_start, .stop = gm_stop, .kick = gm_kick, .destroy = gm_destroy,
+};
+
+TEST(gm_heap_outputs_are_keyed_by_object_and_offset)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_tensor out = { .nbytes = 10, .space = PTO_SPACE_GM }, view, at;
+	struct pto_task_args a;
+	struct pto_task p, c;
+	struct pto_run *r;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create(&cfg, &gm_ops, NULL, &o));
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	pto_args_init(&a);
+	pto_args_add_tensor(&a, &out, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(0), &p));
+	out = a.tensors[0].t;
+	EXPECT_EQ((uint64_t)(uintptr_t)o->rings[0].heap.base, out.data);
+	EXPECT_EQ(PTO_SPACE_GM, out.space);
+	EXPECT_EQ(100u, out.obj);
+	EXPECT_EQ(4096u, out.offset);
+	/* alloc() slabs likewise, in the scope's ring. */
+	ASSERT_EQ(0, pto_scope_begin(o));
+	ASSERT_EQ(0, pto_alloc(o, 5000, &at, NULL));
+	EXPECT_EQ(101u, at.obj);
+	EXPECT_EQ(4096u, at.offset);
+	ASSERT_EQ(0, pto_scope_end(o));
+	/* Another mapping of the same GM bytes depends on the writer. */
+	view = out;
+	view.data = 0xdead000;
+	pto_args_reset(&a);
+	pto_args_add_tensor(&a, &view, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(1), &c));
+	EXPECT_EQ(ORCH_PENDING, ot_state(o, c));
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(2, ot_drain(o));
+	EXPECT_EQ(0, pto_run_wait(r, 1000));
+	pto_run_release(r);
+	pto_args_fini(&a);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
 TEST_HARNESS_MAIN
