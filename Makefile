@@ -171,8 +171,13 @@ tools/bench/pto-bench-starpu: tools/bench/starpu_peer.c
 	@scripts/bootstrap.sh bench
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $< $$(pkg-config --cflags --libs starpu-1.3)
 
-bench: all tools/bench/pto-bench-starpu
+# Host: the orchestrator (in-process) beside StarPU. VM: the same shapes on
+# the mock cores beside StarPU, in one boot.
+bench: all static tools/bench/pto-bench-starpu
+	@scripts/bootstrap.sh vm
 	tools/pto-bench
+	tests/vm/run --add-dyn tools/bench/pto-bench-starpu -- env STARPU_HOME=/tmp \
+		STARPU_SILENT=1 pto-bench --device --peer /usr/bin/pto-bench-starpu -m 14
 
 clean:
 	rm -rf $(O) $(LIBS) $(TOOLS)

@@ -8,18 +8,20 @@
  *
  *   UNLAUNCHED --F_LAUNCH--> HANDSHAKE --F_READY--> READY <--> RUNNING
  *        ^                        |                   |
- *        |                        +------CTRL=STOP----+--> EXITING
- *        +---------------- gate released (teardown) -------------+
+ *        |                        +----CTRL=EXIT------+--> EXITING
+ *        +------- teardown gate released (after CLOSE) ----------+
  *
- *   GATED and QUARANTINED are reserved for retirement (issue 6): EXITING
- *   is "stopped, no more window writes, waiting on the teardown gate".
- *   The stop request is the kernel-only CTRL word (placeholder: issue 6
- *   replaces it with EXIT in DATA_MAIN_BASE plus a nonce echoed in COND).
+ *   EXITING is "nonce echoed, no more window writes, waiting on the
+ *   teardown gate". A core that misses retirement's deadline is flagged
+ *   F_QUARANTINE (reported as QUARANTINED). GATED is reserved for issue 6.
+ *   EXIT and its nonce travel in the kernel-only page (CTRL, NONCE): the
+ *   user page is the owner's, and its DATA_MAIN_BASE cannot carry them.
  */
 #include <linux/bitmap.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -149,8 +151,12 @@ void pto_core_park_finish(struct pto_core *core)
 
 static void pto_core_write_cond(struct pto_core *core, u32 cond)
 {
-	core->last_cond = cond;
-	/* Release: the task's outputs and payload status precede COND. */
+	/*
+	 * Release, both: the task's outputs and payload status (or, for the
+	 * EXIT echo, every earlier write) precede COND and its kernel mirror.
+	 */
+	smp_store_release(&core->last_cond, cond);
+	/* Release: the same writes precede the user-visible COND. */
 	smp_store_release(pto_ureg(core, PTO_REG_COND), cond);
 }
 
@@ -333,9 +339,14 @@ static int pto_core_thread(void *arg)
 		}
 
 		/*
-		 * Stopped: from here on the core writes nothing to its
-		 * window. Wait (unbounded, sleeping) for the teardown gate.
+		 * EXIT: echo the request's nonce in COND (release: after
+		 * every preceding write of this core), and in the kernel's
+		 * mirror. That is this launch's last window write. Then wait,
+		 * unbounded and sleeping, for the teardown gate, which the
+		 * kernel releases only after it closed the window.
 		 */
+		smp_rmb();	/* pairs with the wmb between NONCE and CTRL */
+		pto_core_write_cond(core, pto_kreg_read(core, PTO_KREG_NONCE));
 		pto_core_set_state(core, PTO_CORE_EXITING);
 		wait_event_interruptible(core->wq,
 					 pto_core_may_leave_gate(core));
@@ -374,52 +385,132 @@ static void pto_core_drop_launch(struct pto_core *core)
 	core->owner = NULL;
 }
 
-/*
- * Stop a launched core and return it to UNLAUNCHED. Caller holds
- * core_lock.
- *
- * PLACEHOLDER for issue 6 (retirement): this is the simple stop. It asks
- * through the kernel-only CTRL word, waits for the core's EXITING
- * acknowledgement (after which the core writes no window register), writes
- * IDLE, closes the window, zaps the owner's mappings, and only then
- * releases the core's teardown gate. Issue 6 replaces the request and the
- * acknowledgement with EXIT + a nonce echoed in COND, a shared deadline,
- * per-core READY / REQUESTED ownership and quarantine.
- */
-static void pto_core_stop(struct pto_core *core)
+/* A nonce for @core's retirement: never 0, never the COND it last wrote. */
+static u32 pto_core_nonce(struct pto_core *core)
 {
-	struct pto_device *pdev = core->pdev;
-	struct pto_file *pf = core->owner;
+	u32 n;
 
-	if (!test_bit(PTO_CORE_F_LAUNCH, &core->flags) ||
-	    test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+	do {
+		n = PTO_COND_EXITED | (get_random_u32() & PTO_COND_ID_MASK);
+	} while (n == PTO_COND_EXITED || n == READ_ONCE(core->last_cond));
+	return n;
+}
+
+/* The current response: the kernel mirror of COND, not the user page. */
+static bool pto_core_responded(struct pto_core *core)
+{
+	/* Acquire: pairs with the echo's release in pto_core_write_cond(). */
+	return smp_load_acquire(&core->last_cond) == core->nonce &&
+	       READ_ONCE(core->state) == PTO_CORE_EXITING;
+}
+
+static bool pto_cores_responded(struct pto_device *pdev,
+				const unsigned long *set)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, set, PTO_MAX_CORES)
+		if (!pto_core_responded(&pdev->core[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Stop the launched cores of @mask and return them to UNLAUNCHED, in seed
+ * 003's passes over the whole set (caller holds core_lock):
+ *  1. publish every core's request (a fresh nonce, kernel-only word)
+ *     before EXIT (kernel-only CTRL) reaches any core of the set;
+ *  2. wait for every current response (the echoed nonce) against one
+ *     shared deadline; a core that misses it is quarantined: left unclosed
+ *     and unreleased with every reference it holds, named in the log and
+ *     never launched or mapped again;
+ *  3. IDLE and CLOSE every acknowledged window, zap its user mappings,
+ *     read the windows back and drain (smp_mb) before any gate;
+ *  4. drop the launch's references and release each acknowledged core's
+ *     teardown gate; the core observes it and only then returns.
+ *
+ * SIMPLE VERSION of issue 6's retirement: used by cluster release, file
+ * release and a failed launch. Issue 6 adds the READY / REQUESTED
+ * ownership election, the emergency latch, the status ioctl, the reset
+ * and the mock-only switch for the old protocol on top of these passes.
+ */
+static void pto_cores_stop(struct pto_device *pdev, const unsigned long *mask)
+{
+	DECLARE_BITMAP(set, PTO_MAX_CORES);
+	unsigned int i;
+
+	bitmap_zero(set, PTO_MAX_CORES);
+	for_each_set_bit(i, mask, PTO_MAX_CORES)
+		if (test_bit(PTO_CORE_F_LAUNCH, &pdev->core[i].flags) &&
+		    !test_bit(PTO_CORE_F_QUARANTINE, &pdev->core[i].flags))
+			__set_bit(i, set);
+	if (bitmap_empty(set, PTO_MAX_CORES))
 		return;
-	WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_STOP);
-	/* The stop request precedes the wake-up's condition check. */
-	smp_mb();
-	wake_up_all(&core->wq);
-	if (!wait_event_timeout(pdev->core_wq,
-				READ_ONCE(core->state) == PTO_CORE_EXITING,
-				PTO_STOP_TIMEOUT)) {
-		/* Keep every reference: the core may still use them. */
-		set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
-		pr_err("pto%u: core %u did not stop, quarantined\n",
-		       pdev->index, core->id);
-		return;
+
+	/* 1. Every request before any EXIT. */
+	for_each_set_bit(i, set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		core->nonce = pto_core_nonce(core);
+		WRITE_ONCE(*pto_kreg(core, PTO_KREG_NONCE), core->nonce);
 	}
-	WRITE_ONCE(*pto_ureg(core, PTO_REG_DATA_MAIN_BASE), PTO_DISPATCH_IDLE);
-	WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
-		   PTO_FAST_PATH_CLOSE);
-	if (pf)
-		pto_window_zap(pf, core);
-	clear_bit(PTO_CORE_F_READY, &core->flags);
-	pto_core_drop_launch(core);
-	/* The close and the drops precede the gate release. */
-	smp_store_release(&pdev->gates[core->id].gate, PTO_GATE_RELEASE);
-	wake_up_all(&core->wq);
-	wait_event(pdev->core_wq,
-		   READ_ONCE(core->state) == PTO_CORE_UNLAUNCHED);
-	WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
+	smp_wmb();	/* nonces before EXIT; pairs with the core's rmb */
+	for_each_set_bit(i, set, PTO_MAX_CORES)
+		WRITE_ONCE(*pto_kreg(&pdev->core[i], PTO_KREG_CTRL),
+			   PTO_CTRL_EXIT);
+	smp_mb();	/* EXIT before the wake-ups' condition checks */
+	for_each_set_bit(i, set, PTO_MAX_CORES)
+		wake_up_all(&pdev->core[i].wq);
+
+	/* 2. Current responses, one shared deadline. */
+	wait_event_timeout(pdev->core_wq, pto_cores_responded(pdev, set),
+			   PTO_STOP_TIMEOUT);
+	for_each_set_bit(i, set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		if (pto_core_responded(core))
+			continue;
+		set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+		__clear_bit(i, set);
+		pr_err("pto%u: retirement: core %u not released\n",
+		       pdev->index, i);
+	}
+
+	/* 3. IDLE + CLOSE, zap, read back, drain: all before any gate. */
+	for_each_set_bit(i, set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		WRITE_ONCE(*pto_ureg(core, PTO_REG_DATA_MAIN_BASE),
+			   PTO_DISPATCH_IDLE);
+		WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
+			   PTO_FAST_PATH_CLOSE);
+		if (core->owner)
+			pto_window_zap(core->owner, core);
+	}
+	for_each_set_bit(i, set, PTO_MAX_CORES)
+		if (pto_kreg_read(&pdev->core[i], PTO_KREG_FAST_PATH_ENABLE) !=
+		    PTO_FAST_PATH_CLOSE)
+			pr_err("pto%u: core %u window read back open\n",
+			       pdev->index, i);
+	smp_mb();	/* drain the closes and read-backs before the gates */
+
+	/* 4. Drop the launch, release the gates, let the cores return. */
+	for_each_set_bit(i, set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		clear_bit(PTO_CORE_F_READY, &core->flags);
+		pto_core_drop_launch(core);
+		/* Release: everything above precedes the gate. */
+		smp_store_release(&pdev->gates[i].gate, PTO_GATE_RELEASE);
+		wake_up_all(&core->wq);
+	}
+	for_each_set_bit(i, set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		wait_event(pdev->core_wq,
+			   READ_ONCE(core->state) == PTO_CORE_UNLAUNCHED);
+		WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
+	}
 }
 
 /* Parse a core bitmap: -EINVAL if a bit is beyond the device's cores. */
@@ -476,18 +567,28 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 	return 0;
 }
 
-/* Caller holds core_lock and owns cluster @c. */
-static void pto_cluster_release_locked(struct pto_file *pf, unsigned int c)
+/*
+ * Stop the launched cores of @clusters (bitmap, all owned by @pf) as one
+ * set, zap every window mapping and free the clusters. Caller holds
+ * core_lock.
+ */
+static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
 {
 	struct pto_device *pdev = pf->pdev;
-	unsigned int i;
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	unsigned int c, i;
 
-	for (i = c * PTO_CORES_PER_CLUSTER;
-	     i < (c + 1) * PTO_CORES_PER_CLUSTER; i++) {
-		pto_core_stop(&pdev->core[i]);
+	bitmap_zero(mask, PTO_MAX_CORES);
+	for (c = 0; c < pdev->clusters; c++)
+		if (clusters & BIT_ULL(c))
+			bitmap_set(mask, c * PTO_CORES_PER_CLUSTER,
+				   PTO_CORES_PER_CLUSTER);
+	pto_cores_stop(pdev, mask);
+	for_each_set_bit(i, mask, PTO_MAX_CORES)
 		pto_window_zap(pf, &pdev->core[i]);
-	}
-	pdev->cluster_owner[c] = NULL;
+	for (c = 0; c < pdev->clusters; c++)
+		if (clusters & BIT_ULL(c))
+			pdev->cluster_owner[c] = NULL;
 }
 
 int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
@@ -510,26 +611,27 @@ int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
 			return -EPERM;
 		}
 	}
-	for (c = 0; c < pdev->clusters; c++)
-		if (args->clusters & BIT_ULL(c))
-			pto_cluster_release_locked(pf, c);
+	pto_clusters_release_locked(pf, args->clusters);
 	mutex_unlock(&pdev->core_lock);
 	return 0;
 }
 
 /*
- * File release: stop every core the file launched and release its
- * clusters (PLACEHOLDER: the simple stop; issue 6 retires them).
+ * File release (a closed fd, a killed process): stop every core the file
+ * launched, as one set, and release its clusters.
  */
 void pto_file_release_cores(struct pto_file *pf)
 {
 	struct pto_device *pdev = pf->pdev;
+	u64 clusters = 0;
 	unsigned int c;
 
 	mutex_lock(&pdev->core_lock);
 	for (c = 0; c < pdev->clusters; c++)
 		if (pdev->cluster_owner[c] == pf)
-			pto_cluster_release_locked(pf, c);
+			clusters |= BIT_ULL(c);
+	if (clusters)
+		pto_clusters_release_locked(pf, clusters);
 	mutex_unlock(&pdev->core_lock);
 }
 
@@ -658,8 +760,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	}
 	/* A failed launch stops every core it started (nothing half-open). */
 	if (ret)
-		for_each_set_bit(i, mask, PTO_MAX_CORES)
-			pto_core_stop(&pdev->core[i]);
+		pto_cores_stop(pdev, mask);
 out_unlock:
 	mutex_unlock(&pdev->core_lock);
 	return ret;
@@ -734,7 +835,8 @@ static vm_fault_t pto_window_fault(struct vm_fault *vmf)
 	vm_fault_t ret = VM_FAULT_SIGBUS;
 
 	mutex_lock(&core->pdev->core_lock);
-	if (pto_core_owned_by(core, pf)) {
+	if (pto_core_owned_by(core, pf) &&
+	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags)) {
 		get_page(core->upage);
 		vmf->page = core->upage;
 		ret = 0;
@@ -762,6 +864,8 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 	mutex_lock(&pdev->core_lock);
 	if (!pto_core_owned_by(&pdev->core[i], pf))
 		ret = -EPERM;
+	else if (test_bit(PTO_CORE_F_QUARANTINE, &pdev->core[i].flags))
+		ret = -EIO;
 	mutex_unlock(&pdev->core_lock);
 	if (ret)
 		return ret;
@@ -866,7 +970,11 @@ err_ctrl:
 	return ret;
 }
 
-/* Module unload: no file is open, so every core is UNLAUNCHED. */
+/*
+ * Module unload: no file is open, so every core is UNLAUNCHED, except a
+ * quarantined one, whose thread kthread_stop() ends (every wait of a core
+ * also waits for it) and whose references are dropped here.
+ */
 void pto_cores_fini(struct pto_device *pdev)
 {
 	unsigned int i;
@@ -874,8 +982,13 @@ void pto_cores_fini(struct pto_device *pdev)
 	if (!pdev->core)
 		return;
 	for (i = 0; i < pdev->cores; i++) {
-		kthread_stop(pdev->core[i].thread);
-		pto_core_test_fini(&pdev->core[i]);
+		struct pto_core *core = &pdev->core[i];
+
+		kthread_stop(core->thread);
+		/* A quarantined core kept its references: its thread is gone. */
+		pto_task_put(&core->task);
+		pto_core_drop_launch(core);
+		pto_core_test_fini(core);
 	}
 	kfree(pdev->core);
 	pdev->core = NULL;

@@ -78,8 +78,10 @@ u64 pto_gm_avail(struct pto_gm *gm);
 #define PTO_FAST_PATH_CLOSE 0xF
 #define PTO_KREG_CTRL 0x20
 #define PTO_CTRL_RUN 0
-/* Placeholder stop (issue 6 replaces it with EXIT + nonce + gate). */
-#define PTO_CTRL_STOP 1
+/* EXIT: stop, echo the nonce in COND, wait for the teardown gate. */
+#define PTO_CTRL_EXIT 1
+/* The retirement request's nonce (PTO_COND_EXITED | n), set before EXIT. */
+#define PTO_KREG_NONCE 0x24
 
 /* Teardown gate values (struct pto_gate_line.gate). */
 #define PTO_GATE_ARMED 0
@@ -147,6 +149,9 @@ struct pto_task {
  *		by the launcher under pdev->core_lock before READY is set, and
  *		by the stopper after the core acknowledged the stop; the core
  *		reads them only between READY and its stop acknowledgement.
+ * @nonce:	the pending retirement request (core_lock); the core echoes
+ *		it in COND and in @last_cond, the kernel-private mirror that
+ *		retirement reads (the user page's COND is the owner's to forge).
  * @last_id:	the last dispatch value the core took (core thread only).
  * @task:	the running task (core thread only).
  */
@@ -168,6 +173,7 @@ struct pto_core {
 	void *payload_kaddr;
 	u64 payload_addr;
 
+	u32 nonce;
 	u32 last_id;
 	u32 last_cond;
 	struct pto_task task;

@@ -22,7 +22,7 @@
  * window large enough that the ring never pushes back.
  *
  * The StarPU peer (tools/bench/pto-bench-starpu, built by
- * tools/bench/build.sh) runs the same shape in the same invocation; its
+ * make tools/bench/pto-bench-starpu) runs the same shape in the same invocation; its
  * tasks/s and the ratio are printed on the same line, up to 2^16 tasks
  * by default (-M; StarPU needs ~5 us/task). One line per workload and
  * size; pto figures are the best of 3 runs.
@@ -93,8 +93,8 @@ static int submit_noop(pto_orch *o, struct pto_task_args *a, long i,
 /* Fake, never dereferenced addresses: keys only. */
 static struct pto_tensor key(uint64_t i)
 {
-	struct pto_tensor t = { 0x100000000ULL + i * 64, 64, 0, 0,
-				PTO_SPACE_HOST, 0 };
+	struct pto_tensor t = { .data = 0x100000000ULL + i * 64, .nbytes = 64,
+				.space = PTO_SPACE_HOST };
 
 	return t;
 }
@@ -367,7 +367,7 @@ int main(int argc, char **argv)
 	if (!use_peer)
 		peer_path = NULL;
 	if (peer_path && access(peer_path, X_OK)) {
-		printf("# StarPU peer %s not built (tools/bench/build.sh): pto only\n",
+		printf("# StarPU peer %s not built (make tools/bench/pto-bench-starpu): pto only\n",
 		       peer_path);
 		peer_path = NULL;
 	}

@@ -84,6 +84,12 @@ struct orch_backend_ops {
 	 * orchestrator nor block; should make no system call unless the
 	 * worker is parked. */
 	void (*kick)(void *be, int32_t widx, uint32_t kind);
+	/* Optional: may a group run on worker indices @widx[0..n)? (A device
+	 * backend keeps a group inside one scheduler thread's partition.)
+	 * 0, or -errno with a reason in @msg. Called at submit, before any
+	 * dependency inference; must not call back into the orchestrator. */
+	int (*check_group)(void *be, const int32_t *widx, uint32_t n,
+			   char *msg, size_t len);
 	/* Free the backend (after stop / heap_unmap). */
 	void (*destroy)(void *be);
 };

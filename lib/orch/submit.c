@@ -576,6 +576,13 @@ PTO_API int pto_submit_next_level_group(pto_orch *o,
 						 "group targets worker %d twice",
 						 worker_ids[i]);
 	}
+	if (!err && o->ops->check_group) {
+		char msg[160];
+
+		err = o->ops->check_group(o->be, widx, n, msg, sizeof(msg));
+		if (err)
+			err = orch_error(o, err, "%s", msg);
+	}
 	q.widx = widx;
 	if (!err)
 		err = submit_impl(o, &q, out);

@@ -18,24 +18,41 @@ static int is_written(uint8_t tag)
 static int fill_tensor(const struct pto_arg_tensor *a,
 		       struct pto_tensor_desc *t, char *msg, size_t len)
 {
-	uint32_t esize = 4;	/* both PTO_DTYPE_F32 and PTO_DTYPE_I32 */
+	const uint32_t esize = 4;	/* PTO_DTYPE_F32 and PTO_DTYPE_I32 */
+	uint64_t stride = 1;
+	int d;
 
 	if (a->t.space != PTO_SPACE_GM) {
 		snprintf(msg, len, "tensor is not in device GM (space %u)",
 			 a->t.space);
 		return -EINVAL;
 	}
-	if (a->t.nbytes % esize || a->t.nbytes / esize > UINT32_MAX) {
-		snprintf(msg, len, "tensor of %llu bytes is not a whole number of elements",
-			 (unsigned long long)a->t.nbytes);
-		return -EINVAL;
-	}
 	memset(t, 0, sizeof(*t));
 	t->addr = a->t.obj + a->t.offset;
 	t->dtype = a->t.dtype;
-	t->rank = 1;
-	t->shape[0] = (uint32_t)(a->t.nbytes / esize);
-	t->strides[0] = 1;
+	if (!a->t.rank) {
+		if (a->t.nbytes % esize || a->t.nbytes / esize > UINT32_MAX) {
+			snprintf(msg, len, "tensor of %llu bytes is not a whole number of elements",
+				 (unsigned long long)a->t.nbytes);
+			return -EINVAL;
+		}
+		t->rank = 1;
+		t->shape[0] = (uint32_t)(a->t.nbytes / esize);
+		t->strides[0] = 1;
+		return 0;
+	}
+	if (a->t.rank > PTO_TENSOR_MAX_RANK) {
+		snprintf(msg, len, "tensor rank %u > %d", a->t.rank,
+			 PTO_TENSOR_MAX_RANK);
+		return -EINVAL;
+	}
+	/* Zero strides mean contiguous row-major; the core checks extents. */
+	t->rank = a->t.rank;
+	for (d = (int)a->t.rank - 1; d >= 0; d--) {
+		t->shape[d] = a->t.shape[d];
+		t->strides[d] = a->t.strides[d] ? a->t.strides[d] : stride;
+		stride = t->strides[d] * (a->t.shape[d] ? a->t.shape[d] : 1);
+	}
 	return 0;
 }
 

@@ -63,13 +63,18 @@ static const char *task_err_name(uint32_t st)
 	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
 }
 
+static void ring_bit(uint64_t *ring, unsigned int core)
+{
+	ring[core / 64] |= 1ULL << (core % 64);
+}
+
 /*
  * Send @d to core @c (its payload written from the dispatch view). A task
  * whose arguments do not translate completes at once with the error.
  * Returns 1 if the core needs a doorbell.
  */
 static int sched_send(struct sched_backend *be, struct sched_core *c,
-		      const struct orch_dispatch *d)
+		      const struct orch_dispatch *d, int mix)
 {
 	struct orch_dispatch_view v;
 	struct pto_payload *p;
@@ -85,13 +90,78 @@ static int sched_send(struct sched_backend *be, struct sched_core *c,
 		return 0;
 	}
 	id = pto_rc_dispatch(c->rc, &need_ring);
-	c->slot[id & 1] = (struct sched_slot){ .d = *d, .id = id, .used = 1 };
+	c->slot[id & 1] = (struct sched_slot){ .d = *d, .id = id, .used = 1,
+					     .mix = mix };
 	return need_ring;
 }
 
-static void ring_bit(uint64_t *ring, unsigned int core)
+/* A core of a MIX task finished; the last of the three completes it. */
+static void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
+			   int err, const char *msg)
 {
-	ring[core / 64] |= 1ULL << (core % 64);
+	if (err && !cl->mix_err) {
+		cl->mix_err = err;
+		snprintf(cl->mix_msg, sizeof(cl->mix_msg), "%s", msg);
+	}
+	if (--cl->mix_left)
+		return;
+	cl->mix_running = 0;
+	orch_member_done(be->orch, &cl->mix_d, cl->mix_err,
+			 cl->mix_err ? cl->mix_msg : NULL);
+}
+
+/*
+ * Start a MIX task on cluster @cl if its three cores are idle. The wanted
+ * flag is cleared before the pop: a kick that comes after the pop sets it
+ * again (the orchestrator enqueues under its lock before it kicks).
+ */
+static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
+			 uint64_t *ring)
+{
+	struct orch_dispatch d;
+	struct pto_payload *first;
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		if (cl->core[i]->rc->ninflight)
+			return 0;
+	atomic_store_explicit(&cl->mix_wanted, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!orch_ready_pop(be->orch, cl->mix_widx, &d))
+		return 0;
+	cl->mix_d = d;
+	cl->mix_err = 0;
+	cl->mix_left = 3;
+	cl->mix_running = 1;
+	/* The same payload to all three; all ids go out before any doorbell. */
+	first = NULL;
+	for (i = 0; i < 3; i++) {
+		struct sched_core *c = cl->core[i];
+		struct orch_dispatch_view v;
+		struct pto_payload *p = pto_rc_next_payload(c->rc);
+		int need_ring, ret;
+		uint32_t id;
+
+		if (!first) {
+			orch_dispatch_view(&d, &v);
+			ret = sched_build_payload(&v, p, cl->mix_msg,
+						  sizeof(cl->mix_msg));
+			if (ret) {
+				cl->mix_running = 0;
+				orch_member_done(be->orch, &d, ret, cl->mix_msg);
+				return 1;
+			}
+			first = p;
+		} else {
+			*p = *first;
+		}
+		id = pto_rc_dispatch(c->rc, &need_ring);
+		c->slot[id & 1] = (struct sched_slot){ .d = d, .id = id,
+						       .used = 1, .mix = 1 };
+		if (need_ring)
+			ring_bit(ring, c->rc->index);
+	}
+	return 1;
 }
 
 /*
@@ -117,6 +187,7 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 			int err = 0, got;
 
 			s->used = 0;
+			moved++;
 			atomic_fetch_add_explicit(&t->tasks, 1,
 						  memory_order_relaxed);
 			if (done[i].status != PTO_TASK_OK) {
@@ -129,34 +200,55 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 					 c->rc->index);
 				err = -EIO;
 			}
-			/* The second completion of a pair: the slot is busy. */
-			if (i + 1 < n || !pto_rc_can_dispatch(c->rc)) {
+			if (s->mix) {
+				sched_mix_done(be, c->cl, err, msg);
+				continue;
+			}
+			/*
+			 * The second completion of a pair, or a cluster that
+			 * wants its cores for a MIX task: no pop for this core.
+			 */
+			if (i + 1 < n || !pto_rc_can_dispatch(c->rc) ||
+			    atomic_load_explicit(&c->cl->mix_wanted,
+						 memory_order_relaxed)) {
 				orch_member_done(be->orch, &s->d, err,
 						 err ? msg : NULL);
 			} else {
 				got = orch_member_done_pop(be->orch, &s->d, err,
 							   err ? msg : NULL,
 							   &next);
-				if (got && sched_send(be, c, &next))
+				if (got && sched_send(be, c, &next, 0))
 					ring_bit(ring, c->rc->index);
 			}
-			moved++;
 		}
 	}
 	return moved;
 }
 
-/* Step 2: give every core with a free slot the next task it may run. */
+/*
+ * Step 2: a cluster whose cores are idle starts a waiting MIX task; then
+ * every core with a free slot gets the next task it may run.
+ */
 static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
 	unsigned int k;
 	int moved = 0;
 
+	for (k = 0; k < t->nclusters; k++) {
+		struct sched_cluster *cl = &t->cl[k];
+
+		if (!cl->mix_running &&
+		    atomic_load_explicit(&cl->mix_wanted, memory_order_relaxed))
+			moved += sched_try_mix(be, cl, ring);
+	}
 	for (k = 0; k < t->ncores; k++) {
 		struct sched_core *c = &t->cores[k];
 		struct orch_dispatch d;
 
+		if (c->cl->mix_running ||
+		    atomic_load_explicit(&c->cl->mix_wanted, memory_order_relaxed))
+			continue;
 		/*
 		 * Running + pending slot: the worker has capacity two, and a
 		 * second id may go out once the core took the first (ACK).
@@ -165,7 +257,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 		    !orch_ready_pop(be->orch, c->widx, &d))
 			continue;
 		moved++;
-		if (sched_send(be, c, &d))
+		if (sched_send(be, c, &d, 0))
 			ring_bit(ring, c->rc->index);
 	}
 	return moved;
@@ -302,7 +394,8 @@ static int sched_start(void *p, struct pto_orch *o)
 
 	be->orch = o;
 	for (i = 0; i < be->nworkers; i++)
-		orch_set_worker_capacity(o, (int32_t)i, 2);
+		if (be->workers[i].kind != PTO_WK_MIX)
+			orch_set_worker_capacity(o, (int32_t)i, 2);
 	for (i = 0; i < be->nthreads; i++) {
 		ret = pthread_create(&be->threads[i].tid, NULL,
 				     sched_thread_main, &be->threads[i]);
@@ -364,11 +457,35 @@ static void sched_kick(void *p, int32_t widx, uint32_t kind)
 	unsigned int i;
 
 	if (widx >= 0 && (unsigned int)widx < be->nworkers) {
-		wake_thread(&be->threads[be->core_thread[be->widx_core[widx]]]);
+		struct sched_worker *w = &be->wmap[widx];
+
+		if (w->cl)
+			atomic_store_explicit(&w->cl->mix_wanted, 1,
+					      memory_order_relaxed);
+		wake_thread(w->t);
 		return;
 	}
 	for (i = 0; i < be->nthreads; i++)
 		wake_thread(&be->threads[i]);
+}
+
+/* A group's members must all belong to one scheduler thread. */
+static int sched_check_group(void *p, const int32_t *widx, uint32_t n,
+			     char *msg, size_t len)
+{
+	struct sched_backend *be = p;
+	uint32_t i;
+
+	for (i = 1; i < n; i++) {
+		if (be->wmap[widx[i]].t != be->wmap[widx[0]].t) {
+			snprintf(msg, len,
+				 "group spans scheduler threads %u and %u: its targets must lie in one partition",
+				 be->wmap[widx[0]].t->index,
+				 be->wmap[widx[i]].t->index);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static void sched_destroy(void *p)
@@ -387,6 +504,7 @@ static void sched_destroy(void *p)
 			pto_cluster_release(be->dev, t->clusters);
 		pto_launch_free(t->launch);
 		free(t->cores);
+		free(t->cl);
 		if (t->evfd >= 0)
 			close(t->evfd);
 	}
@@ -401,12 +519,24 @@ static const struct orch_backend_ops sched_ops = {
 	.start = sched_start,
 	.stop = sched_stop,
 	.kick = sched_kick,
+	.check_group = sched_check_group,
 	.destroy = sched_destroy,
 };
 
 /* ---- creation ------------------------------------------------------- */
 
-/* Launch thread @t's cores and bind them to worker indices. */
+static void add_worker(struct sched_backend *be, int32_t id, uint32_t kind,
+		       struct sched_thread *t, struct sched_cluster *cl)
+{
+	be->workers[be->nworkers] = (struct pto_worker_desc){ id, kind };
+	be->wmap[be->nworkers] = (struct sched_worker){ t, cl };
+	be->nworkers++;
+}
+
+/*
+ * Launch thread @t's cores and bind them to worker indices: each core is a
+ * worker (id = core index), each cluster a MIX worker.
+ */
 static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 			       const struct pto_dev_info *info)
 {
@@ -417,6 +547,7 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 	for (c = 0; c < info->clusters; c++) {
 		if (!(t->clusters & (1ULL << c)))
 			continue;
+		t->nclusters++;
 		for (core = c * 3; core < c * 3 + 3; core++)
 			mask[core / 64] |= 1ULL << (core % 64);
 	}
@@ -425,20 +556,27 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		return ret;
 	t->ncores = t->launch->ncores;
 	t->cores = calloc(t->ncores, sizeof(*t->cores));
-	if (!t->cores)
+	t->cl = calloc(t->nclusters, sizeof(*t->cl));
+	if (!t->cores || !t->cl)
 		return -ENOMEM;
+	/* core[k] is the k-th core in ascending order: 3 per cluster. */
 	for (k = 0; k < t->ncores; k++) {
 		struct pto_rc *rc = &t->launch->core[k];
+		struct sched_cluster *cl = &t->cl[k / 3];
 
+		cl->index = rc->index / 3;
+		cl->core[k % 3] = &t->cores[k];
 		t->cores[k].rc = rc;
+		t->cores[k].cl = cl;
 		t->cores[k].widx = (int32_t)be->nworkers;
-		be->core_thread[rc->index] = (int32_t)t->index;
-		be->widx_core[be->nworkers] = (int32_t)rc->index;
-		be->workers[be->nworkers].id = (int32_t)rc->index;
-		be->workers[be->nworkers].kind =
-			info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
-			PTO_WK_AIC : PTO_WK_AIV;
-		be->nworkers++;
+		add_worker(be, (int32_t)rc->index,
+			   info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
+			   PTO_WK_AIC : PTO_WK_AIV, t, NULL);
+	}
+	for (k = 0; k < t->nclusters; k++) {
+		t->cl[k].mix_widx = (int32_t)be->nworkers;
+		add_worker(be, PTO_SCHED_MIX_ID(t->cl[k].index), PTO_WK_MIX, t,
+			   &t->cl[k]);
 	}
 	return 0;
 }

@@ -10,17 +10,39 @@
 #include "core.h"
 #include "orch/backend.h"
 
+#define SCHED_MAX_WORKERS (PTO_DEV_MAX_CORES + PTO_DEV_MAX_CORES / 3)
+
 /* One in-flight task on a core, found again by its dispatch id's parity. */
 struct sched_slot {
 	struct orch_dispatch d;
 	uint32_t id;
 	int used;
+	int mix;		/* one of a MIX task's three: see the cluster */
 };
 
 struct sched_core {
 	struct pto_rc *rc;
 	int32_t widx;			/* orchestrator worker index */
+	struct sched_cluster *cl;
 	struct sched_slot slot[2];	/* by id parity */
+};
+
+/*
+ * A cluster of a thread's partition and its MIX worker: the three cores
+ * run one MIX task together, started together, completed when all three
+ * FIN. While a MIX task runs, or is wanted (its worker was kicked), the
+ * cores take no single-core work, so the MIX task is not starved.
+ */
+struct sched_cluster {
+	unsigned int index;
+	int32_t mix_widx;
+	struct sched_core *core[3];
+	int mix_running;
+	unsigned int mix_left;		/* FINs still expected */
+	int mix_err;
+	char mix_msg[128];
+	struct orch_dispatch mix_d;
+	atomic_int mix_wanted;		/* set by kick(), cleared before a pop */
 };
 
 /*
@@ -39,6 +61,8 @@ struct sched_thread {
 	struct pto_launch *launch;
 	unsigned int ncores;
 	struct sched_core *cores;
+	unsigned int nclusters;
+	struct sched_cluster *cl;
 	int evfd;
 	atomic_int sleeping;
 	atomic_int kicked;
@@ -48,6 +72,12 @@ struct sched_thread {
 	atomic_uint_fast64_t sleeps;
 };
 
+/* What an orchestrator worker index is to the backend. */
+struct sched_worker {
+	struct sched_thread *t;
+	struct sched_cluster *cl;	/* MIX workers only */
+};
+
 struct sched_backend {
 	struct pto_dev *dev;
 	struct pto_orch *orch;
@@ -55,10 +85,9 @@ struct sched_backend {
 	uint64_t clusters;		/* every acquired cluster */
 	unsigned int nthreads;
 	struct sched_thread *threads;
-	int32_t core_thread[PTO_DEV_MAX_CORES];	/* core -> thread */
-	int32_t widx_core[PTO_DEV_MAX_CORES];	/* worker index -> core */
 	unsigned int nworkers;
-	struct pto_worker_desc workers[PTO_DEV_MAX_CORES];
+	struct pto_worker_desc workers[SCHED_MAX_WORKERS];
+	struct sched_worker wmap[SCHED_MAX_WORKERS];
 	struct pto_bo *heap_bo[PTO_MAX_RING_DEPTH];
 	atomic_int stop;
 };

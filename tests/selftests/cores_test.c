@@ -880,12 +880,20 @@ TEST(handshake_gates_windows)
 	}
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	for (i = 0; i < 3; i++) {
+		unsigned int ctrl, dmb, cond;
+
 		ASSERT_EQ(0, dbg_line(DBG "gates", i, buf, sizeof(buf)));
 		ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
 		EXPECT_STREQ("released", word);
+		/* Closed, IDLE, and COND holds the echoed EXITED | nonce. */
 		ASSERT_EQ(0, dbg_line(DBG "windows", i, buf, sizeof(buf)));
-		ASSERT_EQ(1, sscanf(buf, "%*u 0x%x", &fp));
+		ASSERT_EQ(4, sscanf(buf, "%*u 0x%x 0x%x 0x%x 0x%x", &fp,
+				    &ctrl, &dmb, &cond));
 		EXPECT_EQ(0xf, fp);
+		EXPECT_EQ(0, ctrl);
+		EXPECT_EQ(PTO_DISPATCH_IDLE, dmb);
+		EXPECT_EQ(PTO_COND_EXITED, cond & PTO_COND_STATE_MASK);
+		EXPECT_NE(0, cond & PTO_COND_ID_MASK);
 	}
 	pto_launch_free(l);
 	/* A relaunch re-arms the gates and reports a new generation. */

@@ -10,7 +10,7 @@
  *
  *   pto-bench-starpu SHAPE N WORKERS   ->   "tasks_per_s X"
  *
- * Built by tools/bench/build.sh (pkg-config starpu-1.3).
+ * Built by make tools/bench/pto-bench-starpu (pkg-config starpu-1.3).
  */
 #include <starpu.h>
 #include <stdio.h>

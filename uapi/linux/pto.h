@@ -167,6 +167,8 @@ struct pto_bo_info {
 #define PTO_COND_STATE_MASK (3u << 30)
 #define PTO_COND_ACK (1u << 30)
 #define PTO_COND_FIN (2u << 30)
+/* Retirement: the core echoes the kernel's nonce as PTO_COND_EXITED | n. */
+#define PTO_COND_EXITED (3u << 30)
 #define PTO_COND_ERR(c) (((c) & PTO_COND_ERR_MASK) >> PTO_COND_ERR_SHIFT)
 
 /* Task error codes, in COND (FIN) and in struct pto_payload.status. */

@@ -68,12 +68,22 @@ struct pto_tensor {
 	uint64_t offset;	/* offset in obj (non-HOST spaces) */
 	uint32_t space;		/* enum pto_space */
 	uint32_t dtype;		/* opaque to the orchestrator */
+	/*
+	 * Layout for device kernels, opaque to the orchestrator: rank 0 is
+	 * a 1-D contiguous run of nbytes / element size elements; otherwise
+	 * shape[] in elements and strides[] in elements between neighbours
+	 * (0: contiguous, row-major). Not part of the dependency key.
+	 */
+	uint32_t rank;
+	uint32_t shape[4];
+	uint32_t pad;
+	uint64_t strides[4];
 };
 
 static inline struct pto_tensor pto_tensor_host(void *p, uint64_t nbytes)
 {
-	struct pto_tensor t = { (uint64_t)(uintptr_t)p, nbytes, 0, 0,
-				PTO_SPACE_HOST, 0 };
+	struct pto_tensor t = { .data = (uint64_t)(uintptr_t)p,
+				.nbytes = nbytes, .space = PTO_SPACE_HOST };
 	return t;
 }
 

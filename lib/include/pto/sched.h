@@ -5,7 +5,8 @@
  * pto_orch_create_device() acquires clusters of an open device, launches
  * their cores, and creates an orchestrator (pto/orch.h) whose next-level
  * workers are those cores: worker id = core index, kind PTO_WK_AIC or
- * PTO_WK_AIV. Scheduler threads (one per dump lane by default), each owning
+ * PTO_WK_AIV, plus one PTO_WK_MIX worker per cluster (id PTO_SCHED_MIX_ID)
+ * whose tasks run on the cluster's three cores together. Scheduler threads (one per dump lane by default), each owning
  * a partition of the clusters, dispatch READY tasks to their idle cores and
  * hand completions back to the orchestrator. See Documentation/scheduler.md.
  *
@@ -36,7 +37,7 @@ static inline struct pto_tensor pto_tensor_gm(struct pto_bo *bo, void *map,
 					      uint64_t offset, uint64_t nbytes,
 					      uint32_t dtype)
 {
-	struct pto_tensor t;
+	struct pto_tensor t = { 0 };
 
 	t.data = (uint64_t)(uintptr_t)map + offset;
 	t.nbytes = nbytes;
@@ -47,14 +48,32 @@ static inline struct pto_tensor pto_tensor_gm(struct pto_bo *bo, void *map,
 	return t;
 }
 
+/* A row-major @rows x @cols 4-byte-element tile at @offset of @bo. */
+static inline struct pto_tensor pto_tensor_gm_2d(struct pto_bo *bo, void *map,
+						 uint64_t offset, uint32_t rows,
+						 uint32_t cols, uint32_t dtype)
+{
+	struct pto_tensor t = pto_tensor_gm(bo, map, offset,
+					    (uint64_t)rows * cols * 4, dtype);
+
+	t.rank = 2;
+	t.shape[0] = rows;
+	t.shape[1] = cols;
+	return t;
+}
+
 /* An OUTPUT the orchestrator allocates in GM (from the scope's ring). */
 static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 						   uint32_t dtype)
 {
-	struct pto_tensor t = { 0, nbytes, 0, 0, PTO_SPACE_GM, dtype };
+	struct pto_tensor t = { .nbytes = nbytes, .space = PTO_SPACE_GM,
+				.dtype = dtype };
 
 	return t;
 }
+
+/* Stable worker id of cluster @c's MIX worker (cores are ids 0..cores-1). */
+#define PTO_SCHED_MIX_ID(c) (0x10000 + (int32_t)(c))
 
 struct pto_sched_config {
 	uint32_t threads;	/* scheduler threads; 0: the device's lanes */
