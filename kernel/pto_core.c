@@ -43,9 +43,14 @@ module_param(doze_max_us, uint, 0644);
 MODULE_PARM_DESC(doze_max_us,
 		 "how long an idle core dozes before it parks, in us (default 0: park right after spinning)");
 
-/* Bounded waits of the launcher and the stopper for a core thread. */
+/* Bounded wait of the launcher for the handshake reports. */
 #define PTO_HANDSHAKE_TIMEOUT (5 * HZ)
-#define PTO_STOP_TIMEOUT (30 * HZ)
+
+/* Retirement's shared deadline; longer than any task needs to stop. */
+static unsigned int retire_timeout_ms = 30000;
+module_param(retire_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(retire_timeout_ms,
+		 "deadline for stopped cores to answer EXIT, in ms (default 30000)");
 
 #define PTO_CTRL_MEM_ORDER 2
 #define PTO_GATES_OFFSET (PAGE_SIZE << (PTO_CTRL_MEM_ORDER - 1))
@@ -345,6 +350,11 @@ static int pto_core_thread(void *arg)
 		 * unbounded and sleeping, for the teardown gate, which the
 		 * kernel releases only after it closed the window.
 		 */
+		/* Mock fault injection: a core that never answers EXIT. */
+		wait_event_interruptible(core->wq,
+					 !test_bit(PTO_CORE_F_STALL,
+						   &core->flags) ||
+					 kthread_should_stop());
 		smp_rmb();	/* pairs with the wmb between NONCE and CTRL */
 		pto_core_write_cond(core, pto_kreg_read(core, PTO_KREG_NONCE));
 		pto_core_set_state(core, PTO_CORE_EXITING);
@@ -464,7 +474,8 @@ static void pto_cores_stop(struct pto_device *pdev, const unsigned long *mask)
 
 	/* 2. Current responses, one shared deadline. */
 	wait_event_timeout(pdev->core_wq, pto_cores_responded(pdev, set),
-			   PTO_STOP_TIMEOUT);
+			   msecs_to_jiffies(max(READ_ONCE(retire_timeout_ms),
+						1U)));
 	for_each_set_bit(i, set, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 
@@ -511,6 +522,72 @@ static void pto_cores_stop(struct pto_device *pdev, const unsigned long *mask)
 			   READ_ONCE(core->state) == PTO_CORE_UNLAUNCHED);
 		WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
 	}
+}
+
+/*
+ * Mock fault injection (debugfs): @core will not answer its next EXIT, so
+ * retirement quarantines it. Cleared by pto_cores_reset_quarantined().
+ */
+int pto_core_inject_stall(struct pto_device *pdev, unsigned int core)
+{
+	if (core >= pdev->cores)
+		return -EINVAL;
+	set_bit(PTO_CORE_F_STALL, &pdev->core[core].flags);
+	return 0;
+}
+
+/*
+ * Recover quarantined cores (debugfs reset, root only): let a stalled core
+ * answer its pending EXIT; a core that now answers within the deadline is
+ * closed and released exactly as retirement would have done, and becomes
+ * free again. Its windows were zapped when its cluster was released, and
+ * the window fault refuses a quarantined core, so no mapping reaches it.
+ * Returns the number of cores recovered.
+ */
+int pto_cores_reset_quarantined(struct pto_device *pdev)
+{
+	DECLARE_BITMAP(set, PTO_MAX_CORES);
+	unsigned int i;
+	int n = 0;
+
+	mutex_lock(&pdev->core_lock);
+	bitmap_zero(set, PTO_MAX_CORES);
+	for (i = 0; i < pdev->cores; i++) {
+		struct pto_core *core = &pdev->core[i];
+
+		if (!test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+			continue;
+		__set_bit(i, set);
+		clear_bit(PTO_CORE_F_STALL, &core->flags);
+		wake_up_all(&core->wq);
+	}
+	wait_event_timeout(pdev->core_wq, pto_cores_responded(pdev, set),
+			   msecs_to_jiffies(max(READ_ONCE(retire_timeout_ms),
+						1U)));
+	for_each_set_bit(i, set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		if (!pto_core_responded(core))
+			continue;
+		WRITE_ONCE(*pto_ureg(core, PTO_REG_DATA_MAIN_BASE),
+			   PTO_DISPATCH_IDLE);
+		WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
+			   PTO_FAST_PATH_CLOSE);
+		smp_mb();	/* the close before the gate */
+		clear_bit(PTO_CORE_F_READY, &core->flags);
+		pto_core_drop_launch(core);
+		/* Release: the close and the drops precede the gate. */
+		smp_store_release(&pdev->gates[i].gate, PTO_GATE_RELEASE);
+		wake_up_all(&core->wq);
+		wait_event(pdev->core_wq,
+			   READ_ONCE(core->state) == PTO_CORE_UNLAUNCHED);
+		WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
+		clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+		pr_info("pto%u: reset: core %u recovered\n", pdev->index, i);
+		n++;
+	}
+	mutex_unlock(&pdev->core_lock);
+	return n;
 }
 
 /* Parse a core bitmap: -EINVAL if a bit is beyond the device's cores. */

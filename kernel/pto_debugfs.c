@@ -4,6 +4,8 @@
  * ignored (the driver works without debugfs). See Documentation/debugfs.rst.
  */
 #include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
 #include <linux/seq_file.h>
 #include "pto_drv.h"
 
@@ -135,6 +137,43 @@ static int gates_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(gates);
 
+/* Write-only (0200): "N" makes core N ignore its next EXIT (mock fault). */
+static ssize_t inject_stall_write(struct file *file, const char __user *buf,
+				  size_t len, loff_t *ppos)
+{
+	struct pto_device *pdev = file->private_data;
+	unsigned int core;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &core);
+	if (ret)
+		return ret;
+	ret = pto_core_inject_stall(pdev, core);
+	return ret ? ret : len;
+}
+
+static const struct file_operations inject_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = inject_stall_write,
+	.llseek = noop_llseek,
+};
+
+/* Write-only (0200): any write recovers quarantined cores that answer. */
+static ssize_t reset_write(struct file *file, const char __user *buf,
+			   size_t len, loff_t *ppos)
+{
+	pto_cores_reset_quarantined(file->private_data);
+	return len;
+}
+
+static const struct file_operations reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = reset_write,
+	.llseek = noop_llseek,
+};
+
 void pto_debugfs_init(void)
 {
 	pto_debugfs_root = debugfs_create_dir(PTO_NAME, NULL);
@@ -160,6 +199,9 @@ void pto_debugfs_add_device(struct pto_device *pdev)
 	debugfs_create_file("handshake", 0400, pdev->debugfs, pdev,
 			    &handshake_fops);
 	debugfs_create_file("gates", 0400, pdev->debugfs, pdev, &gates_fops);
+	debugfs_create_file("inject_stall", 0200, pdev->debugfs, pdev,
+			    &inject_stall_fops);
+	debugfs_create_file("reset", 0200, pdev->debugfs, pdev, &reset_fops);
 }
 
 void pto_debugfs_remove_device(struct pto_device *pdev)

@@ -118,7 +118,8 @@ enum {
 	PTO_CORE_F_READY,	/* ownership + payload init done (issue 6 bit) */
 	PTO_CORE_F_REQUESTED,	/* retirement requested (reserved, issue 6) */
 	PTO_CORE_F_DOORBELL,	/* a doorbell rang since the core parked */
-	PTO_CORE_F_QUARANTINE,	/* did not stop: never launched again */
+	PTO_CORE_F_QUARANTINE,	/* missed retirement: not launched, mapped */
+	PTO_CORE_F_STALL,	/* mock fault injection: ignore EXIT */
 };
 
 /**
@@ -285,6 +286,8 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data);
 int pto_ioctl_doorbell(struct pto_file *pf, void *data);
 int pto_ioctl_core_stats(struct pto_file *pf, void *data);
 int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma);
+int pto_core_inject_stall(struct pto_device *pdev, unsigned int core);
+int pto_cores_reset_quarantined(struct pto_device *pdev);
 u32 pto_ureg_read(struct pto_core *core, unsigned int off);
 u32 pto_kreg_read(struct pto_core *core, unsigned int off);
 /* Step functions of the core loop, separable for KUnit. */

@@ -46,6 +46,8 @@ extern char **environ;
 /* --device: run on this device's cores instead of in-process workers. */
 static struct pto_dev *g_dev;
 static uint32_t g_clusters;
+static uint32_t g_threads;
+static uint32_t g_spin_us;
 
 #define BATCH 512
 #define FAN 16
@@ -209,7 +211,9 @@ static pto_orch *make(uint32_t workers, uint32_t window)
 		w[i].kind = PTO_WK_SUB;
 	}
 	if (g_dev) {
-		struct pto_sched_config sc = { .clusters = g_clusters };
+		struct pto_sched_config sc = { .clusters = g_clusters,
+					       .threads = g_threads,
+					       .spin_us = g_spin_us };
 		int ret;
 
 		cfg.workers = NULL;
@@ -308,6 +312,8 @@ int main(int argc, char **argv)
 		{ "device", no_argument, NULL, 'D' },
 		{ "dev", required_argument, NULL, 'd' },
 		{ "clusters", required_argument, NULL, 'c' },
+		{ "sched-threads", required_argument, NULL, 't' },
+		{ "sched-spin-us", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int dev_index = 0;
@@ -318,7 +324,7 @@ int main(int argc, char **argv)
 	int maxlog = 20, peer_max = 16, opt, s, lg, use_peer = 1;
 	ssize_t len;
 
-	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'D':
 			device = 1;
@@ -328,6 +334,12 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			g_clusters = (uint32_t)atoi(optarg);
+			break;
+		case 't':
+			g_threads = (uint32_t)atoi(optarg);
+			break;
+		case 's':
+			g_spin_us = (uint32_t)atoi(optarg);
 			break;
 		case 'p':
 			peer_path = optarg;
@@ -348,7 +360,8 @@ int main(int argc, char **argv)
 			peer_max = atoi(optarg);
 			break;
 		default:
-			printf("usage: pto-bench [--device [-d N] [--clusters M]] "
+			printf("usage: pto-bench [--device [-d N] [--clusters M] "
+			       "[--sched-threads T] [--sched-spin-us US]] "
 			       "[-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
 			       "[-M PEER_MAXLOG2] [--peer PATH | --no-peer]\n");
 			return opt == 'h' ? 0 : 2;

@@ -3,6 +3,7 @@
  * ptoctl - inspect and drive pto devices.
  *
  *   ptoctl info [-d N]      print the device topology
+ *   ptoctl cores [-d N]     per-core state, owner and counters
  *   ptoctl exec [-d N] --core C --func NAME [--dtype f32|i32]
  *               [--shape DxD..] [--n N] [--a V,V..] [--b V,V..]
  *               [--scalar S] [--ns NS]
@@ -94,6 +95,48 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
+
+static const char *const state_names[] = {
+	"unlaunched", "handshake", "ready", "running", "exiting", "gated",
+	"quarantined",
+};
+
+static int cmd_cores(int argc, char **argv)
+{
+	struct pto_core_stats st;
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	unsigned int index, i;
+	int ret;
+
+	ret = parse_device(argc, argv, &index);
+	if (ret)
+		return ret;
+	ret = pto_dev_open(index, &dev);
+	if (ret) {
+		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index,
+			pto_strerror(ret));
+		return ret;
+	}
+	pto_dev_info(dev, &info);
+	printf("core type state        owner   tasks      errors     parks      dozes      doorbells  wakeups    cond\n");
+	for (i = 0; i < info.cores; i++) {
+		ret = pto_core_stats(dev, i, &st);
+		if (ret)
+			break;
+		printf("%-4u %-4s %-12s %-7u %-10llu %-10llu %-10llu %-10llu %-10llu %-10llu 0x%08x\n",
+		       i, info.core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV",
+		       st.state < 7 ? state_names[st.state] : "?", st.owner,
+		       (unsigned long long)st.tasks,
+		       (unsigned long long)st.errors,
+		       (unsigned long long)st.parks,
+		       (unsigned long long)st.dozes,
+		       (unsigned long long)st.doorbells,
+		       (unsigned long long)st.wakeups, st.last_cond);
+	}
+	pto_dev_close(dev);
+	return ret;
+}
 
 static const char *const func_names[PTO_FUNC_COUNT] = {
 	[PTO_FUNC_NOOP] = "noop",
@@ -474,6 +517,7 @@ out_close:
 
 static const struct ptoctl_cmd cmds[] = {
 	{ "info", "info [-d N]", cmd_info },
+	{ "cores", "cores [-d N]", cmd_cores },
 	{ "exec", "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]",
 	  cmd_exec },
 };

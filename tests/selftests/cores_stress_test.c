@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 #include "pto_core_util.h"
@@ -309,6 +310,85 @@ TEST(idle_device_uses_no_cpu)
 	       t1 - t0);
 	fflush(stdout);
 	EXPECT_GE(1, t1 - t0);
+}
+
+/*
+ * Two processes, each owning half the clusters, run copy tasks at once on
+ * their own buffers; every output is checked (no cross-talk between
+ * owners, no lost or duplicated completion).
+ */
+static int owner_run(unsigned int first, unsigned int nclusters, int ntasks,
+		     uint32_t tag)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 }, clusters = 0;
+	struct pto_payload p = { .func_id = PTO_FUNC_ADD_SCALAR };
+	uint64_t str[1] = { 1 };
+	uint32_t shape[1] = { 64 }, *m;
+	struct pto_launch *l;
+	struct pto_dev *dev;
+	struct pto_bo *bo;
+	unsigned int c, i, k;
+	int t, bad = 0;
+
+	for (c = first; c < first + nclusters; c++) {
+		clusters |= 1ull << c;
+		for (i = 0; i < 3; i++)
+			cores[(3 * c + i) / 64] |= 1ull << ((3 * c + i) % 64);
+	}
+	if (pto_dev_open(0, &dev) || pto_cluster_acquire(dev, clusters) ||
+	    pto_launch_cores(dev, cores, &l))
+		return 100;
+	if (pto_bo_alloc(dev, l->ncores * 2 * 64 * 4, 0, &bo) ||
+	    pto_bo_map(bo, (void **)&m))
+		return 101;
+	for (t = 0; t < ntasks; t++) {
+		k = (unsigned int)t % l->ncores;
+		for (i = 0; i < 64; i++)
+			m[k * 128 + i] = tag + t + i;
+		pto_tensor_set(&p.t[PTO_ARG_A], pto_bo_dev_addr(bo) + k * 512,
+			       PTO_DTYPE_I32, 1, shape, str);
+		pto_tensor_set(&p.t[PTO_ARG_OUT],
+			       pto_bo_dev_addr(bo) + k * 512 + 256,
+			       PTO_DTYPE_I32, 1, shape, str);
+		p.scalar[0] = 7;
+		if (pto_run1(l, &l->core[k], &p) != PTO_TASK_OK)
+			return 102;
+		for (i = 0; i < 64; i++)
+			bad += m[k * 128 + 64 + i] != tag + t + i + 7;
+	}
+	pto_cluster_release(dev, clusters);
+	pto_launch_free(l);
+	pto_bo_free(bo);
+	pto_dev_close(dev);
+	return bad ? 103 : 0;
+}
+
+TEST(two_owners_at_once)
+{
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	unsigned int half;
+	pid_t pid[2];
+	int i, status;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	pto_dev_info(dev, &info);
+	pto_dev_close(dev);
+	if (info.clusters < 2)
+		SKIP(return, "needs two clusters");
+	half = info.clusters / 2;
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i])
+			_exit(owner_run(i ? half : 0, i ? info.clusters - half :
+					half, 3000, i ? 0x40000000u : 0x10000000u));
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(pid[i], waitpid(pid[i], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -957,4 +957,33 @@ TEST(ptoctl_exec)
 	EXPECT_NE(NULL, strstr(all, "EFAULT")) TH_LOG("%s", all);
 }
 
+/* The core ioctls follow the driver's struct-size rules. */
+TEST(core_ioctls_struct_size)
+{
+	struct {
+		struct pto_core_stats st;
+		uint64_t extra[2];
+	} big;
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	int fd = open(PTO_DEV0, O_RDWR);
+	unsigned long cmd;
+
+	ASSERT_LE(0, fd);
+	memset(&big, 0, sizeof(big));
+	big.st.core = 2;
+	cmd = PTO_IOWR_SIZED(PTO_IOCTL_CORE_STATS, sizeof(big));
+	EXPECT_EQ(0, pto_sioctl(fd, cmd, &big));
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, big.st.state);
+	EXPECT_EQ(0, big.extra[0]);
+	big.extra[1] = 1;
+	EXPECT_EQ(-E2BIG, pto_sioctl(fd, cmd, &big));
+	cmd = PTO_IOWR_SIZED(PTO_IOCTL_CORE_STATS, 8);
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, cmd, &big));
+	cmd = PTO_IOWR_SIZED(PTO_IOCTL_CLUSTER_ACQUIRE, 8);
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, cmd, &ca));
+	cmd = PTO_IOWR_SIZED(PTO_IOCTL_DOORBELL, 16);
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, cmd, &big));
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
