@@ -3,7 +3,8 @@
  * pto - GM buffer objects: ALLOC / FREE / INFO ioctls and mmap.
  *
  * A buffer object owns a GM address range (pto_gm) and zeroed backing pages
- * (vmalloc_user, so nothing of a previous owner is ever visible). Buffer
+ * (__vmalloc with __GFP_ZERO, so nothing of a previous owner is ever
+ * visible; charged to the allocating task's memory cgroup). Buffer
  * sizes are rounded up to whole pages and buffers are page-aligned in GM,
  * because a page is the unit of mmap: two files' buffers never share a page.
  */
@@ -62,49 +63,53 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 
 	bo->dev_addr = pto_gm_alloc(&pdev->gm, size, PAGE_SIZE);
 	if (!bo->dev_addr) {
-		ret = -ENOMEM;
-		goto err_free;
+		kfree(bo);
+		return -ENOMEM;
 	}
-	bo->vaddr = vmalloc_user(size);
+	/*
+	 * Zeroed, charged to the caller's memory cgroup, and quiet on
+	 * failure: a request the machine cannot back is -ENOMEM, not a
+	 * kernel warning.
+	 */
+	bo->vaddr = __vmalloc(size, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
+			      __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!bo->vaddr) {
-		ret = -ENOMEM;
-		goto err_gm;
+		pto_gm_free(&pdev->gm, bo->dev_addr, size);
+		kfree(bo);
+		return -ENOMEM;
 	}
+	/* From here on pto_bo_put() is the whole unwind. */
+	spin_lock(&pdev->bos_lock);
+	list_add_tail(&bo->node, &pdev->bos);
+	spin_unlock(&pdev->bos_lock);
 
+	/*
+	 * The handle makes @bo reachable (and freeable) by other threads of
+	 * this file: fill the reply while pf->lock still excludes BO_FREE.
+	 */
 	mutex_lock(&pf->lock);
 	ret = xa_alloc(&pf->bos, &handle, bo,
 		       XA_LIMIT(1, (1U << (63 - PTO_MMAP_BO_SHIFT - PAGE_SHIFT)) - 1),
 		       GFP_KERNEL);
-	if (ret) {
-		mutex_unlock(&pf->lock);
-		goto err_vmem;
-	}
+	if (ret)
+		goto err_unlock;
 	bo->handle = handle;
 	ret = mtree_store_range(&pf->ranges, bo->dev_addr,
 				bo->dev_addr + size - 1, bo, GFP_KERNEL);
 	if (ret) {
 		xa_erase(&pf->bos, handle);
-		mutex_unlock(&pf->lock);
-		goto err_vmem;
+		goto err_unlock;
 	}
-	mutex_unlock(&pf->lock);
-
-	spin_lock(&pdev->bos_lock);
-	list_add_tail(&bo->node, &pdev->bos);
-	spin_unlock(&pdev->bos_lock);
-
 	args->size = size;
 	args->handle = handle;
 	args->dev_addr = bo->dev_addr;
 	args->mmap_offset = pto_bo_mmap_offset(bo);
+	mutex_unlock(&pf->lock);
 	return 0;
 
-err_vmem:
-	vfree(bo->vaddr);
-err_gm:
-	pto_gm_free(&pdev->gm, bo->dev_addr, size);
-err_free:
-	kfree(bo);
+err_unlock:
+	mutex_unlock(&pf->lock);
+	pto_bo_put(bo);
 	return ret;
 }
 
@@ -155,6 +160,12 @@ int pto_ioctl_bo_info(struct pto_file *pf, void *data)
 	return 0;
 }
 
+/*
+ * Drop every handle (under pf->lock, so a core validating a payload of
+ * this file sees each buffer either published and pinned, or gone). The
+ * emptied xarray and maple tree are destroyed with the context, on its
+ * last reference (pto_file_destroy_bos), never under a concurrent lookup.
+ */
 void pto_file_release_bos(struct pto_file *pf)
 {
 	struct pto_bo *bo;
@@ -164,6 +175,10 @@ void pto_file_release_bos(struct pto_file *pf)
 	xa_for_each(&pf->bos, handle, bo)
 		pto_bo_unpublish(pf, bo);
 	mutex_unlock(&pf->lock);
+}
+
+void pto_file_destroy_bos(struct pto_file *pf)
+{
 	xa_destroy(&pf->bos);
 	mtree_destroy(&pf->ranges);
 }
@@ -184,6 +199,24 @@ static const struct vm_operations_struct pto_bo_vm_ops = {
 	.open = pto_bo_vm_open,
 	.close = pto_bo_vm_close,
 };
+
+/* Map @vma's range, starting at page @pgoff of @bo, page by page. */
+static int pto_bo_insert_pages(struct vm_area_struct *vma, struct pto_bo *bo,
+			       unsigned long pgoff)
+{
+	unsigned long addr;
+	char *kaddr = (char *)bo->vaddr + (pgoff << PAGE_SHIFT);
+	int ret;
+
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+		ret = vm_insert_page(vma, addr, vmalloc_to_page(kaddr));
+		if (ret)
+			return ret;
+		kaddr += PAGE_SIZE;
+	}
+	return 0;
+}
 
 int pto_bo_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 {
@@ -212,7 +245,7 @@ int pto_bo_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 		ret = -EINVAL;
 		goto err_put;
 	}
-	ret = remap_vmalloc_range(vma, bo->vaddr, pgoff);
+	ret = pto_bo_insert_pages(vma, bo, pgoff);
 	if (ret)
 		goto err_put;
 	vma->vm_flags &= ~VM_MAYEXEC;

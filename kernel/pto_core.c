@@ -6,14 +6,17 @@
  *
  * Core state machine (pto_core.state, written only by the core thread):
  *
- *   UNLAUNCHED --F_LAUNCH--> HANDSHAKE --F_READY--> READY <--> RUNNING
+ *   UNLAUNCHED --F_LAUNCH--> HANDSHAKE --READY--> READY <--> RUNNING
  *        ^                        |                   |
  *        |                        +----CTRL=EXIT------+--> EXITING
- *        +------- teardown gate released (after CLOSE) ----------+
+ *        |                                                    |
+ *        +------ GATED <--- teardown gate released (after CLOSE) +
  *
  *   EXITING is "nonce echoed, no more window writes, waiting on the
- *   teardown gate". A core that misses retirement's deadline is flagged
- *   F_QUARANTINE (reported as QUARANTINED). GATED is reserved for issue 6.
+ *   teardown gate"; GATED is "gate observed, final drain, returning".
+ *   A core that misses retirement's deadline, or is left for recovery,
+ *   is flagged F_QUARANTINE (reported as QUARANTINED). Retirement itself
+ *   (election, passes, quarantine) is in pto_retire.c.
  *   EXIT and its nonce travel in the kernel-only page (CTRL, NONCE): the
  *   user page is the owner's, and its DATA_MAIN_BASE cannot carry them.
  */
@@ -46,12 +49,6 @@ MODULE_PARM_DESC(doze_max_us,
 /* Bounded wait of the launcher for the handshake reports. */
 #define PTO_HANDSHAKE_TIMEOUT (5 * HZ)
 
-/* Retirement's shared deadline; longer than any task needs to stop. */
-static unsigned int retire_timeout_ms = 30000;
-module_param(retire_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(retire_timeout_ms,
-		 "deadline for stopped cores to answer EXIT, in ms (default 30000)");
-
 #define PTO_CTRL_MEM_ORDER 2
 #define PTO_GATES_OFFSET (PAGE_SIZE << (PTO_CTRL_MEM_ORDER - 1))
 
@@ -76,7 +73,7 @@ u32 pto_kreg_read(struct pto_core *core, unsigned int off)
 }
 
 /* A lifecycle transition: someone may wait for it on core_wq. */
-static void pto_core_set_state(struct pto_core *core, int state)
+void pto_core_set_state(struct pto_core *core, int state)
 {
 	WRITE_ONCE(core->state, state);
 	wake_up_all(&core->pdev->core_wq);
@@ -298,11 +295,37 @@ static void pto_core_serve(struct pto_core *core)
 	}
 }
 
-static bool pto_core_may_leave_gate(struct pto_core *core)
+/*
+ * EXIT, the core's side: echo the request's nonce in COND, in the mirror
+ * and in the kernel's response word. Release: every preceding write of
+ * this core (task outputs, payload status, FIN) precedes the echo. It is
+ * this launch's last window write.
+ */
+void pto_core_exit_ack(struct pto_core *core)
 {
-	/* Acquire: pairs with the stopper's release store of the gate. */
+	u32 nonce;
+
+	/* Pairs with the retirer's smp_wmb() between NONCE and EXIT. */
+	smp_rmb();
+	nonce = pto_kreg_read(core, PTO_KREG_NONCE);
+	pto_core_write_cond(core, nonce);
+	/* Release: the COND echo precedes the response word. */
+	smp_store_release(&core->resp, nonce);
+	pto_core_set_state(core, PTO_CORE_EXITING);
+}
+
+/*
+ * May the core return? Only after its teardown gate was released, which
+ * retirement does after CLOSE and the drain. The old protocol (mock-only
+ * switch, for the regression test) returns on EXIT alone.
+ */
+bool pto_core_may_return(struct pto_core *core)
+{
+	if (READ_ONCE(mock_old_protocol))
+		return true;
+	/* Acquire: pairs with the retirer's release store of the gate. */
 	return smp_load_acquire(&core->pdev->gates[core->id].gate) ==
-	       PTO_GATE_RELEASE || kthread_should_stop();
+	       PTO_GATE_RELEASE;
 }
 
 static int pto_core_thread(void *arg)
@@ -329,37 +352,38 @@ static int pto_core_thread(void *arg)
 		smp_store_release(&w->done, 1);
 		wake_up_all(&core->pdev->core_wq);
 		wait_event_interruptible(core->wq,
-					 test_bit(PTO_CORE_F_READY,
-						  &core->flags) ||
+					 (atomic_read(&core->rbits) &
+					  PTO_RB_READY) ||
 					 pto_core_stopping(core));
 		/*
-		 * Pairs with the launcher's fully ordered test_and_set_bit()
-		 * of F_READY: ownership and payload fields are visible.
+		 * Pairs with the publisher's fully ordered fetch_or of READY:
+		 * ownership and payload fields are visible.
 		 */
 		smp_rmb();
-		if (test_bit(PTO_CORE_F_READY, &core->flags) &&
+		if ((atomic_read(&core->rbits) & PTO_RB_READY) &&
 		    !pto_core_stopping(core)) {
 			pto_core_set_state(core, PTO_CORE_READY);
 			pto_core_serve(core);
 		}
 
-		/*
-		 * EXIT: echo the request's nonce in COND (release: after
-		 * every preceding write of this core), and in the kernel's
-		 * mirror. That is this launch's last window write. Then wait,
-		 * unbounded and sleeping, for the teardown gate, which the
-		 * kernel releases only after it closed the window.
-		 */
 		/* Mock fault injection: a core that never answers EXIT. */
 		wait_event_interruptible(core->wq,
 					 !test_bit(PTO_CORE_F_STALL,
 						   &core->flags) ||
 					 kthread_should_stop());
-		smp_rmb();	/* pairs with the wmb between NONCE and CTRL */
-		pto_core_write_cond(core, pto_kreg_read(core, PTO_KREG_NONCE));
-		pto_core_set_state(core, PTO_CORE_EXITING);
-		wait_event_interruptible(core->wq,
-					 pto_core_may_leave_gate(core));
+		pto_core_exit_ack(core);
+		/*
+		 * The gate wait is unbounded on purpose (seed 003): a bounded
+		 * one would return while the kernel may still write the
+		 * window. Retirement always releases it or quarantines the
+		 * core; only unload (kthread_stop) ends it otherwise.
+		 */
+		wait_event_interruptible(core->wq, pto_core_may_return(core) ||
+					 kthread_should_stop());
+		if (!READ_ONCE(mock_old_protocol))
+			pto_core_set_state(core, PTO_CORE_GATED);
+		/* The final drain: nothing of this launch is left in flight. */
+		smp_mb();
 		clear_bit(PTO_CORE_F_LAUNCH, &core->flags);
 		pto_core_set_state(core, PTO_CORE_UNLAUNCHED);
 	}
@@ -375,7 +399,7 @@ static bool pto_core_owned_by(struct pto_core *core, struct pto_file *pf)
 }
 
 /* Remove every user mapping of @core's window from @pf's address space. */
-static void pto_window_zap(struct pto_file *pf, struct pto_core *core)
+void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 {
 	if (pf->mapping)
 		unmap_mapping_range(pf->mapping,
@@ -383,145 +407,18 @@ static void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 				    1);
 }
 
-static void pto_core_drop_launch(struct pto_core *core)
+/* Retire @mask's cores through the one helper; returns the context. */
+static void pto_cores_retire(struct pto_device *pdev,
+			     const unsigned long *mask,
+			     enum pto_retire_reason reason,
+			     struct pto_retire_ctx *ctx)
 {
-	if (core->payload_bo)
-		pto_bo_put(core->payload_bo);
-	core->payload_bo = NULL;
-	core->payload_kaddr = NULL;
-	core->payload_addr = 0;
-	if (core->owner)
-		pto_file_put(core->owner);
-	core->owner = NULL;
-}
+	u32 ids[PTO_MAX_CORES];
+	unsigned int n = pto_retire_mask_ids(mask, ids);
 
-/* A nonce for @core's retirement: never 0, never the COND it last wrote. */
-static u32 pto_core_nonce(struct pto_core *core)
-{
-	u32 n;
-
-	do {
-		n = PTO_COND_EXITED | (get_random_u32() & PTO_COND_ID_MASK);
-	} while (n == PTO_COND_EXITED || n == READ_ONCE(core->last_cond));
-	return n;
-}
-
-/* The current response: the kernel mirror of COND, not the user page. */
-static bool pto_core_responded(struct pto_core *core)
-{
-	/* Acquire: pairs with the echo's release in pto_core_write_cond(). */
-	return smp_load_acquire(&core->last_cond) == core->nonce &&
-	       READ_ONCE(core->state) == PTO_CORE_EXITING;
-}
-
-static bool pto_cores_responded(struct pto_device *pdev,
-				const unsigned long *set)
-{
-	unsigned int i;
-
-	for_each_set_bit(i, set, PTO_MAX_CORES)
-		if (!pto_core_responded(&pdev->core[i]))
-			return false;
-	return true;
-}
-
-/*
- * Stop the launched cores of @mask and return them to UNLAUNCHED, in seed
- * 003's passes over the whole set (caller holds core_lock):
- *  1. publish every core's request (a fresh nonce, kernel-only word)
- *     before EXIT (kernel-only CTRL) reaches any core of the set;
- *  2. wait for every current response (the echoed nonce) against one
- *     shared deadline; a core that misses it is quarantined: left unclosed
- *     and unreleased with every reference it holds, named in the log and
- *     never launched or mapped again;
- *  3. IDLE and CLOSE every acknowledged window, zap its user mappings,
- *     read the windows back and drain (smp_mb) before any gate;
- *  4. drop the launch's references and release each acknowledged core's
- *     teardown gate; the core observes it and only then returns.
- *
- * SIMPLE VERSION of issue 6's retirement: used by cluster release, file
- * release and a failed launch. Issue 6 adds the READY / REQUESTED
- * ownership election, the emergency latch, the status ioctl, the reset
- * and the mock-only switch for the old protocol on top of these passes.
- */
-static void pto_cores_stop(struct pto_device *pdev, const unsigned long *mask)
-{
-	DECLARE_BITMAP(set, PTO_MAX_CORES);
-	unsigned int i;
-
-	bitmap_zero(set, PTO_MAX_CORES);
-	for_each_set_bit(i, mask, PTO_MAX_CORES)
-		if (test_bit(PTO_CORE_F_LAUNCH, &pdev->core[i].flags) &&
-		    !test_bit(PTO_CORE_F_QUARANTINE, &pdev->core[i].flags))
-			__set_bit(i, set);
-	if (bitmap_empty(set, PTO_MAX_CORES))
-		return;
-
-	/* 1. Every request before any EXIT. */
-	for_each_set_bit(i, set, PTO_MAX_CORES) {
-		struct pto_core *core = &pdev->core[i];
-
-		core->nonce = pto_core_nonce(core);
-		WRITE_ONCE(*pto_kreg(core, PTO_KREG_NONCE), core->nonce);
-	}
-	smp_wmb();	/* nonces before EXIT; pairs with the core's rmb */
-	for_each_set_bit(i, set, PTO_MAX_CORES)
-		WRITE_ONCE(*pto_kreg(&pdev->core[i], PTO_KREG_CTRL),
-			   PTO_CTRL_EXIT);
-	smp_mb();	/* EXIT before the wake-ups' condition checks */
-	for_each_set_bit(i, set, PTO_MAX_CORES)
-		wake_up_all(&pdev->core[i].wq);
-
-	/* 2. Current responses, one shared deadline. */
-	wait_event_timeout(pdev->core_wq, pto_cores_responded(pdev, set),
-			   msecs_to_jiffies(max(READ_ONCE(retire_timeout_ms),
-						1U)));
-	for_each_set_bit(i, set, PTO_MAX_CORES) {
-		struct pto_core *core = &pdev->core[i];
-
-		if (pto_core_responded(core))
-			continue;
-		set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
-		__clear_bit(i, set);
-		pr_err("pto%u: retirement: core %u not released\n",
-		       pdev->index, i);
-	}
-
-	/* 3. IDLE + CLOSE, zap, read back, drain: all before any gate. */
-	for_each_set_bit(i, set, PTO_MAX_CORES) {
-		struct pto_core *core = &pdev->core[i];
-
-		WRITE_ONCE(*pto_ureg(core, PTO_REG_DATA_MAIN_BASE),
-			   PTO_DISPATCH_IDLE);
-		WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
-			   PTO_FAST_PATH_CLOSE);
-		if (core->owner)
-			pto_window_zap(core->owner, core);
-	}
-	for_each_set_bit(i, set, PTO_MAX_CORES)
-		if (pto_kreg_read(&pdev->core[i], PTO_KREG_FAST_PATH_ENABLE) !=
-		    PTO_FAST_PATH_CLOSE)
-			pr_err("pto%u: core %u window read back open\n",
-			       pdev->index, i);
-	smp_mb();	/* drain the closes and read-backs before the gates */
-
-	/* 4. Drop the launch, release the gates, let the cores return. */
-	for_each_set_bit(i, set, PTO_MAX_CORES) {
-		struct pto_core *core = &pdev->core[i];
-
-		clear_bit(PTO_CORE_F_READY, &core->flags);
-		pto_core_drop_launch(core);
-		/* Release: everything above precedes the gate. */
-		smp_store_release(&pdev->gates[i].gate, PTO_GATE_RELEASE);
-		wake_up_all(&core->wq);
-	}
-	for_each_set_bit(i, set, PTO_MAX_CORES) {
-		struct pto_core *core = &pdev->core[i];
-
-		wait_event(pdev->core_wq,
-			   READ_ONCE(core->state) == PTO_CORE_UNLAUNCHED);
-		WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
-	}
+	pto_retire_init(ctx, pdev, reason);
+	/* Indices from a mask: in range and distinct, the claim accepts. */
+	pto_retire_cores(ctx, ids, n);
 }
 
 /*
@@ -537,57 +434,85 @@ int pto_core_inject_stall(struct pto_device *pdev, unsigned int core)
 }
 
 /*
- * Recover quarantined cores (debugfs reset, root only): let a stalled core
- * answer its pending EXIT; a core that now answers within the deadline is
- * closed and released exactly as retirement would have done, and becomes
- * free again. Its windows were zapped when its cluster was released, and
- * the window fault refuses a quarantined core, so no mapping reaches it.
- * Returns the number of cores recovered.
+ * Host recovery of quarantined cores (the reset ioctl, CAP_SYS_ADMIN, and
+ * the debugfs reset): only quarantined cores, and never one whose cluster
+ * a file other than @pf owns (@pf NULL: no file may own it). Their claims
+ * were consumed by the retirement that quarantined them, so the reset
+ * takes them over as recovery and runs the same passes: a core that now
+ * answers is closed, released, unquarantined and returns; one that still
+ * does not stays quarantined. @mask NULL: every eligible core. Returns
+ * the number recovered, or -EBUSY if @mask names another file's core.
  */
-int pto_cores_reset_quarantined(struct pto_device *pdev)
+int pto_cores_reset_quarantined(struct pto_device *pdev,
+				struct pto_file *pf, const unsigned long *mask,
+				unsigned int *remaining)
 {
-	DECLARE_BITMAP(set, PTO_MAX_CORES);
-	unsigned int i;
-	int n = 0;
+	struct pto_retire_ctx *ctx;
+	unsigned int i, n = 0, left = 0;
 
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	pto_retire_init(ctx, pdev, PTO_RR_RESET);
+	ctx->recovery = true;
 	mutex_lock(&pdev->core_lock);
-	bitmap_zero(set, PTO_MAX_CORES);
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
+		struct pto_file *owner =
+			pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER];
 
+		if (mask && !test_bit(i, mask))
+			continue;
+		if (owner && owner != pf) {
+			if (mask) {
+				mutex_unlock(&pdev->core_lock);
+				kfree(ctx);
+				return -EBUSY;
+			}
+			continue;
+		}
 		if (!test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
 			continue;
-		__set_bit(i, set);
+		__set_bit(i, ctx->set);
+		core->r_reason = PTO_RR_RESET;
 		clear_bit(PTO_CORE_F_STALL, &core->flags);
 		wake_up_all(&core->wq);
 	}
-	wait_event_timeout(pdev->core_wq, pto_cores_responded(pdev, set),
-			   msecs_to_jiffies(max(READ_ONCE(retire_timeout_ms),
-						1U)));
-	for_each_set_bit(i, set, PTO_MAX_CORES) {
-		struct pto_core *core = &pdev->core[i];
-
-		if (!pto_core_responded(core))
-			continue;
-		WRITE_ONCE(*pto_ureg(core, PTO_REG_DATA_MAIN_BASE),
-			   PTO_DISPATCH_IDLE);
-		WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
-			   PTO_FAST_PATH_CLOSE);
-		smp_mb();	/* the close before the gate */
-		clear_bit(PTO_CORE_F_READY, &core->flags);
-		pto_core_drop_launch(core);
-		/* Release: the close and the drops precede the gate. */
-		smp_store_release(&pdev->gates[i].gate, PTO_GATE_RELEASE);
-		wake_up_all(&core->wq);
-		wait_event(pdev->core_wq,
-			   READ_ONCE(core->state) == PTO_CORE_UNLAUNCHED);
-		WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
-		clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	pto_retire_run(ctx);
+	pto_retire_finish(ctx);
+	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
 		pr_info("pto%u: reset: core %u recovered\n", pdev->index, i);
 		n++;
 	}
+	left = bitmap_weight(ctx->left, PTO_MAX_CORES);
 	mutex_unlock(&pdev->core_lock);
+	kfree(ctx);
+	if (remaining)
+		*remaining = left;
 	return n;
+}
+
+/*
+ * Fatal device error (mock: debugfs "fatal"): emergency retirement of
+ * every core, through the same helper and without core_lock, so it also
+ * overlaps a launch in progress: a core whose READY is not yet published
+ * keeps the request pending and its publisher services it. Cores already
+ * retiring elsewhere are never written twice (the ownership latch).
+ */
+void pto_device_fatal(struct pto_device *pdev)
+{
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	struct pto_retire_ctx *ctx;
+
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return;
+	pr_err("pto%u: fatal device error: emergency retirement\n",
+	       pdev->index);
+	bitmap_zero(mask, PTO_MAX_CORES);
+	bitmap_set(mask, 0, pdev->cores);
+	pto_cores_retire(pdev, mask, PTO_RR_FATAL, ctx);
+	kfree(ctx);
 }
 
 /* Parse a core bitmap: -EINVAL if a bit is beyond the device's cores. */
@@ -653,6 +578,7 @@ static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
 {
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	struct pto_retire_ctx ctx;
 	unsigned int c, i;
 
 	bitmap_zero(mask, PTO_MAX_CORES);
@@ -660,7 +586,7 @@ static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
 		if (clusters & BIT_ULL(c))
 			bitmap_set(mask, c * PTO_CORES_PER_CLUSTER,
 				   PTO_CORES_PER_CLUSTER);
-	pto_cores_stop(pdev, mask);
+	pto_cores_retire(pdev, mask, PTO_RR_RELEASE, &ctx);
 	for_each_set_bit(i, mask, PTO_MAX_CORES)
 		pto_window_zap(pf, &pdev->core[i]);
 	for (c = 0; c < pdev->clusters; c++)
@@ -724,13 +650,26 @@ static bool pto_handshake_done(struct pto_device *pdev,
 	return true;
 }
 
+/*
+ * Launch: one serial publisher per call (core_lock held throughout). The
+ * set it publishes for retirement is its initialized set: every core whose
+ * handshake report is complete and correct gets its ownership and payload
+ * init, its open window, then READY. A core whose init failed (no report,
+ * wrong identity) is never published: it is left for recovery
+ * (quarantined), never closed blindly. On any failure, or if a request
+ * arrived before READY (a fatal error during the launch), the publisher
+ * retires its whole published set through the one helper before it
+ * returns, servicing the pending requests on success and on failure.
+ */
 int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 {
 	struct pto_core_launch *args = data;
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	struct pto_retire_ctx ctx;
 	struct pto_bo *bo;
-	unsigned int i, n, k;
+	unsigned int i, n, k, published = 0;
+	bool pending = false;
 	u64 need;
 	int ret;
 
@@ -756,7 +695,13 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 			ret = -EIO;
 			goto out_unlock;
 		}
-		if (test_bit(PTO_CORE_F_LAUNCH, &core->flags)) {
+		/*
+		 * Re-arming needs the previous generation complete: the core
+		 * returned through its gate (F_LAUNCH is cleared by the core
+		 * itself, after the gate) and is idle.
+		 */
+		if (test_bit(PTO_CORE_F_LAUNCH, &core->flags) ||
+		    READ_ONCE(core->state) != PTO_CORE_UNLAUNCHED) {
 			ret = -EBUSY;
 			goto out_unlock;
 		}
@@ -770,28 +715,28 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		ret = -EFAULT;
 		goto out_unlock;
 	}
-	for (i = 0; i < n; i++)
-		kref_get(&bo->ref);
+	kref_get(&bo->ref);	/* held across the launch, dropped below */
 	mutex_unlock(&pf->lock);
 
 	/*
-	 * Clear the previous launch's reports and arm the gates, with a
-	 * barrier, before any window opens: a stale report or release value
-	 * can never reach this launch (seed 003).
+	 * The leader clears the previous launch's reports and resets every
+	 * core's election bits, request and gate before any handshake and
+	 * before any window opens (seed 003).
 	 */
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		memset(&pdev->workers[i], 0, sizeof(pdev->workers[i]));
-		WRITE_ONCE(pdev->gates[i].gate, PTO_GATE_ARMED);
+		pto_retire_arm(&pdev->core[i]);
 	}
-	/* Cleared reports and armed gates precede any window opening. */
+	/*
+	 * Cleared reports, reset bits and armed gates precede F_LAUNCH (the
+	 * core's smp_rmb() after seeing it pairs with this), so a stale
+	 * report or release value can never reach this launch.
+	 */
 	smp_wmb();
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 
-		core->gen++;
 		atomic64_inc(&core->launches);
-		/* The generation precedes F_LAUNCH (the core reads it). */
-		smp_mb__before_atomic();
 		set_bit(PTO_CORE_F_LAUNCH, &core->flags);
 		wake_up_all(&core->wq);
 	}
@@ -800,22 +745,36 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		ret = -ETIMEDOUT;
 
 	k = 0;
+	pto_retire_init(&ctx, pdev, PTO_RR_LAUNCH);
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 		struct pto_worker_line *w = &pdev->workers[i];
 		u64 addr = args->payload_addr + (u64)k * 2 * PTO_PAYLOAD_SIZE;
 
+		k++;
+		/* Acquire: pairs with the core's release of done. */
+		if (!smp_load_acquire(&w->done) ||
+		    READ_ONCE(w->phys_id) != i ||
+		    READ_ONCE(w->core_type) != core->type) {
+			/* Init failed: left for recovery, never published. */
+			set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+			atomic64_inc(&core->quarantines);
+			core->r_result = PTO_RETIRE_QUARANTINED;
+			core->r_reason = PTO_RR_LAUNCH;
+			pr_err("pto%u: retirement: core %u not released (incomplete handshake)\n",
+			       pdev->index, i);
+			if (!ret)
+				ret = -EIO;
+			continue;
+		}
 		/* Ownership and payload init, then the window, then READY. */
 		kref_get(&pf->ref);
+		kref_get(&bo->ref);
 		core->owner = pf;
 		core->payload_bo = bo;
 		core->payload_addr = addr;
 		core->payload_kaddr = bo->vaddr + (addr - bo->dev_addr);
 		core->last_id = PTO_DISPATCH_IDLE;
-		k++;
-		if (ret || READ_ONCE(w->phys_id) != i ||
-		    READ_ONCE(w->core_type) != core->type)
-			continue;
 		w->payload[0] = addr;
 		w->payload[1] = addr + PTO_PAYLOAD_SIZE;
 		WRITE_ONCE(*pto_ureg(core, PTO_REG_COND), 0);
@@ -826,18 +785,35 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
 			   PTO_FAST_PATH_OPEN);
 		core->last_cond = 0;
+		published++;
 		/* Fully ordered: everything above precedes READY. */
-		test_and_set_bit(PTO_CORE_F_READY, &core->flags);
-		wake_up_all(&core->wq);
+		if (pto_retire_publish(core)) {
+			/* A request was pending: this publisher owns it. */
+			pto_retire_take(&ctx, core);
+			pending = true;
+		}
 	}
-	if (!ret) {
+	pto_bo_put(bo);
+	if (pending && !ret)
+		ret = -EIO;	/* retired during the launch (fatal error) */
+	if (ret && published) {
+		/*
+		 * A failed launch retires every window it opened (nothing
+		 * half-open): the pending requests it took above, and its
+		 * other published cores, which it requests now and wins.
+		 */
+		u32 ids[PTO_MAX_CORES];
+		unsigned int m = 0;
+
 		for_each_set_bit(i, mask, PTO_MAX_CORES)
-			if (!test_bit(PTO_CORE_F_READY, &pdev->core[i].flags))
-				ret = -EIO;
+			if (!test_bit(PTO_CORE_F_QUARANTINE,
+				      &pdev->core[i].flags) &&
+			    !test_bit(i, ctx.set) && !test_bit(i, ctx.left))
+				ids[m++] = i;
+		pto_retire_claim(&ctx, ids, m);
+		pto_retire_run(&ctx);
+		pto_retire_finish(&ctx);
 	}
-	/* A failed launch stops every core it started (nothing half-open). */
-	if (ret)
-		pto_cores_stop(pdev, mask);
 out_unlock:
 	mutex_unlock(&pdev->core_lock);
 	return ret;
@@ -897,12 +873,116 @@ int pto_ioctl_core_stats(struct pto_file *pf, void *data)
 	return 0;
 }
 
+/*
+ * A scheduler thread leaving its dispatch loop retires the cores it owns.
+ * The ownership check runs under core_lock; the retirement itself runs
+ * without it (it never needs it), so it may overlap a launch or a release
+ * on other cores, and the election keeps every core to one owner.
+ */
+int pto_ioctl_core_retire(struct pto_file *pf, void *data)
+{
+	struct pto_core_retire *args = data;
+	struct pto_device *pdev = pf->pdev;
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+	int ret;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	ret = pto_core_mask(pdev, args->cores, mask);
+	if (ret)
+		return ret;
+	mutex_lock(&pdev->core_lock);
+	for_each_set_bit(i, mask, PTO_MAX_CORES) {
+		if (!pto_core_owned_by(&pdev->core[i], pf)) {
+			mutex_unlock(&pdev->core_lock);
+			return -EPERM;
+		}
+	}
+	mutex_unlock(&pdev->core_lock);
+	pto_cores_retire(pdev, mask, PTO_RR_IOCTL, &ctx);
+	memset(args->quarantined, 0, sizeof(args->quarantined));
+	for_each_set_bit(i, ctx.left, PTO_MAX_CORES)
+		args->quarantined[i / 64] |= BIT_ULL(i % 64);
+	args->retired = bitmap_weight(ctx.acked, PTO_MAX_CORES);
+	args->elapsed_ns = ctx.elapsed;
+	return 0;
+}
+
+int pto_ioctl_retire_status(struct pto_file *pf, void *data)
+{
+	struct pto_retire_status *args = data;
+	struct pto_device *pdev = pf->pdev;
+	struct pto_core *core;
+	int bits;
+
+	if (args->flags || args->core >= pdev->cores)
+		return -EINVAL;
+	core = &pdev->core[args->core];
+	/* A snapshot under core_lock: launches and resets are excluded. */
+	mutex_lock(&pdev->core_lock);
+	args->state = test_bit(PTO_CORE_F_QUARANTINE, &core->flags) ?
+		      PTO_CORE_QUARANTINED : READ_ONCE(core->state);
+	bits = atomic_read(&core->rbits);
+	args->bits = (bits & PTO_RB_READY ? PTO_RETIRE_BIT_READY : 0) |
+		     (bits & PTO_RB_REQUESTED ? PTO_RETIRE_BIT_REQUESTED : 0);
+	args->gen = core->gen;
+	args->nonce = READ_ONCE(core->nonce);
+	args->response = READ_ONCE(core->resp);
+	args->result = READ_ONCE(core->r_result);
+	args->reason = READ_ONCE(core->r_reason);
+	args->pad = 0;
+	args->core_ns = READ_ONCE(core->r_core_ns);
+	args->set_ns = READ_ONCE(core->r_set_ns);
+	args->retirements = atomic64_read(&core->retirements);
+	args->quarantines = atomic64_read(&core->quarantines);
+	mutex_unlock(&pdev->core_lock);
+	return 0;
+}
+
+/* Host recovery, privileged: see pto_cores_reset_quarantined(). */
+int pto_ioctl_core_reset(struct pto_file *pf, void *data)
+{
+	struct pto_core_reset *args = data;
+	struct pto_device *pdev = pf->pdev;
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	unsigned int remaining = 0;
+	bool all = true;
+	unsigned int w;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (args->flags)
+		return -EINVAL;
+	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
+		if (args->cores[w])
+			all = false;
+	if (!all) {
+		ret = pto_core_mask(pdev, args->cores, mask);
+		if (ret)
+			return ret;
+	}
+	ret = pto_cores_reset_quarantined(pdev, pf, all ? NULL : mask,
+					  &remaining);
+	if (ret < 0)
+		return ret;
+	args->recovered = ret;
+	args->remaining = remaining;
+	return 0;
+}
+
 /* ---- window mmap ------------------------------------------------------- */
 
 /*
  * A window page is inserted at fault time, and only while the faulting
- * file still owns the core's cluster: after a release the zap removes the
- * page and any later touch of the stale mapping gets SIGBUS.
+ * file still owns the core's cluster. The PTE is installed here, under
+ * core_lock, which the release path also holds across the ownership change
+ * and the zap: an insert either precedes the zap (and is removed by it) or
+ * sees the new owner (and fails). Returning the page to the core MM
+ * instead would install the PTE after the lock is dropped, racing the zap.
+ * After a release any touch of the stale mapping gets SIGBUS.
  */
 static vm_fault_t pto_window_fault(struct vm_fault *vmf)
 {
@@ -913,11 +993,9 @@ static vm_fault_t pto_window_fault(struct vm_fault *vmf)
 
 	mutex_lock(&core->pdev->core_lock);
 	if (pto_core_owned_by(core, pf) &&
-	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags)) {
-		get_page(core->upage);
-		vmf->page = core->upage;
-		ret = 0;
-	}
+	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+		ret = vmf_insert_pfn(vma, vmf->address,
+				     page_to_pfn(core->upage));
 	mutex_unlock(&core->pdev->core_lock);
 	return ret;
 }
@@ -946,8 +1024,14 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 	mutex_unlock(&pdev->core_lock);
 	if (ret)
 		return ret;
+	/*
+	 * PFNMAP: the page has no struct-page mapping in the process, so
+	 * get_user_pages() (vmsplice, O_DIRECT) cannot pin it past the zap
+	 * and reach the next owner's window. Not inherited by fork.
+	 */
 	vma->vm_flags &= ~VM_MAYEXEC;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTCOPY | VM_DONTEXPAND |
+			 VM_DONTDUMP;
 	vma->vm_private_data = &pdev->core[i];
 	vma->vm_ops = &pto_window_vm_ops;
 	return 0;
@@ -964,6 +1048,10 @@ int pto_core_test_init(struct pto_core *core, struct pto_device *pdev,
 	core->id = id;
 	core->type = id % PTO_CORES_PER_CLUSTER ? PTO_CORE_AIV : PTO_CORE_AIC;
 	init_waitqueue_head(&core->wq);
+	spin_lock_init(&core->launch_lock);
+	atomic_set(&core->rbits, 0);
+	atomic64_set(&core->retirements, 0);
+	atomic64_set(&core->quarantines, 0);
 	core->upage = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	if (!core->upage)
 		return -ENOMEM;
@@ -1048,23 +1136,38 @@ err_ctrl:
 }
 
 /*
- * Module unload: no file is open, so every core is UNLAUNCHED, except a
- * quarantined one, whose thread kthread_stop() ends (every wait of a core
- * also waits for it) and whose references are dropped here.
+ * Module unload: no file is open (fops.owner pins the module while one
+ * is), so every core is UNLAUNCHED, except a quarantined one. Unload still
+ * runs the one retirement helper over every core (emergency; it finds
+ * nothing to claim unless a launch was left behind), then kthread_stop()
+ * ends the threads: every wait of a core, the gate's included, also waits
+ * for it. A quarantined core's references are dropped here.
  */
 void pto_cores_fini(struct pto_device *pdev)
 {
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	struct pto_retire_ctx ctx;
 	unsigned int i;
 
 	if (!pdev->core)
 		return;
+	bitmap_zero(mask, PTO_MAX_CORES);
+	bitmap_set(mask, 0, pdev->cores);
+	pto_cores_retire(pdev, mask, PTO_RR_UNLOAD, &ctx);
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 
 		kthread_stop(core->thread);
 		/* A quarantined core kept its references: its thread is gone. */
 		pto_task_put(&core->task);
-		pto_core_drop_launch(core);
+		if (core->r_bo)
+			pto_bo_put(core->r_bo);
+		if (core->r_pf)
+			pto_file_put(core->r_pf);
+		core->r_bo = NULL;
+		core->r_pf = NULL;
+		core->owner = NULL;
+		core->payload_bo = NULL;
 		pto_core_test_fini(core);
 	}
 	kfree(pdev->core);

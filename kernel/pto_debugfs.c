@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * pto - debugfs: /sys/kernel/debug/pto/ptoN/. Not a stable ABI; errors are
- * ignored (the driver works without debugfs). See Documentation/debugfs.rst.
+ * ignored (the driver works without debugfs). See Documentation/debugfs.md.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -159,12 +159,17 @@ static const struct file_operations inject_stall_fops = {
 	.llseek = noop_llseek,
 };
 
-/* Write-only (0200): any write recovers quarantined cores that answer. */
+/*
+ * Write-only (0200): any write recovers the quarantined cores that now
+ * answer, among those whose cluster no file owns.
+ */
 static ssize_t reset_write(struct file *file, const char __user *buf,
 			   size_t len, loff_t *ppos)
 {
-	pto_cores_reset_quarantined(file->private_data);
-	return len;
+	int ret = pto_cores_reset_quarantined(file->private_data, NULL, NULL,
+					      NULL);
+
+	return ret < 0 ? ret : len;
 }
 
 static const struct file_operations reset_fops = {
@@ -173,6 +178,69 @@ static const struct file_operations reset_fops = {
 	.write = reset_write,
 	.llseek = noop_llseek,
 };
+
+/* Write-only (0200): any write is a fatal device error (mock fault). */
+static ssize_t fatal_write(struct file *file, const char __user *buf,
+			   size_t len, loff_t *ppos)
+{
+	pto_device_fatal(file->private_data);
+	return len;
+}
+
+static const struct file_operations fatal_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = fatal_write,
+	.llseek = noop_llseek,
+};
+
+static const char *const pto_reason_names[] = {
+	[PTO_RETIRE_BY_NONE] = "-",
+	[PTO_RETIRE_BY_IOCTL] = "ioctl",
+	[PTO_RETIRE_BY_RELEASE] = "release",
+	[PTO_RETIRE_BY_LAUNCH] = "launch",
+	[PTO_RETIRE_BY_FATAL] = "fatal",
+	[PTO_RETIRE_BY_UNLOAD] = "unload",
+	[PTO_RETIRE_BY_RESET] = "reset",
+};
+
+/*
+ * Per core: the generation, the READY / REQUESTED bits of that generation,
+ * the last request's nonce and the core's response, what the last
+ * retirement did (closed, released, quarantined), who ran it and how long
+ * it took. Racy snapshot of the words, under core_lock for the launches.
+ */
+static int retirement_show(struct seq_file *m, void *unused)
+{
+	struct pto_device *pdev = m->private;
+	unsigned int i;
+
+	seq_puts(m, "core gen        ready requested nonce      response   closed released quarantined gate     by      core_us    set_us\n");
+	mutex_lock(&pdev->core_lock);
+	for (i = 0; i < pdev->cores; i++) {
+		struct pto_core *core = &pdev->core[i];
+		int bits = atomic_read(&core->rbits);
+		u32 res = READ_ONCE(core->r_result);
+		u32 by = READ_ONCE(core->r_reason);
+
+		seq_printf(m, "%-4u %-10u %-5u %-9u 0x%08x 0x%08x %-6u %-8u %-11u %-8s %-7s %-10llu %llu\n",
+			   i, core->gen, !!(bits & PTO_RB_READY),
+			   !!(bits & PTO_RB_REQUESTED),
+			   READ_ONCE(core->nonce), READ_ONCE(core->resp),
+			   !!(res & PTO_RETIRE_CLOSED),
+			   !!(res & PTO_RETIRE_RELEASED),
+			   test_bit(PTO_CORE_F_QUARANTINE, &core->flags),
+			   READ_ONCE(pdev->gates[i].gate) == PTO_GATE_RELEASE ?
+			   "released" : "armed",
+			   by < ARRAY_SIZE(pto_reason_names) ?
+			   pto_reason_names[by] : "?",
+			   READ_ONCE(core->r_core_ns) / NSEC_PER_USEC,
+			   READ_ONCE(core->r_set_ns) / NSEC_PER_USEC);
+	}
+	mutex_unlock(&pdev->core_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(retirement);
 
 void pto_debugfs_init(void)
 {
@@ -202,6 +270,9 @@ void pto_debugfs_add_device(struct pto_device *pdev)
 	debugfs_create_file("inject_stall", 0200, pdev->debugfs, pdev,
 			    &inject_stall_fops);
 	debugfs_create_file("reset", 0200, pdev->debugfs, pdev, &reset_fops);
+	debugfs_create_file("fatal", 0200, pdev->debugfs, pdev, &fatal_fops);
+	debugfs_create_file("retirement", 0400, pdev->debugfs, pdev,
+			    &retirement_fops);
 }
 
 void pto_debugfs_remove_device(struct pto_device *pdev)

@@ -114,12 +114,64 @@ struct pto_gate_line {
 
 /* Bits of pto_core.flags. */
 enum {
-	PTO_CORE_F_LAUNCH,	/* launcher asked the idle thread to handshake */
-	PTO_CORE_F_READY,	/* ownership + payload init done (issue 6 bit) */
-	PTO_CORE_F_REQUESTED,	/* retirement requested (reserved, issue 6) */
+	PTO_CORE_F_LAUNCH,	/* launched; cleared by the core on return */
 	PTO_CORE_F_DOORBELL,	/* a doorbell rang since the core parked */
 	PTO_CORE_F_QUARANTINE,	/* missed retirement: not launched, mapped */
 	PTO_CORE_F_STALL,	/* mock fault injection: ignore EXIT */
+};
+
+/*
+ * pto_core.rbits: the seed's two retirement ownership bits, reset by the
+ * launch leader before the handshake (pto_retire_arm()). Set only with
+ * atomic_fetch_or() (fully ordered); whichever operation adds the second
+ * bit owns the core's retirement (Documentation/retirement.md).
+ */
+#define PTO_RB_READY 0x1	/* ownership + payload init published */
+#define PTO_RB_REQUESTED 0x2	/* retirement requested */
+
+/* Why a retirement ran (pto_core.r_reason, struct pto_retire_status). */
+enum pto_retire_reason {
+	PTO_RR_NONE = PTO_RETIRE_BY_NONE,
+	PTO_RR_IOCTL = PTO_RETIRE_BY_IOCTL,
+	PTO_RR_RELEASE = PTO_RETIRE_BY_RELEASE,
+	PTO_RR_LAUNCH = PTO_RETIRE_BY_LAUNCH,
+	PTO_RR_FATAL = PTO_RETIRE_BY_FATAL,
+	PTO_RR_UNLOAD = PTO_RETIRE_BY_UNLOAD,
+	PTO_RR_RESET = PTO_RETIRE_BY_RESET,
+};
+
+/* Window / gate writes of retirement, as the recording sink sees them. */
+enum pto_rw {
+	PTO_RW_NONCE,		/* request published (kernel-only NONCE) */
+	PTO_RW_EXIT,		/* CTRL = EXIT */
+	PTO_RW_IDLE,		/* DATA_MAIN_BASE = IDLE */
+	PTO_RW_CLOSE,		/* FAST_PATH_ENABLE = CLOSE */
+	PTO_RW_READBACK,	/* FAST_PATH_ENABLE read back */
+	PTO_RW_DRAIN,		/* full barrier after the read-backs */
+	PTO_RW_GATE,		/* teardown gate = RELEASE */
+};
+
+/**
+ * struct pto_retire_ctx - one call of the retirement helper over one set.
+ * @set:	cores this call owns (won the READY / REQUESTED election).
+ * @acked:	cores of @set whose current response (the nonce) arrived.
+ * @others:	cores another owner (or a pending publisher) retires: this
+ *		call never writes to them, it only waits for their end.
+ * @left:	cores quarantined by this call (no response, or left for
+ *		recovery by the post-claim checks).
+ * @recovery:	reset: the set's claims were consumed by an earlier owner.
+ * @t0 / @elapsed: ktime of pass 1, and the set's time up to the gates.
+ */
+struct pto_retire_ctx {
+	struct pto_device *pdev;
+	enum pto_retire_reason reason;
+	bool recovery;
+	DECLARE_BITMAP(set, PTO_MAX_CORES);
+	DECLARE_BITMAP(acked, PTO_MAX_CORES);
+	DECLARE_BITMAP(others, PTO_MAX_CORES);
+	DECLARE_BITMAP(left, PTO_MAX_CORES);
+	u64 t0;
+	u64 elapsed;
 };
 
 /**
@@ -150,9 +202,17 @@ struct pto_task {
  *		by the launcher under pdev->core_lock before READY is set, and
  *		by the stopper after the core acknowledged the stop; the core
  *		reads them only between READY and its stop acknowledgement.
- * @nonce:	the pending retirement request (core_lock); the core echoes
- *		it in COND and in @last_cond, the kernel-private mirror that
- *		retirement reads (the user page's COND is the owner's to forge).
+ * @nonce:	the retirement request (written by the retirement owner);
+ *		the core echoes it in COND, in @last_cond and in @resp, the
+ *		kernel-private response word retirement reads (the user
+ *		page's COND is the owner's to forge; @resp is never reset,
+ *		so a late poll still sees the echo).
+ * @rbits:	PTO_RB_* ownership bits of the current generation.
+ * @launch_lock: orders the launcher's @gen bump against a retirement
+ *		owner clearing the launch fields of the generation it claimed.
+ * @r_*:	the last retirement's record (debugfs, status ioctl), written
+ *		by its owner before the gate; @r_pf / @r_bo / @r_gen are the
+ *		claimed generation's launch references, held by the owner.
  * @last_id:	the last dispatch value the core took (core thread only).
  * @task:	the running task (core thread only).
  */
@@ -175,9 +235,23 @@ struct pto_core {
 	u64 payload_addr;
 
 	u32 nonce;
+	u32 resp;
 	u32 last_id;
 	u32 last_cond;
 	struct pto_task task;
+
+	atomic_t rbits;
+	spinlock_t launch_lock;
+	struct pto_file *r_pf;
+	struct pto_bo *r_bo;
+	u32 r_gen;
+	u32 r_result;
+	u32 r_reason;
+	u32 r_response;
+	u64 r_core_ns;
+	u64 r_set_ns;
+	atomic64_t retirements;
+	atomic64_t quarantines;
 
 	atomic64_t tasks;
 	atomic64_t errors;
@@ -198,6 +272,9 @@ struct pto_core {
  * @core_wq: launchers and stoppers wait here for core state changes.
  * @workers / @gates: device control memory, two separate arrays of
  *	64-byte lines in one zeroed page-aligned block (@ctrl_mem).
+ * @rsink / @rsink_priv: KUnit's recording sink for retirement's window
+ *	and gate writes (NULL outside tests).
+ * @retire_ms: KUnit's retirement deadline override (0: the parameter).
  */
 struct pto_device {
 	unsigned int index;
@@ -219,6 +296,10 @@ struct pto_device {
 	void *ctrl_mem;
 	struct pto_worker_line *workers;
 	struct pto_gate_line *gates;
+	void (*rsink)(void *priv, struct pto_core *core, enum pto_rw what,
+		      u32 val);
+	void *rsink_priv;
+	unsigned int retire_ms;
 };
 
 /**
@@ -274,6 +355,7 @@ int pto_ioctl_bo_free(struct pto_file *pf, void *data);
 int pto_ioctl_bo_info(struct pto_file *pf, void *data);
 void pto_bo_put(struct pto_bo *bo);
 void pto_file_release_bos(struct pto_file *pf);
+void pto_file_destroy_bos(struct pto_file *pf);
 int pto_bo_mmap(struct pto_file *pf, struct vm_area_struct *vma);
 
 /* pto_core.c */
@@ -287,7 +369,15 @@ int pto_ioctl_doorbell(struct pto_file *pf, void *data);
 int pto_ioctl_core_stats(struct pto_file *pf, void *data);
 int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma);
 int pto_core_inject_stall(struct pto_device *pdev, unsigned int core);
-int pto_cores_reset_quarantined(struct pto_device *pdev);
+int pto_cores_reset_quarantined(struct pto_device *pdev,
+				struct pto_file *pf, const unsigned long *mask,
+				unsigned int *remaining);
+int pto_ioctl_core_retire(struct pto_file *pf, void *data);
+int pto_ioctl_retire_status(struct pto_file *pf, void *data);
+int pto_ioctl_core_reset(struct pto_file *pf, void *data);
+void pto_device_fatal(struct pto_device *pdev);
+void pto_core_set_state(struct pto_core *core, int state);
+void pto_window_zap(struct pto_file *pf, struct pto_core *core);
 u32 pto_ureg_read(struct pto_core *core, unsigned int off);
 u32 pto_kreg_read(struct pto_core *core, unsigned int off);
 /* Step functions of the core loop, separable for KUnit. */
@@ -298,10 +388,38 @@ bool pto_core_park_prepare(struct pto_core *core);
 void pto_core_park_finish(struct pto_core *core);
 void pto_core_fin(struct pto_core *core, u32 cond);
 bool pto_core_wake_check(struct pto_core *core);
+void pto_core_exit_ack(struct pto_core *core);
+bool pto_core_may_return(struct pto_core *core);
 void pto_core_do_task(struct pto_core *core, u32 dispatch);
 int pto_core_test_init(struct pto_core *core, struct pto_device *pdev,
 		       unsigned int id);
 void pto_core_test_fini(struct pto_core *core);
+
+/*
+ * pto_retire.c: seed 003's retirement, the one implementation used by the
+ * retire ioctl, cluster and file release, a failed launch, a fatal device
+ * error, module unload and the reset. Never takes core_lock (callers may
+ * hold it). Steps separable for KUnit; pto_retire_cores() runs them all.
+ */
+extern bool mock_old_protocol;
+void pto_retire_arm(struct pto_core *core);
+bool pto_retire_publish(struct pto_core *core);
+bool pto_retire_request(struct pto_core *core);
+void pto_retire_init(struct pto_retire_ctx *ctx, struct pto_device *pdev,
+		     enum pto_retire_reason reason);
+int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
+		     unsigned int n);
+void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core);
+void pto_retire_pass_request(struct pto_retire_ctx *ctx);
+bool pto_retire_pass_poll(struct pto_retire_ctx *ctx);
+void pto_retire_pass_wait(struct pto_retire_ctx *ctx);
+void pto_retire_pass_close(struct pto_retire_ctx *ctx);
+void pto_retire_pass_release(struct pto_retire_ctx *ctx);
+void pto_retire_run(struct pto_retire_ctx *ctx);
+void pto_retire_finish(struct pto_retire_ctx *ctx);
+int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
+		     unsigned int n);
+unsigned int pto_retire_mask_ids(const unsigned long *mask, u32 *ids);
 
 /* pto_exec.c: one task's steps (fetch, validate, run, complete). */
 u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch);
@@ -311,22 +429,63 @@ void pto_task_put(struct pto_task *t);
 bool pto_core_stopping(struct pto_core *core);
 
 /*
- * pto_kern_fp.c: float32 rows, compiled with SSE and run between
- * kernel_fpu_begin() / kernel_fpu_end(). Not built for UML (KUnit), where
- * float32 tasks complete with PTO_TASK_EDTYPE.
+ * pto_kern_fp.c: float32 rows, the only code compiled with SSE. Its
+ * functions are noinline and contain no kernel_fpu_begin() / _end(): the
+ * wrappers below, compiled without SSE, bracket each call, so the compiler
+ * cannot move a float instruction of the SSE file outside the FPU section
+ * (the amdgpu DC_FP_START pattern). Callers hand in one chunk (PTO_CHUNK
+ * elements or one matmul row) per call, so preemption is never off for
+ * long. Not built for UML (KUnit), where float32 tasks complete with
+ * PTO_TASK_EDTYPE.
  */
 enum pto_fp_op {
 	PTO_FP_ADD, PTO_FP_SUB, PTO_FP_MUL, PTO_FP_ADDS, PTO_FP_MULS,
 	PTO_FP_COPY, PTO_FP_FILL,
 };
 #ifndef CONFIG_UML
+#include <asm/fpu/api.h>
 #define PTO_HAVE_FP 1
-void pto_fp32_row(enum pto_fp_op op, u32 *o, s64 so, const u32 *a, s64 sa,
-		  const u32 *b, s64 sb, u32 scalar, u32 n);
-void pto_fp32_sum_row(const u32 *a, s64 sa, u32 n, u64 *acc);
-u32 pto_fp32_from_acc(u64 acc);
-void pto_fp32_matmul_row(u32 *o, s64 so, const u32 *a, s64 sa, const u32 *b,
-			 s64 sbk, s64 sbn, u32 k, u32 n);
+void __pto_fp32_row(enum pto_fp_op op, u32 *o, s64 so, const u32 *a, s64 sa,
+		    const u32 *b, s64 sb, u32 scalar, u32 n);
+void __pto_fp32_sum_row(const u32 *a, s64 sa, u32 n, u64 *acc);
+u32 __pto_fp32_from_acc(u64 acc);
+void __pto_fp32_matmul_row(u32 *o, s64 so, const u32 *a, s64 sa,
+			   const u32 *b, s64 sbk, s64 sbn, u32 k, u32 n);
+
+static inline void pto_fp32_row(enum pto_fp_op op, u32 *o, s64 so,
+				const u32 *a, s64 sa, const u32 *b, s64 sb,
+				u32 scalar, u32 n)
+{
+	kernel_fpu_begin();
+	__pto_fp32_row(op, o, so, a, sa, b, sb, scalar, n);
+	kernel_fpu_end();
+}
+
+static inline void pto_fp32_sum_row(const u32 *a, s64 sa, u32 n, u64 *acc)
+{
+	kernel_fpu_begin();
+	__pto_fp32_sum_row(a, sa, n, acc);
+	kernel_fpu_end();
+}
+
+static inline u32 pto_fp32_from_acc(u64 acc)
+{
+	u32 r;
+
+	kernel_fpu_begin();
+	r = __pto_fp32_from_acc(acc);
+	kernel_fpu_end();
+	return r;
+}
+
+static inline void pto_fp32_matmul_row(u32 *o, s64 so, const u32 *a, s64 sa,
+				       const u32 *b, s64 sbk, s64 sbn, u32 k,
+				       u32 n)
+{
+	kernel_fpu_begin();
+	__pto_fp32_matmul_row(o, so, a, sa, b, sbk, sbn, k, n);
+	kernel_fpu_end();
+}
 #else
 /* Never called: validation refuses float32 tasks without FP (UML). */
 #define PTO_HAVE_FP 0

@@ -45,6 +45,7 @@ static const u8 pto_func_args[PTO_FUNC_COUNT] = {
 	[PTO_FUNC_SPIN_NS] = 0,
 	[PTO_FUNC_FAULT] = 0,
 	[PTO_FUNC_HANG] = 0,
+	[PTO_FUNC_BLOCK_ID] = 4,
 };
 
 bool pto_core_stopping(struct pto_core *core)
@@ -70,6 +71,8 @@ u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch)
 	for (i = 0; i < ARRAY_SIZE(t->p.reserved); i++)
 		if (t->p.reserved[i])
 			return PTO_TASK_EINVAL;
+	if (t->p.block_idx >= max(t->p.block_num, 1U))
+		return PTO_TASK_EINVAL;
 	return PTO_TASK_OK;
 }
 
@@ -193,6 +196,15 @@ static u32 pto_task_check_shapes(const struct pto_task *t)
 	case PTO_FUNC_HANG:
 		if (t->p.scalar[0] > (u64)READ_ONCE(max_spin_ms) * NSEC_PER_MSEC)
 			return PTO_TASK_EINVAL;
+		break;
+	case PTO_FUNC_BLOCK_ID:
+		/* One i32 element, block_idx * stride into a 1-D tensor. */
+		if (o->dtype != PTO_DTYPE_I32)
+			return PTO_TASK_EDTYPE;
+		if (o->rank != 1 || t->p.scalar[0] > U32_MAX ||
+		    (u64)t->p.block_idx * max_t(u64, t->p.scalar[0], 1) >=
+		    o->shape[0])
+			return PTO_TASK_ESHAPE;
 		break;
 	}
 	return PTO_TASK_OK;
@@ -450,6 +462,17 @@ static u32 pto_run_spin(struct pto_core *core, u64 ns, bool hang)
 	return hang ? PTO_TASK_EFAULT : PTO_TASK_OK;
 }
 
+/* An SPMD block reports itself: its index, in its own element. */
+static u32 pto_run_block_id(struct pto_task *t)
+{
+	const struct pto_tensor_desc *o = &t->p.t[PTO_ARG_OUT];
+	u64 at = (u64)t->p.block_idx * max_t(u64, t->p.scalar[0], 1);
+	u32 *out = t->ptr[PTO_ARG_OUT];
+
+	WRITE_ONCE(out[at * o->strides[0]], t->p.block_idx);
+	return PTO_TASK_OK;
+}
+
 u32 pto_task_run(struct pto_core *core, struct pto_task *t)
 {
 	switch (t->p.func_id) {
@@ -473,6 +496,8 @@ u32 pto_task_run(struct pto_core *core, struct pto_task *t)
 		return pto_run_spin(core, t->p.scalar[0], true);
 	case PTO_FUNC_FAULT:
 		return PTO_TASK_EFAULT;
+	case PTO_FUNC_BLOCK_ID:
+		return pto_run_block_id(t);
 	}
 	return PTO_TASK_EFUNC;
 }

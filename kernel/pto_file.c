@@ -43,6 +43,7 @@ static void pto_file_free(struct kref *ref)
 {
 	struct pto_file *pf = container_of(ref, struct pto_file, ref);
 
+	pto_file_destroy_bos(pf);
 	mutex_destroy(&pf->lock);
 	kfree(pf);
 }
@@ -132,9 +133,15 @@ static const struct pto_ioctl_desc pto_ioctls[] = {
 		  flags),
 	PTO_IOCTL(PTO_IOCTL_CORE_STATS, pto_ioctl_core_stats,
 		  struct pto_core_stats, launches),
+	PTO_IOCTL(PTO_IOCTL_CORE_RETIRE, pto_ioctl_core_retire,
+		  struct pto_core_retire, elapsed_ns),
+	PTO_IOCTL(PTO_IOCTL_RETIRE_STATUS, pto_ioctl_retire_status,
+		  struct pto_retire_status, quarantines),
+	PTO_IOCTL(PTO_IOCTL_CORE_RESET, pto_ioctl_core_reset,
+		  struct pto_core_reset, remaining),
 };
 
-/* Large enough for any command's struct; checked at build time below. */
+/* Large enough for any command's struct (the table uses sizeof). */
 union pto_ioctl_buf {
 	struct pto_info info;
 	struct pto_bo_alloc bo_alloc;
@@ -144,6 +151,9 @@ union pto_ioctl_buf {
 	struct pto_core_launch launch;
 	struct pto_doorbell doorbell;
 	struct pto_core_stats stats;
+	struct pto_core_retire retire;
+	struct pto_retire_status retire_status;
+	struct pto_core_reset reset;
 };
 
 static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

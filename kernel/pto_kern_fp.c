@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * pto - float32 rows of the built-in kernels. This file alone is compiled
- * with SSE enabled (see Kbuild); every function brackets its float code
- * with kernel_fpu_begin() / kernel_fpu_end(), and callers hand in at most
- * one chunk (PTO_CHUNK elements or one matmul row) per call, so preemption
- * is never off for long. Values travel as u32 bit patterns so the callers
- * (compiled without SSE) never hold a float.
+ * with SSE enabled (see Kbuild). Its functions are noinline and are only
+ * called through the wrappers in pto_drv.h, which run them between
+ * kernel_fpu_begin() and kernel_fpu_end() from code compiled without SSE:
+ * no float instruction can be scheduled outside the FPU section. Values
+ * travel as u32 bit patterns so the callers never hold a float.
  *
  * Reference semantics (the selftests' CPU reference matches them): one
  * IEEE float32 operation per element for add / sub / mul / *_scalar;
@@ -14,7 +14,6 @@
  */
 #include <linux/compiler.h>
 #include <linux/string.h>
-#include <asm/fpu/api.h>
 #include "pto_drv.h"
 
 static inline float pto_f(u32 bits)
@@ -33,13 +32,12 @@ static inline u32 pto_b(float f)
 	return bits;
 }
 
-void pto_fp32_row(enum pto_fp_op op, u32 *o, s64 so, const u32 *a, s64 sa,
-		  const u32 *b, s64 sb, u32 scalar, u32 n)
+noinline void __pto_fp32_row(enum pto_fp_op op, u32 *o, s64 so, const u32 *a,
+			     s64 sa, const u32 *b, s64 sb, u32 scalar, u32 n)
 {
 	float s = pto_f(scalar), r;
 	u32 i;
 
-	kernel_fpu_begin();
 	for (i = 0; i < n; i++) {
 		float x = a ? pto_f(READ_ONCE(a[i * sa])) : 0.0f;
 		float y = b ? pto_f(READ_ONCE(b[i * sb])) : 0.0f;
@@ -69,40 +67,34 @@ void pto_fp32_row(enum pto_fp_op op, u32 *o, s64 so, const u32 *a, s64 sa,
 		}
 		WRITE_ONCE(o[i * so], pto_b(r));
 	}
-	kernel_fpu_end();
 }
 
-void pto_fp32_sum_row(const u32 *a, s64 sa, u32 n, u64 *acc)
+noinline void __pto_fp32_sum_row(const u32 *a, s64 sa, u32 n, u64 *acc)
 {
 	double d;
 	u32 i;
 
-	kernel_fpu_begin();
 	memcpy(&d, acc, sizeof(d));
 	for (i = 0; i < n; i++)
 		d += (double)pto_f(READ_ONCE(a[i * sa]));
 	memcpy(acc, &d, sizeof(d));
-	kernel_fpu_end();
 }
 
-u32 pto_fp32_from_acc(u64 acc)
+noinline u32 __pto_fp32_from_acc(u64 acc)
 {
 	double d;
 	u32 r;
 
-	kernel_fpu_begin();
 	memcpy(&d, &acc, sizeof(d));
 	r = pto_b((float)d);
-	kernel_fpu_end();
 	return r;
 }
 
-void pto_fp32_matmul_row(u32 *o, s64 so, const u32 *a, s64 sa, const u32 *b,
-			 s64 sbk, s64 sbn, u32 k, u32 n)
+noinline void __pto_fp32_matmul_row(u32 *o, s64 so, const u32 *a, s64 sa,
+				    const u32 *b, s64 sbk, s64 sbn, u32 k, u32 n)
 {
 	u32 j, x;
 
-	kernel_fpu_begin();
 	for (j = 0; j < n; j++) {
 		double d = 0.0;
 
@@ -111,5 +103,4 @@ void pto_fp32_matmul_row(u32 *o, s64 so, const u32 *a, s64 sa, const u32 *b,
 			     (double)pto_f(READ_ONCE(b[x * sbk + j * sbn]));
 		WRITE_ONCE(o[j * so], pto_b((float)d));
 	}
-	kernel_fpu_end();
 }

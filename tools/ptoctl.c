@@ -152,6 +152,7 @@ static const char *const func_names[PTO_FUNC_COUNT] = {
 	[PTO_FUNC_SPIN_NS] = "spin_ns",
 	[PTO_FUNC_FAULT] = "fault",
 	[PTO_FUNC_HANG] = "hang",
+	[PTO_FUNC_BLOCK_ID] = "block_id",
 };
 
 static const char *const task_errs[] = {

@@ -72,6 +72,11 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	p->func_id = (uint32_t)v->callable->kernel_id;
 	for (i = 0; i < v->nscalars; i++)
 		p->scalar[i] = v->scalars[i];
+	/* An SPMD block, MIX block or group member is told which one it is. */
+	if (v->nmembers > 1) {
+		p->block_idx = v->member;
+		p->block_num = v->nmembers;
+	}
 	/*
 	 * noop and spin_ns read no tensor: their tensors only order tasks
 	 * (dependency keys may be host addresses), so none reach the core.

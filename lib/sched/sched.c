@@ -108,6 +108,12 @@ static void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 	cl->mix_running = 0;
 	orch_member_done(be->orch, &cl->mix_d, cl->mix_err,
 			 cl->mix_err ? cl->mix_msg : NULL);
+	/*
+	 * The orchestrator kicks idle workers when work is enqueued, not a
+	 * worker that just finished: look for the next MIX task at once (as
+	 * orch_member_done_pop() does for a core).
+	 */
+	atomic_store_explicit(&cl->mix_wanted, 1, memory_order_relaxed);
 }
 
 /*

@@ -2,7 +2,7 @@
 /*
  * pto - user-space ABI of the PTO-style NPU driver (pto.ko).
  *
- * Conventions (see Documentation/abi.rst):
+ * Conventions (see Documentation/abi.md):
  *  - only __u32 / __u64 fields; every struct is a multiple of 8 bytes;
  *  - every padding / reserved field is In and must be zero (else -EINVAL);
  *  - every flags field has a mask of valid bits (unknown bits: -EINVAL);
@@ -18,7 +18,7 @@
 #include <linux/types.h>
 
 #define PTO_ABI_MAJOR 1
-#define PTO_ABI_MINOR 1
+#define PTO_ABI_MINOR 2
 
 /* Topology: a cluster is one AIC core followed by two AIV cores. */
 #define PTO_CORES_PER_CLUSTER 3
@@ -195,7 +195,8 @@ struct pto_bo_info {
 #define PTO_FUNC_SPIN_NS 10	/* busy for scalar[0] ns (capped) */
 #define PTO_FUNC_FAULT 11	/* completes with PTO_TASK_EFAULT */
 #define PTO_FUNC_HANG 12	/* busy until stopped or scalar[0] ns (capped) */
-#define PTO_FUNC_COUNT 13
+#define PTO_FUNC_BLOCK_ID 13	/* out[block_idx * scalar[0]] = block_idx (i32) */
+#define PTO_FUNC_COUNT 14
 
 #define PTO_DTYPE_F32 1
 #define PTO_DTYPE_I32 2
@@ -240,6 +241,9 @@ struct pto_tensor_desc {
  * @scalar:	In: scalars; an f32 scalar is the IEEE bit pattern in the low
  *		32 bits, an i32 the low 32 bits. spin_ns / hang: ns in [0].
  * @t:		In: tensors a, b, out (PTO_ARG_*); unused slots zero.
+ * @block_idx:	In: this block's index in an SPMD / MIX task, < @block_num;
+ *		0 for a plain task.
+ * @block_num:	In: blocks of the task; 0 or 1 for a plain task.
  * @reserved:	In: must be zero.
  */
 struct pto_payload {
@@ -249,7 +253,9 @@ struct pto_payload {
 	__u32 done_id;
 	__u64 scalar[2];
 	struct pto_tensor_desc t[PTO_PAYLOAD_TENSORS];
-	__u64 reserved[4];
+	__u32 block_idx;
+	__u32 block_num;
+	__u64 reserved[3];
 };
 
 /* Bytes of one payload buffer; a core has two (id parity 0 and 1). */
@@ -344,6 +350,103 @@ struct pto_core_stats {
 	__u64 launches;
 };
 
+/* Who ran a core's last retirement (struct pto_retire_status.reason). */
+#define PTO_RETIRE_BY_NONE 0
+#define PTO_RETIRE_BY_IOCTL 1	/* PTO_IOCTL_CORE_RETIRE */
+#define PTO_RETIRE_BY_RELEASE 2	/* cluster release or file release */
+#define PTO_RETIRE_BY_LAUNCH 3	/* a failed launch unwinding */
+#define PTO_RETIRE_BY_FATAL 4	/* emergency: fatal device error */
+#define PTO_RETIRE_BY_UNLOAD 5	/* emergency: module unload */
+#define PTO_RETIRE_BY_RESET 6	/* recovery: PTO_IOCTL_CORE_RESET, debugfs */
+
+/* Outcome bits of a core's last retirement (struct pto_retire_status). */
+#define PTO_RETIRE_ACKED (1u << 0)	/* the nonce was echoed in time */
+#define PTO_RETIRE_CLOSED (1u << 1)	/* IDLE + CLOSE written, read back */
+#define PTO_RETIRE_RELEASED (1u << 2)	/* teardown gate released */
+#define PTO_RETIRE_QUARANTINED (1u << 3)	/* missed the deadline or
+						 * left for recovery */
+
+/* struct pto_retire_status.bits: the core's ownership election bits. */
+#define PTO_RETIRE_BIT_READY (1u << 0)
+#define PTO_RETIRE_BIT_REQUESTED (1u << 1)
+
+/**
+ * struct pto_core_retire - PTO_IOCTL_CORE_RETIRE: a scheduler thread
+ * leaving its dispatch loop retires the cores it owns (seed 003).
+ * @cores:	In: core bitmap, every core in a cluster the caller owns.
+ *		Cores not launched are skipped; cores another path is
+ *		already retiring are waited for, never written twice.
+ * @flags:	In: must be zero.
+ * @quarantined: Out: cores that missed the deadline (left unclosed,
+ *		unreleased, refused for launch and mmap until a reset).
+ * @retired:	Out: cores this call closed and released.
+ * @pad:	In: must be zero.
+ * @elapsed_ns:	Out: the set's retirement time, first request to the gates.
+ *
+ * The clusters stay owned: the cores can be launched again.
+ */
+struct pto_core_retire {
+	__u64 cores[PTO_CORE_MASK_WORDS];
+	__u64 flags;
+	__u64 quarantined[PTO_CORE_MASK_WORDS];
+	__u32 retired;
+	__u32 pad;
+	__u64 elapsed_ns;
+};
+
+/**
+ * struct pto_retire_status - PTO_IOCTL_RETIRE_STATUS: one core's
+ * retirement state (any file may ask).
+ * @core:	In: core index.
+ * @flags:	In: must be zero.
+ * @state:	Out: PTO_CORE_*.
+ * @bits:	Out: PTO_RETIRE_BIT_* of the current generation.
+ * @gen:	Out: launch generation.
+ * @nonce:	Out: the last request's nonce (PTO_COND_EXITED | n).
+ * @response:	Out: the core's last response (its echoed nonce).
+ * @result:	Out: PTO_RETIRE_ACKED | _CLOSED | _RELEASED | _QUARANTINED of
+ *		the last retirement.
+ * @reason:	Out: PTO_RETIRE_BY_* of the last retirement.
+ * @pad:	Out: zero.
+ * @core_ns:	Out: request to this core's response, last retirement.
+ * @set_ns:	Out: the whole set's time (first request to the gates).
+ * @retirements: Out: retirements of this core since module load.
+ * @quarantines: Out: times it was quarantined since module load.
+ */
+struct pto_retire_status {
+	__u32 core;
+	__u32 flags;
+	__u32 state;
+	__u32 bits;
+	__u32 gen;
+	__u32 nonce;
+	__u32 response;
+	__u32 result;
+	__u32 reason;
+	__u32 pad;
+	__u64 core_ns;
+	__u64 set_ns;
+	__u64 retirements;
+	__u64 quarantines;
+};
+
+/**
+ * struct pto_core_reset - PTO_IOCTL_CORE_RESET (CAP_SYS_ADMIN): host
+ * recovery of quarantined cores.
+ * @cores:	In: core bitmap; all zero means every quarantined core the
+ *		caller may touch. Naming a core whose cluster another file
+ *		owns is -EBUSY; cores not quarantined are skipped.
+ * @flags:	In: must be zero.
+ * @recovered:	Out: cores that answered, were closed, released and freed.
+ * @remaining:	Out: quarantined cores still unresponsive.
+ */
+struct pto_core_reset {
+	__u64 cores[PTO_CORE_MASK_WORDS];
+	__u64 flags;
+	__u32 recovered;
+	__u32 remaining;
+};
+
 #define PTO_IOCTL_BASE 'P'
 #define PTO_IOCTL_GET_INFO _IOWR(PTO_IOCTL_BASE, 0x00, struct pto_info)
 #define PTO_IOCTL_BO_ALLOC _IOWR(PTO_IOCTL_BASE, 0x01, struct pto_bo_alloc)
@@ -356,5 +459,10 @@ struct pto_core_stats {
 #define PTO_IOCTL_CORE_LAUNCH _IOWR(PTO_IOCTL_BASE, 0x06, struct pto_core_launch)
 #define PTO_IOCTL_DOORBELL _IOWR(PTO_IOCTL_BASE, 0x07, struct pto_doorbell)
 #define PTO_IOCTL_CORE_STATS _IOWR(PTO_IOCTL_BASE, 0x08, struct pto_core_stats)
+#define PTO_IOCTL_CORE_RETIRE \
+	_IOWR(PTO_IOCTL_BASE, 0x09, struct pto_core_retire)
+#define PTO_IOCTL_RETIRE_STATUS \
+	_IOWR(PTO_IOCTL_BASE, 0x0A, struct pto_retire_status)
+#define PTO_IOCTL_CORE_RESET _IOWR(PTO_IOCTL_BASE, 0x0B, struct pto_core_reset)
 
 #endif /* _UAPI_LINUX_PTO_H */

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pto - worker retirement (seed 003): CLOSE precedes return. The one
+ * implementation, used by every path that ends a launch: the retire ioctl
+ * (a scheduler thread leaving its dispatch loop), cluster and file release
+ * (a crashed or killed process), a failed launch, a fatal device error,
+ * module unload, and the reset (host recovery). The resident route will
+ * retire through pto_retire_cores() as well. Documentation/retirement.md
+ * has the ordering diagram.
+ *
+ * Ownership election (per core, per generation): two bits in
+ * pto_core.rbits, READY (set by the launch's publisher after ownership and
+ * payload init) and REQUESTED (set by any retirement request). Both are
+ * set with atomic_fetch_or(), which is fully ordered; whichever operation
+ * adds the second bit owns the core's retirement. A request that finds
+ * READY clear stays pending and is serviced by the publisher; a duplicate
+ * request, or an emergency one overlapping a normal one, finds REQUESTED
+ * already set and never elects a second owner. The owner alone writes the
+ * core's window, gate and launch fields until the gate is released: that
+ * is the ownership latch, so no later finalization writes to a core that
+ * was already released.
+ *
+ * Locking: never takes core_lock (the launcher and release paths call it
+ * with core_lock held). What it writes belongs to the owner by election;
+ * @launch_lock orders the clearing of the claimed generation's launch
+ * fields against the next launch's generation bump.
+ */
+#include <linux/bitmap.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/timekeeping.h>
+#include "pto_drv.h"
+
+static unsigned int retire_timeout_ms = 30000;
+module_param(retire_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(retire_timeout_ms,
+		 "retirement's shared deadline for the echoed nonce, in ms (default 30000; every built-in kernel stops on EXIT well before it)");
+
+bool mock_old_protocol;
+module_param(mock_old_protocol, bool, 0644);
+MODULE_PARM_DESC(mock_old_protocol,
+		 "mock only, for the regression test: a core returns right after echoing EXIT, without waiting for its teardown gate (the broken old protocol)");
+
+static unsigned int mock_close_delay_ms;
+module_param(mock_close_delay_ms, uint, 0644);
+MODULE_PARM_DESC(mock_close_delay_ms,
+		 "mock only: delay between the responses and the CLOSE pass, in ms (default 0), to make the old protocol's race reachable on purpose");
+
+static inline u32 *pto_rkreg(struct pto_core *core, unsigned int off)
+{
+	return core->kregs + off;
+}
+
+/* Every window / gate write of retirement goes through here (KUnit sink). */
+static void pto_retire_note(struct pto_core *core, enum pto_rw what, u32 val)
+{
+	struct pto_device *pdev = core->pdev;
+
+	if (unlikely(pdev->rsink))
+		pdev->rsink(pdev->rsink_priv, core, what, val);
+}
+
+/* ---- election ---------------------------------------------------------- */
+
+/*
+ * Launch leader, before the handshake (core_lock held, previous generation
+ * complete: the core returned, F_LAUNCH clear). Resets the election bits,
+ * the request and the gate of the new generation; the caller's smp_wmb()
+ * before F_LAUNCH orders all of it ahead of the handshake, so a request
+ * or release value of the previous generation can never reach this one.
+ */
+void pto_retire_arm(struct pto_core *core)
+{
+	struct pto_device *pdev = core->pdev;
+
+	spin_lock(&core->launch_lock);
+	core->gen++;
+	spin_unlock(&core->launch_lock);
+	atomic_set(&core->rbits, 0);
+	WRITE_ONCE(pdev->gates[core->id].gate, PTO_GATE_ARMED);
+	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), 0);
+	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
+	core->nonce = 0;
+}
+
+/*
+ * Publish READY (the launcher, after ownership and payload init and the
+ * window opening). Fully ordered fetch_or: the init writes precede READY
+ * for whoever observes it (the core thread, a requester). Returns true if
+ * a request was already pending: the publisher now owns that retirement
+ * and must service it (pto_retire_take()).
+ */
+bool pto_retire_publish(struct pto_core *core)
+{
+	int old = atomic_fetch_or(PTO_RB_READY, &core->rbits);
+
+	wake_up_all(&core->wq);
+	return (old & PTO_RB_REQUESTED) && !(old & PTO_RB_READY);
+}
+
+/*
+ * Record a retirement request. Fully ordered fetch_or: if it adds the
+ * second bit (READY was set, REQUESTED was not) the caller owns the
+ * retirement and acquires everything the publisher initialized. Recorded
+ * even without published state: the publisher then services it.
+ */
+bool pto_retire_request(struct pto_core *core)
+{
+	int old = atomic_fetch_or(PTO_RB_REQUESTED, &core->rbits);
+
+	return (old & PTO_RB_READY) && !(old & PTO_RB_REQUESTED);
+}
+
+/* ---- the helper --------------------------------------------------------- */
+
+void pto_retire_init(struct pto_retire_ctx *ctx, struct pto_device *pdev,
+		     enum pto_retire_reason reason)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->pdev = pdev;
+	ctx->reason = reason;
+}
+
+static void pto_retire_leave(struct pto_retire_ctx *ctx,
+			     struct pto_core *core, const char *why)
+{
+	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	core->r_result = PTO_RETIRE_QUARANTINED;
+	atomic64_inc(&core->quarantines);
+	__clear_bit(core->id, ctx->set);
+	__set_bit(core->id, ctx->left);
+	pr_err("pto%u: retirement: core %u not released (%s)\n",
+	       ctx->pdev->index, core->id, why);
+	wake_up_all(&ctx->pdev->core_wq);
+}
+
+/*
+ * The owner of @core's retirement (elected by pto_retire_request() or
+ * pto_retire_publish()) adds it to the set. The identity checks run here,
+ * after the claim, so an unpublished address never turns a request into a
+ * discarded one: a core with a zero register address, a wrong physical id
+ * or an incomplete handshake is left for recovery, never closed blindly.
+ */
+void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
+{
+	struct pto_worker_line *w = &ctx->pdev->workers[core->id];
+
+	core->r_pf = core->owner;
+	core->r_bo = core->payload_bo;
+	core->r_gen = core->gen;
+	core->r_reason = ctx->reason;
+	core->r_result = 0;
+	core->r_core_ns = 0;
+	core->r_set_ns = 0;
+	__set_bit(core->id, ctx->set);
+	if (!core->kregs)
+		pto_retire_leave(ctx, core, "zero register address");
+	else if (!smp_load_acquire(&w->done))
+		pto_retire_leave(ctx, core, "incomplete handshake");
+	else if (READ_ONCE(w->phys_id) != core->id)
+		pto_retire_leave(ctx, core, "invalid physical id");
+}
+
+/*
+ * Claim @ids (indices into the device's cores): -EINVAL for an index out
+ * of range or a duplicate, before any bit is set. Each core then gets a
+ * REQUESTED; the cores this call wins join @set, the others (pending on a
+ * publisher, or owned by another retirement) join @others.
+ */
+int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
+		     unsigned int n)
+{
+	struct pto_device *pdev = ctx->pdev;
+	DECLARE_BITMAP(seen, PTO_MAX_CORES);
+	unsigned int k;
+
+	bitmap_zero(seen, PTO_MAX_CORES);
+	for (k = 0; k < n; k++) {
+		if (ids[k] >= pdev->cores || test_bit(ids[k], seen))
+			return -EINVAL;
+		__set_bit(ids[k], seen);
+	}
+	for (k = 0; k < n; k++) {
+		struct pto_core *core = &pdev->core[ids[k]];
+
+		if (pto_retire_request(core))
+			pto_retire_take(ctx, core);
+		else
+			__set_bit(core->id, ctx->others);
+	}
+	return 0;
+}
+
+/* A nonce for @core: never plain EXITED, never its last response. */
+static u32 pto_retire_nonce(struct pto_core *core)
+{
+	u32 n;
+
+	do {
+		n = PTO_COND_EXITED | (get_random_u32() & PTO_COND_ID_MASK);
+	} while (n == PTO_COND_EXITED || n == READ_ONCE(core->resp) ||
+		 n == READ_ONCE(core->last_cond));
+	return n;
+}
+
+/* Pass 1: every core's request is published before EXIT reaches any. */
+void pto_retire_pass_request(struct pto_retire_ctx *ctx)
+{
+	struct pto_device *pdev = ctx->pdev;
+	unsigned int i;
+
+	ctx->t0 = ktime_get_ns();
+	for_each_set_bit(i, ctx->set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		core->nonce = pto_retire_nonce(core);
+		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), core->nonce);
+		pto_retire_note(core, PTO_RW_NONCE, core->nonce);
+	}
+	/*
+	 * Every NONCE before any EXIT (pairs with the core's smp_rmb()
+	 * between seeing EXIT and reading NONCE): a core that sees EXIT
+	 * reads this round's nonce, never a stale one.
+	 */
+	smp_wmb();
+	for_each_set_bit(i, ctx->set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_CTRL), PTO_CTRL_EXIT);
+		pto_retire_note(core, PTO_RW_EXIT, PTO_CTRL_EXIT);
+	}
+	/* EXIT before the wake-ups' condition checks (wait_event). */
+	smp_mb();
+	for_each_set_bit(i, ctx->set, PTO_MAX_CORES)
+		wake_up_all(&pdev->core[i].wq);
+}
+
+/* The current response: the echoed nonce, never a fixed EXITED value. */
+static bool pto_retire_responded(struct pto_core *core)
+{
+	/* Acquire: pairs with the echo's release in pto_core_exit_ack(). */
+	return smp_load_acquire(&core->resp) == core->nonce;
+}
+
+/* Pass 2, one look: record new responses; true when all have answered. */
+bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
+{
+	struct pto_device *pdev = ctx->pdev;
+	bool all = true;
+	unsigned int i;
+
+	for_each_set_bit(i, ctx->set, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		if (test_bit(i, ctx->acked))
+			continue;
+		if (!pto_retire_responded(core)) {
+			all = false;
+			continue;
+		}
+		__set_bit(i, ctx->acked);
+		core->r_response = core->nonce;
+		core->r_core_ns = ktime_get_ns() - ctx->t0;
+		core->r_result |= PTO_RETIRE_ACKED;
+	}
+	return all;
+}
+
+static unsigned int pto_retire_deadline_ms(struct pto_device *pdev)
+{
+	return max(pdev->retire_ms ?: READ_ONCE(retire_timeout_ms), 1U);
+}
+
+/*
+ * Pass 2: poll every target against one shared deadline. A core that
+ * misses it stays unclosed and unreleased, with every reference it
+ * holds: quarantined, named in the log, until a reset or unload. Its
+ * claim stays consumed, so no later request can close it without an ACK.
+ */
+void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
+{
+	struct pto_device *pdev = ctx->pdev;
+	u64 end = ctx->t0 + (u64)pto_retire_deadline_ms(pdev) * NSEC_PER_MSEC;
+	unsigned int i;
+
+	while (!pto_retire_pass_poll(ctx)) {
+		u64 now = ktime_get_ns();
+
+		if (now >= end)
+			break;
+		wait_event_timeout(pdev->core_wq, pto_retire_pass_poll(ctx),
+				   nsecs_to_jiffies(end - now) + 1);
+	}
+	for_each_set_bit(i, ctx->set, PTO_MAX_CORES)
+		if (!test_bit(i, ctx->acked))
+			pto_retire_leave(ctx, &pdev->core[i], "no response");
+}
+
+/*
+ * Pass 3: IDLE + CLOSE every acknowledged window, zap the owner's user
+ * mappings, read every window back, then drain: all before any gate.
+ */
+void pto_retire_pass_close(struct pto_retire_ctx *ctx)
+{
+	struct pto_device *pdev = ctx->pdev;
+	unsigned int i, ms = READ_ONCE(mock_close_delay_ms);
+
+	if (ms && !bitmap_empty(ctx->acked, PTO_MAX_CORES))
+		msleep(ms);	/* mock only: widen the old protocol's race */
+	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_DATA_MAIN_BASE),
+			   PTO_DISPATCH_IDLE);
+		pto_retire_note(core, PTO_RW_IDLE, PTO_DISPATCH_IDLE);
+		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_FAST_PATH_ENABLE),
+			   PTO_FAST_PATH_CLOSE);
+		pto_retire_note(core, PTO_RW_CLOSE, PTO_FAST_PATH_CLOSE);
+		if (core->r_pf)
+			pto_window_zap(core->r_pf, core);
+	}
+	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+		u32 v = READ_ONCE(*pto_rkreg(core, PTO_KREG_FAST_PATH_ENABLE));
+
+		pto_retire_note(core, PTO_RW_READBACK, v);
+		if (v == PTO_FAST_PATH_CLOSE)
+			core->r_result |= PTO_RETIRE_CLOSED;
+		else
+			pr_err("pto%u: core %u window read back open\n",
+			       pdev->index, i);
+	}
+	/*
+	 * Drain: the closes and their read-backs complete before any gate
+	 * store below becomes visible (the gate stores are releases too,
+	 * but a release alone does not order posted MMIO; this fence is
+	 * the mock's stand-in for the device's completion barrier).
+	 */
+	smp_mb();
+	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES)
+		pto_retire_note(&pdev->core[i], PTO_RW_DRAIN, 0);
+}
+
+/* Drop the claimed generation's launch references (owner only). */
+static void pto_retire_drop(struct pto_core *core)
+{
+	bool same;
+
+	spin_lock(&core->launch_lock);
+	same = core->gen == core->r_gen;
+	if (same) {
+		core->owner = NULL;
+		core->payload_bo = NULL;
+		core->payload_kaddr = NULL;
+		core->payload_addr = 0;
+	}
+	spin_unlock(&core->launch_lock);
+	/*
+	 * Only the old protocol (mock switch) lets a new launch re-arm the
+	 * core before this point; the references dropped are still the
+	 * claimed generation's, so the counts stay balanced either way.
+	 */
+	if (core->r_bo)
+		pto_bo_put(core->r_bo);
+	if (core->r_pf)
+		pto_file_put(core->r_pf);
+	core->r_bo = NULL;
+	core->r_pf = NULL;
+}
+
+/*
+ * Pass 4: record, drop the launch's references, then store the release
+ * value into each acknowledged core's gate. The core observes it and only
+ * then returns; nothing of this call touches the core afterwards.
+ */
+void pto_retire_pass_release(struct pto_retire_ctx *ctx)
+{
+	struct pto_device *pdev = ctx->pdev;
+	unsigned int i;
+
+	ctx->elapsed = ktime_get_ns() - ctx->t0;
+	for_each_set_bit(i, ctx->set, PTO_MAX_CORES)
+		pdev->core[i].r_set_ns = ctx->elapsed;
+	for_each_set_bit(i, ctx->left, PTO_MAX_CORES)
+		pdev->core[i].r_set_ns = ctx->elapsed;
+	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
+		struct pto_core *core = &pdev->core[i];
+
+		pto_retire_drop(core);
+		core->r_result |= PTO_RETIRE_RELEASED;
+		atomic64_inc(&core->retirements);
+		if (ctx->recovery)
+			clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+		/*
+		 * Release: the close, the drain and every write above
+		 * precede the gate (pairs with pto_core_may_return()).
+		 */
+		smp_store_release(&pdev->gates[i].gate, PTO_GATE_RELEASE);
+		pto_retire_note(core, PTO_RW_GATE, PTO_GATE_RELEASE);
+		wake_up_all(&core->wq);
+	}
+}
+
+/* Passes 1 to 4 over the claimed set; no wait for the cores' return. */
+void pto_retire_run(struct pto_retire_ctx *ctx)
+{
+	if (bitmap_empty(ctx->set, PTO_MAX_CORES)) {
+		ctx->t0 = ktime_get_ns();
+		return;
+	}
+	pto_retire_pass_request(ctx);
+	pto_retire_pass_wait(ctx);
+	pto_retire_pass_close(ctx);
+	pto_retire_pass_release(ctx);
+}
+
+static bool pto_retire_done(struct pto_core *core)
+{
+	return !test_bit(PTO_CORE_F_LAUNCH, &core->flags) ||
+	       test_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+}
+
+static bool pto_retire_all_done(struct pto_device *pdev,
+				const unsigned long *mask)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, mask, PTO_MAX_CORES)
+		if (!pto_retire_done(&pdev->core[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Wait until the released cores have returned and the cores another
+ * owner retires are done (returned or quarantined). Both are bounded: a
+ * released core returns at once, another owner has its own deadline, and
+ * a pending request's publisher services it before its launch returns.
+ */
+void pto_retire_finish(struct pto_retire_ctx *ctx)
+{
+	struct pto_device *pdev = ctx->pdev;
+
+	wait_event(pdev->core_wq, pto_retire_all_done(pdev, ctx->acked) &&
+		   pto_retire_all_done(pdev, ctx->others));
+}
+
+/* The whole protocol for @ids: claim, passes 1 to 4, wait for the return. */
+int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
+		     unsigned int n)
+{
+	int ret = pto_retire_claim(ctx, ids, n);
+
+	if (ret)
+		return ret;
+	pto_retire_run(ctx);
+	pto_retire_finish(ctx);
+	return 0;
+}
+
+unsigned int pto_retire_mask_ids(const unsigned long *mask, u32 *ids)
+{
+	unsigned int i, n = 0;
+
+	for_each_set_bit(i, mask, PTO_MAX_CORES)
+		ids[n++] = i;
+	return n;
+}
