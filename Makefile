@@ -111,6 +111,23 @@ tools: $(TOOLS)
 tools/%: tools/%.c lib/libpto.a $(LIB_HDRS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< lib/libpto.a -lm
 
+# ptoctl links the examples (built without their main) for `ptoctl run`.
+EX_HDRS := $(wildcard examples/*.h)
+EX_OBJS := $(EXAMPLE_SRCS:%.c=$(O)/ex/%.o)
+
+$(O)/ex/examples/%.o: examples/%.c $(EX_HDRS) $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DEX_NO_MAIN $(CFLAGS) -c -o $@ $<
+
+tools/ptoctl: tools/ptoctl.c $(EX_OBJS) lib/libpto.a $(LIB_HDRS) $(EX_HDRS)
+	$(CC) $(CPPFLAGS) -Iexamples $(CFLAGS) -o $@ $< $(EX_OBJS) lib/libpto.a -lm
+
+$(O)/static/tools/ptoctl: tools/ptoctl.c $(EX_OBJS) $(O)/static/libpto.a \
+		$(LIB_HDRS) $(EX_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) -Iexamples $(CFLAGS) -o $@ $< $(EX_OBJS) \
+		$(O)/static/libpto.a -lm
+
 # Static builds for the VM's initramfs (busybox only, no shared libraries).
 static: $(STATIC_TOOLS) $(SELFTEST_BINS) $(EXAMPLE_BINS)
 
@@ -118,7 +135,7 @@ $(O)/static/tools/%: tools/%.c $(O)/static/libpto.a $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(CFLAGS) -o $@ $< $(O)/static/libpto.a -lm
 
-$(O)/static/examples/%: examples/%.c $(O)/static/libpto.a $(LIB_HDRS)
+$(O)/static/examples/%: examples/%.c $(O)/static/libpto.a $(LIB_HDRS) $(EX_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(CFLAGS) -o $@ $< $(O)/static/libpto.a -lm
 

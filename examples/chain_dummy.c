@@ -65,41 +65,29 @@ static void run_one(pto_orch *o, struct ex_buf *x, struct ex_buf *y, int fan)
 	struct chain_args ca = { x, y, fan };
 	int32_t *xv = x->map, *yv = y->map;
 	char what[96];
-	double t0, t1;
 	int ret;
 
 	memset(x->map, 0, x->size);
 	memset(y->map, 0, y->size);
-	t0 = ex_now();
-	ret = pto_orch_run(o, chain_dag, &ca);
-	t1 = ex_now();
+	ret = ex_run(o, chain_dag, &ca, (fan ? FAN : CHAIN) + 2);
 	snprintf(what, sizeof(what), "chain_dummy %s: run completes",
 		 fan ? "1 -> 18 -> 1" : "chain of 100");
 	ex_check(ret == 0, what);
-	if (ret)
-		printf("# %s\n", pto_strerror(ret));
 	printf("# X[0] = %d, Y[0] = %d\n", xv[0], yv[0]);
 	snprintf(what, sizeof(what), "chain_dummy %s: Y[0] = 42",
 		 fan ? "1 -> 18 -> 1" : "chain of 100");
 	ex_check(yv[0] == 42 && xv[0] == 42, what);
-	ex_print_stats(o, (fan ? FAN : CHAIN) + 2, t1 - t0);
 }
 
-int main(void)
+EX_MAIN(chain_dummy)
 {
 	struct pto_dev *dev;
 	struct ex_buf x, y;
 	pto_orch *o;
-	int ret;
 
-	ret = pto_dev_open(0, &dev);
-	if (ret)
-		ex_die("open /dev/pto0", ret);
+	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, 4096, &x);
 	ex_buf_alloc(dev, 4096, &y);
-	ret = pto_orch_create_device(dev, NULL, NULL, &o);
-	if (ret)
-		ex_die("orchestrator on /dev/pto0", ret);
 	run_one(o, &x, &y, 0);
 	run_one(o, &x, &y, 1);
 	pto_orch_close(o, 10000);

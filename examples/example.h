@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared scaffolding of the examples: open a device, create an orchestrator
- * on it, report in TAP so the VM suite counts each example's checks.
+ * on it, run and time a DAG, report in TAP so the VM suite counts each
+ * example's checks.
+ *
+ * Each example defines `int ex_NAME(const struct ex_opts *)` with
+ * EX_MAIN(NAME): built alone it is a program (`NAME [-d N] [--clusters M]`);
+ * built with -DEX_NO_MAIN it is linked into `ptoctl run NAME`.
  */
 #ifndef PTO_EXAMPLE_H
 #define PTO_EXAMPLE_H
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +20,7 @@
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
+#include "examples.h"
 
 static int ex_test_no;
 static int ex_failed;
@@ -64,15 +71,104 @@ static inline struct pto_tensor ex_f32(const struct ex_buf *b, uint64_t off,
 	return pto_tensor_gm(b->bo, b->map, off, n * 4, PTO_DTYPE_F32);
 }
 
-static inline void ex_print_stats(pto_orch *o, unsigned long tasks,
-				  double seconds)
+/* Open the device and create an orchestrator on it (dies on failure). */
+static inline void ex_open(const struct ex_opts *opts,
+			   const struct pto_orch_config *ocfg,
+			   struct pto_dev **dev, pto_orch **o)
 {
-	struct pto_sched_stats st;
+	struct pto_sched_config sc = { .clusters = opts->clusters };
+	char what[64];
+	int ret;
 
-	pto_orch_sched_stats(o, &st);
-	printf("# %lu tasks in %.3f ms: %.0f tasks/s, %llu doorbells, %llu sleeps\n",
-	       tasks, seconds * 1e3, tasks / seconds,
-	       (unsigned long long)st.doorbells, (unsigned long long)st.sleeps);
+	snprintf(what, sizeof(what), "open /dev/pto%u", opts->dev);
+	ret = pto_dev_open(opts->dev, dev);
+	if (ret)
+		ex_die(what, ret);
+	if (!o)
+		return;
+	ret = pto_orch_create_device(*dev, ocfg, &sc, o);
+	if (ret)
+		ex_die("orchestrator on the device", ret);
 }
+
+/*
+ * Submit @fn as a run, wait for it, and print the timings: submit (the
+ * orchestration function, on this thread), run (until the last task
+ * completed), tasks/s over both, doorbell ioctls and scheduler sleeps.
+ */
+static inline int ex_run(pto_orch *o, pto_orch_fn fn, void *arg,
+			 unsigned long tasks)
+{
+	struct pto_sched_stats s0, s1;
+	double t0, t1, t2;
+	pto_run *r;
+	int ret;
+
+	pto_orch_sched_stats(o, &s0);
+	t0 = ex_now();
+	ret = pto_submit(o, fn, arg, &r);
+	t1 = ex_now();
+	if (r) {
+		int wret = pto_run_wait(r, -1);
+
+		if (!ret)
+			ret = wret;
+		pto_run_release(r);
+	}
+	t2 = ex_now();
+	pto_orch_sched_stats(o, &s1);
+	printf("# %lu tasks: submit %.3f ms, run %.3f ms, %.0f tasks/s, "
+	       "%llu doorbells, %llu sleeps\n", tasks, (t1 - t0) * 1e3,
+	       (t2 - t0) * 1e3, tasks / (t2 - t0),
+	       (unsigned long long)(s1.doorbells - s0.doorbells),
+	       (unsigned long long)(s1.sleeps - s0.sleeps));
+	if (ret)
+		printf("# %s: %s\n", pto_strerror(ret), pto_orch_error(o));
+	return ret;
+}
+
+static inline int ex_parse(int argc, char **argv, struct ex_opts *opts)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "clusters", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opts->dev = 0;
+	opts->clusters = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:c:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			opts->dev = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			opts->clusters = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-d N] [--clusters M]\n",
+				argv[0]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+#ifdef EX_NO_MAIN
+#define EX_MAIN(name) int ex_##name(const struct ex_opts *opts)
+#else
+#define EX_MAIN(name)							\
+	int main(int argc, char **argv)					\
+	{								\
+		struct ex_opts opts;					\
+									\
+		if (ex_parse(argc, argv, &opts))			\
+			return 2;					\
+		return ex_##name(&opts);				\
+	}								\
+	int ex_##name(const struct ex_opts *opts)
+#endif
 
 #endif

@@ -56,33 +56,22 @@ static int fanin_dag(pto_orch *o, void *arg)
 	return ret;
 }
 
-int main(void)
+EX_MAIN(fanin)
 {
 	struct pto_dev *dev;
 	struct ex_buf p, c;
 	struct fanin_args fa = { &p, &c };
 	pto_orch *o;
-	double t0, t1;
 	int ret, j, bad = 0;
 
-	ret = pto_dev_open(0, &dev);
-	if (ret)
-		ex_die("open /dev/pto0", ret);
+	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, NP * SLOT, &p);
 	ex_buf_alloc(dev, NP * SLOT, &c);
-	ret = pto_orch_create_device(dev, NULL, NULL, &o);
-	if (ret)
-		ex_die("orchestrator on /dev/pto0", ret);
-	t0 = ex_now();
-	ret = pto_orch_run(o, fanin_dag, &fa);
-	t1 = ex_now();
+	ret = ex_run(o, fanin_dag, &fa, 2 * NP);
 	ex_check(ret == 0, "fanin: run completes");
-	if (ret)
-		printf("# %s\n", pto_strerror(ret));
 	for (j = 0; j < NP; j++)
 		bad += ((int32_t *)((char *)c.map + j * SLOT))[0] != 42;
 	ex_check(bad == 0, "fanin: every consumer's output slot[0] = 42");
-	ex_print_stats(o, 2 * NP, t1 - t0);
 	pto_orch_close(o, 10000);
 	pto_orch_destroy(o);
 	pto_bo_free(p.bo);

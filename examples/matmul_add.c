@@ -72,19 +72,17 @@ static float val_a(int i, int r, int c) { return (float)((i + r * 3 + c) % 5 - 2
 static float val_b(int i, int r, int c) { return (float)((i * 7 + r + c * 2) % 3 - 1); }
 static float val_e(int i, int r, int c) { return (float)((i + r + c) % 7); }
 
-int main(void)
+EX_MAIN(matmul_add)
 {
 	struct ex_buf a, b, e, d;
 	struct mm_args ma = { &a, &b, &e, &d };
 	struct pto_dev *dev;
 	pto_orch *o;
-	double t0, t1, worst = 0;
+	double worst = 0;
 	int ret, i, r, c, k, bad = 0;
 	float *ref;
 
-	ret = pto_dev_open(0, &dev);
-	if (ret)
-		ex_die("open /dev/pto0", ret);
+	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, BATCH * TILE_BYTES, &a);
 	ex_buf_alloc(dev, BATCH * TILE_BYTES, &b);
 	ex_buf_alloc(dev, BATCH * TILE_BYTES, &e);
@@ -98,15 +96,8 @@ int main(void)
 				((float *)b.map)[at] = val_b(i, r, c);
 				((float *)e.map)[at] = val_e(i, r, c);
 			}
-	ret = pto_orch_create_device(dev, NULL, NULL, &o);
-	if (ret)
-		ex_die("orchestrator on /dev/pto0", ret);
-	t0 = ex_now();
-	ret = pto_orch_run(o, mm_dag, &ma);
-	t1 = ex_now();
+	ret = ex_run(o, mm_dag, &ma, 2 * BATCH);
 	ex_check(ret == 0, "matmul_add: run completes");
-	if (ret)
-		printf("# %s: %s\n", pto_strerror(ret), pto_orch_error(o));
 
 	ref = malloc(sizeof(float) * T * T);
 	for (i = 0; ref && i < BATCH; i++) {
@@ -135,7 +126,6 @@ int main(void)
 	printf("# worst relative error %g over %d tiles\n", worst, BATCH);
 	ex_check(ref && bad == 0, "matmul_add: every D_i = A_i x B_i + E_i (CPU reference)");
 	free(ref);
-	ex_print_stats(o, 2 * BATCH, t1 - t0);
 	pto_orch_close(o, 10000);
 	pto_orch_destroy(o);
 	pto_bo_free(a.bo);

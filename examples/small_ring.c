@@ -33,38 +33,33 @@ static int ring_dag(pto_orch *o, void *arg)
 	return ret;
 }
 
-static int run_with_ring(struct pto_dev *dev, uint64_t ring, char *msg,
+static int run_with_ring(const struct ex_opts *opts, uint64_t ring, char *msg,
 			 size_t len, double *seconds)
 {
 	struct pto_orch_config cfg = { .heap_ring_size = ring, .timeout_ms = 300 };
+	struct pto_dev *dev;
 	pto_orch *o;
 	double t0;
 	int ret;
 
-	ret = pto_orch_create_device(dev, &cfg, NULL, &o);
-	if (ret)
-		ex_die("orchestrator on /dev/pto0", ret);
+	ex_open(opts, &cfg, &dev, &o);
 	t0 = ex_now();
 	ret = pto_orch_run(o, ring_dag, NULL);
 	*seconds = ex_now() - t0;
 	snprintf(msg, len, "%s", pto_orch_error(o));
 	pto_orch_close(o, 10000);
 	pto_orch_destroy(o);
+	pto_dev_close(dev);
 	return ret;
 }
 
-int main(void)
+EX_MAIN(small_ring)
 {
-	struct pto_dev *dev;
 	char msg[256];
 	double s;
 	int ret;
 
-	ret = pto_dev_open(0, &dev);
-	if (ret)
-		ex_die("open /dev/pto0", ret);
-
-	ret = run_with_ring(dev, 4 * OUT_BYTES, msg, sizeof(msg), &s);
+	ret = run_with_ring(opts, 4 * OUT_BYTES, msg, sizeof(msg), &s);
 	printf("# 64 KiB ring: %s (%s) after %.0f ms\n", pto_strerror(ret), msg,
 	       s * 1e3);
 	ex_check(ret < 0, "small_ring: a too small ring fails the run");
@@ -72,9 +67,8 @@ int main(void)
 		 "small_ring: the error names the ring and the fix");
 	ex_check(s < 5.0, "small_ring: the failure comes after the timeout, not a hang");
 
-	ret = run_with_ring(dev, 5 * OUT_BYTES, msg, sizeof(msg), &s);
+	ret = run_with_ring(opts, 5 * OUT_BYTES, msg, sizeof(msg), &s);
 	printf("# 80 KiB ring: %s %s\n", pto_strerror(ret), msg);
 	ex_check(ret == 0, "small_ring: a just large enough ring completes");
-	pto_dev_close(dev);
 	return ex_failed;
 }

@@ -46,18 +46,13 @@ static void run_one(pto_orch *o, struct ex_buf *out, enum pto_worker_kind kind,
 	const char *name = kind == PTO_WK_MIX ? "MIX" : "AIV";
 	uint32_t b, i, bad = 0;
 	char what[96];
-	double t0, t1;
 	int ret;
 
 	memset(out->map, 0xff, out->size);
-	t0 = ex_now();
-	ret = pto_orch_run(o, spmd_dag, &sa);
-	t1 = ex_now();
+	ret = ex_run(o, spmd_dag, &sa, nblocks);
 	snprintf(what, sizeof(what), "spmd %s block_num %u: run completes", name,
 		 nblocks);
 	ex_check(ret == 0, what);
-	if (ret)
-		printf("# %s: %s\n", pto_strerror(ret), pto_orch_error(o));
 	for (b = 0; b < nblocks; b++) {
 		bad += v[b * LINE_I32] != (int32_t)b;
 		for (i = 1; i < LINE_I32; i++)
@@ -69,10 +64,9 @@ static void run_one(pto_orch *o, struct ex_buf *out, enum pto_worker_kind kind,
 		 "spmd %s block_num %u: each block wrote its index in its own line",
 		 name, nblocks);
 	ex_check(bad == 0, what);
-	printf("# %s x %u in %.3f ms\n", name, nblocks, (t1 - t0) * 1e3);
 }
 
-int main(void)
+EX_MAIN(spmd)
 {
 	static const uint32_t aiv[] = { 4, 16, 24, 48, 96 };
 	static const uint32_t mix[] = { 2, 8, 12, 24, 48 };
@@ -80,15 +74,9 @@ int main(void)
 	struct ex_buf out;
 	pto_orch *o;
 	unsigned int i;
-	int ret;
 
-	ret = pto_dev_open(0, &dev);
-	if (ret)
-		ex_die("open /dev/pto0", ret);
+	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, 96 * LINE_I32 * 4, &out);
-	ret = pto_orch_create_device(dev, NULL, NULL, &o);
-	if (ret)
-		ex_die("orchestrator on /dev/pto0", ret);
 	for (i = 0; i < sizeof(aiv) / sizeof(aiv[0]); i++)
 		run_one(o, &out, PTO_WK_AIV, aiv[i]);
 	for (i = 0; i < sizeof(mix) / sizeof(mix[0]); i++)

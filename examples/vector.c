@@ -77,19 +77,16 @@ static int vector_dag(pto_orch *o, void *p)
 	return ret;
 }
 
-int main(void)
+EX_MAIN(vector)
 {
 	struct ex_buf a, b, f;
 	struct vec_args va = { &a, &b, &f };
 	struct pto_dev *dev;
 	pto_orch *o;
 	float *fa, *fb, *ff;
-	double t0, t1;
 	int ret, i, bad = 0;
 
-	ret = pto_dev_open(0, &dev);
-	if (ret)
-		ex_die("open /dev/pto0", ret);
+	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, N * 4, &a);
 	ex_buf_alloc(dev, N * 4, &b);
 	ex_buf_alloc(dev, N * 4, &f);
@@ -100,20 +97,12 @@ int main(void)
 		fa[i] = 2;
 		fb[i] = 3;
 	}
-	ret = pto_orch_create_device(dev, NULL, NULL, &o);
-	if (ret)
-		ex_die("orchestrator on /dev/pto0", ret);
-	t0 = ex_now();
-	ret = pto_orch_run(o, vector_dag, &va);
-	t1 = ex_now();
+	ret = ex_run(o, vector_dag, &va, 5);
 	ex_check(ret == 0, "vector: run completes");
-	if (ret)
-		printf("# %s\n", pto_strerror(ret));
 	for (i = 0; i < N; i++)
 		bad += ff[i] != 47.0f;
 	printf("# f[0] = %g, f[%d] = %g\n", ff[0], N - 1, ff[N - 1]);
 	ex_check(bad == 0, "vector: every element of f = 47");
-	ex_print_stats(o, 5, t1 - t0);
 	pto_orch_close(o, 10000);
 	pto_orch_destroy(o);
 	pto_bo_free(a.bo);

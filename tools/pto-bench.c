@@ -313,18 +313,21 @@ int main(int argc, char **argv)
 		{ "dev", required_argument, NULL, 'd' },
 		{ "clusters", required_argument, NULL, 'c' },
 		{ "sched-threads", required_argument, NULL, 't' },
+		{ "shape", required_argument, NULL, 'S' },
+		{ "min-log2", required_argument, NULL, 'n' },
 		{ "sched-spin-us", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int dev_index = 0;
-	int device = 0, ret;
+	const char *only_shape = NULL;
+	int device = 0, ret, minlog = 10;
 	char self_dir[4096], peer_default[4200];
 	const char *peer_path = NULL;
 	uint32_t workers = 2, window = 4096;
 	int maxlog = 20, peer_max = 16, opt, s, lg, use_peer = 1;
 	ssize_t len;
 
-	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'D':
 			device = 1;
@@ -337,6 +340,12 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			g_threads = (uint32_t)atoi(optarg);
+			break;
+		case 'S':
+			only_shape = optarg;
+			break;
+		case 'n':
+			minlog = atoi(optarg);
 			break;
 		case 's':
 			g_spin_us = (uint32_t)atoi(optarg);
@@ -362,6 +371,7 @@ int main(int argc, char **argv)
 		default:
 			printf("usage: pto-bench [--device [-d N] [--clusters M] "
 			       "[--sched-threads T] [--sched-spin-us US]] "
+			       "[--shape NAME] [--min-log2 N] "
 			       "[-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
 			       "[-M PEER_MAXLOG2] [--peer PATH | --no-peer]\n");
 			return opt == 'h' ? 0 : 2;
@@ -395,18 +405,23 @@ int main(int argc, char **argv)
 		}
 		pto_dev_info(g_dev, &info);
 		printf("# pto-bench: device pto%u, %u of %u clusters (%u cores), "
-		       "window %u slots/ring, scopes of %d, noop kernels; "
-		       "StarPU on %u CPU workers\n", dev_index,
-		       g_clusters ? g_clusters : info.clusters, info.clusters,
+		       "window %u slots/ring, scopes of %d, noop kernels",
+		       dev_index, g_clusters ? g_clusters : info.clusters,
+		       info.clusters,
 		       (g_clusters ? g_clusters : info.clusters) * 3, window,
-		       BATCH, workers);
+		       BATCH);
+		if (peer_path)
+			printf("; StarPU on %u CPU workers", workers);
+		printf("\n");
 	} else {
 		printf("# pto-bench: in-process backend, %u workers, window %u slots/ring, "
 		       "scopes of %d, noop tasks\n", workers, window, BATCH);
 		submit_cost(workers);
 	}
 	for (s = 0; s < NSHAPE; s++) {
-		for (lg = 10; lg <= maxlog; lg += 2) {
+		if (only_shape && strcmp(only_shape, shape_name[s]))
+			continue;
+		for (lg = minlog; lg <= maxlog; lg += 2) {
 			struct job j = { (enum shape)s, 1L << lg, 0 };
 			uint64_t best = UINT64_MAX, best_sub = 0;
 			struct pto_sched_stats st = { 0 }, best_st = { 0 };

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <pto/pto.h>
 #include "core.h"
+#include "examples.h"
 
 struct ptoctl_cmd {
 	const char *name;
@@ -516,11 +517,69 @@ out_close:
 	return ret;
 }
 
+/* ptoctl run EXAMPLE [-d N] [--clusters M]: an example from examples/. */
+struct ptoctl_example {
+	const char *name;
+	const char *desc;
+	int (*run)(const struct ex_opts *opts);
+};
+
+#define PTOCTL_EXAMPLE(n, d) { #n, d, ex_##n },
+static const struct ptoctl_example examples[] = { PTO_EXAMPLES(PTOCTL_EXAMPLE) };
+#undef PTOCTL_EXAMPLE
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "clusters", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ex_opts eo = { 0 };
+	const char *name = NULL;
+	size_t i;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:c:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			eo.dev = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			eo.clusters = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		name = argv[optind];
+	for (i = 0; name && i < sizeof(examples) / sizeof(examples[0]); i++) {
+		if (strcmp(name, examples[i].name))
+			continue;
+		if (eo.clusters)
+			printf("# ptoctl run %s on /dev/pto%u, %u clusters: %s\n",
+			       name, eo.dev, eo.clusters, examples[i].desc);
+		else
+			printf("# ptoctl run %s on /dev/pto%u: %s\n", name,
+			       eo.dev, examples[i].desc);
+		fflush(stdout);
+		return examples[i].run(&eo) ? -EIO : 0;
+	}
+	fprintf(stderr, "ptoctl run: %s%s\nexamples:\n",
+		name ? "unknown example " : "which example?", name ? name : "");
+	for (i = 0; i < sizeof(examples) / sizeof(examples[0]); i++)
+		fprintf(stderr, "  %-12s %s\n", examples[i].name, examples[i].desc);
+	return -EINVAL;
+}
+
 static const struct ptoctl_cmd cmds[] = {
 	{ "info", "info [-d N]", cmd_info },
 	{ "cores", "cores [-d N]", cmd_cores },
 	{ "exec", "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]",
 	  cmd_exec },
+	{ "run", "run EXAMPLE [-d N] [--clusters M]", cmd_run },
 };
 
 static void usage(FILE *f)
