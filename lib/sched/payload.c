@@ -78,11 +78,17 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 		p->block_num = v->nmembers;
 	}
 	/*
-	 * noop and spin_ns read no tensor: their tensors only order tasks
-	 * (dependency keys may be host addresses), so none reach the core.
+	 * Kernels that read no tensor (noop, spin_ns, fault, hang): their
+	 * tensors only order tasks (the keys may be host addresses), so none
+	 * reach the core.
 	 */
-	if (p->func_id == PTO_FUNC_NOOP || p->func_id == PTO_FUNC_SPIN_NS)
+	switch (p->func_id) {
+	case PTO_FUNC_NOOP:
+	case PTO_FUNC_SPIN_NS:
+	case PTO_FUNC_FAULT:
+	case PTO_FUNC_HANG:
 		return 0;
+	}
 	for (i = 0; i < v->ntensors; i++)
 		if (is_written(v->tensors[i].tag))
 			out = (int)i;

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The device scheduler (pto/sched.h) against the mock device: device
+ * errors, group placement rules, statistics. The examples cover the DAG
+ * shapes; these cover the rules.
+ */
+#include <stdlib.h>
+#include <pto/orch.h>
+#include <pto/pto.h>
+#include <pto/sched.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+
+static const struct pto_callable k_fill = { .kernel_id = PTO_FUNC_FILL };
+static const struct pto_callable k_fault = { .kernel_id = PTO_FUNC_FAULT };
+static const struct pto_callable k_copy = { .kernel_id = PTO_FUNC_COPY };
+static const struct pto_callable k_add = { .kernel_id = PTO_FUNC_ADD };
+
+FIXTURE(sched) {
+	struct pto_dev *dev;
+	struct pto_dev_info info;
+	pto_orch *o;
+	struct pto_bo *bo;
+	int32_t *map;
+};
+
+FIXTURE_SETUP(sched)
+{
+	ASSERT_EQ(0, pto_dev_open(0, &self->dev));
+	pto_dev_info(self->dev, &self->info);
+	ASSERT_EQ(0, pto_bo_alloc(self->dev, 1 << 16, 0, &self->bo));
+	ASSERT_EQ(0, pto_bo_map(self->bo, (void **)&self->map));
+	ASSERT_EQ(0, pto_orch_create_device(self->dev, NULL, NULL, &self->o));
+}
+
+FIXTURE_TEARDOWN(sched)
+{
+	EXPECT_EQ(0, pto_orch_close(self->o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(self->o));
+	pto_bo_free(self->bo);
+	pto_dev_close(self->dev);
+}
+
+/* i32 tensor of @n elements at element offset @at of the fixture buffer. */
+static struct pto_tensor ti(struct _test_data_sched *self, uint32_t at,
+			    uint32_t n)
+{
+	return pto_tensor_gm(self->bo, self->map, at * 4ULL, n * 4ULL,
+			     PTO_DTYPE_I32);
+}
+
+struct ctx {
+	struct _test_data_sched *self;
+	int kind;
+	int32_t ids[3];
+	uint32_t n;
+	struct pto_task h;
+};
+
+/* fault -> copy (consumer) ; and an independent fill that must still run */
+static int fault_dag(pto_orch *o, void *arg)
+{
+	struct ctx *c = arg;
+	struct pto_tensor a = ti(c->self, 0, 16), b = ti(c->self, 64, 16);
+	struct pto_tensor z = ti(c->self, 128, 16);
+	struct pto_task_args args;
+	struct pto_task h;
+	int ret;
+
+	pto_args_init(&args);
+	pto_args_add_tensor(&args, &a, PTO_NO_DEP);
+	ret = pto_submit_next_level(o, &k_fault, &args, NULL,
+				    pto_on_kind(PTO_WK_AIV), &h);
+	pto_args_reset(&args);
+	pto_args_add_tensor(&args, &a, PTO_INPUT);
+	pto_args_add_tensor(&args, &b, PTO_OUTPUT_EXISTING);
+	pto_args_add_dep(&args, h);
+	if (!ret)
+		ret = pto_submit_next_level(o, &k_copy, &args, NULL,
+					    pto_on_kind(PTO_WK_AIV), &h);
+	pto_args_reset(&args);
+	pto_args_add_scalar(&args, 5);
+	pto_args_add_tensor(&args, &z, PTO_OUTPUT_EXISTING);
+	if (!ret)
+		ret = pto_submit_next_level(o, &k_fill, &args, NULL,
+					    pto_on_kind(PTO_WK_AIV), &h);
+	pto_args_fini(&args);
+	return ret;
+}
+
+static int fill_dag(pto_orch *o, void *arg)
+{
+	struct ctx *c = arg;
+	struct pto_tensor t = ti(c->self, 256, 16);
+	struct pto_task_args args;
+	int ret;
+
+	pto_args_init(&args);
+	pto_args_add_scalar(&args, 9);
+	pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &k_fill, &args, NULL,
+				    pto_on_kind(PTO_WK_AIC), &c->h);
+	pto_args_fini(&args);
+	return ret;
+}
+
+TEST_F(sched, device_error_fails_task_and_poisons_consumer)
+{
+	struct ctx c = { .self = self };
+	struct pto_sched_stats st;
+	pto_run *r;
+	int i;
+
+	for (i = 0; i < 16; i++)
+		self->map[64 + i] = -1;
+	ASSERT_EQ(0, pto_submit(self->o, fault_dag, &c, &r));
+	EXPECT_EQ(-EIO, pto_run_wait(r, 20000));
+	EXPECT_NE(NULL, strstr(pto_run_error(r), "device fault"))
+		TH_LOG("%s", pto_run_error(r));
+	EXPECT_NE(NULL, strstr(pto_run_error(r), "on core"));
+	/* Repeated waits replay the same result. */
+	EXPECT_EQ(-EIO, pto_run_wait(r, 0));
+	pto_run_release(r);
+	/* The consumer never ran; the independent task did. */
+	for (i = 0; i < 16; i++) {
+		EXPECT_EQ(-1, self->map[64 + i]);
+		EXPECT_EQ(5, self->map[128 + i]);
+	}
+	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st));
+	EXPECT_EQ(1, st.errors);
+	EXPECT_EQ(2, st.tasks);		/* fault + fill reached a core */
+	/* The device is fine for the next run. */
+	EXPECT_EQ(0, pto_orch_run(self->o, fill_dag, &c));
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(9, self->map[256 + i]);
+	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st));
+	EXPECT_EQ(3, st.tasks);
+}
+
+static int host_tensor_dag(pto_orch *o, void *arg)
+{
+	static int32_t host[16];
+	struct pto_tensor h = pto_tensor_host(host, sizeof(host));
+	struct ctx *c = arg;
+	struct pto_tensor t = ti(c->self, 0, 16);
+	struct pto_task_args args;
+	int ret;
+
+	pto_args_init(&args);
+	pto_args_add_tensor(&args, &h, PTO_INPUT);
+	pto_args_add_tensor(&args, &t, PTO_INPUT);
+	pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &k_add, &args, NULL,
+				    pto_on_kind(PTO_WK_AIV), &c->h);
+	pto_args_fini(&args);
+	return ret;
+}
+
+TEST_F(sched, host_memory_is_refused_with_a_reason)
+{
+	struct ctx c = { .self = self };
+	pto_run *r;
+
+	ASSERT_EQ(0, pto_submit(self->o, host_tensor_dag, &c, &r));
+	EXPECT_EQ(-EINVAL, pto_run_wait(r, 20000));
+	EXPECT_NE(NULL, strstr(pto_run_error(r), "not in device GM"))
+		TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
+}
+
+/* A group: member i fills 16 elements at 512 + 16 i with 100 + i. */
+static int group_dag(pto_orch *o, void *arg)
+{
+	struct ctx *c = arg;
+	struct pto_task_args a[3], *ap[3];
+	struct pto_tensor t[3];
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < c->n; i++) {
+		t[i] = ti(c->self, 512 + 16 * i, 16);
+		pto_args_init(&a[i]);
+		pto_args_add_scalar(&a[i], 100 + i);
+		pto_args_add_tensor(&a[i], &t[i], PTO_OUTPUT_EXISTING);
+		ap[i] = &a[i];
+	}
+	ret = pto_submit_next_level_group(o, &k_fill, ap, c->n, NULL, c->ids,
+					  &c->h);
+	for (i = 0; i < c->n; i++)
+		pto_args_fini(&a[i]);
+	return ret;
+}
+
+TEST_F(sched, group_inside_one_partition_runs)
+{
+	struct ctx c = { .self = self, .ids = { 0, 1, 2 }, .n = 3 };
+	uint32_t i, j;
+
+	ASSERT_EQ(0, pto_orch_run(self->o, group_dag, &c));
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 16; j++)
+			EXPECT_EQ(100 + (int)i, self->map[512 + 16 * i + j]);
+}
+
+TEST_F(sched, group_across_partitions_is_refused)
+{
+	struct ctx c = { .self = self, .n = 2 };
+	pto_run *r = NULL;
+	int ret;
+
+	if (self->info.clusters < 2)
+		SKIP(return, "one cluster: one scheduler thread");
+	/* Cluster 0 and the last cluster belong to different threads. */
+	c.ids[0] = 0;
+	c.ids[1] = (int32_t)(self->info.clusters - 1) * 3;
+	ret = pto_submit(self->o, group_dag, &c, &r);
+	EXPECT_EQ(-EINVAL, ret);
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "one partition"))
+		TH_LOG("%s", pto_orch_error(self->o));
+	if (r) {
+		EXPECT_EQ(-EINVAL, pto_run_wait(r, 20000));
+		pto_run_release(r);
+	}
+	/* Nothing was written. */
+	EXPECT_EQ(0, self->map[512]);
+}
+
+TEST_HARNESS_MAIN
