@@ -130,13 +130,10 @@ int pto_ioctl_bo_free(struct pto_file *pf, void *data)
 		return -EINVAL;
 	mutex_lock(&pf->lock);
 	bo = xa_load(&pf->bos, args->handle);
-	if (!bo) {
-		mutex_unlock(&pf->lock);
-		return -ENOENT;
-	}
-	pto_bo_unpublish(pf, bo);
+	if (bo)
+		pto_bo_unpublish(pf, bo);
 	mutex_unlock(&pf->lock);
-	return 0;
+	return bo ? 0 : -ENOENT;
 }
 
 int pto_ioctl_bo_info(struct pto_file *pf, void *data)
@@ -148,16 +145,14 @@ int pto_ioctl_bo_info(struct pto_file *pf, void *data)
 		return -EINVAL;
 	mutex_lock(&pf->lock);
 	bo = xa_load(&pf->bos, args->handle);
-	if (!bo) {
-		mutex_unlock(&pf->lock);
-		return -ENOENT;
+	if (bo) {
+		args->size = bo->size;
+		args->dev_addr = bo->dev_addr;
+		args->mmap_offset = pto_bo_mmap_offset(bo);
+		args->flags = bo->flags;
 	}
-	args->size = bo->size;
-	args->dev_addr = bo->dev_addr;
-	args->mmap_offset = pto_bo_mmap_offset(bo);
-	args->flags = bo->flags;
 	mutex_unlock(&pf->lock);
-	return 0;
+	return bo ? 0 : -ENOENT;
 }
 
 /*

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device scheduler's translation of an orchestrator task into a core
+ * payload (lib/sched/payload.c), without a device.
+ */
+#include <errno.h>
+#include <string.h>
+#include <linux/pto.h>
+#include "sched/sched.h"
+#include "kselftest_harness.h"
+
+static struct pto_arg_tensor gm(uint64_t obj, uint64_t off, uint64_t nbytes,
+				uint8_t tag)
+{
+	struct pto_arg_tensor a = { .tag = tag };
+
+	a.t.obj = obj;
+	a.t.offset = off;
+	a.t.nbytes = nbytes;
+	a.t.space = PTO_SPACE_GM;
+	a.t.dtype = PTO_DTYPE_F32;
+	return a;
+}
+
+static void view(struct orch_dispatch_view *v, const struct pto_callable *c,
+		 const struct pto_arg_tensor *t, uint32_t nt,
+		 const uint64_t *s, uint32_t ns)
+{
+	memset(v, 0, sizeof(*v));
+	v->callable = c;
+	v->tensors = t;
+	v->ntensors = nt;
+	v->scalars = s;
+	v->nscalars = ns;
+	v->nmembers = 1;
+}
+
+TEST(inputs_fill_a_b_and_the_written_tensor_is_out)
+{
+	static const struct pto_callable add = { .kernel_id = PTO_FUNC_ADD };
+	struct pto_arg_tensor t[3] = {
+		gm(0x10000, 0, 64, PTO_OUTPUT_EXISTING),	/* out first */
+		gm(0x20000, 128, 64, PTO_INPUT),
+		gm(0x30000, 256, 64, PTO_INPUT),
+	};
+	struct orch_dispatch_view v;
+	struct pto_payload p;
+	char msg[128] = "";
+
+	view(&v, &add, t, 3, NULL, 0);
+	ASSERT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(PTO_FUNC_ADD, p.func_id);
+	EXPECT_EQ(0x20000 + 128, p.t[PTO_ARG_A].addr);
+	EXPECT_EQ(0x30000 + 256, p.t[PTO_ARG_B].addr);
+	EXPECT_EQ(0x10000, p.t[PTO_ARG_OUT].addr);
+	EXPECT_EQ(1, p.t[PTO_ARG_A].rank);
+	EXPECT_EQ(16, p.t[PTO_ARG_A].shape[0]);
+	EXPECT_EQ(1, p.t[PTO_ARG_A].strides[0]);
+	EXPECT_EQ(PTO_DTYPE_F32, p.t[PTO_ARG_OUT].dtype);
+	EXPECT_EQ(0, p.block_num);
+}
+
+TEST(shapes_and_default_strides)
+{
+	static const struct pto_callable mm = { .kernel_id = PTO_FUNC_MATMUL };
+	struct pto_arg_tensor t[3] = {
+		gm(0x10000, 0, 0, PTO_INPUT), gm(0x20000, 0, 0, PTO_INPUT),
+		gm(0x30000, 0, 0, PTO_OUTPUT),
+	};
+	struct orch_dispatch_view v;
+	struct pto_payload p;
+	char msg[128];
+
+	t[0].t.rank = 2;
+	t[0].t.shape[0] = 8;
+	t[0].t.shape[1] = 4;
+	t[1].t.rank = 2;
+	t[1].t.shape[0] = 4;
+	t[1].t.shape[1] = 6;
+	t[1].t.strides[0] = 10;		/* padded rows */
+	t[2].t.rank = 2;
+	t[2].t.shape[0] = 8;
+	t[2].t.shape[1] = 6;
+	view(&v, &mm, t, 3, NULL, 0);
+	ASSERT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(4, p.t[PTO_ARG_A].strides[0]);	/* contiguous rows */
+	EXPECT_EQ(1, p.t[PTO_ARG_A].strides[1]);
+	EXPECT_EQ(10, p.t[PTO_ARG_B].strides[0]);	/* as given */
+	EXPECT_EQ(1, p.t[PTO_ARG_B].strides[1]);
+	EXPECT_EQ(6, p.t[PTO_ARG_OUT].strides[0]);
+	t[0].t.rank = 5;
+	EXPECT_EQ(-EINVAL, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "rank"));
+}
+
+TEST(host_tensors_and_odd_sizes_are_refused)
+{
+	static const struct pto_callable cp = { .kernel_id = PTO_FUNC_COPY };
+	struct pto_arg_tensor t[2] = {
+		gm(0x10000, 0, 64, PTO_INPUT), gm(0x20000, 0, 64, PTO_OUTPUT),
+	};
+	struct orch_dispatch_view v;
+	struct pto_payload p;
+	char msg[128];
+
+	t[0].t.space = PTO_SPACE_HOST;
+	view(&v, &cp, t, 2, NULL, 0);
+	EXPECT_EQ(-EINVAL, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "not in device GM"));
+	t[0].t.space = PTO_SPACE_GM;
+	t[0].t.nbytes = 6;
+	EXPECT_EQ(-EINVAL, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "whole number"));
+}
+
+TEST(too_many_arguments)
+{
+	static const struct pto_callable add = { .kernel_id = PTO_FUNC_ADD };
+	struct pto_arg_tensor t[4] = {
+		gm(1 << 16, 0, 64, PTO_INPUT), gm(2 << 16, 0, 64, PTO_INPUT),
+		gm(3 << 16, 0, 64, PTO_INPUT), gm(4 << 16, 0, 64, PTO_OUTPUT),
+	};
+	uint64_t s[3] = { 1, 2, 3 };
+	struct orch_dispatch_view v;
+	struct pto_payload p;
+	char msg[128];
+
+	view(&v, &add, t, 4, NULL, 0);
+	EXPECT_EQ(-E2BIG, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	view(&v, &add, t + 1, 3, s, 3);
+	EXPECT_EQ(-E2BIG, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	/* Three inputs would need a fourth slot. */
+	t[3].tag = PTO_INPUT;
+	view(&v, &add, t + 1, 3, NULL, 0);
+	EXPECT_EQ(-E2BIG, sched_build_payload(&v, &p, msg, sizeof(msg)));
+}
+
+TEST(tensorless_kernels_get_no_tensors_and_blocks_their_index)
+{
+	static const struct pto_callable noop = { .kernel_id = PTO_FUNC_NOOP };
+	struct pto_arg_tensor t[1] = { gm(0, 0, 64, PTO_INOUT) };
+	uint64_t s[2] = { 7, 0xffffffffffULL };
+	struct orch_dispatch_view v;
+	struct pto_payload p;
+	char msg[128];
+
+	t[0].t.space = PTO_SPACE_HOST;		/* a pure ordering key */
+	view(&v, &noop, t, 1, s, 2);
+	v.member = 5;
+	v.nmembers = 12;
+	ASSERT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(0, p.t[PTO_ARG_A].addr);
+	EXPECT_EQ(0, p.t[PTO_ARG_OUT].rank);
+	EXPECT_EQ(7, p.scalar[0]);
+	EXPECT_EQ(0xffffffffffULL, p.scalar[1]);
+	EXPECT_EQ(5, p.block_idx);
+	EXPECT_EQ(12, p.block_num);
+	EXPECT_EQ(0, p.flags);
+}
+
+TEST_HARNESS_MAIN
