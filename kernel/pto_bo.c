@@ -88,10 +88,15 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 	 * this file: fill the reply while pf->lock still excludes BO_FREE.
 	 */
 	mutex_lock(&pf->lock);
-	ret = xa_alloc(&pf->bos, &handle, bo,
-		       XA_LIMIT(1, (1U << (63 - PTO_MMAP_BO_SHIFT - PAGE_SHIFT)) - 1),
-		       GFP_KERNEL);
-	if (ret)
+	/*
+	 * Cyclic handles: a stale handle (or mmap offset) of a freed buffer
+	 * names nothing rather than the next buffer, until the space wraps.
+	 */
+	ret = xa_alloc_cyclic(&pf->bos, &handle, bo,
+			      XA_LIMIT(1, (1U << (63 - PTO_MMAP_BO_SHIFT -
+						  PAGE_SHIFT)) - 1),
+			      &pf->next_handle, GFP_KERNEL);
+	if (ret < 0)
 		goto err_unlock;
 	bo->handle = handle;
 	ret = mtree_store_range(&pf->ranges, bo->dev_addr,

@@ -320,6 +320,7 @@ struct pto_file {
 
 	struct mutex lock;
 	struct xarray bos;
+	u32 next_handle;	/* cyclic: a freed handle is not reused soon */
 	struct maple_tree ranges;
 
 	struct address_space *mapping;

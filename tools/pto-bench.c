@@ -80,16 +80,17 @@ static int noop(struct pto_task_ctx *c)
 static const struct pto_callable NOOP = { .fn = noop };
 static const struct pto_callable DEV_NOOP = { .kernel_id = PTO_FUNC_NOOP };
 
-/* A noop task: a SUB callback in-process, a noop kernel on the device
- * (AIC and AIV cores alike, by task index). */
+/* A noop task: a SUB callback in-process, a noop kernel on any AIV core
+ * of the device (one kind, so a dependent task can run on the core its
+ * producer just left, which is still spinning). */
 static int submit_noop(pto_orch *o, struct pto_task_args *a, long i,
 		       struct pto_task *out)
 {
 	if (!g_dev)
 		return pto_submit_sub(o, &NOOP, a, out);
+	(void)i;
 	return pto_submit_next_level(o, &DEV_NOOP, a, NULL,
-				     pto_on_kind(i % 3 ? PTO_WK_AIV : PTO_WK_AIC),
-				     out);
+				     pto_on_kind(PTO_WK_AIV), out);
 }
 
 /* Fake, never dereferenced addresses: keys only. */

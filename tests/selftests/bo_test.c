@@ -118,6 +118,23 @@ TEST_F(dev, unknown_ioctls)
 	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOW('P', 0x01, struct pto_bo_alloc), &info));
 }
 
+TEST_F(dev, freed_handles_are_not_reused_at_once)
+{
+	struct pto_bo_alloc a, b;
+	struct pto_bo_free f = { 0 };
+	void *p;
+
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 4096, &a));
+	f.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 4096, &b));
+	EXPECT_NE(a.handle, b.handle);
+	EXPECT_NE(a.mmap_offset, b.mmap_offset);
+	/* The stale offset maps nothing. */
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, a.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+}
+
 TEST_F(dev, alloc_info_free)
 {
 	struct pto_bo_alloc a;
@@ -351,14 +368,16 @@ TEST_F(dev, larger_than_memory_is_enomem)
 struct race_ctx {
 	int fd;
 	volatile int stop;
+	volatile uint32_t last;
 };
 
-static void *free_lowest_handles(void *p)
+/* Handles are cyclic, so the next one is last + 1: free it as it appears. */
+static void *free_next_handles(void *p)
 {
 	struct race_ctx *rc = p;
 
 	while (!rc->stop) {
-		struct pto_bo_free f = { .handle = 1 + (rand() & 3) };
+		struct pto_bo_free f = { .handle = rc->last + 1 + (rand() & 1) };
 
 		pto_sioctl(rc->fd, PTO_IOCTL_BO_FREE, &f);
 	}
@@ -381,13 +400,14 @@ TEST(alloc_free_race)
 	ssize_t n;
 
 	ASSERT_LE(0, rc.fd);
-	ASSERT_EQ(0, pthread_create(&th, NULL, free_lowest_handles, &rc));
+	ASSERT_EQ(0, pthread_create(&th, NULL, free_next_handles, &rc));
 	for (i = 0; i < 20000; i++) {
 		int ret = st_bo_alloc(rc.fd, 4096, &a);
 
 		ASSERT_EQ(0, ret);
 		ASSERT_NE(0, a.handle);
 		ASSERT_EQ(4096, a.size);
+		rc.last = a.handle;
 	}
 	rc.stop = 1;
 	pthread_join(th, NULL);

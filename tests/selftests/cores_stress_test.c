@@ -228,9 +228,13 @@ TEST(noop_stress_moderated)
 	stress(_metadata, &r, 20000);
 	set_param("doze_us", old_doze, NULL, 0);
 	set_param("doze_max_us", old_max, NULL, 0);
-	/* Parked cores (each needing a doorbell) become rare. */
-	EXPECT_GT(r.tasks / 100, r.doorbells);
-	EXPECT_GT(r.tasks / 100, r.parks);
+	/*
+	 * Parked cores (each needing a doorbell) become rare: typically
+	 * under 1 in 100 tasks; the bound leaves room for a loaded host
+	 * (a core that misses 3 ms of work still parks).
+	 */
+	EXPECT_GT(r.tasks / 20, r.doorbells);
+	EXPECT_GT(r.tasks / 20, r.parks);
 }
 
 /* utime + stime (clock ticks) of every "pto0/c*" kernel thread. */
