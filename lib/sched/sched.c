@@ -323,17 +323,29 @@ static void *sched_thread_main(void *arg)
 	struct sched_thread *t = arg;
 	struct sched_backend *be = t->be;
 	uint64_t spin_ns = (uint64_t)be->cfg.spin_us * 1000, idle_since = 0;
-	uint64_t ring[PTO_CORE_MASK_WORDS];
+	uint64_t ring[PTO_CORE_MASK_WORDS], gen, gen_empty = ~0ULL;
 
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
-		int moved;
+		int moved, kicked;
 
 		/* Consume kicks before looking: a later kick is seen again. */
-		atomic_store_explicit(&t->kicked, 0, memory_order_relaxed);
-		atomic_thread_fence(memory_order_seq_cst);
+		kicked = atomic_exchange_explicit(&t->kicked, 0,
+						  memory_order_seq_cst);
+		gen = orch_ready_gen(be->orch);
 		memset(ring, 0, sizeof(ring));
 		moved = sched_reap(t, ring);
-		moved += sched_dispatch(t, ring);
+		/*
+		 * Ask the orchestrator (its lock) only when something may have
+		 * changed since the last pass found nothing: new READY work
+		 * (the generation), a kick (a group head became startable,
+		 * MIX work), or a completion here (a slot or core came free).
+		 */
+		if (moved || kicked || gen != gen_empty) {
+			int got = sched_dispatch(t, ring);
+
+			gen_empty = got ? ~0ULL : gen;
+			moved += got;
+		}
 		/* One doorbell ioctl for every parked core that got work. */
 		if (ring[0] | ring[1])
 			pto_ring(t->launch, ring);
