@@ -48,6 +48,31 @@ static const u8 pto_func_args[PTO_FUNC_COUNT] = {
 	[PTO_FUNC_BLOCK_ID] = 4,
 };
 
+/*
+ * Which scalars a kernel reads: 0 none, 32 the low 32 bits of scalar[0]
+ * (a dtype's bit pattern), 64 all of scalar[0]. scalar[1] is never read.
+ * An In field a kernel does not read must be zero, like any reserved one.
+ */
+static const u8 pto_func_scalar_bits[PTO_FUNC_COUNT] = {
+	[PTO_FUNC_ADD_SCALAR] = 32,
+	[PTO_FUNC_MUL_SCALAR] = 32,
+	[PTO_FUNC_FILL] = 32,
+	[PTO_FUNC_SPIN_NS] = 64,
+	[PTO_FUNC_HANG] = 64,
+	[PTO_FUNC_BLOCK_ID] = 64,
+};
+
+static bool pto_task_scalars_ok(const struct pto_task *t)
+{
+	u8 bits = pto_func_scalar_bits[t->p.func_id];
+
+	if (t->p.scalar[1])
+		return false;
+	if (bits == 0)
+		return !t->p.scalar[0];
+	return bits == 64 || !(t->p.scalar[0] >> 32);
+}
+
 bool pto_core_stopping(struct pto_core *core)
 {
 	return READ_ONCE(*(u32 *)(core->kregs + PTO_KREG_CTRL)) !=
@@ -234,6 +259,8 @@ u32 pto_task_validate(struct pto_file *pf, struct pto_task *t)
 
 	if (t->p.func_id >= PTO_FUNC_COUNT)
 		return PTO_TASK_EFUNC;
+	if (!pto_task_scalars_ok(t))
+		return PTO_TASK_EINVAL;
 	used = pto_func_args[t->p.func_id];
 	for (i = 0; i < PTO_PAYLOAD_TENSORS; i++) {
 		if (used & BIT(i))

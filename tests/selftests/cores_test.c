@@ -256,7 +256,10 @@ static int check_ew(struct __test_metadata *_metadata,
 	if (f == PTO_FUNC_ADD || f == PTO_FUNC_SUB || f == PTO_FUNC_MUL)
 		view_tensor(&p.t[PTO_ARG_B], &b, self->base, dtype);
 	view_tensor(&p.t[PTO_ARG_OUT], &o, self->base, dtype);
-	p.scalar[0] = s;
+	/* Only the kernels that read a scalar may be given one. */
+	if (f == PTO_FUNC_ADD_SCALAR || f == PTO_FUNC_MUL_SCALAR ||
+	    f == PTO_FUNC_FILL)
+		p.scalar[0] = s;
 	EXPECT_EQ(PTO_TASK_OK, pto_run1(self->l, c, &p)) {
 		return 1;
 	}
@@ -475,6 +478,8 @@ TEST_F(core, bad_payloads_then_good_task)
 	BAD(PTO_TASK_EFAULT, memset(&p, 0, sizeof(p)); p.func_id = PTO_FUNC_FAULT);
 	BAD(PTO_TASK_EINVAL, p.flags = 1);
 	BAD(PTO_TASK_EINVAL, p.reserved[2] = 1);
+	BAD(PTO_TASK_EINVAL, p.scalar[1] = 1);		/* never read */
+	BAD(PTO_TASK_EINVAL, p.scalar[0] = 5);		/* copy reads none */
 	BAD(PTO_TASK_EINVAL, p.block_idx = 1);
 	BAD(PTO_TASK_EINVAL, p.block_num = 4; p.block_idx = 4);
 	BAD(PTO_TASK_EINVAL, p.t[PTO_ARG_B].addr = self->base);

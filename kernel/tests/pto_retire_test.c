@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit: seed 003's retirement, with the production helper and the core's
+ * production step functions (pto_core_exit_ack, pto_core_may_return), on
+ * cores without threads. A recording sink sees every window and gate
+ * write of retirement in order; the "core" side is played by the sink (a
+ * responsive core answers its EXIT at once) or by the test between steps,
+ * which is how the interleavings are forced.
+ */
+#include <kunit/test.h>
+#include <linux/prandom.h>
+#include <linux/slab.h>
+#include "../pto_drv.h"
+
+#define NCORES 6
+#define NEV 1024
+
+struct rev {
+	unsigned int core;
+	enum pto_rw what;
+	u32 val;
+};
+
+struct rt {
+	struct pto_device pdev;
+	struct pto_core core[NCORES];
+	unsigned long ctrl;
+	struct rev ev[NEV];
+	unsigned int nev;
+	DECLARE_BITMAP(responsive, PTO_MAX_CORES);
+};
+
+static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
+		    u32 val)
+{
+	struct rt *rt = priv;
+
+	if (rt->nev < NEV)
+		rt->ev[rt->nev++] = (struct rev){ core->id, what, val };
+	/* A responsive core answers its EXIT right away. */
+	if (what == PTO_RW_EXIT && test_bit(core->id, rt->responsive))
+		pto_core_exit_ack(core);
+}
+
+static int rt_init(struct kunit *test)
+{
+	struct rt *rt;
+	unsigned int i;
+	int ret;
+
+	rt = kunit_kzalloc(test, sizeof(*rt), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rt);
+	rt->ctrl = get_zeroed_page(GFP_KERNEL);
+	KUNIT_ASSERT_NE(test, rt->ctrl, 0UL);
+	rt->pdev.workers = (void *)rt->ctrl;
+	rt->pdev.gates = (void *)(rt->ctrl + PAGE_SIZE / 2);
+	rt->pdev.cores = NCORES;
+	rt->pdev.clusters = NCORES / PTO_CORES_PER_CLUSTER;
+	rt->pdev.core = rt->core;
+	rt->pdev.rsink = rt_sink;
+	rt->pdev.rsink_priv = rt;
+	rt->pdev.retire_ms = 2000;
+	init_waitqueue_head(&rt->pdev.core_wq);
+	mutex_init(&rt->pdev.core_lock);
+	for (i = 0; i < NCORES; i++) {
+		ret = pto_core_test_init(&rt->core[i], &rt->pdev, i);
+		KUNIT_ASSERT_EQ(test, ret, 0);
+	}
+	bitmap_set(rt->responsive, 0, NCORES);
+	test->priv = rt;
+	return 0;
+}
+
+static void rt_exit(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	unsigned int i;
+
+	for (i = 0; i < NCORES; i++)
+		pto_core_test_fini(&rt->core[i]);
+	free_page(rt->ctrl);
+}
+
+/* The launcher's side up to (not including) READY: arm, handshake. */
+static void rt_arm(struct rt *rt, unsigned int i)
+{
+	struct pto_core *core = &rt->core[i];
+	struct pto_worker_line *w = &rt->pdev.workers[i];
+
+	memset(w, 0, sizeof(*w));
+	pto_retire_arm(core);
+	set_bit(PTO_CORE_F_LAUNCH, &core->flags);
+	WRITE_ONCE(core->state, PTO_CORE_HANDSHAKE);
+	w->phys_id = i;
+	w->core_type = core->type;
+	smp_store_release(&w->done, 1);
+	*(u32 *)(core->kregs + PTO_KREG_FAST_PATH_ENABLE) = PTO_FAST_PATH_OPEN;
+}
+
+/* A whole launch: arm, handshake, READY (no request pending). */
+static void rt_launch(struct kunit *test, struct rt *rt, unsigned int i)
+{
+	rt_arm(rt, i);
+	KUNIT_EXPECT_FALSE(test, pto_retire_publish(&rt->core[i]));
+	WRITE_ONCE(rt->core[i].state, PTO_CORE_READY);
+}
+
+/* The core's side after the gate: what pto_core_thread() does. */
+static void rt_return(struct rt *rt, unsigned int i)
+{
+	clear_bit(PTO_CORE_F_LAUNCH, &rt->core[i].flags);
+	WRITE_ONCE(rt->core[i].state, PTO_CORE_UNLAUNCHED);
+}
+
+static int rt_first(struct rt *rt, enum pto_rw what, int core)
+{
+	unsigned int k;
+
+	for (k = 0; k < rt->nev; k++)
+		if (rt->ev[k].what == what && (core < 0 || rt->ev[k].core == core))
+			return k;
+	return -1;
+}
+
+static int rt_last(struct rt *rt, enum pto_rw what)
+{
+	int k;
+
+	for (k = rt->nev - 1; k >= 0; k--)
+		if (rt->ev[k].what == what)
+			return k;
+	return -1;
+}
+
+static unsigned int rt_count(struct rt *rt, enum pto_rw what, int core)
+{
+	unsigned int k, n = 0;
+
+	for (k = 0; k < rt->nev; k++)
+		if (rt->ev[k].what == what && (core < 0 || rt->ev[k].core == core))
+			n++;
+	return n;
+}
+
+static u32 ids_all[NCORES] = { 0, 1, 2, 3, 4, 5 };
+
+/*
+ * With CLOSE withheld no AIC or AIV worker may return; with the handoff
+ * (close, drain, gate) every one does. The old protocol (mock switch)
+ * returns right after the echo: this check fails on it.
+ */
+static void retire_close_withheld(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	bool old = mock_old_protocol;
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		rt_launch(test, rt, i);
+	KUNIT_EXPECT_EQ(test, rt->core[0].type, (u32)PTO_CORE_AIC);
+	KUNIT_EXPECT_EQ(test, rt->core[1].type, (u32)PTO_CORE_AIV);
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 3), 0);
+	pto_retire_pass_request(&ctx);
+	KUNIT_EXPECT_TRUE(test, pto_retire_pass_poll(&ctx));
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, READ_ONCE(rt->core[i].state),
+				PTO_CORE_EXITING);
+		KUNIT_EXPECT_FALSE(test, pto_core_may_return(&rt->core[i]));
+	}
+	/* The old protocol would let them go now. */
+	mock_old_protocol = true;
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_TRUE(test, pto_core_may_return(&rt->core[i]));
+	mock_old_protocol = old;
+
+	pto_retire_pass_close(&ctx);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_FALSE(test, pto_core_may_return(&rt->core[i]));
+	pto_retire_pass_release(&ctx);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_TRUE(test, pto_core_may_return(&rt->core[i]));
+		KUNIT_EXPECT_EQ(test, rt->core[i].r_result,
+				(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+				      PTO_RETIRE_RELEASED));
+	}
+}
+
+/* 32 launches reuse the same gates; no release ever releases the next. */
+static void retire_gate_reuse_32(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	u32 prev[3] = { 0 };
+	unsigned int r, i;
+
+	for (r = 0; r < 32; r++) {
+		for (i = 0; i < 3; i++) {
+			rt_launch(test, rt, i);
+			KUNIT_EXPECT_EQ(test, rt->core[i].gen, r + 1);
+			KUNIT_EXPECT_EQ(test, rt->pdev.gates[i].gate,
+					(u32)PTO_GATE_ARMED);
+			KUNIT_EXPECT_FALSE(test,
+					   pto_core_may_return(&rt->core[i]));
+		}
+		pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+		KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 3), 0);
+		pto_retire_run(&ctx);
+		for (i = 0; i < 3; i++) {
+			struct pto_core *core = &rt->core[i];
+
+			KUNIT_EXPECT_TRUE(test, pto_core_may_return(core));
+			KUNIT_EXPECT_EQ(test, core->resp, core->nonce);
+			KUNIT_EXPECT_NE(test, core->nonce, prev[i]);
+			KUNIT_EXPECT_NE(test, core->nonce, (u32)PTO_COND_EXITED);
+			prev[i] = core->nonce;
+			rt_return(rt, i);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, -1), 32U * 3);
+}
+
+/* Every request before any EXIT; every close before any gate. */
+static void retire_group_order(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+
+	for (i = 0; i < NCORES; i++)
+		rt_launch(test, rt, i);
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_RELEASE);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, NCORES), 0);
+	pto_retire_run(&ctx);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_NONCE, -1), NCORES);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_EXIT, -1), NCORES);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_CLOSE, -1), NCORES);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, -1), NCORES);
+	KUNIT_EXPECT_LT(test, rt_last(rt, PTO_RW_NONCE),
+			rt_first(rt, PTO_RW_EXIT, -1));
+	KUNIT_EXPECT_LT(test, rt_last(rt, PTO_RW_CLOSE),
+			rt_first(rt, PTO_RW_READBACK, -1));
+	KUNIT_EXPECT_LT(test, rt_last(rt, PTO_RW_READBACK),
+			rt_first(rt, PTO_RW_DRAIN, -1));
+	KUNIT_EXPECT_LT(test, rt_last(rt, PTO_RW_DRAIN),
+			rt_first(rt, PTO_RW_GATE, -1));
+	for (i = 0; i < NCORES; i++) {
+		/* Each core: IDLE before CLOSE, and its window read closed. */
+		KUNIT_EXPECT_LT(test, rt_first(rt, PTO_RW_IDLE, i),
+				rt_first(rt, PTO_RW_CLOSE, i));
+		KUNIT_EXPECT_EQ(test,
+				rt->ev[rt_first(rt, PTO_RW_READBACK, i)].val,
+				(u32)PTO_FAST_PATH_CLOSE);
+	}
+}
+
+/* One silent core: its peers retire, it stays unclosed and quarantined. */
+static void retire_partial_timeout(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+
+	rt->pdev.retire_ms = 50;
+	__clear_bit(4, rt->responsive);
+	for (i = 0; i < NCORES; i++)
+		rt_launch(test, rt, i);
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, NCORES), 0);
+	pto_retire_run(&ctx);
+	KUNIT_EXPECT_GE(test, ctx.elapsed, 50ULL * NSEC_PER_MSEC);
+	KUNIT_EXPECT_LT(test, ctx.elapsed, 2000ULL * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(ctx.acked, PTO_MAX_CORES), 5U);
+	KUNIT_EXPECT_TRUE(test, test_bit(4, ctx.left));
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					 &rt->core[4].flags));
+	KUNIT_EXPECT_EQ(test, rt->core[4].r_result,
+			(u32)PTO_RETIRE_QUARANTINED);
+	/* Requested, but never closed nor released. */
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_EXIT, 4), 1U);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_IDLE, 4), 0U);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_CLOSE, 4), 0U);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, 4), 0U);
+	KUNIT_EXPECT_EQ(test, rt->pdev.gates[4].gate, (u32)PTO_GATE_ARMED);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(rt->core[4].kregs +
+				       PTO_KREG_FAST_PATH_ENABLE),
+			(u32)PTO_FAST_PATH_OPEN);
+	for (i = 0; i < NCORES; i++)
+		if (i != 4)
+			KUNIT_EXPECT_TRUE(test,
+					  pto_core_may_return(&rt->core[i]));
+	/* The claim stays consumed: a later request cannot close it. */
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_RELEASE);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[4], 1), 0);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(ctx.set, PTO_MAX_CORES));
+	KUNIT_EXPECT_TRUE(test, test_bit(4, ctx.others));
+	/* Recovery (reset) takes it over once it answers. */
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_RESET);
+	ctx.recovery = true;
+	__set_bit(4, ctx.set);
+	__set_bit(4, rt->responsive);
+	pto_retire_run(&ctx);
+	KUNIT_EXPECT_TRUE(test, pto_core_may_return(&rt->core[4]));
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					  &rt->core[4].flags));
+}
+
+/* Out of range and duplicate ids: rejected before any bit is set. */
+static void retire_invalid_ids(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	u32 dup[3] = { 1, 2, 1 };
+	u32 range[2] = { 0, NCORES };
+
+	rt_launch(test, rt, 0);
+	rt_launch(test, rt, 1);
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_EXPECT_EQ(test, pto_retire_claim(&ctx, dup, 3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pto_retire_claim(&ctx, range, 2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rt->core[0].rbits), PTO_RB_READY);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rt->core[1].rbits), PTO_RB_READY);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(ctx.set, PTO_MAX_CORES));
+	KUNIT_EXPECT_EQ(test, rt->nev, 0U);
+}
+
+/*
+ * Zero register address, invalid physical id, incomplete handshake: the
+ * checks run after the claim (REQUESTED recorded) and leave the core for
+ * recovery, never closed blindly; its peers retire.
+ */
+static void retire_invalid_targets(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	void *kregs;
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		rt_launch(test, rt, i);
+	rt->pdev.workers[1].phys_id = 77;
+	WRITE_ONCE(rt->pdev.workers[2].done, 0);
+	kregs = rt->core[3].kregs;
+	rt->core[3].kregs = NULL;
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 4), 0);
+	rt->core[3].kregs = kregs;
+	for (i = 1; i < 4; i++) {
+		KUNIT_EXPECT_TRUE(test, test_bit(i, ctx.left));
+		KUNIT_EXPECT_FALSE(test, test_bit(i, ctx.set));
+		KUNIT_EXPECT_EQ(test, atomic_read(&rt->core[i].rbits),
+				PTO_RB_READY | PTO_RB_REQUESTED);
+		KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
+						 &rt->core[i].flags));
+	}
+	pto_retire_run(&ctx);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, 0), 1U);
+	for (i = 1; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_NONCE, i) +
+				rt_count(rt, PTO_RW_CLOSE, i) +
+				rt_count(rt, PTO_RW_GATE, i), 0U);
+}
+
+/*
+ * A request before READY stays pending (paused after the windows opened,
+ * before execution state is published) and the publisher services it; a
+ * duplicate never elects a second owner. On an initialization failure the
+ * publisher publishes the windows it opened, which then retire; the core
+ * whose init failed keeps its request pending and is never written.
+ */
+static void retire_pending_until_publish(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx em, pub;
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		rt_arm(rt, i);	/* windows open, READY not published */
+	pto_retire_init(&em, &rt->pdev, PTO_RR_FATAL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 3), 0);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(em.set, PTO_MAX_CORES));
+	KUNIT_EXPECT_EQ(test, bitmap_weight(em.others, PTO_MAX_CORES), 3U);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, atomic_read(&rt->core[i].rbits),
+				PTO_RB_REQUESTED);
+	/* A duplicate request changes nothing. */
+	KUNIT_EXPECT_FALSE(test, pto_retire_request(&rt->core[0]));
+	pto_retire_run(&em);
+	KUNIT_EXPECT_EQ(test, rt->nev, 0U);
+
+	/* Cores 0 and 1 initialized; core 2's init failed. */
+	pto_retire_init(&pub, &rt->pdev, PTO_RR_LAUNCH);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_TRUE(test, pto_retire_publish(&rt->core[i]));
+		pto_retire_take(&pub, &rt->core[i]);
+	}
+	KUNIT_EXPECT_FALSE(test, pto_retire_request(&rt->core[0]));
+	pto_retire_run(&pub);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_TRUE(test, pto_core_may_return(&rt->core[i]));
+		KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, i), 1U);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&rt->core[2].rbits),
+			PTO_RB_REQUESTED);
+	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_NONCE, 2), 0U);
+	KUNIT_EXPECT_FALSE(test, pto_core_may_return(&rt->core[2]));
+}
+
+/*
+ * Normal and emergency requests race on every core, in seeded random
+ * orders: exactly one owner per core, each core requested, closed and
+ * released exactly once, and a late normal finalization writes nothing.
+ */
+static void retire_normal_emergency_race(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx *n, *e, *late;
+	struct rnd_state rnd;
+	unsigned int round, i;
+
+	n = kunit_kzalloc(test, sizeof(*n), GFP_KERNEL);
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	late = kunit_kzalloc(test, sizeof(*late), GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, n && e && late);
+	prandom_seed_state(&rnd, 3);
+	for (round = 0; round < 50; round++) {
+		DECLARE_BITMAP(both, PTO_MAX_CORES);
+		unsigned int base = rt->nev = 0;
+
+		for (i = 0; i < NCORES; i++)
+			rt_launch(test, rt, i);
+		pto_retire_init(n, &rt->pdev, PTO_RR_IOCTL);
+		pto_retire_init(e, &rt->pdev, PTO_RR_FATAL);
+		/* Interleave the two claims core by core, random order. */
+		for (i = 0; i < NCORES; i++) {
+			bool first_n = prandom_u32_state(&rnd) & 1;
+
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(first_n ? n : e,
+							       &ids_all[i], 1),
+					0);
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(first_n ? e : n,
+							       &ids_all[i], 1),
+					0);
+			KUNIT_EXPECT_NE(test, test_bit(i, n->set),
+					test_bit(i, e->set));
+			KUNIT_EXPECT_EQ(test, test_bit(i, n->set),
+					test_bit(i, e->others));
+		}
+		bitmap_and(both, n->set, e->set, PTO_MAX_CORES);
+		KUNIT_EXPECT_TRUE(test, bitmap_empty(both, PTO_MAX_CORES));
+		if (prandom_u32_state(&rnd) & 1) {
+			pto_retire_run(e);
+			pto_retire_run(n);
+		} else {
+			pto_retire_run(n);
+			pto_retire_run(e);
+		}
+		for (i = 0; i < NCORES; i++) {
+			KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_NONCE, i), 1U);
+			KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_CLOSE, i), 1U);
+			KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, i), 1U);
+			KUNIT_EXPECT_TRUE(test,
+					  pto_core_may_return(&rt->core[i]));
+		}
+		/* The latch: a late normal finalization writes nothing. */
+		base = rt->nev;
+		pto_retire_init(late, &rt->pdev, PTO_RR_IOCTL);
+		KUNIT_ASSERT_EQ(test, pto_retire_claim(late, ids_all, NCORES),
+				0);
+		pto_retire_run(late);
+		KUNIT_EXPECT_EQ(test, rt->nev, base);
+		KUNIT_EXPECT_TRUE(test, bitmap_empty(late->set, PTO_MAX_CORES));
+		for (i = 0; i < NCORES; i++)
+			rt_return(rt, i);
+	}
+}
+
+/* The leader's arm resets the generation: bits, request, gate, control. */
+static void retire_generation_reset(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[1];
+	struct pto_retire_ctx ctx;
+
+	rt_launch(test, rt, 1);
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[1], 1), 0);
+	pto_retire_run(&ctx);
+	KUNIT_EXPECT_EQ(test, atomic_read(&core->rbits),
+			PTO_RB_READY | PTO_RB_REQUESTED);
+	KUNIT_EXPECT_EQ(test, rt->pdev.gates[1].gate, (u32)PTO_GATE_RELEASE);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->kregs + PTO_KREG_CTRL),
+			(u32)PTO_CTRL_EXIT);
+	rt_return(rt, 1);
+	pto_retire_arm(core);
+	KUNIT_EXPECT_EQ(test, core->gen, 2U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&core->rbits), 0);
+	KUNIT_EXPECT_EQ(test, rt->pdev.gates[1].gate, (u32)PTO_GATE_ARMED);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->kregs + PTO_KREG_CTRL),
+			(u32)PTO_CTRL_RUN);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->kregs + PTO_KREG_NONCE), 0U);
+	KUNIT_EXPECT_FALSE(test, pto_core_may_return(core));
+	/* A request of the new generation before READY is pending again. */
+	KUNIT_EXPECT_FALSE(test, pto_retire_request(core));
+	KUNIT_EXPECT_TRUE(test, pto_retire_publish(core));
+}
+
+static struct kunit_case pto_retire_cases[] = {
+	KUNIT_CASE(retire_close_withheld),
+	KUNIT_CASE(retire_gate_reuse_32),
+	KUNIT_CASE(retire_group_order),
+	KUNIT_CASE(retire_partial_timeout),
+	KUNIT_CASE(retire_invalid_ids),
+	KUNIT_CASE(retire_invalid_targets),
+	KUNIT_CASE(retire_pending_until_publish),
+	KUNIT_CASE(retire_normal_emergency_race),
+	KUNIT_CASE(retire_generation_reset),
+	{}
+};
+
+static struct kunit_suite pto_retire_suite = {
+	.name = "pto_retire",
+	.init = rt_init,
+	.exit = rt_exit,
+	.test_cases = pto_retire_cases,
+};
+
+kunit_test_suite(pto_retire_suite);
