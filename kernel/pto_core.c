@@ -345,7 +345,10 @@ static int pto_core_thread(void *arg)
 
 		/* Handshake: report identity, then wait for READY. */
 		pto_core_set_state(core, PTO_CORE_HANDSHAKE);
-		WRITE_ONCE(w->phys_id, core->id);
+		/* Mock fault injection: report a wrong physical id once. */
+		WRITE_ONCE(w->phys_id, core->id +
+			   (test_and_clear_bit(PTO_CORE_F_BADID, &core->flags) ?
+			    PTO_MAX_CORES : 0));
 		WRITE_ONCE(w->core_type, core->type);
 		WRITE_ONCE(w->gen, core->gen);
 		/* Release: the report precedes done (launcher acquires). */
@@ -434,6 +437,18 @@ int pto_core_inject_stall(struct pto_device *pdev, unsigned int core)
 }
 
 /*
+ * Mock fault injection (debugfs): @core reports a wrong physical id in its
+ * next handshake, so that launch's initialization fails for it.
+ */
+int pto_core_inject_badid(struct pto_device *pdev, unsigned int core)
+{
+	if (core >= pdev->cores)
+		return -EINVAL;
+	set_bit(PTO_CORE_F_BADID, &pdev->core[core].flags);
+	return 0;
+}
+
+/*
  * Host recovery of quarantined cores (the reset ioctl, CAP_SYS_ADMIN, and
  * the debugfs reset): only quarantined cores, and never one whose cluster
  * a file other than @pf owns (@pf NULL: no file may own it). Their claims
@@ -474,6 +489,7 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 		if (!test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
 			continue;
 		__set_bit(i, ctx->set);
+		ctx->gen[i] = core->gen;
 		core->r_reason = PTO_RR_RESET;
 		clear_bit(PTO_CORE_F_STALL, &core->flags);
 		wake_up_all(&core->wq);
@@ -668,6 +684,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
 	struct pto_retire_ctx ctx;
 	struct pto_bo *bo;
+	const char *why;
 	unsigned int i, n, k, published = 0;
 	bool pending = false;
 	u64 need;
@@ -753,16 +770,21 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 
 		k++;
 		/* Acquire: pairs with the core's release of done. */
-		if (!smp_load_acquire(&w->done) ||
-		    READ_ONCE(w->phys_id) != i ||
-		    READ_ONCE(w->core_type) != core->type) {
+		if (!smp_load_acquire(&w->done))
+			why = "incomplete handshake";
+		else if (READ_ONCE(w->phys_id) != i ||
+			 READ_ONCE(w->core_type) != core->type)
+			why = "invalid physical id";
+		else
+			why = NULL;
+		if (why) {
 			/* Init failed: left for recovery, never published. */
 			set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
 			atomic64_inc(&core->quarantines);
 			core->r_result = PTO_RETIRE_QUARANTINED;
 			core->r_reason = PTO_RR_LAUNCH;
-			pr_err("pto%u: retirement: core %u not released (incomplete handshake)\n",
-			       pdev->index, i);
+			pr_err("pto%u: retirement: core %u not released (%s)\n",
+			       pdev->index, i, why);
 			if (!ret)
 				ret = -EIO;
 			continue;
@@ -917,27 +939,27 @@ int pto_ioctl_retire_status(struct pto_file *pf, void *data)
 	struct pto_core *core;
 	int bits;
 
-	if (args->flags || args->core >= pdev->cores)
+	if (args->flags || args->pad || args->core >= pdev->cores)
 		return -EINVAL;
 	core = &pdev->core[args->core];
-	/* A snapshot under core_lock: launches and resets are excluded. */
-	mutex_lock(&pdev->core_lock);
+	/*
+	 * A racy snapshot without core_lock (a reset or a launch may hold
+	 * it for a whole deadline): each word is read once.
+	 */
 	args->state = test_bit(PTO_CORE_F_QUARANTINE, &core->flags) ?
 		      PTO_CORE_QUARANTINED : READ_ONCE(core->state);
 	bits = atomic_read(&core->rbits);
 	args->bits = (bits & PTO_RB_READY ? PTO_RETIRE_BIT_READY : 0) |
 		     (bits & PTO_RB_REQUESTED ? PTO_RETIRE_BIT_REQUESTED : 0);
-	args->gen = core->gen;
+	args->gen = READ_ONCE(core->gen);
 	args->nonce = READ_ONCE(core->nonce);
 	args->response = READ_ONCE(core->resp);
 	args->result = READ_ONCE(core->r_result);
 	args->reason = READ_ONCE(core->r_reason);
-	args->pad = 0;
 	args->core_ns = READ_ONCE(core->r_core_ns);
 	args->set_ns = READ_ONCE(core->r_set_ns);
 	args->retirements = atomic64_read(&core->retirements);
 	args->quarantines = atomic64_read(&core->quarantines);
-	mutex_unlock(&pdev->core_lock);
 	return 0;
 }
 

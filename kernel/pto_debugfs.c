@@ -152,6 +152,28 @@ static ssize_t inject_stall_write(struct file *file, const char __user *buf,
 	return ret ? ret : len;
 }
 
+/* Write-only (0200): "N": core N reports a bad id at its next handshake. */
+static ssize_t inject_badid_write(struct file *file, const char __user *buf,
+				  size_t len, loff_t *ppos)
+{
+	struct pto_device *pdev = file->private_data;
+	unsigned int core;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &core);
+	if (ret)
+		return ret;
+	ret = pto_core_inject_badid(pdev, core);
+	return ret ? ret : len;
+}
+
+static const struct file_operations inject_badid_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = inject_badid_write,
+	.llseek = noop_llseek,
+};
+
 static const struct file_operations inject_stall_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -208,7 +230,8 @@ static const char *const pto_reason_names[] = {
  * Per core: the generation, the READY / REQUESTED bits of that generation,
  * the last request's nonce and the core's response, what the last
  * retirement did (closed, released, quarantined), who ran it and how long
- * it took. Racy snapshot of the words, under core_lock for the launches.
+ * it took. Racy snapshot of the words, without core_lock (a reset or a
+ * launch may hold it for a whole deadline).
  */
 static int retirement_show(struct seq_file *m, void *unused)
 {
@@ -216,7 +239,6 @@ static int retirement_show(struct seq_file *m, void *unused)
 	unsigned int i;
 
 	seq_puts(m, "core gen        ready requested nonce      response   closed released quarantined gate     by      core_us    set_us\n");
-	mutex_lock(&pdev->core_lock);
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 		int bits = atomic_read(&core->rbits);
@@ -224,7 +246,7 @@ static int retirement_show(struct seq_file *m, void *unused)
 		u32 by = READ_ONCE(core->r_reason);
 
 		seq_printf(m, "%-4u %-10u %-5u %-9u 0x%08x 0x%08x %-6u %-8u %-11u %-8s %-7s %-10llu %llu\n",
-			   i, core->gen, !!(bits & PTO_RB_READY),
+			   i, READ_ONCE(core->gen), !!(bits & PTO_RB_READY),
 			   !!(bits & PTO_RB_REQUESTED),
 			   READ_ONCE(core->nonce), READ_ONCE(core->resp),
 			   !!(res & PTO_RETIRE_CLOSED),
@@ -237,7 +259,6 @@ static int retirement_show(struct seq_file *m, void *unused)
 			   READ_ONCE(core->r_core_ns) / NSEC_PER_USEC,
 			   READ_ONCE(core->r_set_ns) / NSEC_PER_USEC);
 	}
-	mutex_unlock(&pdev->core_lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(retirement);
@@ -269,6 +290,8 @@ void pto_debugfs_add_device(struct pto_device *pdev)
 	debugfs_create_file("gates", 0400, pdev->debugfs, pdev, &gates_fops);
 	debugfs_create_file("inject_stall", 0200, pdev->debugfs, pdev,
 			    &inject_stall_fops);
+	debugfs_create_file("inject_badid", 0200, pdev->debugfs, pdev,
+			    &inject_badid_fops);
 	debugfs_create_file("reset", 0200, pdev->debugfs, pdev, &reset_fops);
 	debugfs_create_file("fatal", 0200, pdev->debugfs, pdev, &fatal_fops);
 	debugfs_create_file("retirement", 0400, pdev->debugfs, pdev,

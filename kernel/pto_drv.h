@@ -14,8 +14,10 @@
  *   pto_core    device create .. device destroy (the thread exists for the
  *               device's lifetime; launch / stop only change its state)
  *
- * Lock order: pto_device.core_lock -> pto_file.lock -> pto_device.bos_lock.
- * No user memory is touched with core_lock held (a window fault takes it).
+ * Lock order: mmap_lock -> pto_device.core_lock -> pto_file.lock ->
+ * pto_device.bos_lock; pto_core.launch_lock (spinlock) is innermost and
+ * takes nothing. No user memory is touched with core_lock held (a window
+ * fault takes it). Retirement (pto_retire.c) never takes core_lock.
  */
 #ifndef _PTO_DRV_H_
 #define _PTO_DRV_H_
@@ -118,6 +120,7 @@ enum {
 	PTO_CORE_F_DOORBELL,	/* a doorbell rang since the core parked */
 	PTO_CORE_F_QUARANTINE,	/* missed retirement: not launched, mapped */
 	PTO_CORE_F_STALL,	/* mock fault injection: ignore EXIT */
+	PTO_CORE_F_BADID,	/* mock fault injection: bad handshake id */
 };
 
 /*
@@ -161,6 +164,9 @@ enum pto_rw {
  *		recovery by the post-claim checks).
  * @recovery:	reset: the set's claims were consumed by an earlier owner.
  * @t0 / @elapsed: ktime of pass 1, and the set's time up to the gates.
+ * @gen:	per core, the generation this call claimed or waits for: the
+ *		end of that generation is what pto_retire_finish() waits for
+ *		(a relaunch after the gate is a new generation, not a wait).
  */
 struct pto_retire_ctx {
 	struct pto_device *pdev;
@@ -172,6 +178,7 @@ struct pto_retire_ctx {
 	DECLARE_BITMAP(left, PTO_MAX_CORES);
 	u64 t0;
 	u64 elapsed;
+	u32 gen[PTO_MAX_CORES];
 };
 
 /**
@@ -199,9 +206,11 @@ struct pto_task {
  *		read anywhere (READ_ONCE); waiters sleep on pdev->core_wq.
  * @flags:	PTO_CORE_F_* atomic bits.
  * @owner, @payload_bo, @payload_kaddr, @payload_addr: the launch; written
- *		by the launcher under pdev->core_lock before READY is set, and
- *		by the stopper after the core acknowledged the stop; the core
- *		reads them only between READY and its stop acknowledgement.
+ *		by the launcher under pdev->core_lock before READY is
+ *		published, and cleared by the retirement owner (elected, the
+ *		only writer) after the core echoed its nonce, under
+ *		@launch_lock; the core reads them only between READY and its
+ *		echo.
  * @nonce:	the retirement request (written by the retirement owner);
  *		the core echoes it in COND, in @last_cond and in @resp, the
  *		kernel-private response word retirement reads (the user
@@ -370,6 +379,7 @@ int pto_ioctl_doorbell(struct pto_file *pf, void *data);
 int pto_ioctl_core_stats(struct pto_file *pf, void *data);
 int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma);
 int pto_core_inject_stall(struct pto_device *pdev, unsigned int core);
+int pto_core_inject_badid(struct pto_device *pdev, unsigned int core);
 int pto_cores_reset_quarantined(struct pto_device *pdev,
 				struct pto_file *pf, const unsigned long *mask,
 				unsigned int *remaining);

@@ -83,7 +83,6 @@ void pto_retire_arm(struct pto_core *core)
 	WRITE_ONCE(pdev->gates[core->id].gate, PTO_GATE_ARMED);
 	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), 0);
 	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
-	core->nonce = 0;
 }
 
 /*
@@ -147,18 +146,22 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 {
 	struct pto_worker_line *w = &ctx->pdev->workers[core->id];
+	u32 done;
 
 	core->r_pf = core->owner;
 	core->r_bo = core->payload_bo;
 	core->r_gen = core->gen;
+	ctx->gen[core->id] = core->gen;
 	core->r_reason = ctx->reason;
 	core->r_result = 0;
 	core->r_core_ns = 0;
 	core->r_set_ns = 0;
 	__set_bit(core->id, ctx->set);
+	/* Acquire: pairs with the core's release of its report's done. */
+	done = smp_load_acquire(&w->done);
 	if (!core->kregs)
 		pto_retire_leave(ctx, core, "zero register address");
-	else if (!smp_load_acquire(&w->done))
+	else if (!done)
 		pto_retire_leave(ctx, core, "incomplete handshake");
 	else if (READ_ONCE(w->phys_id) != core->id)
 		pto_retire_leave(ctx, core, "invalid physical id");
@@ -186,6 +189,12 @@ int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 	for (k = 0; k < n; k++) {
 		struct pto_core *core = &pdev->core[ids[k]];
 
+		/*
+		 * The generation before the request: the fully ordered
+		 * fetch_or keeps the read ahead of it, so a launch arming
+		 * after this read is seen as a new generation, not waited on.
+		 */
+		ctx->gen[core->id] = READ_ONCE(core->gen);
 		if (pto_retire_request(core))
 			pto_retire_take(ctx, core);
 		else
@@ -215,8 +224,17 @@ void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 	ctx->t0 = ktime_get_ns();
 	for_each_set_bit(i, ctx->set, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
+		u32 pending = READ_ONCE(*pto_rkreg(core, PTO_KREG_NONCE));
 
-		core->nonce = pto_retire_nonce(core);
+		/*
+		 * Recovery answers the request the core may still be about
+		 * to echo (its claim was consumed): same nonce. Otherwise,
+		 * and for a core never requested this generation, a new one.
+		 */
+		if (ctx->recovery && pending)
+			core->nonce = pending;
+		else
+			core->nonce = pto_retire_nonce(core);
 		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), core->nonce);
 		pto_retire_note(core, PTO_RW_NONCE, core->nonce);
 	}
@@ -417,19 +435,21 @@ void pto_retire_run(struct pto_retire_ctx *ctx)
 	pto_retire_pass_release(ctx);
 }
 
-static bool pto_retire_done(struct pto_core *core)
+/* Generation @gen of @core has ended: returned, quarantined or re-armed. */
+static bool pto_retire_done(struct pto_core *core, u32 gen)
 {
 	return !test_bit(PTO_CORE_F_LAUNCH, &core->flags) ||
-	       test_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	       test_bit(PTO_CORE_F_QUARANTINE, &core->flags) ||
+	       READ_ONCE(core->gen) != gen;
 }
 
-static bool pto_retire_all_done(struct pto_device *pdev,
+static bool pto_retire_all_done(struct pto_retire_ctx *ctx,
 				const unsigned long *mask)
 {
 	unsigned int i;
 
 	for_each_set_bit(i, mask, PTO_MAX_CORES)
-		if (!pto_retire_done(&pdev->core[i]))
+		if (!pto_retire_done(&ctx->pdev->core[i], ctx->gen[i]))
 			return false;
 	return true;
 }
@@ -444,8 +464,8 @@ void pto_retire_finish(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 
-	wait_event(pdev->core_wq, pto_retire_all_done(pdev, ctx->acked) &&
-		   pto_retire_all_done(pdev, ctx->others));
+	wait_event(pdev->core_wq, pto_retire_all_done(ctx, ctx->acked) &&
+		   pto_retire_all_done(ctx, ctx->others));
 }
 
 /* The whole protocol for @ids: claim, passes 1 to 4, wait for the return. */

@@ -34,6 +34,31 @@ int pto_core_stats(struct pto_dev *dev, unsigned int core,
 	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_STATS, out);
 }
 
+int pto_core_retire(struct pto_dev *dev, const uint64_t *cores,
+		    struct pto_core_retire *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->cores, cores, sizeof(out->cores));
+	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_RETIRE, out);
+}
+
+int pto_retire_status(struct pto_dev *dev, unsigned int core,
+		      struct pto_retire_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->core = core;
+	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_RETIRE_STATUS, out);
+}
+
+int pto_core_reset(struct pto_dev *dev, const uint64_t *cores,
+		   struct pto_core_reset *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (cores)
+		memcpy(out->cores, cores, sizeof(out->cores));
+	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_RESET, out);
+}
+
 void pto_launch_free(struct pto_launch *l)
 {
 	unsigned int k;

@@ -93,6 +93,21 @@ int pto_launch_arm(struct pto_launch *l);
 int pto_core_stats(struct pto_dev *dev, unsigned int core,
 		   struct pto_core_stats *out);
 
+/*
+ * Retire @cores (bitmap; seed 003's protocol, in the kernel): what a
+ * scheduler thread calls as it leaves its dispatch loop, on every exit
+ * path. The clusters stay owned; @out reports the retired count, the
+ * quarantined cores and the set's time. Returns 0 or -errno.
+ */
+int pto_core_retire(struct pto_dev *dev, const uint64_t *cores,
+		    struct pto_core_retire *out);
+/* One core's retirement state (bits, nonce, response, result, times). */
+int pto_retire_status(struct pto_dev *dev, unsigned int core,
+		      struct pto_retire_status *out);
+/* Host recovery of quarantined cores (CAP_SYS_ADMIN); @cores NULL: all. */
+int pto_core_reset(struct pto_dev *dev, const uint64_t *cores,
+		   struct pto_core_reset *out);
+
 static inline uint32_t pto_win_read(const struct pto_rc *c, unsigned int off)
 {
 	return __atomic_load_n(&c->win[off / 4], __ATOMIC_ACQUIRE);

@@ -4,6 +4,7 @@
  *
  *   ptoctl info [-d N]      print the device topology
  *   ptoctl cores [-d N]     per-core state, owner and counters
+ *   ptoctl gates [-d N]     per-core retirement: bits, nonce, response, times
  *   ptoctl exec [-d N] --core C --func NAME [--dtype f32|i32]
  *               [--shape DxD..] [--n N] [--a V,V..] [--b V,V..]
  *               [--scalar S] [--ns NS]
@@ -135,6 +136,57 @@ static int cmd_cores(int argc, char **argv)
 		       (unsigned long long)st.doorbells,
 		       (unsigned long long)st.wakeups, st.last_cond);
 	}
+	pto_dev_close(dev);
+	return ret;
+}
+
+static const char *const retire_by[] = {
+	"-", "ioctl", "release", "launch", "fatal", "unload", "reset",
+};
+
+/*
+ * Retirement per core, from the status ioctl (no root needed): the same
+ * fields as debugfs "retirement" (Documentation/retirement.md).
+ */
+static int cmd_gates(int argc, char **argv)
+{
+	struct pto_retire_status st;
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	unsigned int index, i;
+	int ret;
+
+	ret = parse_device(argc, argv, &index);
+	if (ret)
+		return ret;
+	ret = pto_dev_open(index, &dev);
+	if (ret) {
+		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index,
+			pto_strerror(ret));
+		return ret;
+	}
+	pto_dev_info(dev, &info);
+	printf("core type state        gen        ready requested nonce      response   closed released quarantined by      core_us    set_us     retired    quarantines\n");
+	for (i = 0; i < info.cores; i++) {
+		ret = pto_retire_status(dev, i, &st);
+		if (ret)
+			break;
+		printf("%-4u %-4s %-12s %-10u %-5u %-9u 0x%08x 0x%08x %-6u %-8u %-11u %-7s %-10llu %-10llu %-10llu %llu\n",
+		       i, info.core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV",
+		       st.state < 7 ? state_names[st.state] : "?", st.gen,
+		       !!(st.bits & PTO_RETIRE_BIT_READY),
+		       !!(st.bits & PTO_RETIRE_BIT_REQUESTED), st.nonce,
+		       st.response, !!(st.result & PTO_RETIRE_CLOSED),
+		       !!(st.result & PTO_RETIRE_RELEASED),
+		       st.state == PTO_CORE_QUARANTINED,
+		       st.reason < 7 ? retire_by[st.reason] : "?",
+		       (unsigned long long)st.core_ns / 1000,
+		       (unsigned long long)st.set_ns / 1000,
+		       (unsigned long long)st.retirements,
+		       (unsigned long long)st.quarantines);
+	}
+	if (ret)
+		fprintf(stderr, "ptoctl gates: %s\n", pto_strerror(ret));
 	pto_dev_close(dev);
 	return ret;
 }
@@ -577,6 +629,7 @@ static int cmd_run(int argc, char **argv)
 static const struct ptoctl_cmd cmds[] = {
 	{ "info", "info [-d N]", cmd_info },
 	{ "cores", "cores [-d N]", cmd_cores },
+	{ "gates", "gates [-d N]", cmd_gates },
 	{ "exec", "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]",
 	  cmd_exec },
 	{ "run", "run EXAMPLE [-d N] [--clusters M]", cmd_run },

@@ -93,6 +93,7 @@ static void rt_arm(struct rt *rt, unsigned int i)
 	WRITE_ONCE(core->state, PTO_CORE_HANDSHAKE);
 	w->phys_id = i;
 	w->core_type = core->type;
+	/* Release: the report precedes done, as the core thread does. */
 	smp_store_release(&w->done, 1);
 	*(u32 *)(core->kregs + PTO_KREG_FAST_PATH_ENABLE) = PTO_FAST_PATH_OPEN;
 }

@@ -318,6 +318,31 @@ out:
 	}
 }
 
+/*
+ * A thread leaving its dispatch loop retires the cores it owns, through
+ * the kernel's one retirement protocol (CLOSE before return, seed 003):
+ * no completion latch, no other thread involved. A core that does not
+ * answer within the kernel's deadline stays quarantined; the count is in
+ * the statistics. A thread that never started leaves its cores to the
+ * kernel's release of the file.
+ */
+static void sched_retire(struct sched_thread *t)
+{
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
+	struct pto_core_retire r;
+	unsigned int k;
+
+	for (k = 0; k < t->ncores; k++)
+		ring_bit(mask, t->cores[k].rc->index);
+	if (pto_core_retire(t->be->dev, mask, &r))
+		return;
+	atomic_store(&t->retired, r.retired);
+	atomic_store(&t->retire_ns, r.elapsed_ns);
+	atomic_store(&t->quarantined,
+		     (uint64_t)(__builtin_popcountll(r.quarantined[0]) +
+				__builtin_popcountll(r.quarantined[1])));
+}
+
 static void *sched_thread_main(void *arg)
 {
 	struct sched_thread *t = arg;
@@ -364,6 +389,7 @@ static void *sched_thread_main(void *arg)
 		sched_sleep(t);
 		idle_since = 0;
 	}
+	sched_retire(t);
 	return NULL;
 }
 
@@ -515,8 +541,9 @@ static void sched_destroy(void *p)
 		struct sched_thread *t = &be->threads[i];
 
 		/*
-		 * Placeholder for kernel retirement (issue 6): releasing the
-		 * clusters stops their cores and zaps the windows.
+		 * The cores were retired when the thread left its loop (or, if
+		 * it never ran, the release retires them); releasing the
+		 * clusters frees them for other files.
 		 */
 		if (t->clusters)
 			pto_cluster_release(be->dev, t->clusters);
@@ -694,6 +721,10 @@ int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st)
 		st->tasks += atomic_load(&t->tasks);
 		st->errors += atomic_load(&t->errors);
 		st->sleeps += atomic_load(&t->sleeps);
+		st->retired += atomic_load(&t->retired);
+		st->quarantined += atomic_load(&t->quarantined);
+		if (atomic_load(&t->retire_ns) > st->retire_ns)
+			st->retire_ns = atomic_load(&t->retire_ns);
 		st->doorbells += t->launch ? __atomic_load_n(&t->launch->doorbells,
 							     __ATOMIC_RELAXED) : 0;
 	}

@@ -70,6 +70,9 @@ struct sched_thread {
 	atomic_uint_fast64_t tasks;
 	atomic_uint_fast64_t errors;
 	atomic_uint_fast64_t sleeps;
+	atomic_uint_fast64_t retired;		/* at loop exit */
+	atomic_uint_fast64_t quarantined;
+	atomic_uint_fast64_t retire_ns;
 };
 
 /* What an orchestrator worker index is to the backend. */

@@ -854,6 +854,17 @@ TEST(sigkill_while_running)
 	waitpid(pid, &status, 0);
 	EXPECT_TRUE(WIFSIGNALED(status));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
+	/* The release path retired every core the killed process owned. */
+	for (k = 0; k < 3; k++) {
+		struct pto_retire_status st;
+
+		ASSERT_EQ(0, pto_retire_status(d, k, &st));
+		EXPECT_EQ(PTO_CORE_UNLAUNCHED, st.state);
+		EXPECT_EQ(PTO_RETIRE_BY_RELEASE, st.reason);
+		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+			  PTO_RETIRE_RELEASED, st.result);
+		EXPECT_EQ(st.nonce, st.response);
+	}
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	printf("# killed owner's cores relaunched after %llu us\n",
@@ -936,7 +947,8 @@ TEST(handshake_gates_windows)
 		ASSERT_EQ(4, sscanf(buf, "%*u 0x%x 0x%x 0x%x 0x%x", &fp,
 				    &ctrl, &dmb, &cond));
 		EXPECT_EQ(0xf, fp);
-		EXPECT_EQ(0, ctrl);
+		/* EXIT stays until the next launch re-arms the core. */
+		EXPECT_EQ(1, ctrl);
 		EXPECT_EQ(PTO_DISPATCH_IDLE, dmb);
 		EXPECT_EQ(PTO_COND_EXITED, cond & PTO_COND_STATE_MASK);
 		EXPECT_NE(0, cond & PTO_COND_ID_MASK);

@@ -8,6 +8,7 @@
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
+#include "core.h"
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 
@@ -35,7 +36,23 @@ FIXTURE_SETUP(sched)
 
 FIXTURE_TEARDOWN(sched)
 {
+	struct pto_sched_stats st;
+	unsigned int c;
+
 	EXPECT_EQ(0, pto_orch_close(self->o, 10000));
+	/* Every scheduler thread retired its own cores as it left its loop. */
+	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st));
+	EXPECT_EQ(self->info.cores, st.retired);
+	EXPECT_EQ(0, st.quarantined);
+	EXPECT_LT(0, st.retire_ns);
+	for (c = 0; c < self->info.cores; c++) {
+		struct pto_retire_status rs;
+
+		ASSERT_EQ(0, pto_retire_status(self->dev, c, &rs));
+		EXPECT_EQ(PTO_RETIRE_BY_IOCTL, rs.reason) TH_LOG("core %u", c);
+		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+			  PTO_RETIRE_RELEASED, rs.result) TH_LOG("core %u", c);
+	}
 	EXPECT_EQ(0, pto_orch_destroy(self->o));
 	pto_bo_free(self->bo);
 	pto_dev_close(self->dev);

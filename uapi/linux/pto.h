@@ -317,9 +317,9 @@ struct pto_doorbell {
 #define PTO_CORE_HANDSHAKE 1
 #define PTO_CORE_READY 2
 #define PTO_CORE_RUNNING 3
-#define PTO_CORE_EXITING 4
-#define PTO_CORE_GATED 5
-#define PTO_CORE_QUARANTINED 6
+#define PTO_CORE_EXITING 4	/* nonce echoed, waiting for its teardown gate */
+#define PTO_CORE_GATED 5	/* gate released (after CLOSE), returning */
+#define PTO_CORE_QUARANTINED 6	/* missed retirement or left for recovery */
 
 /**
  * struct pto_core_stats - PTO_IOCTL_CORE_STATS: one core's counters.
@@ -363,8 +363,8 @@ struct pto_core_stats {
 #define PTO_RETIRE_ACKED (1u << 0)	/* the nonce was echoed in time */
 #define PTO_RETIRE_CLOSED (1u << 1)	/* IDLE + CLOSE written, read back */
 #define PTO_RETIRE_RELEASED (1u << 2)	/* teardown gate released */
-#define PTO_RETIRE_QUARANTINED (1u << 3)	/* missed the deadline or
-						 * left for recovery */
+/* missed the deadline, or left for recovery */
+#define PTO_RETIRE_QUARANTINED (1u << 3)
 
 /* struct pto_retire_status.bits: the core's ownership election bits. */
 #define PTO_RETIRE_BIT_READY (1u << 0)
@@ -407,7 +407,7 @@ struct pto_core_retire {
  * @result:	Out: PTO_RETIRE_ACKED | _CLOSED | _RELEASED | _QUARANTINED of
  *		the last retirement.
  * @reason:	Out: PTO_RETIRE_BY_* of the last retirement.
- * @pad:	Out: zero.
+ * @pad:	In: must be zero.
  * @core_ns:	Out: request to this core's response, last retirement.
  * @set_ns:	Out: the whole set's time (first request to the gates).
  * @retirements: Out: retirements of this core since module load.
