@@ -728,8 +728,9 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	mutex_lock(&pf->lock);
 	bo = mtree_load(&pf->ranges, args->payload_addr);
 	if (!bo || args->payload_addr + need > bo->dev_addr + bo->size) {
+		/* A device address, not a user pointer: -EINVAL, not -EFAULT. */
 		mutex_unlock(&pf->lock);
-		ret = -EFAULT;
+		ret = -EINVAL;
 		goto out_unlock;
 	}
 	kref_get(&bo->ref);	/* held across the launch, dropped below */

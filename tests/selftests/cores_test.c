@@ -784,7 +784,7 @@ TEST(core_ioctls_validate)
 	cl.payload_addr = ba.dev_addr + 8;
 	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
 	cl.payload_addr = ba.dev_addr + 4096 - 512;	/* room for one core */
-	EXPECT_EQ(-EFAULT, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
 	cl.payload_addr = ba.dev_addr;
 	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
 	EXPECT_EQ(-EBUSY, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));

@@ -290,8 +290,11 @@ struct pto_cluster_acquire {
  *
  * On return every launched core is READY: its window is open, DATA_MAIN_BASE
  * reads PTO_DISPATCH_IDLE and COND reads 0. Errors: -EPERM (a core not
- * owned), -EBUSY (already launched), -EFAULT / -EINVAL (payload area),
- * -ETIMEDOUT (a core did not report in the handshake).
+ * owned), -EBUSY (already launched, or its previous generation has not
+ * returned through its gate), -EINVAL (flags, or a payload area that is
+ * misaligned or not inside one of the caller's buffers with room for every
+ * core), -EIO (a quarantined core, or a launch that failed and left a core
+ * for recovery), -ETIMEDOUT (a core did not report in the handshake).
  */
 struct pto_core_launch {
 	__u64 cores[PTO_CORE_MASK_WORDS];
