@@ -57,23 +57,35 @@ static int parse_device(int argc, char **argv, unsigned int *index)
 	return 0;
 }
 
-static int cmd_info(int argc, char **argv)
+/* -d N, open /dev/ptoN and read its topology; says why on failure. */
+static int open_device(int argc, char **argv, struct pto_dev **dev,
+		       struct pto_dev_info *info)
 {
-	struct pto_dev_info info;
-	struct pto_dev *dev;
-	unsigned int index, c;
+	unsigned int index;
 	int ret;
 
 	ret = parse_device(argc, argv, &index);
 	if (ret)
 		return ret;
-	ret = pto_dev_open(index, &dev);
+	ret = pto_dev_open(index, dev);
 	if (ret) {
 		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index,
 			pto_strerror(ret));
 		return ret;
 	}
-	pto_dev_info(dev, &info);
+	return pto_dev_info(*dev, info);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	unsigned int c;
+	int ret;
+
+	ret = open_device(argc, argv, &dev, &info);
+	if (ret)
+		return ret;
 	printf("device:      pto%u (abi %u.%u%s)\n", info.index, info.abi_major,
 	       info.abi_minor, info.caps & 1 ? ", mock" : "");
 	printf("clusters:    %u (1 AIC + 2 AIV each)\n", info.clusters);
@@ -108,19 +120,12 @@ static int cmd_cores(int argc, char **argv)
 	struct pto_core_stats st;
 	struct pto_dev_info info;
 	struct pto_dev *dev;
-	unsigned int index, i;
+	unsigned int i;
 	int ret;
 
-	ret = parse_device(argc, argv, &index);
+	ret = open_device(argc, argv, &dev, &info);
 	if (ret)
 		return ret;
-	ret = pto_dev_open(index, &dev);
-	if (ret) {
-		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index,
-			pto_strerror(ret));
-		return ret;
-	}
-	pto_dev_info(dev, &info);
 	printf("core type state        owner   tasks      errors     parks      dozes      doorbells  wakeups    cond\n");
 	for (i = 0; i < info.cores; i++) {
 		ret = pto_core_stats(dev, i, &st);
@@ -153,19 +158,12 @@ static int cmd_gates(int argc, char **argv)
 	struct pto_retire_status st;
 	struct pto_dev_info info;
 	struct pto_dev *dev;
-	unsigned int index, i;
+	unsigned int i;
 	int ret;
 
-	ret = parse_device(argc, argv, &index);
+	ret = open_device(argc, argv, &dev, &info);
 	if (ret)
 		return ret;
-	ret = pto_dev_open(index, &dev);
-	if (ret) {
-		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index,
-			pto_strerror(ret));
-		return ret;
-	}
-	pto_dev_info(dev, &info);
 	printf("core type state        gen        ready requested nonce      response   closed released quarantined by      core_us    set_us     retired    quarantines\n");
 	for (i = 0; i < info.cores; i++) {
 		ret = pto_retire_status(dev, i, &st);

@@ -883,25 +883,7 @@ TEST(sigkill_while_running)
 
 /* ---- handshake lines, gates and windows as debugfs shows them --------- */
 
-#define DBG "/sys/kernel/debug/pto/pto0/"
-
-/* Line @core of a debugfs table (after its header), or -1. */
-static int dbg_line(const char *file, unsigned int core, char *buf, size_t n)
-{
-	FILE *f = fopen(file, "r");
-	unsigned int i;
-	int ret = -1;
-
-	if (!f)
-		return -1;
-	for (i = 0; i <= core + 1; i++)
-		if (!fgets(buf, (int)n, f))
-			goto out;
-	ret = 0;
-out:
-	fclose(f);
-	return ret;
-}
+#define DBG PTO_DBG0
 
 TEST(handshake_gates_windows)
 {
@@ -919,7 +901,7 @@ TEST(handshake_gates_windows)
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, dbg_line(DBG "handshake", i, buf, sizeof(buf)));
+		ASSERT_EQ(0, st_dbg_line(DBG "handshake", i, buf, sizeof(buf)));
 		ASSERT_EQ(6, sscanf(buf, "%*u %u %u %u %u 0x%llx 0x%llx",
 				    &phys, &type, &done, &gen, &p0, &p1));
 		EXPECT_EQ(i, phys);
@@ -928,10 +910,10 @@ TEST(handshake_gates_windows)
 		EXPECT_EQ(pto_bo_dev_addr(l->payload_bo) + i * 2 * PTO_PAYLOAD_SIZE, p0);
 		EXPECT_EQ(p0 + PTO_PAYLOAD_SIZE, p1);
 		gen0[i] = gen;
-		ASSERT_EQ(0, dbg_line(DBG "gates", i, buf, sizeof(buf)));
+		ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf, sizeof(buf)));
 		ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
 		EXPECT_STREQ("armed", word);
-		ASSERT_EQ(0, dbg_line(DBG "windows", i, buf, sizeof(buf)));
+		ASSERT_EQ(0, st_dbg_line(DBG "windows", i, buf, sizeof(buf)));
 		ASSERT_EQ(1, sscanf(buf, "%*u 0x%x", &fp));
 		EXPECT_EQ(0xe, fp);
 	}
@@ -939,11 +921,11 @@ TEST(handshake_gates_windows)
 	for (i = 0; i < 3; i++) {
 		unsigned int ctrl, dmb, cond;
 
-		ASSERT_EQ(0, dbg_line(DBG "gates", i, buf, sizeof(buf)));
+		ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf, sizeof(buf)));
 		ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
 		EXPECT_STREQ("released", word);
 		/* Closed, IDLE, and COND holds the echoed EXITED | nonce. */
-		ASSERT_EQ(0, dbg_line(DBG "windows", i, buf, sizeof(buf)));
+		ASSERT_EQ(0, st_dbg_line(DBG "windows", i, buf, sizeof(buf)));
 		ASSERT_EQ(4, sscanf(buf, "%*u 0x%x 0x%x 0x%x 0x%x", &fp,
 				    &ctrl, &dmb, &cond));
 		EXPECT_EQ(0xf, fp);
@@ -958,11 +940,11 @@ TEST(handshake_gates_windows)
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, dbg_line(DBG "handshake", i, buf, sizeof(buf)));
+		ASSERT_EQ(0, st_dbg_line(DBG "handshake", i, buf, sizeof(buf)));
 		ASSERT_EQ(4, sscanf(buf, "%*u %u %u %u %u", &phys, &type,
 				    &done, &gen));
 		EXPECT_EQ(gen0[i] + 1, gen);
-		ASSERT_EQ(0, dbg_line(DBG "gates", i, buf, sizeof(buf)));
+		ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf, sizeof(buf)));
 		ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
 		EXPECT_STREQ("armed", word);
 	}

@@ -14,32 +14,8 @@
 #include "pto_selftest.h"
 #include "pto_core_util.h"
 
-#define DBG "/sys/kernel/debug/pto/pto0/"
+#define DBG PTO_DBG0
 #define PARAM "/sys/module/pto/parameters/retire_timeout_ms"
-
-static int write_file(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(val, f);
-	return fclose(f);
-}
-
-static int read_file(const char *path, char *buf, size_t n)
-{
-	FILE *f = fopen(path, "r");
-
-	if (!f || !fgets(buf, (int)n, f)) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
 
 static int core_state(struct pto_dev *d, unsigned int core)
 {
@@ -73,7 +49,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 	uint64_t t0, ms;
 	void *m;
 
-	if (access(DBG "inject_stall", W_OK) || read_file(PARAM, old, sizeof(old)))
+	if (access(DBG "inject_stall", W_OK) || st_read_line(PARAM, old, sizeof(old)))
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	pto_dev_info(d, &info);
@@ -84,13 +60,13 @@ TEST(stalled_core_is_quarantined_and_reset)
 		if (i != victim)
 			peers[i / 64] |= 1ull << (i % 64);
 	}
-	ASSERT_EQ(0, write_file(PARAM, "300"));
+	ASSERT_EQ(0, st_write_file(PARAM, "300"));
 
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, noop_all(l));
 	snprintf(num, sizeof(num), "%u", victim);
-	ASSERT_EQ(0, write_file(DBG "inject_stall", num));
+	ASSERT_EQ(0, st_write_file(DBG "inject_stall", num));
 	t0 = pto_now_ns();
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
 	ms = (pto_now_ns() - t0) / 1000000;
@@ -131,14 +107,14 @@ TEST(stalled_core_is_quarantined_and_reset)
 	pto_launch_free(l);
 
 	/* The reset recovers it: the whole cluster launches and runs. */
-	ASSERT_EQ(0, write_file(DBG "reset", "1"));
+	ASSERT_EQ(0, st_write_file(DBG "reset", "1"));
 	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state(d, victim));
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	EXPECT_EQ(0, noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
 	pto_launch_free(l);
-	write_file(PARAM, old);
+	st_write_file(PARAM, old);
 	pto_dev_close(d);
 }
 

@@ -17,57 +17,15 @@
 #include "pto_selftest.h"
 #include "pto_core_util.h"
 
-#define DBG "/sys/kernel/debug/pto/pto0/"
-#define PARAMS "/sys/module/pto/parameters/"
-
-static int write_file(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(val, f);
-	return fclose(f);
-}
-
-static int read_file(const char *path, char *buf, size_t n)
-{
-	FILE *f = fopen(path, "r");
-
-	if (!f || !fgets(buf, (int)n, f)) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-/* Line @core + 1 of a debugfs table (line 0 is the header). */
-static int dbg_line(const char *file, unsigned int core, char *buf, size_t n)
-{
-	FILE *f = fopen(file, "r");
-	unsigned int i;
-	int ret = -1;
-
-	if (!f)
-		return -1;
-	for (i = 0; i <= core + 1; i++)
-		if (!fgets(buf, (int)n, f))
-			goto out;
-	ret = 0;
-out:
-	fclose(f);
-	return ret;
-}
+#define DBG PTO_DBG0
+#define PARAMS PTO_PARAMS
 
 static unsigned int fast_path(unsigned int core)
 {
 	char buf[256];
 	unsigned int fp = 0;
 
-	if (dbg_line(DBG "windows", core, buf, sizeof(buf)) ||
+	if (st_dbg_line(DBG "windows", core, buf, sizeof(buf)) ||
 	    sscanf(buf, "%*u 0x%x", &fp) != 1)
 		return 0;
 	return fp;
@@ -281,10 +239,10 @@ TEST(busy_core_retires_in_time)
 	uint32_t id;
 	int ring;
 
-	if (read_file(PARAMS "retire_timeout_ms", old, sizeof(old)) ||
+	if (st_read_line(PARAMS "retire_timeout_ms", old, sizeof(old)) ||
 	    access(PARAMS "retire_timeout_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	ASSERT_EQ(0, write_file(PARAMS "retire_timeout_ms", "500"));
+	ASSERT_EQ(0, st_write_file(PARAMS "retire_timeout_ms", "500"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	cluster_mask(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
@@ -309,7 +267,7 @@ TEST(busy_core_retires_in_time)
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	pto_launch_free(l);
 	pto_dev_close(d);
-	write_file(PARAMS "retire_timeout_ms", old);
+	st_write_file(PARAMS "retire_timeout_ms", old);
 }
 
 /* 32 launches reuse the same gates; each release frees only its own. */
@@ -331,7 +289,7 @@ TEST(gates_reused_32_launches)
 		ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 		for (i = 0; i < 3; i++) {
 			if (!access(DBG "gates", R_OK)) {
-				ASSERT_EQ(0, dbg_line(DBG "gates", i, buf,
+				ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf,
 						      sizeof(buf)));
 				ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
 				EXPECT_STREQ("armed", word);
@@ -366,14 +324,14 @@ TEST(partial_timeout_and_reset_ioctl)
 	unsigned int q;
 
 	if (access(DBG "inject_stall", W_OK) ||
-	    read_file(PARAMS "retire_timeout_ms", old, sizeof(old)))
+	    st_read_line(PARAMS "retire_timeout_ms", old, sizeof(old)))
 		SKIP(return, "needs root, debugfs and pto's parameters");
-	ASSERT_EQ(0, write_file(PARAMS "retire_timeout_ms", "300"));
+	ASSERT_EQ(0, st_write_file(PARAMS "retire_timeout_ms", "300"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	cluster_mask(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	ASSERT_EQ(0, write_file(DBG "inject_stall", "2"));
+	ASSERT_EQ(0, st_write_file(DBG "inject_stall", "2"));
 	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
 	EXPECT_EQ(2, r.retired);
 	EXPECT_EQ(1ull << 2, r.quarantined[0]);
@@ -382,7 +340,7 @@ TEST(partial_timeout_and_reset_ioctl)
 	EXPECT_EQ(PTO_CORE_QUARANTINED, st.state);
 	EXPECT_EQ(PTO_RETIRE_QUARANTINED, st.result);
 	EXPECT_NE(st.nonce, st.response);
-	ASSERT_EQ(0, dbg_line(DBG "retirement", 2, buf, sizeof(buf)));
+	ASSERT_EQ(0, st_dbg_line(DBG "retirement", 2, buf, sizeof(buf)));
 	ASSERT_EQ(1, sscanf(buf, "%*u %*u %*u %*u %*s %*s %*u %*u %u", &q));
 	EXPECT_EQ(1, q);
 	pto_launch_free(l);
@@ -398,7 +356,7 @@ TEST(partial_timeout_and_reset_ioctl)
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	pto_launch_free(l);
 	pto_dev_close(d);
-	write_file(PARAMS "retire_timeout_ms", old);
+	st_write_file(PARAMS "retire_timeout_ms", old);
 }
 
 /* Fatal device error: emergency retirement; later finalization is a no-op. */
@@ -422,7 +380,7 @@ TEST(fatal_error_emergency_latch)
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, noop_all(l));
 	ASSERT_EQ(0, pto_retire_status(d, 3 * c, &st0));
-	ASSERT_EQ(0, write_file(DBG "fatal", "1"));
+	ASSERT_EQ(0, st_write_file(DBG "fatal", "1"));
 	for (i = 3 * c; i < 3 * c + 3; i++) {
 		ASSERT_EQ(0, pto_retire_status(d, i, &st));
 		EXPECT_EQ(PTO_RETIRE_BY_FATAL, st.reason);
@@ -505,7 +463,7 @@ TEST(fatal_error_during_launches)
 	ASSERT_EQ(0, pthread_create(&t, NULL, fl_loop, &f));
 	for (i = 0; i < 20; i++) {
 		usleep(3000 + 1000 * (i % 5));	/* fixed, varied phases */
-		ASSERT_EQ(0, write_file(DBG "fatal", "1"));
+		ASSERT_EQ(0, st_write_file(DBG "fatal", "1"));
 	}
 	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
@@ -551,7 +509,7 @@ TEST(init_failure_retires_opened_windows)
 	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &bo));
 	memcpy(cl.cores, cores, sizeof(cl.cores));
 	cl.payload_addr = pto_bo_dev_addr(bo);
-	ASSERT_EQ(0, write_file(DBG "inject_badid", "1"));
+	ASSERT_EQ(0, st_write_file(DBG "inject_badid", "1"));
 	EXPECT_EQ(-EIO, pto_sioctl(pto_dev_fd(d), PTO_IOCTL_CORE_LAUNCH, &cl));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, pto_retire_status(d, i, &st));
@@ -561,7 +519,7 @@ TEST(init_failure_retires_opened_windows)
 			EXPECT_EQ(PTO_RETIRE_QUARANTINED, st.result);
 			EXPECT_EQ(0, st.bits);	/* never published */
 			/* Never released: its gate stays armed. */
-			ASSERT_EQ(0, dbg_line(DBG "gates", i, buf, sizeof(buf)));
+			ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf, sizeof(buf)));
 			ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
 			EXPECT_STREQ("armed", word);
 			continue;
@@ -712,8 +670,8 @@ static int late_close_rounds(struct __test_metadata *_metadata, int rounds)
 
 static int old_protocol_params(const char *old_proto, const char *delay)
 {
-	return write_file(PARAMS "mock_old_protocol", old_proto) ||
-	       write_file(PARAMS "mock_close_delay_ms", delay);
+	return st_write_file(PARAMS "mock_old_protocol", old_proto) ||
+	       st_write_file(PARAMS "mock_close_delay_ms", delay);
 }
 
 /* With the gate (the new protocol): a late CLOSE never lands. */
