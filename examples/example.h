@@ -11,7 +11,6 @@
 #ifndef PTO_EXAMPLE_H
 #define PTO_EXAMPLE_H
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,35 +124,6 @@ static inline int ex_run(pto_orch *o, pto_orch_fn fn, void *arg,
 	if (ret)
 		printf("# %s: %s\n", pto_strerror(ret), pto_orch_error(o));
 	return ret;
-}
-
-static inline int ex_parse(int argc, char **argv, struct ex_opts *opts)
-{
-	static const struct option lo[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "clusters", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	opts->dev = 0;
-	opts->clusters = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:c:", lo, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			opts->dev = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'c':
-			opts->clusters = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-d N] [--clusters M]\n",
-				argv[0]);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 #ifdef EX_NO_MAIN

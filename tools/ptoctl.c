@@ -580,29 +580,12 @@ static const struct ptoctl_example examples[] = { PTO_EXAMPLES(PTOCTL_EXAMPLE) }
 
 static int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "clusters", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ex_opts eo = { 0 };
+	struct ex_opts eo;
 	const char *name = NULL;
 	size_t i;
-	int c;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:c:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			eo.dev = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'c':
-			eo.clusters = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
+	if (ex_parse(argc, argv, &eo))
+		return -EINVAL;
 	if (optind < argc)
 		name = argv[optind];
 	for (i = 0; name && i < sizeof(examples) / sizeof(examples[0]); i++) {

@@ -90,8 +90,7 @@ static int sched_send(struct sched_backend *be, struct sched_core *c,
 		return 0;
 	}
 	id = pto_rc_dispatch(c->rc, &need_ring);
-	c->slot[id & 1] = (struct sched_slot){ .d = *d, .id = id, .used = 1,
-					     .mix = mix };
+	c->slot[id & 1] = (struct sched_slot){ .d = *d, .mix = mix };
 	return need_ring;
 }
 
@@ -162,8 +161,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 			*p = *first;
 		}
 		id = pto_rc_dispatch(c->rc, &need_ring);
-		c->slot[id & 1] = (struct sched_slot){ .d = d, .id = id,
-						       .used = 1, .mix = 1 };
+		c->slot[id & 1] = (struct sched_slot){ .d = d, .mix = 1 };
 		if (need_ring)
 			ring_bit(ring, c->rc->index);
 	}
@@ -192,7 +190,6 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 			char msg[128];
 			int err = 0, got;
 
-			s->used = 0;
 			moved++;
 			atomic_fetch_add_explicit(&t->tasks, 1,
 						  memory_order_relaxed);

@@ -12,11 +12,12 @@
 
 #define SCHED_MAX_WORKERS (PTO_DEV_MAX_CORES + PTO_DEV_MAX_CORES / 3)
 
-/* One in-flight task on a core, found again by its dispatch id's parity. */
+/*
+ * One in-flight task on a core, found again by its dispatch id's parity
+ * (the raw layer, lib/core.c, tracks which ids are in flight).
+ */
 struct sched_slot {
 	struct orch_dispatch d;
-	uint32_t id;
-	int used;
 	int mix;		/* one of a MIX task's three: see the cluster */
 };
 

@@ -16,21 +16,6 @@
 #include "pto_selftest.h"
 #include "pto_core_util.h"
 
-static unsigned int seed;
-
-/* xorshift32 (every bit usable; an LCG's low bits have short periods). */
-static uint32_t rnd(void)
-{
-	static uint32_t x;
-
-	if (!x)
-		x = seed ? seed : 1;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return x;
-}
-
 static void launch_all(struct __test_metadata *_metadata, struct pto_dev **dev,
 		       struct pto_launch **l, struct pto_dev_info *info)
 {
@@ -82,8 +67,8 @@ static void stress(struct __test_metadata *_metadata, struct stress_result *res,
 	int errors = 0;
 
 	env = getenv("PTO_SEED");
-	seed = env ? (unsigned int)strtoul(env, NULL, 0) : (unsigned int)pto_now_ns();
-	printf("# seed %u (PTO_SEED=%u reproduces), %llu tasks\n", seed, seed,
+	st_seed = env ? (unsigned int)strtoul(env, NULL, 0) : (unsigned int)pto_now_ns();
+	printf("# seed %u (PTO_SEED=%u reproduces), %llu tasks\n", st_seed, st_seed,
 	       (unsigned long long)ntasks);
 	fflush(stdout);
 	launch_all(_metadata, &dev, &l, &info);
@@ -111,7 +96,7 @@ static void stress(struct __test_metadata *_metadata, struct stress_result *res,
 			 * the next one queued behind it; its completion is then
 			 * implied by the next ACK and read from the payload.
 			 */
-			n = c->ninflight == 2 || (rnd() & 1) ?
+			n = c->ninflight == 2 || (st_rnd() & 1) ?
 			    pto_rc_reap(c, done) : 0;
 			for (i = 0; i < (unsigned int)n; i++) {
 				if (done[i].id != expect[k] || done[i].status)

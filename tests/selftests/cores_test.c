@@ -22,31 +22,6 @@
 
 #define ARENA (8u << 20)
 
-static unsigned int seed;
-
-/* xorshift32 (every bit usable; an LCG's low bits have short periods). */
-static uint32_t rnd(void)
-{
-	static uint32_t x;
-
-	if (!x)
-		x = seed ? seed : 1;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return x;
-}
-
-static void seed_init(void)
-{
-	const char *s = getenv("PTO_SEED");
-
-	seed = s ? (unsigned int)strtoul(s, NULL, 0) :
-		   (unsigned int)pto_now_ns();
-	printf("# seed %u (PTO_SEED=%u reproduces)\n", seed, seed);
-	fflush(stdout);
-}
-
 FIXTURE(core) {
 	struct pto_dev *dev;
 	struct pto_launch *l;
@@ -60,7 +35,7 @@ FIXTURE_SETUP(core)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0x7 };
 
-	seed_init();
+	st_seed_init();
 	ASSERT_EQ(0, pto_dev_open(0, &self->dev));
 	pto_dev_info(self->dev, &self->info);
 	ASSERT_EQ(0, pto_cluster_acquire(self->dev, 1));
@@ -170,8 +145,8 @@ static void view_tensor(struct pto_tensor_desc *t, const struct view *v,
 static uint32_t rnd_val(uint32_t dtype)
 {
 	if (dtype == PTO_DTYPE_I32)
-		return rnd() ^ (rnd() << 16);
-	return pto_f_bits(((float)(rnd() % 20001) - 10000.0f) / 1250.0f);
+		return st_rnd() ^ (st_rnd() << 16);
+	return pto_f_bits(((float)(st_rnd() % 20001) - 10000.0f) / 1250.0f);
 }
 
 static int close_f32(float want, float got)

@@ -9,6 +9,8 @@
 #define PTO_CORE_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "core.h"
@@ -19,6 +21,35 @@ static inline uint64_t pto_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * Seeded randomness of the core tests: xorshift32 (every bit usable; an
+ * LCG's low bits have short periods). st_seed_init() takes PTO_SEED or the
+ * clock and prints the seed so a failure can be reproduced.
+ */
+static unsigned int st_seed;
+
+static inline uint32_t st_rnd(void)
+{
+	static uint32_t x;
+
+	if (!x)
+		x = st_seed ? st_seed : 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x;
+}
+
+static inline void st_seed_init(void)
+{
+	const char *s = getenv("PTO_SEED");
+
+	st_seed = s ? (unsigned int)strtoul(s, NULL, 0) :
+		      (unsigned int)pto_now_ns();
+	printf("# seed %u (PTO_SEED=%u reproduces)\n", st_seed, st_seed);
+	fflush(stdout);
 }
 
 static inline void pto_tensor_set(struct pto_tensor_desc *t, uint64_t addr,
