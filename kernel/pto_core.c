@@ -22,6 +22,8 @@
  */
 #include <linux/bitmap.h>
 #include <linux/delay.h>
+#include <linux/eventfd.h>
+#include <linux/file.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -199,7 +201,11 @@ bool pto_core_wake_check(struct pto_core *core)
 	    !xchg(pto_ureg(core, PTO_REG_WAKE_REQ), 0))
 		return false;
 	atomic64_inc(&core->wakeups);
-	pto_file_wake(core->owner);
+	/* The launch's fields are stable between READY and the echo. */
+	if (core->notify)
+		eventfd_signal(core->notify, 1);
+	else
+		pto_file_wake(core->owner);
 	return true;
 }
 
@@ -677,11 +683,22 @@ static bool pto_handshake_done(struct pto_device *pdev,
  * retires its whole published set through the one helper before it
  * returns, servicing the pending requests on success and on failure.
  */
+static bool pto_is_eventfd(struct file *file)
+{
+	struct eventfd_ctx *ctx = eventfd_ctx_fileget(file);
+
+	if (IS_ERR(ctx))
+		return false;
+	eventfd_ctx_put(ctx);
+	return true;
+}
+
 int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 {
 	struct pto_core_launch *args = data;
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	struct file *notify = NULL;
 	struct pto_retire_ctx ctx;
 	struct pto_bo *bo;
 	const char *why;
@@ -690,7 +707,8 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	u64 need;
 	int ret;
 
-	if (args->flags)
+	if (args->flags & ~PTO_LAUNCH_FLAGS_VALID || args->pad ||
+	    (!(args->flags & PTO_LAUNCH_FLAG_EVENTFD) && args->eventfd))
 		return -EINVAL;
 	ret = pto_core_mask(pdev, args->cores, mask);
 	if (ret)
@@ -699,6 +717,20 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	need = (u64)n * 2 * PTO_PAYLOAD_SIZE;
 	if (!args->payload_addr || args->payload_addr % PTO_PAYLOAD_SIZE)
 		return -EINVAL;
+	if (args->flags & PTO_LAUNCH_FLAG_EVENTFD) {
+		/*
+		 * One file for every core (a racing close or dup2 cannot give
+		 * cores different contexts); each core takes its own context
+		 * reference below, dropped by its retirement.
+		 */
+		notify = fget(args->eventfd);
+		if (!notify)
+			return -EBADF;
+		if (!pto_is_eventfd(notify)) {
+			fput(notify);
+			return -EBADF;
+		}
+	}
 
 	mutex_lock(&pdev->core_lock);
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
@@ -797,6 +829,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		core->payload_bo = bo;
 		core->payload_addr = addr;
 		core->payload_kaddr = bo->vaddr + (addr - bo->dev_addr);
+		core->notify = notify ? eventfd_ctx_fileget(notify) : NULL;
 		core->last_id = PTO_DISPATCH_IDLE;
 		w->payload[0] = addr;
 		w->payload[1] = addr + PTO_PAYLOAD_SIZE;
@@ -839,6 +872,8 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	}
 out_unlock:
 	mutex_unlock(&pdev->core_lock);
+	if (notify)
+		fput(notify);	/* each core holds its own context ref */
 	return ret;
 }
 
@@ -1187,10 +1222,14 @@ void pto_cores_fini(struct pto_device *pdev)
 			pto_bo_put(core->r_bo);
 		if (core->r_pf)
 			pto_file_put(core->r_pf);
+		if (core->r_notify)
+			eventfd_ctx_put(core->r_notify);
 		core->r_bo = NULL;
 		core->r_pf = NULL;
+		core->r_notify = NULL;
 		core->owner = NULL;
 		core->payload_bo = NULL;
+		core->notify = NULL;
 		pto_core_test_fini(core);
 	}
 	kfree(pdev->core);

@@ -205,7 +205,9 @@ struct pto_task {
  * @state:	PTO_CORE_*, written only by the core thread (WRITE_ONCE),
  *		read anywhere (READ_ONCE); waiters sleep on pdev->core_wq.
  * @flags:	PTO_CORE_F_* atomic bits.
- * @owner, @payload_bo, @payload_kaddr, @payload_addr: the launch; written
+ * @owner, @payload_bo, @payload_kaddr, @payload_addr, @notify: the launch
+ *		(@notify: the launcher's eventfd for completion wake-ups, or
+ *		NULL for the owner's poll()); written
  *		by the launcher under pdev->core_lock before READY is
  *		published, and cleared by the retirement owner (elected, the
  *		only writer) after the core echoed its nonce, under
@@ -221,7 +223,8 @@ struct pto_task {
  *		owner clearing the launch fields of the generation it claimed.
  * @r_*:	the last retirement's record (debugfs, status ioctl), written
  *		by its owner before the gate; @r_pf / @r_bo / @r_gen are the
- *		claimed generation's launch references, held by the owner.
+ *		claimed generation's launch references, held by the owner
+ *		(and @r_notify).
  * @last_id:	the last dispatch value the core took (core thread only).
  * @task:	the running task (core thread only).
  */
@@ -242,6 +245,7 @@ struct pto_core {
 	struct pto_bo *payload_bo;
 	void *payload_kaddr;
 	u64 payload_addr;
+	struct eventfd_ctx *notify;
 
 	u32 nonce;
 	u32 resp;
@@ -253,6 +257,7 @@ struct pto_core {
 	spinlock_t launch_lock;
 	struct pto_file *r_pf;
 	struct pto_bo *r_bo;
+	struct eventfd_ctx *r_notify;
 	u32 r_gen;
 	u32 r_result;
 	u32 r_reason;

@@ -27,6 +27,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/delay.h>
+#include <linux/eventfd.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/random.h>
@@ -150,6 +151,7 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 
 	core->r_pf = core->owner;
 	core->r_bo = core->payload_bo;
+	core->r_notify = core->notify;
 	core->r_gen = core->gen;
 	ctx->gen[core->id] = core->gen;
 	core->r_reason = ctx->reason;
@@ -374,6 +376,7 @@ static void pto_retire_drop(struct pto_core *core)
 		core->payload_bo = NULL;
 		core->payload_kaddr = NULL;
 		core->payload_addr = 0;
+		core->notify = NULL;
 	}
 	spin_unlock(&core->launch_lock);
 	/*
@@ -385,8 +388,11 @@ static void pto_retire_drop(struct pto_core *core)
 		pto_bo_put(core->r_bo);
 	if (core->r_pf)
 		pto_file_put(core->r_pf);
+	if (core->r_notify)
+		eventfd_ctx_put(core->r_notify);
 	core->r_bo = NULL;
 	core->r_pf = NULL;
+	core->r_notify = NULL;
 }
 
 /*

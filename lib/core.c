@@ -75,6 +75,12 @@ void pto_launch_free(struct pto_launch *l)
 int pto_launch_cores(struct pto_dev *dev, const uint64_t *cores,
 		     struct pto_launch **out)
 {
+	return pto_launch_cores_notify(dev, cores, -1, out);
+}
+
+int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
+			    int evfd, struct pto_launch **out)
+{
 	struct pto_core_launch args = { 0 };
 	struct pto_launch *l;
 	unsigned int i, k, n = 0;
@@ -91,6 +97,7 @@ int pto_launch_cores(struct pto_dev *dev, const uint64_t *cores,
 		return -ENOMEM;
 	l->dev = dev;
 	l->ncores = n;
+	l->evfd = evfd;
 	ret = pto_bo_alloc(dev, (uint64_t)n * 2 * PTO_PAYLOAD_SIZE, 0,
 			   &l->payload_bo);
 	if (ret)
@@ -101,6 +108,10 @@ int pto_launch_cores(struct pto_dev *dev, const uint64_t *cores,
 
 	memcpy(args.cores, cores, sizeof(args.cores));
 	args.payload_addr = pto_bo_dev_addr(l->payload_bo);
+	if (evfd >= 0) {
+		args.flags = PTO_LAUNCH_FLAG_EVENTFD;
+		args.eventfd = evfd;
+	}
 	ret = pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_LAUNCH, &args);
 	if (ret)
 		goto err;
@@ -249,7 +260,10 @@ int pto_launch_arm(struct pto_launch *l)
 
 int pto_launch_wait(struct pto_launch *l, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = pto_dev_fd(l->dev), .events = POLLIN };
+	struct pollfd pfd = {
+		.fd = l->evfd >= 0 ? l->evfd : pto_dev_fd(l->dev),
+		.events = POLLIN,
+	};
 	uint64_t drained;
 	int ret;
 

@@ -41,6 +41,7 @@ struct pto_launch {
 	unsigned int ncores;
 	uint64_t doorbells;		/* doorbell ioctls rung */
 	uint64_t waits;			/* poll() sleeps */
+	int evfd;			/* completion wake-ups; -1: the device fd */
 	struct pto_rc core[];
 };
 
@@ -59,6 +60,13 @@ int pto_cluster_release(struct pto_dev *dev, uint64_t clusters);
  */
 int pto_launch_cores(struct pto_dev *dev, const uint64_t *cores,
 		     struct pto_launch **out);
+/*
+ * The same, with the cores' completion wake-ups delivered to @evfd (an
+ * eventfd the caller owns and keeps open while the launch lives) instead
+ * of the device fd's poll(): PTO_LAUNCH_FLAG_EVENTFD.
+ */
+int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
+			    int evfd, struct pto_launch **out);
 /* Unmap and free (the cores stay launched until their clusters are released). */
 void pto_launch_free(struct pto_launch *l);
 
@@ -79,14 +87,16 @@ int pto_ring(struct pto_launch *l, const uint64_t *cores);
 /*
  * Sleep until a core with work in flight completes something or
  * @timeout_ms passes (-1: no limit): arms WAKE_REQ on those cores,
- * re-checks COND, then poll()s the fd. Returns 0, or -ETIMEDOUT.
+ * re-checks COND, then poll()s the fd (the launch's eventfd, if it has
+ * one, else the device fd). Returns 0, or -ETIMEDOUT.
  */
 int pto_launch_wait(struct pto_launch *l, int timeout_ms);
 /*
  * The first half of pto_launch_wait(), for callers that poll() more than
  * the device fd: arm WAKE_REQ on cores with work in flight and re-check.
  * Returns -1 (nothing in flight), 1 (a completion is already visible: do
- * not sleep) or 0 (armed: a FIN will make the fd readable).
+ * not sleep) or 0 (armed: a FIN will make the fd readable, or signal the
+ * launch's eventfd).
  */
 int pto_launch_arm(struct pto_launch *l);
 

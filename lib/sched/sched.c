@@ -10,9 +10,9 @@
  *   sched_reap()      COND FIN -> orch_member_done() (completion, release,
  *                     READY routing are the orchestrator's own)
  *   sched_dispatch()  idle core -> orch_ready_pop() -> payload -> id
- *   sched_sleep()     nothing moved for spin_us: poll() the device fd (a
- *                     completion wake-up was armed) and the thread's
- *                     eventfd (a kick), or only the eventfd when idle
+ *   sched_sleep()     nothing moved for spin_us: poll() the thread's
+ *                     eventfd, which kicks and its own cores' completion
+ *                     wake-ups (PTO_LAUNCH_FLAG_EVENTFD) both write
  * Steady state makes no system call: doorbells only for parked cores,
  * poll() only when nothing moved for the spin budget.
  */
@@ -29,13 +29,6 @@
 
 #define SCHED_DEFAULT_HEAP (16ULL << 20)
 #define SCHED_DEFAULT_SPIN_US 50
-/*
- * Several threads share the device fd, whose completion counter one
- * thread's read() drains for all: a thread whose wake-up another thread
- * consumed would sleep on. The bounded poll caps that cost; a per-thread
- * wait in the kernel removes it (see Documentation/scheduler.md).
- */
-#define SCHED_POLL_MS 2
 
 static uint64_t now_ns(void)
 {
@@ -283,11 +276,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 static void sched_sleep(struct sched_thread *t)
 {
 	struct sched_backend *be = t->be;
-	struct pollfd pfd[2] = {
-		{ .fd = t->evfd, .events = POLLIN },
-		{ .fd = pto_dev_fd(be->dev), .events = POLLIN },
-	};
-	int armed, nfds = 1, timeout = -1;
+	struct pollfd pfd = { .fd = t->evfd, .events = POLLIN };
 	uint64_t v;
 
 	atomic_store_explicit(&t->sleeping, 1, memory_order_relaxed);
@@ -295,19 +284,18 @@ static void sched_sleep(struct sched_thread *t)
 	if (atomic_load_explicit(&t->kicked, memory_order_relaxed) ||
 	    atomic_load(&be->stop))
 		goto out;
-	armed = pto_launch_arm(t->launch);
-	if (armed > 0)
+	/*
+	 * The thread's cores were launched with this eventfd
+	 * (PTO_LAUNCH_FLAG_EVENTFD): their completion wake-ups and kick()
+	 * both write it, and no other thread reads it, so the sleep needs no
+	 * timeout. Draining it below, after the poll, loses nothing: the
+	 * caller reaps every core and re-reads @kicked afterwards.
+	 */
+	if (pto_launch_arm(t->launch) > 0)
 		goto out;
-	if (armed == 0) {
-		nfds = 2;
-		timeout = SCHED_POLL_MS;
-	}
 	atomic_fetch_add_explicit(&t->sleeps, 1, memory_order_relaxed);
-	if (poll(pfd, nfds, timeout) > 0 && nfds == 2 &&
-	    (pfd[1].revents & POLLIN) &&
-	    read(pfd[1].fd, &v, sizeof(v)) < 0 && errno != EAGAIN) {
-		/* a failed drain only costs a spurious wake-up */
-	}
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
 out:
 	atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
 	if (read(t->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN) {
@@ -593,7 +581,7 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		for (core = c * 3; core < c * 3 + 3; core++)
 			mask[core / 64] |= 1ULL << (core % 64);
 	}
-	ret = pto_launch_cores(be->dev, mask, &t->launch);
+	ret = pto_launch_cores_notify(be->dev, mask, t->evfd, &t->launch);
 	if (ret)
 		return ret;
 	t->ncores = t->launch->ncores;

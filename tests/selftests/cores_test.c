@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
@@ -559,6 +561,103 @@ TEST_F(core, completion_wakeup_poll)
 	fflush(stdout);
 }
 
+/*
+ * PTO_LAUNCH_FLAG_EVENTFD: two launches of one file, each with its own
+ * eventfd; a core's completion wake-up reaches its launch's eventfd only,
+ * never the other launch's nor the device fd. Closing the eventfd after
+ * the launch is harmless (the core holds its own reference).
+ */
+static uint64_t evfd_count(int fd)
+{
+	uint64_t v = 0;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
+static int fd_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* Run one 20 ms task on launch @l's only core, sleeping through arm+poll. */
+static int spin_task_armed(struct pto_launch *l, int wait_fd)
+{
+	struct pto_payload p = { .func_id = PTO_FUNC_SPIN_NS,
+				 .scalar = { 20000000 } };
+	struct pto_rc *c = &l->core[0];
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
+	struct pollfd pfd = { .fd = wait_fd, .events = POLLIN };
+	struct pto_done done[2];
+	int ring, n = 0;
+
+	mask[c->index / 64] = 1ULL << (c->index % 64);
+	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
+	pto_rc_dispatch(c, &ring);
+	if (ring)
+		pto_ring(l, mask);
+	if (pto_launch_arm(l) == 0 && poll(&pfd, 1, 5000) != 1)
+		return -ETIMEDOUT;
+	while (!n)
+		n = pto_rc_reap(c, done);
+	return done[0].status;
+}
+
+TEST(completion_wakeup_eventfd)
+{
+	uint64_t c0[PTO_CORE_MASK_WORDS] = { 1 }, c1[PTO_CORE_MASK_WORDS] = { 2 };
+	int ea = eventfd(0, EFD_NONBLOCK), eb = eventfd(0, EFD_NONBLOCK);
+	struct pto_launch *la, *lb;
+	struct pto_core_stats s0, s1;
+	struct pto_dev *d;
+
+	ASSERT_LE(0, ea);
+	ASSERT_LE(0, eb);
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	ASSERT_EQ(0, pto_launch_cores_notify(d, c0, ea, &la));
+	ASSERT_EQ(0, pto_launch_cores_notify(d, c1, eb, &lb));
+
+	/* Core 1's wake-up: eb only. */
+	ASSERT_EQ(0, pto_core_stats(d, 1, &s0));
+	ASSERT_EQ(PTO_TASK_OK, spin_task_armed(lb, eb));
+	ASSERT_EQ(0, pto_core_stats(d, 1, &s1));
+	EXPECT_EQ(0, fd_readable(ea));
+	EXPECT_EQ(0, fd_readable(pto_dev_fd(d)));
+	EXPECT_EQ(s1.wakeups - s0.wakeups, evfd_count(eb));
+
+	/* Core 0's: ea only. */
+	ASSERT_EQ(0, pto_core_stats(d, 0, &s0));
+	ASSERT_EQ(PTO_TASK_OK, spin_task_armed(la, ea));
+	ASSERT_EQ(0, pto_core_stats(d, 0, &s1));
+	EXPECT_EQ(1, s1.wakeups - s0.wakeups);
+	EXPECT_EQ(0, fd_readable(eb));
+	EXPECT_EQ(0, fd_readable(pto_dev_fd(d)));
+	EXPECT_EQ(1, evfd_count(ea));
+
+	/*
+	 * ea closed: the core keeps its context; the wake-up still happens
+	 * (counted), reaches nobody, and nothing breaks. The task completes
+	 * (the armed poll on eb times out, the reap spins).
+	 */
+	close(ea);
+	ASSERT_EQ(0, pto_core_stats(d, 0, &s0));
+	EXPECT_EQ(-ETIMEDOUT, spin_task_armed(la, eb));
+	ASSERT_EQ(0, pto_core_stats(d, 0, &s1));
+	EXPECT_EQ(1, s1.wakeups - s0.wakeups);
+	EXPECT_EQ(0, fd_readable(eb));
+
+	/* Release retires both launches and drops their references. */
+	EXPECT_EQ(0, pto_cluster_release(d, 1));
+	pto_launch_free(la);
+	pto_launch_free(lb);
+	close(eb);
+	pto_dev_close(d);
+}
+
 /* ---- ownership -------------------------------------------------------- */
 
 TEST(foreign_cluster_ebusy)
@@ -744,9 +843,22 @@ TEST(core_ioctls_validate)
 	cl.payload_addr = ba.dev_addr;
 	EXPECT_EQ(-EPERM, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
 	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
-	cl.flags = 1;
+	cl.flags = 2;
 	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
 	cl.flags = 0;
+	cl.eventfd = 5;		/* without PTO_LAUNCH_FLAG_EVENTFD */
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.eventfd = 0;
+	cl.pad = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.pad = 0;
+	cl.flags = PTO_LAUNCH_FLAG_EVENTFD;
+	cl.eventfd = fd;	/* an fd, not an eventfd */
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.eventfd = 100000;	/* not open */
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	cl.flags = 0;
+	cl.eventfd = 0;
 	cl.cores[0] = 0;
 	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
 	cl.cores[1] = 1ull << 63;
@@ -998,6 +1110,35 @@ TEST(core_ioctls_struct_size)
 	EXPECT_EQ(-EINVAL, pto_sioctl(fd, cmd, &ca));
 	cmd = PTO_IOWR_SIZED(PTO_IOCTL_DOORBELL, 16);
 	EXPECT_EQ(-EINVAL, pto_sioctl(fd, cmd, &big));
+	close(fd);
+}
+
+/* ABI 1.2's 32-byte launch struct (no eventfd) still launches. */
+TEST(core_launch_abi_1_2_struct)
+{
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	struct pto_core_launch cl = { .cores = { 1 } };
+	int fd = open(PTO_DEV0, O_RDWR);
+	struct pto_core_stats st = { .core = 0 };
+	struct pto_bo_alloc ba;
+	uint64_t n;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(32, offsetof(struct pto_core_launch, eventfd));
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ASSERT_EQ(0, st_bo_alloc(fd, 4096, &ba));
+	cl.payload_addr = ba.dev_addr;
+	cl.eventfd = 77;	/* past the old size: never read */
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st));
+	n = st.launches;
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOWR_SIZED(PTO_IOCTL_CORE_LAUNCH, 32),
+				&cl));
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(n + 1, st.launches);
+	/* READY is published; the thread may not have moved yet. */
+	EXPECT_TRUE(st.state == PTO_CORE_READY ||
+		    st.state == PTO_CORE_HANDSHAKE);
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
 	close(fd);
 }
 

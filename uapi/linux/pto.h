@@ -18,7 +18,7 @@
 #include <linux/types.h>
 
 #define PTO_ABI_MAJOR 1
-#define PTO_ABI_MINOR 2
+#define PTO_ABI_MINOR 3
 
 /* Topology: a cluster is one AIC core followed by two AIV cores. */
 #define PTO_CORES_PER_CLUSTER 3
@@ -286,21 +286,37 @@ struct pto_cluster_acquire {
  *		2 * PTO_PAYLOAD_SIZE bytes per launched core: the k-th launched
  *		core (ascending index) uses the two buffers at
  *		@payload_addr + (2k + parity) * PTO_PAYLOAD_SIZE.
- * @flags:	In: must be zero.
+ * @flags:	In: a subset of PTO_LAUNCH_FLAGS_VALID.
+ * @eventfd:	In (PTO_LAUNCH_FLAG_EVENTFD): an eventfd that receives these
+ *		cores' completion wake-ups (WAKE_REQ) instead of the file's
+ *		poll()/read(); each wake-up adds 1. Without the flag it must
+ *		be 0. (ABI 1.3; a 32-byte struct from ABI 1.2 is accepted.)
+ * @pad:	In: must be zero.
+ *
+ * The eventfd lets every thread that launched its own cores sleep on its
+ * own wake-ups: with the file's poll(), one thread's read() can drain
+ * another's. The driver holds a reference to the eventfd for as long as
+ * each core stays launched (until its retirement), not to the fd number.
  *
  * On return every launched core is READY: its window is open, DATA_MAIN_BASE
  * reads PTO_DISPATCH_IDLE and COND reads 0. Errors: -EPERM (a core not
  * owned), -EBUSY (already launched, or its previous generation has not
- * returned through its gate), -EINVAL (flags, or a payload area that is
- * misaligned or not inside one of the caller's buffers with room for every
- * core), -EIO (a quarantined core, or a launch that failed and left a core
- * for recovery), -ETIMEDOUT (a core did not report in the handshake).
+ * returned through its gate), -EINVAL (flags, padding, or a payload area
+ * that is misaligned or not inside one of the caller's buffers with room
+ * for every core), -EBADF (@eventfd is not an eventfd), -EIO (a quarantined
+ * core, or a launch that failed and left a core for recovery), -ETIMEDOUT
+ * (a core did not report in the handshake).
  */
 struct pto_core_launch {
 	__u64 cores[PTO_CORE_MASK_WORDS];
 	__u64 payload_addr;
 	__u64 flags;
+	__u32 eventfd;
+	__u32 pad;
 };
+
+#define PTO_LAUNCH_FLAG_EVENTFD (1ULL << 0)
+#define PTO_LAUNCH_FLAGS_VALID PTO_LAUNCH_FLAG_EVENTFD
 
 /**
  * struct pto_doorbell - PTO_IOCTL_DOORBELL: wake parked cores.
