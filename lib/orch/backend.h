@@ -137,5 +137,7 @@ void orch_worker_info(struct pto_orch *o, int32_t widx, int32_t *id,
  * complete by hand through the functions above. */
 int orch_create_manual(const struct pto_orch_config *cfg,
 		       struct pto_orch **out);
+/* Test-only: kicks the manual backend has received so far. */
+uint64_t orch_manual_kicks(struct pto_orch *o);
 
 #endif

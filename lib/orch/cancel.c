@@ -28,8 +28,8 @@ static void claim_ready(struct pto_orch *o, struct pto_run *r,
 	bool launched = false;
 
 	/* READY -> FAILED races READY -> RUNNING: both under sched_mu. */
-	pthread_mutex_lock(&o->sched_mu);
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&o->sched_mu);
+	orch_lock(&s->fanout_mu);
 	if (s->run == r &&
 	    atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_READY) {
 		orch_rq_remove_cancelled(o, s);
@@ -40,8 +40,8 @@ static void claim_ready(struct pto_orch *o, struct pto_run *r,
 		launched = s->unlaunched;
 		s->unlaunched = false;
 	}
-	pthread_mutex_unlock(&s->fanout_mu);
-	pthread_mutex_unlock(&o->sched_mu);
+	orch_unlock(&s->fanout_mu);
+	orch_unlock(&o->sched_mu);
 	if (launched)
 		orch_run_task_launched(r);
 }
@@ -52,7 +52,7 @@ static void claim_one(struct pto_orch *o, struct pto_run *r,
 	bool launched = false, ready = false;
 	int st;
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	st = atomic_load_explicit(&s->state, memory_order_relaxed);
 	if (s->run != r || st == ORCH_FREE || st == ORCH_CONSUMED) {
 		/* not ours */
@@ -70,7 +70,7 @@ static void claim_one(struct pto_orch *o, struct pto_run *r,
 	} else if (st == ORCH_READY) {
 		ready = true;
 	}
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 	if (launched)
 		orch_run_task_launched(r);
 	if (ready)
@@ -81,9 +81,9 @@ static bool owned(struct orch_slot *s, struct pto_run *r)
 {
 	bool own;
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	own = s->run == r && s->cancel_debt;
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 	return own;
 }
 
@@ -132,9 +132,9 @@ int orch_cancel_unstarted_run(struct pto_orch *o, struct pto_run *r)
 	/* Phase 3: nothing below allocates. */
 	orch_may_fail(o, ORCH_TP_CANCEL_SETTLE, NULL);
 	for (i = 0; i < k; i++) {
-		pthread_mutex_lock(&list[i]->fanout_mu);
+		orch_lock(&list[i]->fanout_mu);
 		list[i]->cancel_debt = false;
-		pthread_mutex_unlock(&list[i]->fanout_mu);
+		orch_unlock(&list[i]->fanout_mu);
 	}
 	for (i = 0; i < k; i++)
 		orch_propagate_failure(o, list[i]);

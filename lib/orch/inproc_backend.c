@@ -107,29 +107,44 @@ static int run_one(struct pto_orch *o, struct orch_dispatch *d)
 	return orch_member_done_pop(o, d, err, msg, d);
 }
 
+/*
+ * Idle: spin on the ready generation for at most INPROC_SPIN pauses per
+ * idle period, not per generation change - a generation that moved but
+ * left nothing for us (the completing worker popped its own consumer, see
+ * ready.c) must not keep us spinning, or an idle worker takes a CPU the
+ * orch thread needs on a small machine. Then park.
+ */
 static void *worker_main(void *arg)
 {
 	struct inproc_worker *w = arg;
 	struct inproc *be = w->be;
 	struct pto_orch *o = be->o;
 	struct orch_dispatch d;
+	int budget = INPROC_SPIN;
 
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		uint64_t g = orch_ready_gen(o);
-		int spins;
 
 		if (orch_ready_pop(o, w->widx, &d)) {
 			while (run_one(o, &d))
 				;
+			budget = INPROC_SPIN;
 			continue;
 		}
-		if (atomic_fetch_add_explicit(&be->spinners, 1, memory_order_relaxed) == 0)
-			for (spins = 0; spins < INPROC_SPIN && orch_ready_gen(o) == g;
-			     spins++)
-				__builtin_ia32_pause();
-		atomic_fetch_sub_explicit(&be->spinners, 1, memory_order_relaxed);
-		if (orch_ready_gen(o) != g)
-			continue;
+		if (budget > 0) {
+			if (atomic_fetch_add_explicit(&be->spinners, 1,
+						      memory_order_relaxed) == 0)
+				while (budget > 0 && orch_ready_gen(o) == g) {
+					orch_cpu_relax();
+					budget--;
+				}
+			else
+				budget = 0;	/* someone else spins: park */
+			atomic_fetch_sub_explicit(&be->spinners, 1, memory_order_relaxed);
+			if (budget > 0)
+				continue;	/* the generation moved: look */
+		}
+		budget = INPROC_SPIN;
 		atomic_store(&w->parked, 1);	/* seq_cst: see the header */
 		if (orch_ready_pop(o, w->widx, &d)) {
 			atomic_store(&w->parked, 0);
@@ -268,4 +283,11 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
 int orch_create_manual(const struct pto_orch_config *cfg, struct pto_orch **out)
 {
 	return create(cfg, true, out);
+}
+
+uint64_t orch_manual_kicks(struct pto_orch *o)
+{
+	struct inproc *be = o->be;
+
+	return atomic_load_explicit(&be->kicks, memory_order_relaxed);
 }

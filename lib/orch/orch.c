@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include "orch/orch_internal.h"
 
 int orch_error(struct pto_orch *o, int err, const char *fmt, ...)
@@ -27,11 +30,37 @@ PTO_API const char *pto_orch_error(const pto_orch *o)
 	return o->errmsg;
 }
 
+/* Contended orch_lock (orch_internal.h): spin while the holder runs,
+ * then sleep. Any acquisition here stores 2, so an unlock that might
+ * leave a sleeper behind always wakes one (a spurious 2 costs one extra
+ * wake, never a lost one). */
+#define ORCH_LOCK_SPIN 100
+
+void orch_lock_slow(struct orch_lock *l)
+{
+	uint32_t c;
+	int i;
+
+	for (i = 0; i < ORCH_LOCK_SPIN; i++) {
+		orch_cpu_relax();
+		c = atomic_load_explicit(&l->v, memory_order_relaxed);
+		if (c == 0 && atomic_compare_exchange_weak_explicit(&l->v, &c, 1,
+				memory_order_acquire, memory_order_relaxed))
+			return;
+	}
+	/* Acquire when it returns 0: we own the lock (as 2). */
+	while (atomic_exchange_explicit(&l->v, 2, memory_order_acquire) != 0)
+		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+void orch_unlock_wake(struct orch_lock *l)
+{
+	syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /*
- * The hot locks (sched_mu, TensorMap mu, ring mu, slot fanout_mu) are held
- * for a few dozen instructions by the orch thread and the workers: an
- * adaptive mutex spins briefly before sleeping, so a collision costs a
- * short spin instead of a futex system call on the submit / dispatch path.
+ * The locks that pair with a condition variable (ring mu) are adaptive
+ * pthread mutexes: a collision costs a short spin before a futex call.
  */
 void orch_mutex_init(pthread_mutex_t *mu)
 {
@@ -48,8 +77,8 @@ void orch_mutex_init(pthread_mutex_t *mu)
  * zeroed. The new capacity depends only on (cap, need), which submit.c
  * relies on for arrays sharing one capacity.
  */
-int orch_grow(struct pto_orch *o, int fp, struct orch_slot *s, void **arr,
-	      uint32_t *cap, uint32_t need, size_t elem)
+int orch_grow_slow(struct pto_orch *o, int fp, struct orch_slot *s, void **arr,
+		   uint32_t *cap, uint32_t need, size_t elem)
 {
 	uint32_t nc;
 	void *p;
@@ -122,6 +151,7 @@ static int setup_workers(struct pto_orch *o, const struct pto_orch_config *cfg)
 		o->workers[i].id = w[i].id;
 		o->workers[i].kind = w[i].kind;
 		o->workers[i].cap = 1;
+		o->kind_workers[w[i].kind]++;
 	}
 	o->nworkers = n;
 	o->cfg.workers = NULL;	/* copied; do not keep the caller's pointer */
@@ -144,7 +174,6 @@ static void orch_free(struct pto_orch *o)
 		o->ops->destroy(o->be);
 	free(o->deps);
 	free(o->workers);
-	pthread_mutex_destroy(&o->sched_mu);
 	pthread_mutex_destroy(&o->runs_mu);
 	pthread_cond_destroy(&o->runs_cv);
 	free(o);
@@ -180,7 +209,7 @@ int orch_create(const struct pto_orch_config *cfg,
 	o->ops = ops;
 	o->be = be;
 	atomic_init(&o->next_task_id, 1);	/* 0 names no task */
-	orch_mutex_init(&o->sched_mu);
+	orch_lock_init(&o->sched_mu);
 	pthread_mutex_init(&o->runs_mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -20,6 +20,56 @@
 
 #define ORCH_MSG_LEN 192
 
+/*
+ * The short-hold locks (slot fanout_mu, TensorMap mu, sched_mu): held for
+ * a few dozen instructions by the orch thread and the workers, and taken
+ * several times per task, so the uncontended path is one CAS to lock and
+ * one exchange to unlock, inlined. Drepper's futex mutex ("Futexes Are
+ * Tricky", mutex 3): v is 0 free, 1 locked, 2 locked and maybe waited on.
+ * Contended, it spins briefly (the holder is usually running on the other
+ * CPU) and then sleeps on the futex, like an adaptive pthread mutex.
+ * Locks that pair with a condition variable stay pthread mutexes.
+ */
+struct orch_lock {
+	_Atomic uint32_t v;
+};
+
+void orch_lock_slow(struct orch_lock *l);
+void orch_unlock_wake(struct orch_lock *l);
+
+/* A spin-wait hint for the CPU (x86 PAUSE), nothing elsewhere. */
+static inline void orch_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static inline void orch_lock_init(struct orch_lock *l)
+{
+	atomic_init(&l->v, 0);
+}
+
+static inline void orch_lock(struct orch_lock *l)
+{
+	uint32_t z = 0;
+
+	/* Acquire: the critical section reads after the previous holder's
+	 * release in orch_unlock. */
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&l->v, &z, 1,
+			memory_order_acquire, memory_order_relaxed), 1))
+		return;
+	orch_lock_slow(l);
+}
+
+static inline void orch_unlock(struct orch_lock *l)
+{
+	/* Release; a 2 means a waiter may sleep on the futex: wake one. */
+	if (__builtin_expect(atomic_exchange_explicit(&l->v, 0,
+			memory_order_release) == 2, 0))
+		orch_unlock_wake(l);
+}
+
 enum orch_state {
 	ORCH_FREE = 0,
 	ORCH_BUILDING,
@@ -83,7 +133,7 @@ struct orch_slot {
 	 * claim and message, and every state transition except READY ->
 	 * RUNNING / READY -> FAILED (those are under sched_mu, see ready.c).
 	 */
-	pthread_mutex_t fanout_mu;
+	struct orch_lock fanout_mu;
 	_Atomic int state;
 
 	/* Identity, written by the orch thread at claim. */
@@ -104,7 +154,6 @@ struct orch_slot {
 	bool cancel_debt;	/* claimed by cancellation, not settled */
 	bool unlaunched;	/* counted in run->unlaunched */
 	int failure_err;
-	char failure_message[ORCH_MSG_LEN];
 
 	/* Consumers to notify at terminal time. Appended only while this
 	 * slot is not terminal (under fanout_mu), so once terminal it is
@@ -129,7 +178,6 @@ struct orch_slot {
 	uint32_t cap_members;
 	_Atomic uint32_t members_left;
 	_Atomic int first_err;	/* aggregated member error */
-	char member_message[ORCH_MSG_LEN]; /* written by the first failing member */
 	_Atomic int member_msg_claimed;
 
 	/* Ready-queue links, under sched_mu. */
@@ -143,19 +191,39 @@ struct orch_slot {
 	/* Submit scratch (orch thread only): dedup stamp. */
 	uint64_t dedup_mark;
 	uint32_t dedup_idx;
+
+	/*
+	 * Cold: only read after a failure, and written by whoever records
+	 * it (the failure claim's winner, a failing completion, the first
+	 * failing member), so slot reset leaves them alone. Last, so the
+	 * fields every submit and dispatch touch share fewer cache lines.
+	 */
+	char failure_message[ORCH_MSG_LEN];	/* valid when FAILED */
+	char member_message[ORCH_MSG_LEN];	/* valid when first_err != 0 */
 };
 
 /* ---- ring.c ------------------------------------------------------------- */
 
 struct orch_ring {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	/* Orch thread's side (alloc), read-mostly for the others. */
 	struct orch_heap heap;
-	uint64_t top, tail, used;	/* heap bump cursor, FIFO tail, bytes */
-	uint64_t seq_next, last_alive;	/* live slots: [last_alive, seq_next) */
 	uint32_t window;
-	bool shutdown;
 	struct orch_slot *slots;	/* window entries, stable in memory */
+	uint64_t top;			/* heap bump cursor (orch thread) */
+	/* Live slots are [last_alive, seq_next). seq_next is stored by the
+	 * orch thread only (release: a releaser that sees it sees the new
+	 * slot's ring fields); alive_seen is the orch thread's last
+	 * acquire-load of last_alive, so a zero-byte alloc with room in the
+	 * window takes no lock and reads no line the releasers write. */
+	_Atomic uint64_t seq_next;
+	uint64_t alive_seen;
+	_Atomic bool shutdown;
+
+	/* Releasers' side, under mu. */
+	pthread_mutex_t mu __attribute__((aligned(64)));
+	pthread_cond_t cv;
+	uint64_t tail, used;		/* heap FIFO tail, bytes charged */
+	_Atomic uint64_t last_alive;	/* stored under mu, release */
 };
 
 struct orch_alloc_result {
@@ -183,7 +251,7 @@ struct orch_tm_node {
 };
 
 struct orch_tensormap {
-	pthread_mutex_t mu;
+	struct orch_lock mu;
 	struct orch_tm_node **buckets;
 	uint32_t nbuckets;	/* power of two */
 	uint32_t count;
@@ -192,7 +260,8 @@ struct orch_tensormap {
 
 int orch_tm_init(struct pto_orch *o);
 void orch_tm_fini(struct pto_orch *o);
-struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k);
+struct orch_slotref orch_tm_lookup(struct pto_orch *o,
+				   const struct orch_key *k);
 int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
 		   struct orch_slotref v);
 void orch_tm_lock(struct pto_orch *o);
@@ -201,6 +270,12 @@ struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
 					  const struct orch_key *k);
 int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
 			  struct orch_slotref v);
+/* The same with the key's hash computed once by the caller. */
+uint64_t orch_tm_hash(const struct orch_key *k);
+struct orch_slotref orch_tm_lookup_hashed(struct pto_orch *o,
+					  const struct orch_key *k, uint64_t h);
+int orch_tm_insert_hashed(struct pto_orch *o, const struct orch_key *k,
+			  uint64_t h, struct orch_slotref v);
 void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s);
 uint32_t orch_tm_count(struct pto_orch *o);
 
@@ -248,11 +323,22 @@ struct pto_run {
 	bool cancel_pending;	/* cancellation must be retried (close) */
 	/* Orch thread only: */
 	int construction_err;
+	/* Counts added to active / unlaunched ahead of registration, spent
+	 * one per slot: the orch thread touches those shared counters once
+	 * per ORCH_RUN_CREDIT slots instead of twice per submit. Unspent
+	 * credit is dropped with the bias when submission closes, so it is
+	 * the bias's extension (nothing can reach zero while it is held). */
+	uint32_t credit_active, credit_unlaunched;
 };
+
+#define ORCH_RUN_CREDIT 64
 
 void orch_run_record_error(struct pto_run *r, int err, const char *msg);
 void orch_run_task_consumed(struct pto_run *r);
 void orch_run_task_launched(struct pto_run *r);
+/* Orch thread, at slot registration: one active (and, if @launch, one
+ * unlaunched) count, from the run's credit. */
+void orch_run_register_slot(struct pto_run *r, bool launch);
 int orch_begin_run(struct pto_orch *o, struct pto_run **out);
 void orch_close_run_submission(struct pto_orch *o, struct pto_run *r);
 /* Cancel a run whose submission failed: returns 0, or -ENOMEM when the
@@ -345,9 +431,10 @@ struct pto_orch {
 
 	/* Workers and ready queues (ready.c), under sched_mu. Own cache
 	 * line: idle workers poll rq_gen while the orch thread locks. */
-	pthread_mutex_t sched_mu __attribute__((aligned(64)));
+	struct orch_lock sched_mu __attribute__((aligned(64)));
 	struct orch_worker *workers;
 	uint32_t nworkers;
+	uint32_t kind_workers[PTO_WK_NR];	/* workers of each kind (fixed) */
 	struct orch_rq kind_rq[PTO_WK_NR];
 	struct orch_rq group_rq;
 	/* Bumped after every enqueue, so idle workers can spin on one word
@@ -389,9 +476,18 @@ static inline int orch_may_fail(struct pto_orch *o, int fp,
 /* Record a construction error message on the orchestrator. */
 int orch_error(struct pto_orch *o, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Grow an array to hold @need elements (consults the fail hook). */
-int orch_grow(struct pto_orch *o, int fp, struct orch_slot *s, void **arr,
-	      uint32_t *cap, uint32_t need, size_t elem);
+/* Grow an array to hold @need elements (consults the fail hook). The
+ * check that there is room already is inline: it is what every submit
+ * hits, several times. */
+int orch_grow_slow(struct pto_orch *o, int fp, struct orch_slot *s, void **arr,
+		   uint32_t *cap, uint32_t need, size_t elem);
+static inline int orch_grow(struct pto_orch *o, int fp, struct orch_slot *s,
+			    void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (__builtin_expect(need <= *cap, 1))
+		return 0;
+	return orch_grow_slow(o, fp, s, arr, cap, need, elem);
+}
 void orch_fork_hygiene_once(void);
 void orch_mutex_init(pthread_mutex_t *mu);
 

@@ -72,9 +72,9 @@ static bool worker_has_room(const struct orch_worker *w)
 
 void orch_set_worker_capacity(struct pto_orch *o, int32_t widx, uint32_t cap)
 {
-	pthread_mutex_lock(&o->sched_mu);
+	orch_lock(&o->sched_mu);
 	o->workers[widx].cap = cap ? cap : 1;
-	pthread_mutex_unlock(&o->sched_mu);
+	orch_unlock(&o->sched_mu);
 }
 
 static bool group_targets(const struct orch_slot *g, int32_t widx)
@@ -105,6 +105,37 @@ static void kick_group_head(struct pto_orch *o)
 }
 
 /*
+ * Set on a worker's thread while orch_member_done_pop runs the completion
+ * of its task: that worker pops right after, under the same sched_mu pass
+ * that marks it idle, so the first consumer the completion makes READY
+ * for its kind needs no kick - a kick would wake (a system call, when
+ * parked) another worker only to race this one for the task. This is what
+ * keeps a chain on one worker with the other parked. Only a hint about
+ * wake-ups: the task is queued as usual, and whoever pops first runs it.
+ */
+static _Thread_local struct {
+	struct pto_orch *o;
+	int32_t widx;
+	bool credit;
+} self_pop;
+
+/* Caller holds sched_mu. Will worker self_pop.widx's next pop reach the
+ * kind FIFO of @s? Not if its exact FIFO or a group is ahead of it. */
+static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
+{
+	struct orch_worker *w;
+
+	if (!self_pop.credit || self_pop.o != o)
+		return false;
+	w = &o->workers[self_pop.widx];
+	if (w->kind != s->wkind || w->exact.head || w->has_assigned ||
+	    (o->group_rq.head && group_targets(o->group_rq.head, self_pop.widx)))
+		return false;
+	self_pop.credit = false;
+	return true;
+}
+
+/*
  * Route a READY slot to its FIFO. Called by exactly one thread per slot
  * (publication or the last fanin release), outside any fanout_mu. The
  * state check under sched_mu closes the window in which cancellation
@@ -115,9 +146,9 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
 {
 	uint32_t i, want = s->nmembers;
 
-	pthread_mutex_lock(&o->sched_mu);
+	orch_lock(&o->sched_mu);
 	if (atomic_load_explicit(&s->state, memory_order_acquire) != ORCH_READY) {
-		pthread_mutex_unlock(&o->sched_mu);
+		orch_unlock(&o->sched_mu);
 		return;
 	}
 	if (s->is_group) {
@@ -134,9 +165,11 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
 			o->ops->kick(o->be, t, o->workers[t].kind);
 	} else {
 		rq_push(&o->kind_rq[s->wkind], s);
+		if (take_self_credit(o, s))
+			want--;
 		/* Wake idle workers of the kind (one per member), skipping ones
 		 * the head group reserves: they would find nothing. */
-		for (i = 0; i < o->nworkers; i++) {
+		for (i = 0; i < o->nworkers && want; i++) {
 			struct orch_worker *w = &o->workers[i];
 
 			if (w->kind != s->wkind || !worker_has_room(w))
@@ -152,7 +185,7 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
 	/* Release: an idle worker that sees the new generation and then takes
 	 * sched_mu finds the entry. */
 	atomic_fetch_add_explicit(&o->rq_gen, 1, memory_order_release);
-	pthread_mutex_unlock(&o->sched_mu);
+	orch_unlock(&o->sched_mu);
 }
 
 /*
@@ -186,12 +219,12 @@ static void claim_running(struct orch_slot *s)
 	int exp = ORCH_READY;
 	bool launched;
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	atomic_compare_exchange_strong(&s->state, &exp, ORCH_RUNNING);
 	launched = s->unlaunched;
 	s->unlaunched = false;
 	run = s->run;
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 	/* The slot is RUNNING: nothing can consume it before it completes,
 	 * so the run (whose fence counts it) is alive too. */
 	if (launched)
@@ -284,9 +317,9 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 {
 	int n;
 
-	pthread_mutex_lock(&o->sched_mu);
+	orch_lock(&o->sched_mu);
 	n = pop_locked(o, widx, d);
-	pthread_mutex_unlock(&o->sched_mu);
+	orch_unlock(&o->sched_mu);
 	return n;
 }
 
@@ -340,9 +373,9 @@ void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
 {
 	struct orch_slot *s = d->slot;
 
-	pthread_mutex_lock(&o->sched_mu);
+	orch_lock(&o->sched_mu);
 	o->workers[d->widx].inflight--;
-	pthread_mutex_unlock(&o->sched_mu);
+	orch_unlock(&o->sched_mu);
 	if (member_outcome(s, d, err, msg))
 		orch_on_task_complete(o, s, atomic_load(&s->first_err),
 				      s->member_message);
@@ -362,13 +395,18 @@ int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
 	int32_t widx = d->widx;
 	int n;
 
-	if (member_outcome(s, d, err, msg))
+	if (member_outcome(s, d, err, msg)) {
+		self_pop.o = o;
+		self_pop.widx = widx;
+		self_pop.credit = true;
 		orch_on_task_complete(o, s, atomic_load(&s->first_err),
 				      s->member_message);
-	pthread_mutex_lock(&o->sched_mu);
+		self_pop.credit = false;
+	}
+	orch_lock(&o->sched_mu);
 	o->workers[widx].inflight--;
 	n = pop_locked(o, widx, next);
-	pthread_mutex_unlock(&o->sched_mu);
+	orch_unlock(&o->sched_mu);
 	return n;
 }
 

@@ -19,9 +19,12 @@
  * skipped end), which tells "full" from "empty" when top == tail. When the
  * ring is empty it restarts at 0.
  *
- * Locking: ring.mu guards everything here. alloc is the only place the orch
- * thread blocks (seed §9 invariant 4); release is called by whoever consumes
- * a slot and broadcasts only when it made progress.
+ * Locking: ring.mu guards the heap FIFO (tail, used), last_alive's
+ * advance and the back-pressure wait. alloc is the only place the orch
+ * thread blocks (seed §9 invariant 4); release is called by whoever
+ * consumes a slot and broadcasts only when it made progress. A zero-byte
+ * alloc (no heap: the common task) with room in the window takes no lock:
+ * see alloc_fast().
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,12 +44,15 @@ int orch_ring_init(struct pto_orch *o, int r, uint32_t window)
 	uint32_t i;
 
 	memset(ring, 0, sizeof(*ring));
+	atomic_init(&ring->seq_next, 0);
+	atomic_init(&ring->last_alive, 0);
+	atomic_init(&ring->shutdown, false);
 	ring->window = window;
 	ring->slots = calloc(window, sizeof(*ring->slots));
 	if (!ring->slots)
 		return -ENOMEM;
 	for (i = 0; i < window; i++) {
-		orch_mutex_init(&ring->slots[i].fanout_mu);
+		orch_lock_init(&ring->slots[i].fanout_mu);
 		ring->slots[i].idx = (uint32_t)r * window + i;
 		ring->slots[i].ring = (uint8_t)r;
 		ring->slots[i].ring_released = true;
@@ -66,10 +72,8 @@ void orch_ring_fini(struct pto_orch *o, int r)
 
 	if (!ring->slots)
 		return;
-	for (i = 0; i < ring->window; i++) {
+	for (i = 0; i < ring->window; i++)
 		orch_slot_free_storage(&ring->slots[i]);
-		pthread_mutex_destroy(&ring->slots[i].fanout_mu);
-	}
 	free(ring->slots);
 	ring->slots = NULL;
 	pthread_mutex_destroy(&ring->mu);
@@ -114,6 +118,62 @@ static int64_t heap_reserve(struct orch_ring *ring, uint64_t bytes,
 	return -1;
 }
 
+/* Live slots. Exact for the orch thread under mu; anyone else gets a
+ * snapshot. */
+static uint64_t live_slots(struct orch_ring *ring)
+{
+	return atomic_load_explicit(&ring->seq_next, memory_order_relaxed) -
+	       atomic_load_explicit(&ring->last_alive, memory_order_acquire);
+}
+
+/* Hand out the slot at seq_next (orch thread; heap fields already set). */
+static struct orch_slot *take_slot(struct orch_ring *ring)
+{
+	uint64_t seq = atomic_load_explicit(&ring->seq_next, memory_order_relaxed);
+	struct orch_slot *s = &ring->slots[seq % ring->window];
+
+	s->ring_released = false;
+	/*
+	 * Release: a releaser that loads seq_next (acquire) and so walks
+	 * over this slot sees ring_released == false and its heap fields,
+	 * never the previous occupant's. The previous occupant's own
+	 * release walk is done: last_alive is past it (see callers).
+	 */
+	atomic_store_explicit(&ring->seq_next, seq + 1, memory_order_release);
+	return s;
+}
+
+/*
+ * Zero-byte alloc without the lock: only the orch thread allocates, so
+ * seq_next and top are its own; only last_alive comes from releasers.
+ * alive_seen <= last_alive (it only grows), so a window check that passes
+ * on alive_seen passes on the real value. The acquire load that produced
+ * alive_seen read a last_alive stored (release, under mu) after the
+ * releaser's last touch of every slot below it - including this slot's
+ * previous occupant, seq - window < alive_seen - so our writes to the
+ * slot from here on cannot race that releaser. The reload happens only
+ * when the cached value says the window is full, so the steady state
+ * reads no line the releasers write.
+ */
+static struct orch_slot *alloc_fast(struct orch_ring *ring)
+{
+	uint64_t seq = atomic_load_explicit(&ring->seq_next, memory_order_relaxed);
+	struct orch_slot *s;
+
+	if (atomic_load_explicit(&ring->shutdown, memory_order_relaxed))
+		return NULL;
+	if (seq - ring->alive_seen >= ring->window) {
+		ring->alive_seen = atomic_load_explicit(&ring->last_alive,
+							memory_order_acquire);
+		if (seq - ring->alive_seen >= ring->window)
+			return NULL;	/* full: the locked path waits */
+	}
+	s = &ring->slots[seq % ring->window];
+	s->heap_charged = 0;
+	s->heap_off = s->heap_end = ring->top;
+	return take_slot(ring);
+}
+
 int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		    struct orch_alloc_result *res)
 {
@@ -125,6 +185,15 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 	int64_t off = 0;
 	int err = 0;
 
+	if (!bytes) {
+		s = alloc_fast(ring);
+		if (s) {
+			res->slot = s;
+			res->heap_off = s->heap_off;
+			res->heap_ptr = NULL;
+			return 0;
+		}
+	}
 	bytes = align_up(bytes, PTO_HEAP_ALIGN);
 	if (bytes > ring->heap.size)
 		return orch_error(o, -E2BIG,
@@ -137,11 +206,11 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 	for (;;) {
 		bool slot_ok, heap_ok = true;
 
-		if (ring->shutdown) {
+		if (atomic_load_explicit(&ring->shutdown, memory_order_relaxed)) {
 			err = -ESHUTDOWN;
 			break;
 		}
-		slot_ok = ring->seq_next - ring->last_alive < ring->window;
+		slot_ok = live_slots(ring) < ring->window;
 		if (slot_ok && bytes) {
 			off = heap_reserve(ring, bytes, &charged);
 			heap_ok = off >= 0;
@@ -164,12 +233,13 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		if (pthread_cond_timedwait(&ring->cv, &ring->mu, &deadline) ==
 		    ETIMEDOUT) {
 			/* One last look: a release may have raced the timeout. */
-			slot_ok = ring->seq_next - ring->last_alive < ring->window;
+			slot_ok = live_slots(ring) < ring->window;
 			if (slot_ok && bytes) {
 				off = heap_reserve(ring, bytes, &charged);
 				heap_ok = off >= 0;
 			}
-			if (slot_ok && heap_ok && !ring->shutdown)
+			if (slot_ok && heap_ok &&
+			    !atomic_load_explicit(&ring->shutdown, memory_order_relaxed))
 				break;
 			err = slot_ok ? -ENOSPC : -EAGAIN;
 			break;
@@ -190,8 +260,10 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 				  "task window full (ring %d, %u slots)", r,
 				  ring->window);
 	}
-	s = &ring->slots[ring->seq_next % ring->window];
-	s->ring_released = false;
+	/* Under mu, and live_slots() read last_alive past this slot's
+	 * previous occupant (acquire), as in alloc_fast(). */
+	s = &ring->slots[atomic_load_explicit(&ring->seq_next,
+					      memory_order_relaxed) % ring->window];
 	s->heap_charged = charged;
 	if (bytes) {
 		s->heap_off = (uint64_t)off;
@@ -201,7 +273,7 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 	} else {
 		s->heap_off = s->heap_end = ring->top;
 	}
-	ring->seq_next++;
+	take_slot(ring);
 	pthread_mutex_unlock(&ring->mu);
 
 	res->slot = s;
@@ -221,10 +293,16 @@ void orch_ring_release(struct pto_orch *o, struct orch_slot *s)
 	struct orch_ring *ring = &o->rings[s->ring];
 	bool progress = false;
 
+	uint64_t alive, end;
+
 	pthread_mutex_lock(&ring->mu);
 	s->ring_released = true;
-	while (ring->last_alive < ring->seq_next) {
-		struct orch_slot *h = &ring->slots[ring->last_alive % ring->window];
+	/* Acquire: pairs with take_slot()'s release; every slot below end
+	 * has its ring fields written. */
+	end = atomic_load_explicit(&ring->seq_next, memory_order_acquire);
+	alive = atomic_load_explicit(&ring->last_alive, memory_order_relaxed);
+	while (alive < end) {
+		struct orch_slot *h = &ring->slots[alive % ring->window];
 
 		if (!h->ring_released)
 			break;
@@ -234,9 +312,14 @@ void orch_ring_release(struct pto_orch *o, struct orch_slot *s)
 			h->heap_charged = 0;
 		}
 		atomic_store_explicit(&h->state, ORCH_FREE, memory_order_relaxed);
-		ring->last_alive++;
+		alive++;
 		progress = true;
 	}
+	/* Release: the orch thread's acquire-load of last_alive (alloc_fast,
+	 * live_slots) orders its reuse of these slots after this walk. */
+	if (progress)
+		atomic_store_explicit(&ring->last_alive, alive,
+				      memory_order_release);
 	/* Broadcast only when something was reclaimed; with no waiter glibc's
 	 * broadcast is a load and no system call. */
 	if (progress)
@@ -254,7 +337,7 @@ void orch_ring_shutdown(struct pto_orch *o)
 		if (!ring->slots)
 			continue;
 		pthread_mutex_lock(&ring->mu);
-		ring->shutdown = true;
+		atomic_store_explicit(&ring->shutdown, true, memory_order_relaxed);
 		pthread_cond_broadcast(&ring->cv);
 		pthread_mutex_unlock(&ring->mu);
 	}
@@ -266,7 +349,7 @@ uint64_t orch_ring_live(struct pto_orch *o, int r)
 	uint64_t n;
 
 	pthread_mutex_lock(&ring->mu);
-	n = ring->seq_next - ring->last_alive;
+	n = live_slots(ring);
 	pthread_mutex_unlock(&ring->mu);
 	return n;
 }

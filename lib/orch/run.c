@@ -70,22 +70,57 @@ static void run_finish(struct pto_run *r)
 		free(r);
 }
 
-void orch_run_task_consumed(struct pto_run *r)
+/* Drop @n active counts; the thread that reaches zero finishes the run. */
+static void run_drop_active(struct pto_run *r, int64_t n)
 {
-	if (atomic_fetch_sub_explicit(&r->active, 1, memory_order_acq_rel) == 1)
+	if (atomic_fetch_sub_explicit(&r->active, n, memory_order_acq_rel) == n)
 		run_finish(r);
 }
 
-void orch_run_task_launched(struct pto_run *r)
+void orch_run_task_consumed(struct pto_run *r)
+{
+	run_drop_active(r, 1);
+}
+
+static void run_drop_unlaunched(struct pto_run *r, int64_t n)
 {
 	struct pto_orch *o = r->o;
 
-	if (atomic_fetch_sub_explicit(&r->unlaunched, 1, memory_order_acq_rel) != 1)
+	if (atomic_fetch_sub_explicit(&r->unlaunched, n, memory_order_acq_rel) != n)
 		return;
 	pthread_mutex_lock(&o->runs_mu);
 	r->accepted = true;
 	pthread_cond_broadcast(&o->runs_cv);
 	pthread_mutex_unlock(&o->runs_mu);
+}
+
+void orch_run_task_launched(struct pto_run *r)
+{
+	run_drop_unlaunched(r, 1);
+}
+
+/*
+ * Relaxed adds, as before the credit: the counters only need to be
+ * positive until submission closes, which the bias and the unspent
+ * credit guarantee; each slot's own decrement comes later than its
+ * registration on every path (it needs the slot, published after this).
+ */
+void orch_run_register_slot(struct pto_run *r, bool launch)
+{
+	if (!r->credit_active) {
+		atomic_fetch_add_explicit(&r->active, ORCH_RUN_CREDIT,
+					  memory_order_relaxed);
+		r->credit_active = ORCH_RUN_CREDIT;
+	}
+	r->credit_active--;
+	if (!launch)
+		return;
+	if (!r->credit_unlaunched) {
+		atomic_fetch_add_explicit(&r->unlaunched, ORCH_RUN_CREDIT,
+					  memory_order_relaxed);
+		r->credit_unlaunched = ORCH_RUN_CREDIT;
+	}
+	r->credit_unlaunched--;
 }
 
 int orch_begin_run(struct pto_orch *o, struct pto_run **out)
@@ -130,8 +165,11 @@ void orch_close_run_submission(struct pto_orch *o, struct pto_run *r)
 	while (o->scope.depth)
 		orch_scope_end(o);
 	o->building = NULL;
-	orch_run_task_launched(r);	/* drop the unlaunched bias */
-	orch_run_task_consumed(r);	/* drop the active bias */
+	/* Drop the biases and the unspent credit. */
+	run_drop_unlaunched(r, 1 + (int64_t)r->credit_unlaunched);
+	r->credit_unlaunched = 0;
+	/* Last: may finish (and so free) the run. */
+	run_drop_active(r, 1 + (int64_t)r->credit_active);
 }
 
 /*

@@ -26,7 +26,6 @@ void orch_slot_reset(struct orch_slot *s)
 	s->cancel_debt = false;
 	s->unlaunched = false;
 	s->failure_err = 0;
-	s->failure_message[0] = '\0';
 	s->nconsumers = 0;
 	s->nproducers = 0;
 	s->nkeys = 0;
@@ -39,7 +38,7 @@ void orch_slot_reset(struct orch_slot *s)
 	atomic_store_explicit(&s->members_left, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->first_err, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->member_msg_claimed, 0, memory_order_relaxed);
-	s->member_message[0] = '\0';
+	/* failure_message / member_message: see struct orch_slot. */
 }
 
 void orch_slot_free_storage(struct orch_slot *s)
@@ -84,12 +83,12 @@ int orch_claim_task_failure(struct pto_orch *o, struct orch_slot *s,
 	bool launched = false;
 	int st;
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	st = atomic_load_explicit(&s->state, memory_order_relaxed);
 	if (s->task_id != tid ||
 	    !(st == ORCH_BUILDING || st == ORCH_PENDING ||
 	      (ready_ok && st == ORCH_READY))) {
-		pthread_mutex_unlock(&s->fanout_mu);
+		orch_unlock(&s->fanout_mu);
 		return -1;
 	}
 	atomic_store_explicit(&s->state, ORCH_FAILED, memory_order_release);
@@ -100,7 +99,7 @@ int orch_claim_task_failure(struct pto_orch *o, struct orch_slot *s,
 		s->failure_propagation_pending = true;
 	leave_unlaunched_locked(s, &launched);
 	run = s->run;
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 	if (launched)
 		orch_run_task_launched(run);
 	return st;
@@ -131,7 +130,7 @@ void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
 	bool consume = false;
 	int st;
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	s->fanout_released++;
 	st = atomic_load_explicit(&s->state, memory_order_relaxed);
 	if (s->fanout_released >= s->fanout_total + 1 &&
@@ -139,7 +138,7 @@ void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
 		atomic_store_explicit(&s->state, ORCH_CONSUMED, memory_order_release);
 		consume = true;
 	}
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 	if (consume)
 		on_consumed(o, s);
 }
@@ -154,9 +153,9 @@ void orch_release_fanin(struct pto_orch *o, struct orch_slotref c)
 {
 	bool ready = false;
 
-	pthread_mutex_lock(&c.s->fanout_mu);
+	orch_lock(&c.s->fanout_mu);
 	if (c.s->task_id != c.tid) {
-		pthread_mutex_unlock(&c.s->fanout_mu);
+		orch_unlock(&c.s->fanout_mu);
 		return;
 	}
 	c.s->fanin_released++;
@@ -165,7 +164,7 @@ void orch_release_fanin(struct pto_orch *o, struct orch_slotref c)
 		atomic_store_explicit(&c.s->state, ORCH_READY, memory_order_release);
 		ready = true;
 	}
-	pthread_mutex_unlock(&c.s->fanout_mu);
+	orch_unlock(&c.s->fanout_mu);
 	/* Outside the lock: enqueue takes sched_mu. Exactly one path gets
 	 * here per slot: this one or publication, decided above. */
 	if (ready)
@@ -250,7 +249,7 @@ void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 	struct orch_slot *work = NULL;
 	uint32_t i;
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	if (err) {
 		atomic_store_explicit(&s->state, ORCH_FAILED, memory_order_release);
 		s->failure_err = err;
@@ -260,7 +259,7 @@ void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 	} else {
 		atomic_store_explicit(&s->state, ORCH_COMPLETED, memory_order_release);
 	}
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 
 	if (err) {
 		orch_run_record_error(s->run, err, s->failure_message);

@@ -139,28 +139,25 @@ static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
 	/* Identity is written under the lock: a stale reference to this
 	 * slot's previous occupant (a consumer list entry) reads task_id
 	 * under it to tell it is stale. */
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	orch_slot_reset(s);
 	s->task_id = tid;
 	s->run = r;
 	s->run_id = r->id;
 	s->kind = kind;
 	atomic_store_explicit(&s->state, ORCH_BUILDING, memory_order_relaxed);
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 
 	if (orch_may_fail(o, ORCH_FP_RUN_REGISTER, s)) {
 		/* Not the run's: nobody can find it, release it directly. */
-		pthread_mutex_lock(&s->fanout_mu);
+		orch_lock(&s->fanout_mu);
 		atomic_store_explicit(&s->state, ORCH_CONSUMED, memory_order_relaxed);
-		pthread_mutex_unlock(&s->fanout_mu);
+		orch_unlock(&s->fanout_mu);
 		orch_ring_release(o, s);
 		return orch_error(o, -ENOMEM, "run-slot registration failed");
 	}
-	atomic_fetch_add_explicit(&r->active, 1, memory_order_relaxed);
-	if (count) {
-		atomic_fetch_add_explicit(&r->unlaunched, 1, memory_order_relaxed);
-		s->unlaunched = true;
-	}
+	orch_run_register_slot(r, count);
+	s->unlaunched = count;
 	return 0;
 }
 
@@ -324,12 +321,14 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 		for (j = 0; j < mb->nt && !err; j++) {
 			uint8_t tag = mb->t[j].tag;
 			struct orch_key k;
+			uint64_t h;
 
 			if (tag == PTO_NO_DEP)
 				continue;
 			tensor_key(r, &mb->t[j].t, &k);
+			h = orch_tm_hash(&k);	/* once for lookup + insert */
 			if (tag == PTO_INPUT || tag == PTO_INOUT) {
-				struct orch_slotref p = orch_tm_lookup_locked(o, &k);
+				struct orch_slotref p = orch_tm_lookup_hashed(o, &k, h);
 
 				if (p.s)
 					err = add_producer(o, s, p.s, p.tid, true);
@@ -347,7 +346,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 				break;
 			}
 			s->out_keys[s->nkeys++] = k;
-			err = orch_tm_insert_locked(o, &k,
+			err = orch_tm_insert_hashed(o, &k, h,
 						    (struct orch_slotref){ s, s->task_id });
 			if (err)
 				orch_error(o, err, "out of memory (TensorMap)");
@@ -380,19 +379,19 @@ static int wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
 		char msg[ORCH_MSG_LEN];
 		int st, perr;
 
-		pthread_mutex_lock(&p->fanout_mu);
+		orch_lock(&p->fanout_mu);
 		st = atomic_load_explicit(&p->state, memory_order_relaxed);
 		/* CONSUMED, or already reclaimed by its ring (FREE): gone. */
 		if (p->task_id != o->deps[i].tid || st == ORCH_CONSUMED ||
 		    st == ORCH_FREE) {
-			pthread_mutex_unlock(&p->fanout_mu);
+			orch_unlock(&p->fanout_mu);
 			continue;
 		}
 		if (st == ORCH_FAILED) {
 			snprintf(msg, sizeof(msg), "producer task %llu failed: %.120s",
 				 (unsigned long long)p->task_id, p->failure_message);
 			perr = p->failure_err ? p->failure_err : -ECANCELED;
-			pthread_mutex_unlock(&p->fanout_mu);
+			orch_unlock(&p->fanout_mu);
 			orch_claim_task_failure(o, s, s->task_id, perr, msg, false);
 			break;	/* poisoned: the rest of the wiring is moot */
 		}
@@ -401,7 +400,7 @@ static int wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
 			    orch_grow(o, ORCH_FP_WIRE, s, (void **)&p->consumers,
 				      &p->cap_consumers, p->nconsumers + 1,
 				      sizeof(*p->consumers))) {
-				pthread_mutex_unlock(&p->fanout_mu);
+				orch_unlock(&p->fanout_mu);
 				return orch_error(o, -ENOMEM, "out of memory (fanout edges)");
 			}
 			p->consumers[p->nconsumers].s = s;
@@ -413,7 +412,7 @@ static int wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
 			p->fanout_total++;
 			s->producers[s->nproducers++] = p;
 		}
-		pthread_mutex_unlock(&p->fanout_mu);
+		orch_unlock(&p->fanout_mu);
 	}
 	*live_out = live;
 	return 0;
@@ -430,7 +429,7 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 {
 	bool ready = false, propagate = false;
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_BUILDING) {
 		s->fanin_count = live;
 		ready = s->fanin_released >= live;
@@ -440,7 +439,7 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 		s->failure_propagation_pending = false;
 		propagate = true;
 	}
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 	if (propagate)
 		orch_propagate_failure(o, s);
 	else if (ready)
@@ -496,8 +495,6 @@ fail_early:
 static int resolve_target(struct pto_orch *o, struct pto_target t,
 			  int32_t *widx, uint32_t *kind)
 {
-	uint32_t i;
-
 	if (t.worker_id >= 0) {
 		int w = orch_worker_index(o, t.worker_id);
 
@@ -510,13 +507,11 @@ static int resolve_target(struct pto_orch *o, struct pto_target t,
 	}
 	if (t.kind >= PTO_WK_NR)
 		return orch_error(o, -EINVAL, "bad worker kind %u", t.kind);
-	for (i = 0; i < o->nworkers; i++)
-		if (o->workers[i].kind == t.kind) {
-			*widx = -1;
-			*kind = t.kind;
-			return 0;
-		}
-	return orch_error(o, -EINVAL, "no worker of kind %u", t.kind);
+	if (!o->kind_workers[t.kind])
+		return orch_error(o, -EINVAL, "no worker of kind %u", t.kind);
+	*widx = -1;
+	*kind = t.kind;
+	return 0;
 }
 
 static int fail_now(struct pto_orch *o, int err)
@@ -697,10 +692,10 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 	if (err)
 		return fail_now(o, orch_error(o, err, "out of memory (TensorMap)"));
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	s->fanout_released = 1;	/* stands in for the self release */
 	atomic_store_explicit(&s->state, ORCH_COMPLETED, memory_order_release);
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 	*out = t;
 	if (handle) {
 		handle->run_id = r->id;

@@ -17,15 +17,21 @@
 #include <string.h>
 #include "orch/orch_internal.h"
 
-static uint64_t key_hash(const struct orch_key *k)
+/*
+ * One multiply and a fold: this runs for every tensor of every submit.
+ * The fold (h ^ h >> 32) puts the product's well-mixed high half into the
+ * low bits the bucket mask keeps; addresses are aligned, so the low bits
+ * of the product alone would leave most buckets empty. run_id and space
+ * need only separate otherwise equal keys, so they are shifted into bits
+ * an address or offset does not reach in practice.
+ */
+uint64_t orch_tm_hash(const struct orch_key *k)
 {
-	uint64_t h = k->run_id * 0x9e3779b97f4a7c15ULL;
+	uint64_t h = k->off ^ (k->obj * 0x9e3779b97f4a7c15ULL) ^
+		     (k->run_id << 48) ^ (k->space << 44);
 
-	h ^= k->space + 0x7f4a7c15ULL + (h << 6) + (h >> 2);
-	h ^= k->obj * 0xbf58476d1ce4e5b9ULL + (h << 6) + (h >> 2);
-	h ^= k->off * 0x94d049bb133111ebULL + (h << 6) + (h >> 2);
-	h ^= h >> 31;
-	return h;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
 }
 
 static bool key_eq(const struct orch_key *a, const struct orch_key *b)
@@ -39,7 +45,7 @@ int orch_tm_init(struct pto_orch *o)
 	struct orch_tensormap *tm = &o->tm;
 
 	memset(tm, 0, sizeof(*tm));
-	orch_mutex_init(&tm->mu);
+	orch_lock_init(&tm->mu);
 	tm->nbuckets = 1024;
 	tm->buckets = calloc(tm->nbuckets, sizeof(*tm->buckets));
 	return tm->buckets ? 0 : -ENOMEM;
@@ -62,7 +68,6 @@ void orch_tm_fini(struct pto_orch *o)
 	}
 	free(tm->buckets);
 	tm->buckets = NULL;
-	pthread_mutex_destroy(&tm->mu);
 }
 
 /*
@@ -73,27 +78,33 @@ void orch_tm_fini(struct pto_orch *o)
  */
 void orch_tm_lock(struct pto_orch *o)
 {
-	pthread_mutex_lock(&o->tm.mu);
+	orch_lock(&o->tm.mu);
 }
 
 void orch_tm_unlock(struct pto_orch *o)
 {
-	pthread_mutex_unlock(&o->tm.mu);
+	orch_unlock(&o->tm.mu);
 }
 
-struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
-					  const struct orch_key *k)
+struct orch_slotref orch_tm_lookup_hashed(struct pto_orch *o,
+					  const struct orch_key *k, uint64_t h)
 {
 	struct orch_tensormap *tm = &o->tm;
 	struct orch_slotref v = { NULL, 0 };
 	struct orch_tm_node *n;
 
-	for (n = tm->buckets[key_hash(k) & (tm->nbuckets - 1)]; n; n = n->next)
+	for (n = tm->buckets[h & (tm->nbuckets - 1)]; n; n = n->next)
 		if (key_eq(&n->key, k)) {
 			v = n->val;
 			break;
 		}
 	return v;
+}
+
+struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
+					  const struct orch_key *k)
+{
+	return orch_tm_lookup_hashed(o, k, orch_tm_hash(k));
 }
 
 struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k)
@@ -122,7 +133,7 @@ static void tm_rehash(struct pto_orch *o, struct orch_tensormap *tm)
 		struct orch_tm_node *n, *next;
 
 		for (n = tm->buckets[i]; n; n = next) {
-			uint32_t h = (uint32_t)(key_hash(&n->key) & (nb - 1));
+			uint32_t h = (uint32_t)(orch_tm_hash(&n->key) & (nb - 1));
 
 			next = n->next;
 			n->next = b[h];
@@ -135,12 +146,11 @@ static void tm_rehash(struct pto_orch *o, struct orch_tensormap *tm)
 }
 
 /* Insert or replace (WAW: the newest writer wins). Caller holds mu. */
-int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
-			  struct orch_slotref v)
+int orch_tm_insert_hashed(struct pto_orch *o, const struct orch_key *k,
+			  uint64_t h, struct orch_slotref v)
 {
 	struct orch_tensormap *tm = &o->tm;
 	struct orch_tm_node *n;
-	uint64_t h = key_hash(k);
 
 	for (n = tm->buckets[h & (tm->nbuckets - 1)]; n; n = n->next)
 		if (key_eq(&n->key, k)) {
@@ -166,6 +176,12 @@ int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
 	return 0;
 }
 
+int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
+			  struct orch_slotref v)
+{
+	return orch_tm_insert_hashed(o, k, orch_tm_hash(k), v);
+}
+
 int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
 		   struct orch_slotref v)
 {
@@ -189,11 +205,11 @@ void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s)
 
 	if (!s->nkeys)
 		return;
-	pthread_mutex_lock(&tm->mu);
+	orch_lock(&tm->mu);
 	for (i = 0; i < s->nkeys; i++) {
 		const struct orch_key *k = &s->out_keys[i];
 		struct orch_tm_node **pp =
-			&tm->buckets[key_hash(k) & (tm->nbuckets - 1)];
+			&tm->buckets[orch_tm_hash(k) & (tm->nbuckets - 1)];
 
 		for (; *pp; pp = &(*pp)->next) {
 			struct orch_tm_node *n = *pp;
@@ -209,7 +225,7 @@ void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&tm->mu);
+	orch_unlock(&tm->mu);
 	s->nkeys = 0;
 }
 
@@ -217,8 +233,8 @@ uint32_t orch_tm_count(struct pto_orch *o)
 {
 	uint32_t n;
 
-	pthread_mutex_lock(&o->tm.mu);
+	orch_lock(&o->tm.mu);
 	n = o->tm.count;
-	pthread_mutex_unlock(&o->tm.mu);
+	orch_unlock(&o->tm.mu);
 	return n;
 }

@@ -54,11 +54,11 @@ static inline int ot_state(struct pto_orch *o, struct pto_task h)
 	struct orch_slot *s = orch_slot_at(o, h.slot);
 	int st;
 
-	pthread_mutex_lock(&s->fanout_mu);
+	orch_lock(&s->fanout_mu);
 	st = s->task_id == h.task_id ? atomic_load(&s->state) : ORCH_CONSUMED;
 	if (st == ORCH_FREE)
 		st = ORCH_CONSUMED;	/* consumed, and reclaimed by its ring */
-	pthread_mutex_unlock(&s->fanout_mu);
+	orch_unlock(&s->fanout_mu);
 	return st;
 }
 

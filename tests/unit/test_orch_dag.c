@@ -743,6 +743,74 @@ TEST_F(man, any_worker_of_kind)
 	orch_fail_run_submission(self->o, self->r, -EINVAL);
 }
 
+/*
+ * Wake-up hint of orch_member_done_pop: the first consumer a completion
+ * makes READY for the completing worker's kind is the one that worker
+ * pops next, so nobody is kicked for it (a kick would wake an idle
+ * worker to race it). A second released consumer still kicks, and goes
+ * to the other worker.
+ */
+TEST_F(man, done_pop_keeps_released_consumer_without_kick)
+{
+	struct orch_dispatch d, next, d2;
+	struct pto_task p, c1, c2, tail;
+	struct pto_tensor t;
+	uint64_t k0;
+
+	pto_args_reset(&self->a);
+	t = pto_tensor_host(self->buf[0], 64);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &p));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &c1));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
+	EXPECT_EQ(p.task_id, d.task_id);
+	k0 = orch_manual_kicks(self->o);
+	ASSERT_EQ(1, orch_member_done_pop(self->o, &d, 0, NULL, &next));
+	EXPECT_EQ(c1.task_id, next.task_id);	/* the same worker took it */
+	EXPECT_EQ(0, next.widx);
+	EXPECT_EQ(k0, orch_manual_kicks(self->o));	/* nobody woken */
+	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, c1));
+
+	/* c1 -> two consumers: one stays with worker 0, one is kicked. */
+	pto_args_reset(&self->a);
+	t = pto_tensor_host(self->buf[1], 64);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT_EXISTING);
+	pto_args_add_dep(&self->a, c1);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &c2));
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, c1);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &tail));
+	k0 = orch_manual_kicks(self->o);
+	ASSERT_EQ(1, orch_member_done_pop(self->o, &next, 0, NULL, &d));
+	EXPECT_EQ(c2.task_id, d.task_id);
+	EXPECT_EQ(k0 + 1, orch_manual_kicks(self->o));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d2));
+	EXPECT_EQ(tail.task_id, d2.task_id);
+	orch_member_done(self->o, &d, 0, NULL);
+	orch_member_done(self->o, &d2, 0, NULL);
+
+	/* Plain orch_member_done (no pop follows) still kicks. */
+	pto_args_reset(&self->a);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &p));
+	pto_args_add_dep(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &c1));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
+	k0 = orch_manual_kicks(self->o);
+	orch_member_done(self->o, &d, 0, NULL);
+	EXPECT_LT(k0, orch_manual_kicks(self->o));
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, c1));
+	orch_close_run_submission(self->o, self->r);
+}
+
 /* ---- acceptance vs completion -------------------------------------- */
 
 TEST_F(man, acceptance_fence_precedes_completion)

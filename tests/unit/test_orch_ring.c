@@ -127,6 +127,58 @@ TEST_F(ring, window_full_then_release)
 	EXPECT_EQ(0u, orch_ring_live(self->o, 2));
 }
 
+/*
+ * Zero-byte allocs take a lock-free path that trusts a cached copy of
+ * last_alive. It must hand out exactly the slot at seq_next, in FIFO
+ * order across wraps, never a live one: a release that is not at the
+ * head must not make room, and heap allocs interleaved on the locked
+ * path must share the same sequence.
+ */
+TEST_F(ring, zero_byte_allocs_follow_fifo_across_wraps)
+{
+	struct orch_ring *ring = &self->o->rings[1];
+	struct orch_slot *live[8];
+	struct orch_alloc_result res;
+	uint64_t seq = 0;
+	int round, i;
+
+	for (round = 0; round < 5; round++) {
+		for (i = 0; i < 8; i++, seq++) {
+			uint64_t bytes = (i % 3 == 1) ? K : 0;
+
+			ASSERT_EQ(0, orch_ring_alloc(self->o, 1, bytes, &res));
+			live[i] = res.slot;
+			EXPECT_EQ(&ring->slots[seq % 8], res.slot);
+			EXPECT_FALSE(res.slot->ring_released);
+			if (!bytes)	/* records the cursor, charges nothing */
+				EXPECT_EQ(0u, res.slot->heap_charged);
+		}
+		EXPECT_EQ(8u, orch_ring_live(self->o, 1));
+		/* Full. Releasing a non-head slot makes no room. */
+		EXPECT_EQ(-ETIMEDOUT, orch_ring_alloc(self->o, 1, 0, &res));
+		orch_ring_release(self->o, live[3]);
+		EXPECT_EQ(-ETIMEDOUT, orch_ring_alloc(self->o, 1, 0, &res));
+		EXPECT_EQ(8u, orch_ring_live(self->o, 1));
+		/* The head goes: exactly its position comes back. */
+		orch_ring_release(self->o, live[0]);
+		EXPECT_EQ(7u, orch_ring_live(self->o, 1));
+		ASSERT_EQ(0, orch_ring_alloc(self->o, 1, 0, &res));
+		EXPECT_EQ(&ring->slots[seq % 8], res.slot);
+		EXPECT_EQ(live[0], res.slot);
+		seq++;
+		EXPECT_EQ(-ETIMEDOUT, orch_ring_alloc(self->o, 1, 0, &res));
+		/* Drain: newest first, the head (live[1]) last. */
+		orch_ring_release(self->o, res.slot);
+		for (i = 7; i >= 2; i--)
+			if (i != 3)
+				orch_ring_release(self->o, live[i]);
+		EXPECT_EQ(8u, orch_ring_live(self->o, 1));
+		orch_ring_release(self->o, live[1]);
+		EXPECT_EQ(0u, orch_ring_live(self->o, 1));
+		EXPECT_EQ(0u, orch_ring_used(self->o, 1));
+	}
+}
+
 TEST_F(ring, oversized_request_fails_at_once)
 {
 	struct orch_alloc_result res;
