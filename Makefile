@@ -72,7 +72,7 @@ bootstrap:
 
 # ---- kernel module ------------------------------------------------------
 module: $(BOOTSTRAP_BUILD)
-	$(MAKE) -C $(or $(KDIR),$(shell scripts/kdir.sh)) M=$(CURDIR)/kernel CONFIG_PTO=m modules
+	$(MAKE) -C $(or $(KDIR),$(shell scripts/kdir.sh)) M=$(CURDIR)/kernel CONFIG_PTO=m CONFIG_PTO_WERROR=y modules
 
 # ---- library -------------------------------------------------------------
 lib: $(LIBS)

@@ -9,6 +9,7 @@
  * because a page is the unit of mmap: two files' buffers never share a page.
  */
 #include <linux/mm.h>
+#include <linux/pid.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include "pto_drv.h"
@@ -58,7 +59,7 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 	bo->pdev = pdev;
 	bo->size = size;
 	bo->flags = args->flags;
-	bo->owner = pf->pid;
+	bo->owner = pid_nr(pf->tgid);
 	INIT_LIST_HEAD(&bo->node);
 
 	bo->dev_addr = pto_gm_alloc(&pdev->gm, size, PAGE_SIZE);

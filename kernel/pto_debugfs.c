@@ -6,6 +6,7 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/pid.h>
 #include <linux/seq_file.h>
 #include "pto_drv.h"
 
@@ -59,7 +60,8 @@ static int cores_show(struct seq_file *m, void *unused)
 	unsigned int i;
 
 	seq_puts(m, "core type state       owner  parked tasks      errors     parks      doorbells  wakeups    last_cond\n");
-	mutex_lock(&pdev->core_lock);
+	/* win_lock, not core_lock: never waits behind a launch or release. */
+	down_read(&pdev->win_lock);
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 		struct pto_file *pf =
@@ -70,7 +72,7 @@ static int cores_show(struct seq_file *m, void *unused)
 			st = PTO_CORE_QUARANTINED;
 		seq_printf(m, "%-4u %-4s %-11s %-6d %-6u %-10lld %-10lld %-10lld %-10lld %-10lld 0x%08x\n",
 			   i, core->type == PTO_CORE_AIC ? "AIC" : "AIV",
-			   pto_state_names[st], pf ? pf->pid : 0,
+			   pto_state_names[st], pf ? pid_nr(pf->tgid) : 0,
 			   pto_ureg_read(core, PTO_REG_PARKED),
 			   atomic64_read(&core->tasks),
 			   atomic64_read(&core->errors),
@@ -79,7 +81,7 @@ static int cores_show(struct seq_file *m, void *unused)
 			   atomic64_read(&core->wakeups),
 			   READ_ONCE(core->last_cond));
 	}
-	mutex_unlock(&pdev->core_lock);
+	up_read(&pdev->win_lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(cores);

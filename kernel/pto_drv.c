@@ -2,6 +2,8 @@
 /*
  * pto - module entry: parameters, mock devices, char devices and sysfs.
  */
+#include <linux/cdev.h>
+#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -25,10 +27,39 @@ static unsigned int lanes = 3;
 module_param(lanes, uint, 0444);
 MODULE_PARM_DESC(lanes, "dump lanes per device (1..5, default 3)");
 
+static unsigned int mock_init_fail_ms;
+module_param(mock_init_fail_ms, uint, 0444);
+MODULE_PARM_DESC(mock_init_fail_ms,
+		 "mock only, for the init-failure test: once every device node exists, wait this many ms and fail the load with -ENODEV (default 0: off)");
+
+/*
+ * Module init exposes the device nodes before it is done, and a failed
+ * init frees everything without waiting for anyone (the module loader
+ * does not wait for the module's references). So an open is refused
+ * (-ENXIO) until pto_live is set, the last step of a successful init:
+ * no pto_file can ever point at a device a failed init frees. The one
+ * cdev covering every minor is cdev_alloc()'d: a chrdev_open() racing the
+ * failure holds a reference to it, and the core kernel frees it, never
+ * this module. pto_devs[] is stable from pto_live until module exit,
+ * which runs only when no file is open (fops.owner). (An open still inside
+ * pto_open() when a failed init returns is the module loader's own window,
+ * common to every char driver: it only reads pto_live and returns.)
+ */
 static dev_t pto_devt;
 static struct class *pto_class;
+static struct cdev *pto_cdev;
 static struct pto_device **pto_devs;
 static unsigned int pto_ndevs;
+static bool pto_live;
+
+/* The device of minor @minor, or NULL while the module is not live. */
+struct pto_device *pto_device_lookup(unsigned int minor)
+{
+	/* Acquire: pairs with the release store ending pto_init(). */
+	if (!smp_load_acquire(&pto_live) || minor >= pto_ndevs)
+		return NULL;
+	return pto_devs[minor];
+}
 
 #define PTO_ATTR_U(_name, _expr)					\
 static ssize_t _name##_show(struct device *dev,				\
@@ -92,9 +123,6 @@ static int pto_check_params(void)
 
 static void pto_device_destroy(struct pto_device *pdev)
 {
-	pto_debugfs_remove_device(pdev);
-	device_destroy(pto_class, MKDEV(MAJOR(pto_devt), pdev->index));
-	cdev_del(&pdev->cdev);
 	pto_cores_fini(pdev);
 	pto_gm_fini(&pdev->gm);
 	kfree(pdev);
@@ -103,7 +131,6 @@ static void pto_device_destroy(struct pto_device *pdev)
 static struct pto_device *pto_device_create(unsigned int index)
 {
 	struct pto_device *pdev;
-	struct device *dev;
 	int ret;
 
 	pdev = kzalloc(sizeof(*pdev), GFP_KERNEL);
@@ -122,28 +149,8 @@ static struct pto_device *pto_device_create(unsigned int index)
 	ret = pto_cores_init(pdev);
 	if (ret)
 		goto err_gm;
-
-	cdev_init(&pdev->cdev, &pto_fops);
-	pdev->cdev.owner = THIS_MODULE;
-	ret = cdev_add(&pdev->cdev, MKDEV(MAJOR(pto_devt), index), 1);
-	if (ret)
-		goto err_cores;
-
-	dev = device_create_with_groups(pto_class, NULL,
-					MKDEV(MAJOR(pto_devt), index), pdev,
-					pto_dev_groups, PTO_NAME "%u", index);
-	if (IS_ERR(dev)) {
-		ret = PTR_ERR(dev);
-		goto err_cdev;
-	}
-	pdev->dev = dev;
-	pto_debugfs_add_device(pdev);
 	return pdev;
 
-err_cdev:
-	cdev_del(&pdev->cdev);
-err_cores:
-	pto_cores_fini(pdev);
 err_gm:
 	pto_gm_fini(&pdev->gm);
 err_free:
@@ -151,8 +158,55 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+/* The nodes and debugfs of every device; opens are refused until live. */
+static int pto_expose_all(void)
+{
+	unsigned int n;
+	int ret;
+
+	pto_cdev = cdev_alloc();
+	if (!pto_cdev)
+		return -ENOMEM;
+	pto_cdev->ops = &pto_fops;
+	pto_cdev->owner = THIS_MODULE;
+	ret = cdev_add(pto_cdev, pto_devt, pto_ndevs);
+	if (ret) {
+		kobject_put(&pto_cdev->kobj);	/* frees the unadded cdev */
+		pto_cdev = NULL;
+		return ret;
+	}
+	for (n = 0; n < pto_ndevs; n++) {
+		struct pto_device *pdev = pto_devs[n];
+		struct device *dev;
+
+		dev = device_create_with_groups(pto_class, NULL,
+						MKDEV(MAJOR(pto_devt), n), pdev,
+						pto_dev_groups, PTO_NAME "%u",
+						n);
+		if (IS_ERR(dev))
+			return PTR_ERR(dev);
+		pdev->dev = dev;
+		pto_debugfs_add_device(pdev);
+	}
+	return 0;
+}
+
 static void pto_destroy_all(void)
 {
+	unsigned int n;
+
+	WRITE_ONCE(pto_live, false);
+	for (n = 0; n < pto_ndevs; n++) {
+		struct pto_device *pdev = pto_devs[n];
+
+		pto_debugfs_remove_device(pdev);
+		if (pdev->dev)
+			device_destroy(pto_class, MKDEV(MAJOR(pto_devt), n));
+		pdev->dev = NULL;
+	}
+	if (pto_cdev)
+		cdev_del(pto_cdev);
+	pto_cdev = NULL;
 	while (pto_ndevs)
 		pto_device_destroy(pto_devs[--pto_ndevs]);
 	kfree(pto_devs);
@@ -192,6 +246,17 @@ static int __init pto_init(void)
 		}
 		pto_devs[pto_ndevs++] = pdev;
 	}
+	ret = pto_expose_all();
+	if (ret)
+		goto err_devs;
+	if (mock_init_fail_ms) {
+		/* Mock fault injection: a failure once every node exists. */
+		msleep(mock_init_fail_ms);
+		ret = -ENODEV;
+		goto err_devs;
+	}
+	/* Release: every device and pto_devs[] precede a successful open. */
+	smp_store_release(&pto_live, true);
 	pr_info("pto: %u mock device(s), %u clusters, %u MiB GM, %u lanes each\n",
 		devices, clusters, gm_mb, lanes);
 	return 0;

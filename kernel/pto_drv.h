@@ -14,19 +14,23 @@
  *   pto_core    device create .. device destroy (the thread exists for the
  *               device's lifetime; launch / stop only change its state)
  *
- * Lock order: mmap_lock -> pto_device.core_lock -> pto_file.lock ->
- * pto_device.bos_lock; pto_core.launch_lock (spinlock) is innermost and
- * takes nothing. No user memory is touched with core_lock held (a window
- * fault takes it). Retirement (pto_retire.c) never takes core_lock.
+ * Lock order: mmap_lock -> pto_device.core_lock -> pto_device.win_lock ->
+ * pto_file.lock -> pto_device.bos_lock; pto_core.launch_lock (spinlock) is
+ * innermost and takes nothing. A window fault (under mmap_lock) takes only
+ * win_lock, for reading: it never waits behind core_lock, which launch and
+ * release hold across their bounded waits for the core threads. No user
+ * memory is touched with core_lock or win_lock held. Retirement
+ * (pto_retire.c) takes neither.
  */
 #ifndef _PTO_DRV_H_
 #define _PTO_DRV_H_
 
-#include <linux/cdev.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/maple_tree.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -212,7 +216,12 @@ struct pto_task {
  *		published, and cleared by the retirement owner (elected, the
  *		only writer) after the core echoed its nonce, under
  *		@launch_lock; the core reads them only between READY and its
- *		echo.
+ *		echo, where they are stable (plain reads). @owner is also read
+ *		locklessly (READ_ONCE) by the doorbell's racy check, so every
+ *		write of it is a WRITE_ONCE.
+ * @last_cond:	the core's last COND value (its mirror): written by the core
+ *		(release) and by the launcher before READY (WRITE_ONCE), read
+ *		anywhere with READ_ONCE (CORE_STATS, debugfs, the nonce).
  * @nonce:	the retirement request (written by the retirement owner);
  *		the core echoes it in COND, in @last_cond and in @resp, the
  *		kernel-private response word retirement reads (the user
@@ -279,10 +288,17 @@ struct pto_core {
 /**
  * struct pto_device - one mock NPU, /dev/ptoN.
  * @bos_lock: protects @bos (every live buffer object, for debugfs).
- * @core_lock: protects @cluster_owner and every core's launch fields
- *	(owner, payload, F_LAUNCH / F_READY transitions); serializes
- *	acquire, release, launch and stop. Held across the bounded waits
- *	for the core threads, never across user memory access.
+ * @core_lock: serializes acquire, release, launch, the retire ioctl's
+ *	ownership check and the reset; protects every core's launch fields
+ *	while launching (owner, payload, F_LAUNCH). Held across the bounded
+ *	waits for the core threads (handshake 5 s, retirement deadline),
+ *	never across user memory access, never taken by a window fault.
+ * @win_lock: protects @cluster_owner: written with both core_lock and
+ *	win_lock (write) held, read with either. Window faults and mmap,
+ *	CORE_STATS and debugfs take only win_lock (read), so they never wait
+ *	behind a launch or a retirement. Release clears an owner and zaps the
+ *	window mappings under win_lock (write): a fault either completed its
+ *	PTE before (and the zap removes it) or sees the new owner.
  * @core_wq: launchers and stoppers wait here for core state changes.
  * @workers / @gates: device control memory, two separate arrays of
  *	64-byte lines in one zeroed page-aligned block (@ctrl_mem).
@@ -296,7 +312,6 @@ struct pto_device {
 	unsigned int cores;
 	unsigned int lanes;
 	struct pto_gm gm;
-	struct cdev cdev;
 	struct device *dev;
 	struct dentry *debugfs;
 
@@ -304,6 +319,7 @@ struct pto_device {
 	struct list_head bos;
 
 	struct mutex core_lock;
+	struct rw_semaphore win_lock;
 	wait_queue_head_t core_wq;
 	struct pto_file *cluster_owner[PTO_MAX_CLUSTERS];
 	struct pto_core *core;
@@ -320,6 +336,8 @@ struct pto_device {
  * struct pto_file - per-open context.
  * @lock: protects @bos and @ranges together, so a handle and its address
  *        range are visible or invisible as one.
+ * @tgid: the opener's tgid as a struct pid, so CORE_STATS can report it in
+ *        the asker's pid namespace (pid_vnr()); debugfs shows pid_nr().
  * @bos: handle -> struct pto_bo (the handle owns one bo reference).
  * @ranges: GM device address range -> struct pto_bo, the set of addresses
  *        this file may touch through the device (mock validation).
@@ -330,7 +348,7 @@ struct pto_device {
 struct pto_file {
 	struct kref ref;
 	struct pto_device *pdev;
-	pid_t pid;
+	struct pid *tgid;	/* the opener's thread group (a reference) */
 
 	struct mutex lock;
 	struct xarray bos;
@@ -360,6 +378,9 @@ struct pto_bo {
 };
 
 extern const struct file_operations pto_fops;
+
+/* pto_drv.c */
+struct pto_device *pto_device_lookup(unsigned int minor);
 
 /* pto_file.c */
 void pto_file_put(struct pto_file *pf);

@@ -11,6 +11,7 @@
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -19,16 +20,18 @@
 
 static int pto_open(struct inode *inode, struct file *file)
 {
-	struct pto_device *pdev = container_of(inode->i_cdev, struct pto_device,
-					       cdev);
+	/* NULL until module init has succeeded (pto_device_lookup()). */
+	struct pto_device *pdev = pto_device_lookup(iminor(inode));
 	struct pto_file *pf;
 
+	if (!pdev)
+		return -ENXIO;
 	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
 	if (!pf)
 		return -ENOMEM;
 	kref_init(&pf->ref);
 	pf->pdev = pdev;
-	pf->pid = task_tgid_nr(current);
+	pf->tgid = get_task_pid(current, PIDTYPE_TGID);
 	mutex_init(&pf->lock);
 	xa_init_flags(&pf->bos, XA_FLAGS_ALLOC1);
 	mt_init(&pf->ranges);
@@ -44,6 +47,7 @@ static void pto_file_free(struct kref *ref)
 	struct pto_file *pf = container_of(ref, struct pto_file, ref);
 
 	pto_file_destroy_bos(pf);
+	put_pid(pf->tgid);
 	mutex_destroy(&pf->lock);
 	kfree(pf);
 }

@@ -372,7 +372,8 @@ static void pto_retire_drop(struct pto_core *core)
 	spin_lock(&core->launch_lock);
 	same = core->gen == core->r_gen;
 	if (same) {
-		core->owner = NULL;
+		/* WRITE_ONCE: the doorbell reads it locklessly. */
+		WRITE_ONCE(core->owner, NULL);
 		core->payload_bo = NULL;
 		core->payload_kaddr = NULL;
 		core->payload_addr = 0;

@@ -67,7 +67,7 @@ void pto_launch_free(struct pto_launch *l)
 		return;
 	for (k = 0; k < l->ncores; k++)
 		if (l->core[k].win)
-			munmap((void *)l->core[k].win, 4096);
+			munmap((void *)l->core[k].win, l->win_size);
 	pto_bo_free(l->payload_bo);
 	free(l);
 }
@@ -82,6 +82,7 @@ int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
 			    int evfd, struct pto_launch **out)
 {
 	struct pto_core_launch args = { 0 };
+	struct pto_dev_info info;
 	struct pto_launch *l;
 	unsigned int i, k, n = 0;
 	char *base;
@@ -92,10 +93,20 @@ int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
 		n += !!(cores[i / 64] & (1ULL << (i % 64)));
 	if (!n)
 		return -EINVAL;
+	/*
+	 * A window is window_size bytes (the driver's page size) at
+	 * PTO_WINDOW_OFFSET(i, window_size): nothing here assumes 4 KiB.
+	 */
+	ret = pto_dev_info(dev, &info);
+	if (ret)
+		return ret;
+	if (info.window_size < PTO_REG_WAKE_REQ + sizeof(uint32_t))
+		return -EPROTO;
 	l = calloc(1, sizeof(*l) + n * sizeof(l->core[0]));
 	if (!l)
 		return -ENOMEM;
 	l->dev = dev;
+	l->win_size = info.window_size;
 	l->ncores = n;
 	l->evfd = evfd;
 	ret = pto_bo_alloc(dev, (uint64_t)n * 2 * PTO_PAYLOAD_SIZE, 0,
@@ -128,8 +139,9 @@ int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
 		c->payload[0] = (void *)(base + (size_t)k * 2 * PTO_PAYLOAD_SIZE);
 		c->payload[1] = (void *)(base + ((size_t)k * 2 + 1) *
 					 PTO_PAYLOAD_SIZE);
-		w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 pto_dev_fd(dev), (off_t)PTO_WINDOW_MMAP_OFFSET(i));
+		w = mmap(NULL, l->win_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 pto_dev_fd(dev),
+			 (off_t)PTO_WINDOW_OFFSET(i, l->win_size));
 		if (w == MAP_FAILED) {
 			ret = -errno;
 			goto err;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <sys/klog.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 
@@ -114,6 +116,63 @@ TEST(every_device_reports_its_index)
 		close(fd);
 	}
 	ASSERT_LE(1, n);
+}
+
+/*
+ * B7: a load that fails after the device nodes exist (mock_init_fail_ms
+ * waits with /dev/pto0 present, then fails) must not hand out an open file
+ * of a device it is about to free: every open during the init is refused
+ * (-ENXIO) and the failed load leaves nothing behind. Before the fix the
+ * opens succeeded and their close ran on a freed device.
+ */
+TEST(failed_init_refuses_opens)
+{
+	struct timespec ts;
+	char saved[256];
+	int st[2], status;
+	long opened = 0, refused = 0, n[2];
+	pid_t c;
+
+	current_params(saved, sizeof(saved));
+	ASSERT_NE(0, saved[0]);
+	ASSERT_EQ(0, unload()) TH_LOG("pto busy: is a file open?");
+	ASSERT_EQ(0, pipe(st));
+	c = fork();
+	ASSERT_LE(0, c);
+	if (!c) {
+		/* Open /dev/pto0 as fast as possible for 3 s. */
+		time_t end = time(NULL) + 3;
+
+		n[0] = 0;
+		n[1] = 0;
+		while (time(NULL) < end) {
+			int fd = open(PTO_DEV0, O_RDWR);
+
+			if (fd >= 0) {
+				n[0]++;
+				close(fd);
+			} else if (errno == ENXIO) {
+				n[1]++;
+			}
+		}
+		_exit(write(st[1], n, sizeof(n)) == sizeof(n) ? 0 : 1);
+	}
+	close(st[1]);
+	ts.tv_sec = 0;
+	ts.tv_nsec = 100000000;
+	nanosleep(&ts, NULL);
+	EXPECT_EQ(-ENODEV, load("devices=2 mock_init_fail_ms=1500"));
+	EXPECT_NE(0, access(PTO_DEV0, F_OK));
+	ASSERT_EQ(sizeof(n), read(st[0], n, sizeof(n)));
+	opened = n[0];
+	refused = n[1];
+	ASSERT_EQ(c, waitpid(c, &status, 0));
+	printf("# opens during the failing init: %ld succeeded, %ld refused\n",
+	       opened, refused);
+	EXPECT_EQ(0, opened);
+	EXPECT_LT(0, refused) TH_LOG("the node never appeared: nothing tested");
+	ASSERT_EQ(0, load(saved)) TH_LOG("reload with '%s'", saved);
+	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
 }
 
 TEST_HARNESS_MAIN

@@ -4,9 +4,12 @@
  * (debugfs inject_stall): a core that never answers EXIT is left unclosed
  * and unreleased, named in the kernel log, refused for launch and mmap,
  * while its peers retire within the deadline and stay usable; the debugfs
- * reset recovers it. Needs root (debugfs, module parameters).
+ * reset recovers it. A release waiting out that deadline holds core_lock:
+ * window faults, mmap and CORE_STATS of another file's cores must not
+ * wait behind it. Needs root (debugfs, module parameters).
  */
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
@@ -116,6 +119,100 @@ TEST(stalled_core_is_quarantined_and_reset)
 	pto_launch_free(l);
 	st_write_file(PARAM, old);
 	pto_dev_close(d);
+}
+
+struct release_arg {
+	struct pto_dev *dev;
+	uint64_t clusters;
+	int ret;
+	volatile int done;
+};
+
+static void *release_thread(void *p)
+{
+	struct release_arg *a = p;
+
+	a->ret = pto_cluster_release(a->dev, a->clusters);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A7 / D2: file a's release waits out the retirement deadline of a silent
+ * core (2 s) with core_lock held. Meanwhile file b's window faults (a
+ * fresh mmap and a task through the library's mapping), mmap and
+ * CORE_STATS all complete, long before that release returns. Before the
+ * fix, the fault and mmap took core_lock and waited the whole deadline.
+ */
+TEST(window_faults_not_behind_a_release)
+{
+	uint64_t ca[PTO_CORE_MASK_WORDS] = { 1 }, cb[PTO_CORE_MASK_WORDS];
+	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
+	struct release_arg ra = { 0 };
+	struct pto_dev_info info;
+	struct pto_core_stats st;
+	struct pto_core_reset rs;
+	struct pto_launch *la, *lb;
+	struct pto_dev *a, *b;
+	volatile uint32_t *w;
+	char old[32];
+	pthread_t t;
+	uint64_t t0, ms;
+	void *m;
+
+	if (access(DBG "inject_stall", W_OK) || st_read_line(PARAM, old, sizeof(old)))
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, pto_dev_open(0, &a));
+	pto_dev_info(a, &info);
+	if (info.clusters < 2) {
+		pto_dev_close(a);
+		SKIP(return, "needs two clusters");
+	}
+	ASSERT_EQ(0, pto_dev_open(0, &b));
+	ASSERT_EQ(0, st_write_file(PARAM, "2000"));
+	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
+	ASSERT_EQ(0, pto_launch_cores(a, ca, &la));
+	ASSERT_EQ(0, pto_cluster_acquire(b, 2));
+	memset(cb, 0, sizeof(cb));
+	cb[0] = 1ull << 3;
+	ASSERT_EQ(0, pto_launch_cores(b, cb, &lb));
+	ASSERT_EQ(0, st_write_file(DBG "inject_stall", "0"));
+
+	ra.dev = a;
+	ra.clusters = 1;
+	ASSERT_EQ(0, pthread_create(&t, NULL, release_thread, &ra));
+	usleep(300000);		/* the release is in its deadline wait */
+	t0 = pto_now_ns();
+	m = mmap(NULL, info.window_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(b), PTO_WINDOW_OFFSET(3, info.window_size));
+	ASSERT_NE(MAP_FAILED, m);
+	w = m;
+	EXPECT_EQ(0, w[PTO_REG_COND / 4]);	/* a fault */
+	EXPECT_EQ(PTO_TASK_OK, pto_run1(lb, &lb->core[0], &noop));
+	EXPECT_EQ(0, pto_core_stats(b, 3, &st));
+	EXPECT_EQ(PTO_COND_FIN | 1, w[PTO_REG_COND / 4]);
+	ms = (pto_now_ns() - t0) / 1000000;
+	printf("# b's mmap, fault, task and stats took %llu ms during a's release\n",
+	       (unsigned long long)ms);
+	fflush(stdout);
+	EXPECT_EQ(0, __atomic_load_n(&ra.done, __ATOMIC_ACQUIRE))
+		TH_LOG("the release returned first: nothing was measured");
+	EXPECT_GT(1000, ms);
+	munmap(m, info.window_size);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, ra.ret);
+	pto_launch_free(la);
+
+	/* The silent core is quarantined; the reset recovers it. */
+	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state(b, 0));
+	ASSERT_EQ(0, pto_core_reset(a, ca, &rs));
+	EXPECT_EQ(1, rs.recovered);
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state(b, 0));
+	ASSERT_EQ(0, pto_cluster_release(b, 2));
+	pto_launch_free(lb);
+	st_write_file(PARAM, old);
+	pto_dev_close(a);
+	pto_dev_close(b);
 }
 
 TEST_HARNESS_MAIN

@@ -18,7 +18,7 @@
 #include <linux/types.h>
 
 #define PTO_ABI_MAJOR 1
-#define PTO_ABI_MINOR 3
+#define PTO_ABI_MINOR 4
 
 /* Topology: a cluster is one AIC core followed by two AIV cores. */
 #define PTO_CORES_PER_CLUSTER 3
@@ -45,7 +45,9 @@
  * @lanes:	Out: number of dump lanes.
  * @gm_size:	Out: bytes of global memory (GM).
  * @gm_align:	Out: alignment of GM buffer objects' device addresses.
- * @window_size: Out: bytes of a core's user register window page.
+ * @window_size: Out: bytes of a core's user register window (one page of
+ *		the driver's page size); core i's window is mapped at
+ *		PTO_WINDOW_OFFSET(i, @window_size).
  * @caps:	Out: PTO_CAP_* flags.
  * @core_types: In: user pointer to an array of __u32 (may be 0).
  * @core_types_count: In: entries at @core_types; the driver writes
@@ -131,14 +133,26 @@ struct pto_bo_info {
  * cluster is its AIC, the other two are AIVs. A file acquires whole clusters
  * (PTO_IOCTL_CLUSTER_ACQUIRE), launches the persistent worker loop on some of
  * their cores (PTO_IOCTL_CORE_LAUNCH) and maps each launched core's user
- * register window with mmap() at offset PTO_WINDOW_MMAP_OFFSET(i), length
- * struct pto_info.window_size, MAP_SHARED. Core sets travel as a bitmap of
+ * register window with mmap() at offset PTO_WINDOW_OFFSET(i, window_size),
+ * length window_size (struct pto_info.window_size), MAP_SHARED. Core sets travel as a bitmap of
  * PTO_CORE_MASK_WORDS __u64 words: core i is bit i % 64 of word i / 64.
  */
 #define PTO_CORE_MASK_WORDS 2
 
-/* mmap offset of core @i's user window page (page size 4096 on x86-64). */
-#define PTO_WINDOW_MMAP_OFFSET(i) ((__u64)(i) << 12)
+/*
+ * mmap offset of core @i's user window: @i times struct pto_info.window_size
+ * (the driver's page size), whatever the page size (ABI 1.4). Map
+ * window_size bytes there.
+ */
+#define PTO_WINDOW_OFFSET(i, window_size) \
+	((__u64)(i) * (__u64)(window_size))
+/*
+ * The ABI 1.0 form, for 4096-byte pages only (x86-64, where window_size is
+ * 4096 and both forms give the same offset): kept so existing sources
+ * build and existing binaries keep working. New code uses
+ * PTO_WINDOW_OFFSET() with the reported window_size.
+ */
+#define PTO_WINDOW_MMAP_OFFSET(i) PTO_WINDOW_OFFSET(i, 4096)
 
 /*
  * User window page (byte offsets, all registers __u32). The reference
@@ -265,7 +279,7 @@ struct pto_payload {
  * struct pto_cluster_acquire - PTO_IOCTL_CLUSTER_ACQUIRE / _RELEASE.
  * @clusters:	In: bitmap of clusters (bit c = cluster c), non-zero, within
  *		the device's cluster count.
- * @flags:	In: must be zero.
+ * @flags:	In: a subset of PTO_CLUSTER_FLAGS_VALID (none defined yet).
  *
  * Acquire is all or nothing: -EBUSY if another file owns any of them;
  * clusters the caller already owns are kept. Release stops every launched
@@ -276,6 +290,9 @@ struct pto_cluster_acquire {
 	__u64 clusters;
 	__u64 flags;
 };
+
+/* Valid flags for struct pto_cluster_acquire.flags (none defined yet). */
+#define PTO_CLUSTER_FLAGS_VALID 0ULL
 
 /**
  * struct pto_core_launch - PTO_IOCTL_CORE_LAUNCH: start the persistent
@@ -321,7 +338,7 @@ struct pto_core_launch {
 /**
  * struct pto_doorbell - PTO_IOCTL_DOORBELL: wake parked cores.
  * @cores:	In: core bitmap, each launched by the caller.
- * @flags:	In: must be zero.
+ * @flags:	In: a subset of PTO_DOORBELL_FLAGS_VALID (none defined yet).
  *
  * Ring only after reading PARKED == 1 following the DATA_MAIN_BASE store
  * (with a full barrier between the two).
@@ -330,6 +347,9 @@ struct pto_doorbell {
 	__u64 cores[PTO_CORE_MASK_WORDS];
 	__u64 flags;
 };
+
+/* Valid flags for struct pto_doorbell.flags (none defined yet). */
+#define PTO_DOORBELL_FLAGS_VALID 0ULL
 
 /* Core states (struct pto_core_stats.state). */
 #define PTO_CORE_UNLAUNCHED 0
@@ -344,7 +364,9 @@ struct pto_doorbell {
  * struct pto_core_stats - PTO_IOCTL_CORE_STATS: one core's counters.
  * @core:	In: core index.
  * @state:	Out: PTO_CORE_*.
- * @owner:	Out: tgid of the owning file's opener, 0 if free.
+ * @owner:	Out: tgid of the owning file's opener in the caller's pid
+ *		namespace; 0 if free or not visible there (ABI 1.4; before,
+ *		the init namespace's tgid).
  * @last_cond:	Out: the last value the core wrote to COND.
  * @tasks:	Out: tasks completed since module load.
  * @errors:	Out: tasks completed with an error (device errors).
@@ -395,7 +417,7 @@ struct pto_core_stats {
  * @cores:	In: core bitmap, every core in a cluster the caller owns.
  *		Cores not launched are skipped; cores another path is
  *		already retiring are waited for, never written twice.
- * @flags:	In: must be zero.
+ * @flags:	In: a subset of PTO_RETIRE_FLAGS_VALID (none defined yet).
  * @quarantined: Out: cores that missed the deadline (left unclosed,
  *		unreleased, refused for launch and mmap until a reset).
  * @retired:	Out: cores this call closed and released.
@@ -413,11 +435,14 @@ struct pto_core_retire {
 	__u64 elapsed_ns;
 };
 
+/* Valid flags for struct pto_core_retire.flags (none defined yet). */
+#define PTO_RETIRE_FLAGS_VALID 0ULL
+
 /**
  * struct pto_retire_status - PTO_IOCTL_RETIRE_STATUS: one core's
  * retirement state (any file may ask).
  * @core:	In: core index.
- * @flags:	In: must be zero.
+ * @flags:	In: a subset of PTO_RETIRE_STATUS_FLAGS_VALID (none yet).
  * @state:	Out: PTO_CORE_*.
  * @bits:	Out: PTO_RETIRE_BIT_* of the current generation.
  * @gen:	Out: launch generation.
@@ -449,13 +474,16 @@ struct pto_retire_status {
 	__u64 quarantines;
 };
 
+/* Valid flags for struct pto_retire_status.flags (none defined yet). */
+#define PTO_RETIRE_STATUS_FLAGS_VALID 0U
+
 /**
  * struct pto_core_reset - PTO_IOCTL_CORE_RESET (CAP_SYS_ADMIN): host
  * recovery of quarantined cores.
  * @cores:	In: core bitmap; all zero means every quarantined core the
  *		caller may touch. Naming a core whose cluster another file
  *		owns is -EBUSY; cores not quarantined are skipped.
- * @flags:	In: must be zero.
+ * @flags:	In: a subset of PTO_RESET_FLAGS_VALID (none defined yet).
  * @recovered:	Out: cores that answered, were closed, released and freed.
  * @remaining:	Out: quarantined cores still unresponsive.
  */
@@ -465,6 +493,9 @@ struct pto_core_reset {
 	__u32 recovered;
 	__u32 remaining;
 };
+
+/* Valid flags for struct pto_core_reset.flags (none defined yet). */
+#define PTO_RESET_FLAGS_VALID 0ULL
 
 #define PTO_IOCTL_BASE 'P'
 #define PTO_IOCTL_GET_INFO _IOWR(PTO_IOCTL_BASE, 0x00, struct pto_info)
