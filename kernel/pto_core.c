@@ -26,6 +26,7 @@
 #include <linux/file.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/pid.h>
 #include <linux/random.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -33,10 +34,42 @@
 #include <linux/timekeeping.h>
 #include "pto_drv.h"
 
-static unsigned int spin_us = 5;
+static unsigned int spin_us = 20;
 module_param(spin_us, uint, 0644);
 MODULE_PARM_DESC(spin_us,
-		 "how long an idle core busy-polls DATA_MAIN_BASE, in us (default 5)");
+		 "how long an idle core busy-polls DATA_MAIN_BASE, in us (default 20)");
+
+/*
+ * The mock's cores are kthreads sharing the host's CPUs with the program
+ * that feeds them: a dozen idle cores busy-polling at once would take the
+ * CPUs from the scheduler threads and the orchestrator. At most
+ * max_spinners cores (of every device: the CPUs are shared) busy-poll at
+ * a time; an idle core that finds the budget spent parks at once.
+ * 0 (default): half the online CPUs, at least one.
+ */
+static unsigned int max_spinners;
+module_param(max_spinners, uint, 0644);
+MODULE_PARM_DESC(max_spinners,
+		 "how many idle cores may busy-poll at once (default 0: half the CPUs, at least 1)");
+
+static atomic_t pto_spinners = ATOMIC_INIT(0);
+
+static bool pto_spin_get(void)
+{
+	unsigned int max = READ_ONCE(max_spinners);
+
+	if (!max)
+		max = max(num_online_cpus() / 2, 1U);
+	if (atomic_inc_return(&pto_spinners) <= max)
+		return true;
+	atomic_dec(&pto_spinners);
+	return false;
+}
+
+static void pto_spin_put(void)
+{
+	atomic_dec(&pto_spinners);
+}
 
 static unsigned int doze_us = 50;
 module_param(doze_us, uint, 0644);
@@ -259,10 +292,14 @@ void pto_core_do_task(struct pto_core *core, u32 dispatch)
 static void pto_core_serve(struct pto_core *core)
 {
 	u64 idle_start = 0, now, idle;
+	bool spinning = false;
 	u32 dispatch;
 
 	while (!pto_core_stopping(core)) {
 		if (pto_core_poll(core, &dispatch)) {
+			if (spinning)
+				pto_spin_put();
+			spinning = false;
 			/* Informational (debugfs): nobody waits for these. */
 			WRITE_ONCE(core->state, PTO_CORE_RUNNING);
 			pto_core_do_task(core, dispatch);
@@ -272,15 +309,21 @@ static void pto_core_serve(struct pto_core *core)
 			continue;
 		}
 		now = ktime_get_ns();
-		if (!idle_start)
+		if (!idle_start) {
 			idle_start = now;
+			spinning = pto_spin_get();
+		}
 		idle = now - idle_start;
-		if (idle < (u64)READ_ONCE(spin_us) * NSEC_PER_USEC) {
-			if (need_resched())
-				cond_resched();
-			else
-				cpu_relax();
-			continue;
+		if (spinning) {
+			if (idle < (u64)READ_ONCE(spin_us) * NSEC_PER_USEC) {
+				if (need_resched())
+					cond_resched();
+				else
+					cpu_relax();
+				continue;
+			}
+			pto_spin_put();
+			spinning = false;
 		}
 		if (idle < (u64)READ_ONCE(doze_max_us) * NSEC_PER_USEC) {
 			unsigned long us = max(READ_ONCE(doze_us), 1U);
@@ -299,6 +342,8 @@ static void pto_core_serve(struct pto_core *core)
 					 pto_core_stopping(core));
 		pto_core_park_finish(core);
 	}
+	if (spinning)
+		pto_spin_put();
 }
 
 /*
@@ -401,18 +446,23 @@ static int pto_core_thread(void *arg)
 
 /* ---- the kernel side: ownership, launch, stop ------------------------- */
 
+/* Caller holds core_lock or win_lock (cluster_owner[] is written under both). */
 static bool pto_core_owned_by(struct pto_core *core, struct pto_file *pf)
 {
 	return core->pdev->cluster_owner[core->id / PTO_CORES_PER_CLUSTER] ==
 	       pf;
 }
 
-/* Remove every user mapping of @core's window from @pf's address space. */
+/*
+ * Remove every user mapping of @core's window from @pf's address space.
+ * Core i's window is page i of the file (PTO_WINDOW_OFFSET(i, window_size)
+ * with window_size = PAGE_SIZE), whatever the page size.
+ */
 void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 {
 	if (pf->mapping)
 		unmap_mapping_range(pf->mapping,
-				    PTO_WINDOW_MMAP_OFFSET(core->id), PAGE_SIZE,
+				    (loff_t)core->id << PAGE_SHIFT, PAGE_SIZE,
 				    1);
 }
 
@@ -570,7 +620,7 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 	unsigned int c;
 	int ret;
 
-	if (args->flags)
+	if (args->flags & ~PTO_CLUSTER_FLAGS_VALID)
 		return -EINVAL;
 	ret = pto_cluster_mask(pdev, args->clusters);
 	if (ret)
@@ -584,9 +634,12 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 			return -EBUSY;
 		}
 	}
+	/* cluster_owner[] is written under core_lock and win_lock. */
+	down_write(&pdev->win_lock);
 	for (c = 0; c < pdev->clusters; c++)
 		if (args->clusters & BIT_ULL(c))
 			pdev->cluster_owner[c] = pf;
+	up_write(&pdev->win_lock);
 	mutex_unlock(&pdev->core_lock);
 	return 0;
 }
@@ -609,11 +662,22 @@ static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
 			bitmap_set(mask, c * PTO_CORES_PER_CLUSTER,
 				   PTO_CORES_PER_CLUSTER);
 	pto_cores_retire(pdev, mask, PTO_RR_RELEASE, &ctx);
-	for_each_set_bit(i, mask, PTO_MAX_CORES)
-		pto_window_zap(pf, &pdev->core[i]);
+	/*
+	 * The ownership change and the zap, under win_lock (write), after
+	 * the retirement's wait (which holds only core_lock): a window fault
+	 * holds win_lock (read) across its ownership check and its PTE
+	 * insert, so it either completed before down_write() returned (and
+	 * the zap below removes its PTE) or runs after up_write() and sees
+	 * the cluster free (SIGBUS). No fault can install a PTE after the
+	 * zap for the next owner's core, and none waits for the retirement.
+	 */
+	down_write(&pdev->win_lock);
 	for (c = 0; c < pdev->clusters; c++)
 		if (clusters & BIT_ULL(c))
 			pdev->cluster_owner[c] = NULL;
+	for_each_set_bit(i, mask, PTO_MAX_CORES)
+		pto_window_zap(pf, &pdev->core[i]);
+	up_write(&pdev->win_lock);
 }
 
 int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
@@ -623,7 +687,7 @@ int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
 	unsigned int c;
 	int ret;
 
-	if (args->flags)
+	if (args->flags & ~PTO_CLUSTER_FLAGS_VALID)
 		return -EINVAL;
 	ret = pto_cluster_mask(pdev, args->clusters);
 	if (ret)
@@ -825,7 +889,8 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		/* Ownership and payload init, then the window, then READY. */
 		kref_get(&pf->ref);
 		kref_get(&bo->ref);
-		core->owner = pf;
+		/* WRITE_ONCE: the doorbell reads it locklessly. */
+		WRITE_ONCE(core->owner, pf);
 		core->payload_bo = bo;
 		core->payload_addr = addr;
 		core->payload_kaddr = bo->vaddr + (addr - bo->dev_addr);
@@ -840,7 +905,8 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 			   PTO_DISPATCH_IDLE);
 		WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
 			   PTO_FAST_PATH_OPEN);
-		core->last_cond = 0;
+		/* READ_ONCE elsewhere (CORE_STATS, debugfs, the nonce). */
+		WRITE_ONCE(core->last_cond, 0);
 		published++;
 		/* Fully ordered: everything above precedes READY. */
 		if (pto_retire_publish(core)) {
@@ -885,7 +951,7 @@ int pto_ioctl_doorbell(struct pto_file *pf, void *data)
 	unsigned int i;
 	int ret;
 
-	if (args->flags)
+	if (args->flags & ~PTO_DOORBELL_FLAGS_VALID)
 		return -EINVAL;
 	ret = pto_core_mask(pdev, args->cores, mask);
 	if (ret)
@@ -914,10 +980,17 @@ int pto_ioctl_core_stats(struct pto_file *pf, void *data)
 	if (args->core >= pdev->cores)
 		return -EINVAL;
 	core = &pdev->core[args->core];
-	mutex_lock(&pdev->core_lock);
+	/*
+	 * win_lock (read), not core_lock: never waits behind a launch or a
+	 * release. The owner file stays alive while it owns the cluster
+	 * (release clears it under win_lock before the file is freed). Its
+	 * tgid is reported as the caller sees it: 0 if the owner is not in
+	 * the caller's pid namespace (or one below it).
+	 */
+	down_read(&pdev->win_lock);
 	owner = pdev->cluster_owner[args->core / PTO_CORES_PER_CLUSTER];
-	args->owner = owner ? owner->pid : 0;
-	mutex_unlock(&pdev->core_lock);
+	args->owner = owner ? pid_vnr(owner->tgid) : 0;
+	up_read(&pdev->win_lock);
 	args->state = test_bit(PTO_CORE_F_QUARANTINE, &core->flags) ?
 		      PTO_CORE_QUARANTINED : READ_ONCE(core->state);
 	args->last_cond = READ_ONCE(core->last_cond);
@@ -946,7 +1019,7 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	unsigned int i;
 	int ret;
 
-	if (args->flags || args->pad)
+	if (args->flags & ~PTO_RETIRE_FLAGS_VALID || args->pad)
 		return -EINVAL;
 	ret = pto_core_mask(pdev, args->cores, mask);
 	if (ret)
@@ -975,7 +1048,8 @@ int pto_ioctl_retire_status(struct pto_file *pf, void *data)
 	struct pto_core *core;
 	int bits;
 
-	if (args->flags || args->pad || args->core >= pdev->cores)
+	if (args->flags & ~PTO_RETIRE_STATUS_FLAGS_VALID || args->pad ||
+	    args->core >= pdev->cores)
 		return -EINVAL;
 	core = &pdev->core[args->core];
 	/*
@@ -1012,7 +1086,7 @@ int pto_ioctl_core_reset(struct pto_file *pf, void *data)
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (args->flags)
+	if (args->flags & ~PTO_RESET_FLAGS_VALID)
 		return -EINVAL;
 	for (w = 0; w < PTO_CORE_MASK_WORDS; w++)
 		if (args->cores[w])
@@ -1035,26 +1109,31 @@ int pto_ioctl_core_reset(struct pto_file *pf, void *data)
 
 /*
  * A window page is inserted at fault time, and only while the faulting
- * file still owns the core's cluster. The PTE is installed here, under
- * core_lock, which the release path also holds across the ownership change
- * and the zap: an insert either precedes the zap (and is removed by it) or
- * sees the new owner (and fails). Returning the page to the core MM
- * instead would install the PTE after the lock is dropped, racing the zap.
- * After a release any touch of the stale mapping gets SIGBUS.
+ * file still owns the core's cluster. The check and the PTE insert run
+ * under win_lock (read); the release path clears the owner and zaps under
+ * win_lock (write) (pto_clusters_release_locked()): an insert either
+ * precedes the zap (and is removed by it) or sees the new owner (and
+ * fails). Returning the page to the core MM instead would install the PTE
+ * after the lock is dropped, racing the zap. A spinlock (launch_lock)
+ * cannot cover the insert: vmf_insert_pfn() may allocate a page table.
+ * The fault never takes core_lock, so it never waits behind a launch's
+ * handshake or a release's retirement deadline. After a release any touch
+ * of the stale mapping gets SIGBUS.
  */
 static vm_fault_t pto_window_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct pto_core *core = vma->vm_private_data;
 	struct pto_file *pf = vma->vm_file->private_data;
+	struct pto_device *pdev = core->pdev;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
 
-	mutex_lock(&core->pdev->core_lock);
+	down_read(&pdev->win_lock);
 	if (pto_core_owned_by(core, pf) &&
 	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
 		ret = vmf_insert_pfn(vma, vmf->address,
 				     page_to_pfn(core->upage));
-	mutex_unlock(&core->pdev->core_lock);
+	up_read(&pdev->win_lock);
 	return ret;
 }
 
@@ -1068,18 +1147,24 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 	unsigned long i = vma->vm_pgoff;
 	int ret = 0;
 
+	/* One window: window_size (PAGE_SIZE) bytes at page i. */
 	if (vma->vm_end - vma->vm_start != PAGE_SIZE || i >= pdev->cores)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	mutex_lock(&pdev->core_lock);
+	/*
+	 * Owned is enough, launched or not (Documentation/mock-cores.md):
+	 * a launch resets the user registers before it opens the window
+	 * and publishes READY. win_lock, not core_lock: see the fault.
+	 */
+	down_read(&pdev->win_lock);
 	if (!pto_core_owned_by(&pdev->core[i], pf))
 		ret = -EPERM;
 	else if (test_bit(PTO_CORE_F_QUARANTINE, &pdev->core[i].flags))
 		ret = -EIO;
-	mutex_unlock(&pdev->core_lock);
+	up_read(&pdev->win_lock);
 	if (ret)
 		return ret;
 	/*
@@ -1148,6 +1233,7 @@ int pto_cores_init(struct pto_device *pdev)
 	BUILD_BUG_ON(PTO_REG_WAKE_REQ + 4 > PAGE_SIZE);
 
 	mutex_init(&pdev->core_lock);
+	init_rwsem(&pdev->win_lock);
 	init_waitqueue_head(&pdev->core_wq);
 	pdev->ctrl_mem = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
 						   PTO_CTRL_MEM_ORDER);
@@ -1227,7 +1313,7 @@ void pto_cores_fini(struct pto_device *pdev)
 		core->r_bo = NULL;
 		core->r_pf = NULL;
 		core->r_notify = NULL;
-		core->owner = NULL;
+		WRITE_ONCE(core->owner, NULL);
 		core->payload_bo = NULL;
 		core->notify = NULL;
 		pto_core_test_fini(core);

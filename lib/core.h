@@ -42,6 +42,7 @@ struct pto_launch {
 	uint64_t doorbells;		/* doorbell ioctls rung */
 	uint64_t waits;			/* poll() sleeps */
 	int evfd;			/* completion wake-ups; -1: the device fd */
+	size_t win_size;		/* bytes of each window mapping */
 	struct pto_rc core[];
 };
 
@@ -121,6 +122,16 @@ int pto_core_reset(struct pto_dev *dev, const uint64_t *cores,
 static inline uint32_t pto_win_read(const struct pto_rc *c, unsigned int off)
 {
 	return __atomic_load_n(&c->win[off / 4], __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Has the core published PARKED (a dispatch to it would need a doorbell)?
+ * A hint for placement only: pto_rc_dispatch() decides the doorbell.
+ */
+static inline int pto_rc_parked(const struct pto_rc *c)
+{
+	return __atomic_load_n(&c->win[PTO_REG_PARKED / 4],
+			       __ATOMIC_RELAXED) != 0;
 }
 
 #endif

@@ -25,7 +25,8 @@
  * make tools/bench/pto-bench-starpu) runs the same shape in the same invocation; its
  * tasks/s and the ratio are printed on the same line, up to 2^16 tasks
  * by default (-M; StarPU needs ~5 us/task). One line per workload and
- * size; pto figures are the best of 3 runs.
+ * size; both figures are the best of 3 runs, pto's and the peer's
+ * interleaved.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -48,6 +49,7 @@ static struct pto_dev *g_dev;
 static uint32_t g_clusters;
 static uint32_t g_threads;
 static uint32_t g_spin_us;
+static uint32_t g_wake_delay_us;
 
 #define BATCH 512
 #define FAN 16
@@ -214,7 +216,8 @@ static pto_orch *make(uint32_t workers, uint32_t window)
 	if (g_dev) {
 		struct pto_sched_config sc = { .clusters = g_clusters,
 					       .threads = g_threads,
-					       .spin_us = g_spin_us };
+					       .spin_us = g_spin_us,
+					       .wake_delay_us = g_wake_delay_us };
 		int ret;
 
 		cfg.workers = NULL;
@@ -272,6 +275,33 @@ static double peer(const char *path, enum shape s, long n, uint32_t workers)
 	return tps;
 }
 
+/* One run of @j on a fresh orchestrator: its time and scheduler stats. */
+static int run_pto(struct job *j, uint32_t workers, uint32_t window,
+		   uint64_t *t, struct pto_sched_stats *st)
+{
+	pto_orch *o = make(workers, window);
+	uint64_t t0;
+	pto_run *r;
+	int err;
+
+	t0 = now_ns();
+	err = pto_submit(o, orch_fn, j, &r);
+	if (!err)
+		err = pto_run_wait(r, -1);
+	*t = now_ns() - t0;
+	if (err) {
+		fprintf(stderr, "pto-bench: %s failed: %d %s\n",
+			shape_name[j->shape], err, pto_orch_error(o));
+		return err;
+	}
+	pto_run_release(r);
+	pto_orch_close(o, 10000);
+	if (g_dev)
+		pto_orch_sched_stats(o, st);
+	pto_orch_destroy(o);
+	return 0;
+}
+
 static void submit_cost(uint32_t workers)
 {
 	const long n = 1 << 14;
@@ -317,6 +347,7 @@ int main(int argc, char **argv)
 		{ "shape", required_argument, NULL, 'S' },
 		{ "min-log2", required_argument, NULL, 'n' },
 		{ "sched-spin-us", required_argument, NULL, 's' },
+		{ "wake-delay-us", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int dev_index = 0;
@@ -328,7 +359,7 @@ int main(int argc, char **argv)
 	int maxlog = 20, peer_max = 16, opt, s, lg, use_peer = 1;
 	ssize_t len;
 
-	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'D':
 			device = 1;
@@ -351,6 +382,9 @@ int main(int argc, char **argv)
 		case 's':
 			g_spin_us = (uint32_t)atoi(optarg);
 			break;
+		case 'L':
+			g_wake_delay_us = (uint32_t)atoi(optarg);
+			break;
 		case 'p':
 			peer_path = optarg;
 			break;
@@ -371,7 +405,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			printf("usage: pto-bench [--device [-d N] [--clusters M] "
-			       "[--sched-threads T] [--sched-spin-us US]] "
+			       "[--sched-threads T] [--sched-spin-us US] "
+			       "[--wake-delay-us US]] "
 			       "[--shape NAME] [--min-log2 N] "
 			       "[-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
 			       "[-M PEER_MAXLOG2] [--peer PATH | --no-peer]\n");
@@ -429,39 +464,30 @@ int main(int argc, char **argv)
 			double tps, ptps = -1;
 			int rep;
 
-			/* Best of 3, each on a fresh orchestrator (noisy
-			 * 2-CPU machines); the peer runs once. */
+			/*
+			 * Best of 3, each on a fresh orchestrator, with the
+			 * peer's runs interleaved (best of 3 too): on a noisy
+			 * 2-CPU machine both see the same disturbances.
+			 */
 			for (rep = 0; rep < 3; rep++) {
-				pto_orch *o = make(workers, window);
-				uint64_t t0, t;
-				pto_run *r;
-				int err;
+				uint64_t t;
+				double p;
 
-				t0 = now_ns();
-				err = pto_submit(o, orch_fn, &j, &r);
-				if (!err)
-					err = pto_run_wait(r, -1);
-				t = now_ns() - t0;
-				if (err) {
-					fprintf(stderr, "pto-bench: %s failed: %d %s\n",
-						shape_name[s], err, pto_orch_error(o));
+				if (run_pto(&j, workers, window, &t, &st))
 					return 1;
-				}
-				pto_run_release(r);
-				pto_orch_close(o, 10000);
-				if (g_dev)
-					pto_orch_sched_stats(o, &st);
-				pto_orch_destroy(o);
 				if (t < best) {
 					best = t;
 					best_sub = j.t_submit_ns;
 					best_st = st;
 				}
+				if (lg > peer_max)
+					continue;
+				p = peer(peer_path, (enum shape)s, j.n, workers);
+				if (p > ptps)
+					ptps = p;
 			}
 			j.t_submit_ns = best_sub;
 			tps = (double)j.n * 1e9 / (double)best;
-			if (lg <= peer_max)
-				ptps = peer(peer_path, (enum shape)s, j.n, workers);
 			if (ptps > 0)
 				printf("%-12s n=%-8ld pto %10.0f tasks/s (submit %6.1f ns/task)"
 				       "  starpu %9.0f tasks/s  ratio %6.1fx\n",

@@ -29,6 +29,23 @@
 
 #define SCHED_DEFAULT_HEAP (16ULL << 20)
 #define SCHED_DEFAULT_SPIN_US 50
+#define SCHED_DEFAULT_WAKE_DELAY_US 20
+
+/*
+ * One thread per lane, but no more than the CPUs left beside the
+ * orchestration thread: a scheduler thread spins while it has work, and
+ * spinning threads that outnumber the CPUs take them from the thread that
+ * submits (and, on the mock, from the cores' kthreads).
+ */
+static uint32_t sched_default_threads(const struct pto_dev_info *info)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n = info->lanes;
+
+	if (cpus > 1 && (uint32_t)(cpus - 1) < n)
+		n = (uint32_t)(cpus - 1);
+	return n ? n : 1;
+}
 
 static uint64_t now_ns(void)
 {
@@ -201,10 +218,14 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 				continue;
 			}
 			/*
-			 * The second completion of a pair, or a cluster that
-			 * wants its cores for a MIX task: no pop for this core.
+			 * The second completion of a pair, a core that parked
+			 * already (its next task would cost a doorbell: leave
+			 * the work to sched_dispatch()'s placement), or a
+			 * cluster that wants its cores for a MIX task: no pop
+			 * for this core.
 			 */
 			if (i + 1 < n || !pto_rc_can_dispatch(c->rc) ||
+			    pto_rc_parked(c->rc) ||
 			    atomic_load_explicit(&c->cl->mix_wanted,
 						 memory_order_relaxed)) {
 				orch_member_done(be->orch, &s->d, err,
@@ -222,14 +243,45 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 }
 
 /*
+ * Placement passes of sched_dispatch(). A parked core costs a doorbell
+ * ioctl and a wake-up before it runs anything; in the mock that is a
+ * kthread woken on a shared CPU (in a TCG guest, often a halted vCPU),
+ * slower than an awake core running several short tasks. So work goes to
+ * awake cores first: idle ones, then the pending slot of running ones.
+ * Parked cores get what is left only when that backlog outlived
+ * wake_delay_us with awake cores on it (then one core per wake_delay_us),
+ * or at once when no core is awake. Long tasks lose at most wake_delay_us
+ * per core woken; short ones rarely wake a core.
+ */
+enum { PASS_IDLE, PASS_PENDING, PASS_PARKED, PASS_NR };
+
+static int sched_core_in_pass(const struct sched_core *c, int pass)
+{
+	const struct pto_rc *rc = c->rc;
+	int parked = pto_rc_parked(rc);
+
+	switch (pass) {
+	case PASS_IDLE:
+		return !parked && !rc->ninflight;
+	case PASS_PENDING:
+		return !parked && rc->ninflight;
+	default:
+		return parked;
+	}
+}
+
+/*
  * Step 2: a cluster whose cores are idle starts a waiting MIX task; then
- * every core with a free slot gets the next task it may run.
+ * every core with a free slot gets the next task it may run, pass by pass
+ * (each core is its own worker: a failed pop says nothing of the others).
+ * When the parked pass is put off, @backlog_since remembers it: the loop
+ * calls this step again, without sleeping, until the pass has run.
  */
 static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
 	unsigned int k;
-	int moved = 0;
+	int moved = 0, awake = 0, pass;
 
 	for (k = 0; k < t->nclusters; k++) {
 		struct sched_cluster *cl = &t->cl[k];
@@ -238,23 +290,50 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 		    atomic_load_explicit(&cl->mix_wanted, memory_order_relaxed))
 			moved += sched_try_mix(be, cl, ring);
 	}
-	for (k = 0; k < t->ncores; k++) {
-		struct sched_core *c = &t->cores[k];
-		struct orch_dispatch d;
+	for (pass = 0; pass < PASS_NR; pass++) {
+		if (pass == PASS_PARKED && awake) {
+			uint64_t now = now_ns();
 
-		if (c->cl->mix_running ||
-		    atomic_load_explicit(&c->cl->mix_wanted, memory_order_relaxed))
-			continue;
-		/*
-		 * Running + pending slot: the worker has capacity two, and a
-		 * second id may go out once the core took the first (ACK).
-		 */
-		if (!pto_rc_can_dispatch(c->rc) ||
-		    !orch_ready_pop(be->orch, c->widx, &d))
-			continue;
-		moved++;
-		if (sched_send(be, c, &d, 0))
-			ring_bit(ring, c->rc->index);
+			if (!t->backlog_since)
+				t->backlog_since = now;
+			if (now - t->backlog_since < t->wake_delay_ns)
+				break;
+		}
+		if (pass == PASS_PARKED)
+			t->backlog_since = 0;
+		for (k = 0; k < t->ncores; k++) {
+			struct sched_core *c = &t->cores[k];
+			struct orch_dispatch d;
+
+			if (c->cl->mix_running ||
+			    atomic_load_explicit(&c->cl->mix_wanted,
+						 memory_order_relaxed))
+				continue;
+			if (!sched_core_in_pass(c, pass))
+				continue;
+			if (pass != PASS_PARKED)
+				awake = 1;
+			/*
+			 * Running + pending slot: the worker has capacity two,
+			 * and a second id may go out once the core took the
+			 * first (ACK).
+			 */
+			if (!pto_rc_can_dispatch(c->rc) ||
+			    !orch_ready_pop(be->orch, c->widx, &d))
+				continue;
+			moved++;
+			if (sched_send(be, c, &d, 0))
+				ring_bit(ring, c->rc->index);
+			/*
+			 * With cores awake, wake parked ones one per delay:
+			 * a backlog that persists wakes more, a burst that
+			 * the awake cores absorb wakes few.
+			 */
+			if (pass == PASS_PARKED && awake) {
+				t->backlog_since = now_ns();
+				break;
+			}
+		}
 	}
 	return moved;
 }
@@ -350,7 +429,7 @@ static void *sched_thread_main(void *arg)
 		 * (the generation), a kick (a group head became startable,
 		 * MIX work), or a completion here (a slot or core came free).
 		 */
-		if (moved || kicked || gen != gen_empty) {
+		if (moved || kicked || gen != gen_empty || t->backlog_since) {
 			int got = sched_dispatch(t, ring);
 
 			gen_empty = got ? ~0ULL : gen;
@@ -359,7 +438,8 @@ static void *sched_thread_main(void *arg)
 		/* One doorbell ioctl for every parked core that got work. */
 		if (ring[0] | ring[1])
 			pto_ring(t->launch, ring);
-		if (moved) {
+		/* A backlog waits for awake cores or wake_delay_us: no sleep. */
+		if (moved || t->backlog_since) {
 			idle_since = 0;
 			continue;
 		}
@@ -623,8 +703,6 @@ int pto_orch_create_device(struct pto_dev *dev,
 	int ret;
 
 	*out = NULL;
-	if (scfg && scfg->pad)
-		return -EINVAL;
 	pto_dev_info(dev, &info);
 	be = calloc(1, sizeof(*be));
 	if (!be)
@@ -638,9 +716,11 @@ int pto_orch_create_device(struct pto_dev *dev,
 		return -EINVAL;
 	}
 	if (!be->cfg.threads)
-		be->cfg.threads = info.lanes;
+		be->cfg.threads = sched_default_threads(&info);
 	if (!be->cfg.spin_us)
 		be->cfg.spin_us = SCHED_DEFAULT_SPIN_US;
+	if (!be->cfg.wake_delay_us)
+		be->cfg.wake_delay_us = SCHED_DEFAULT_WAKE_DELAY_US;
 	be->nthreads = be->cfg.threads < nclusters ? be->cfg.threads : nclusters;
 	be->clusters = nclusters == 64 ? ~0ULL : (1ULL << nclusters) - 1;
 
@@ -650,6 +730,8 @@ int pto_orch_create_device(struct pto_dev *dev,
 		return -ENOMEM;
 	}
 	for (i = 0; i < be->nthreads; i++) {
+		be->threads[i].wake_delay_ns =
+			(uint64_t)be->cfg.wake_delay_us * 1000;
 		be->threads[i].evfd = -1;
 		be->threads[i].be = be;
 		be->threads[i].index = i;

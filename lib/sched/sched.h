@@ -65,6 +65,8 @@ struct sched_thread {
 	unsigned int nclusters;
 	struct sched_cluster *cl;
 	int evfd;
+	uint64_t wake_delay_ns;		/* see sched_dispatch() */
+	uint64_t backlog_since;		/* 0: no work waiting for a core */
 	atomic_int sleeping;
 	atomic_int kicked;
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -658,6 +659,58 @@ TEST(completion_wakeup_eventfd)
 	pto_dev_close(d);
 }
 
+/*
+ * max_spinners: of the idle cores of a launch, at most that many
+ * busy-poll; the others park at once. With spin_us at 300 ms, after
+ * 100 ms exactly max_spinners cores of cluster 0 have not parked yet.
+ */
+#define MODP "/sys/module/pto/parameters/"
+
+static int cluster0_parked(struct pto_dev *d)
+{
+	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3];
+	struct pto_core_stats st;
+	struct pto_launch *l;
+	int i, parked = 0;
+
+	for (i = 0; i < 3; i++) {
+		if (pto_core_stats(d, i, &st))
+			return -1;
+		parks[i] = st.parks;	/* cumulative: count this launch's */
+	}
+	if (pto_cluster_acquire(d, 1) || pto_launch_cores(d, c0, &l))
+		return -1;
+	usleep(100 * 1000);
+	for (i = 0; i < 3; i++) {
+		if (pto_core_stats(d, i, &st))
+			parked = -1;
+		else if (parked >= 0)
+			parked += st.parks > parks[i];
+	}
+	pto_cluster_release(d, 1);
+	pto_launch_free(l);
+	return parked;
+}
+
+TEST(idle_spinners_bounded)
+{
+	char old_spin[32] = "", old_max[32] = "";
+	struct pto_dev *d;
+
+	ASSERT_EQ(0, st_read_line(MODP "spin_us", old_spin, sizeof(old_spin)));
+	ASSERT_EQ(0, st_read_line(MODP "max_spinners", old_max,
+				  sizeof(old_max)));
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, st_write_file(MODP "spin_us", "300000"));
+	ASSERT_EQ(0, st_write_file(MODP "max_spinners", "1"));
+	EXPECT_EQ(2, cluster0_parked(d));
+	ASSERT_EQ(0, st_write_file(MODP "max_spinners", "3"));
+	EXPECT_EQ(0, cluster0_parked(d));
+	EXPECT_EQ(0, st_write_file(MODP "spin_us", old_spin));
+	EXPECT_EQ(0, st_write_file(MODP "max_spinners", old_max));
+	pto_dev_close(d);
+}
+
 /* ---- ownership -------------------------------------------------------- */
 
 TEST(foreign_cluster_ebusy)
@@ -1138,6 +1191,238 @@ TEST(core_launch_abi_1_2_struct)
 	/* READY is published; the thread may not have moved yet. */
 	EXPECT_TRUE(st.state == PTO_CORE_READY ||
 		    st.state == PTO_CORE_HANDSHAKE);
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
+	close(fd);
+}
+
+/*
+ * A3: a window is window_size bytes at PTO_WINDOW_OFFSET(i, window_size),
+ * window_size being the page size (ABI 1.4); on 4 KiB pages the ABI 1.0
+ * macro gives the same offsets, so old binaries keep working.
+ */
+TEST(window_offset_from_window_size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct pto_info info = { 0 };
+	volatile uint32_t *w;
+	int fd = open(PTO_DEV0, O_RDWR);
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	void *m;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_LE(4, info.abi_minor);
+	EXPECT_EQ(page, info.window_size);
+	EXPECT_LE(PTO_REG_WAKE_REQ + 4, info.window_size);
+	if (info.window_size == 4096)
+		EXPECT_EQ(PTO_WINDOW_MMAP_OFFSET(2),
+			  PTO_WINDOW_OFFSET(2, info.window_size));
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	m = mmap(NULL, info.window_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 PTO_WINDOW_OFFSET(2, info.window_size));
+	ASSERT_NE(MAP_FAILED, m);
+	w = m;
+	w[PTO_REG_WAKE_REQ / 4] = 0;	/* faults in: the last register */
+	munmap(m, info.window_size);
+	/* Two windows in one mapping: refused. */
+	m = mmap(NULL, 2 * info.window_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, PTO_WINDOW_OFFSET(0, info.window_size));
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
+	close(fd);
+}
+
+/*
+ * A5 (documented as harmless, Documentation/mock-cores.md): an owned core's
+ * window may be mapped before the launch. Whatever the owner writes there
+ * before launching is reset by the launch before it opens the window and
+ * publishes READY: a stale DATA_MAIN_BASE is never run, COND reads 0, and
+ * the early mapping then works like the library's.
+ */
+TEST(prelaunch_window_reset_by_launch)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 1 };
+	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
+	struct pto_core_stats st;
+	struct pto_dev_info info;
+	struct pto_launch *l;
+	struct pto_dev *d;
+	volatile uint32_t *w;
+	uint64_t tasks;
+	void *m;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	pto_dev_info(d, &info);
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	m = mmap(NULL, info.window_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(d), PTO_WINDOW_OFFSET(0, info.window_size));
+	ASSERT_NE(MAP_FAILED, m);
+	w = m;
+	w[PTO_REG_DATA_MAIN_BASE / 4] = 5;
+	w[PTO_REG_COND / 4] = PTO_COND_FIN | 5;
+	w[PTO_REG_WAKE_REQ / 4] = 1;
+	ASSERT_EQ(0, pto_core_stats(d, 0, &st));
+	tasks = st.tasks;
+	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	EXPECT_EQ(PTO_DISPATCH_IDLE, w[PTO_REG_DATA_MAIN_BASE / 4]);
+	EXPECT_EQ(0, w[PTO_REG_COND / 4]);
+	EXPECT_EQ(0, w[PTO_REG_WAKE_REQ / 4]);
+	usleep(20000);
+	ASSERT_EQ(0, pto_core_stats(d, 0, &st));
+	EXPECT_EQ(tasks, st.tasks);	/* the stale id 5 never ran */
+	EXPECT_EQ(PTO_TASK_OK, pto_run1(l, &l->core[0], &noop));
+	EXPECT_EQ(PTO_COND_FIN | 1, w[PTO_REG_COND / 4]);
+	ASSERT_EQ(0, pto_cluster_release(d, 1));
+	pto_launch_free(l);
+	munmap(m, info.window_size);
+	pto_dev_close(d);
+}
+
+/* A4: CORE_STATS reports the owner's tgid in the caller's pid namespace. */
+static int stats_owner(int fd, unsigned int core, uint32_t *owner)
+{
+	struct pto_core_stats st = { .core = core };
+	int ret = pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st);
+
+	*owner = st.owner;
+	return ret;
+}
+
+/* In a new pid namespace (pid 1): see a foreign owner, then become one. */
+static int pidns_child(int res, int go)
+{
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	uint32_t v[2] = { ~0u, ~0u };
+	int fd = open(PTO_DEV0, O_RDWR);
+	char c;
+
+	if (fd < 0 || stats_owner(fd, 0, &v[0]))
+		return 1;
+	if (write(res, &v[0], 4) != 4 || read(go, &c, 1) != 1)
+		return 1;
+	if (pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca) ||
+	    stats_owner(fd, 0, &v[1]))
+		return 1;
+	if (write(res, &v[1], 4) != 4 || read(go, &c, 1) != 1)
+		return 1;
+	close(fd);
+	return 0;
+}
+
+TEST(core_stats_owner_in_pid_namespace)
+{
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	int res[2], go[2], pidp[2], fd, status;
+	uint32_t owner, v;
+	pid_t a, g;
+
+	fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ASSERT_EQ(0, stats_owner(fd, 0, &owner));
+	EXPECT_EQ(getpid(), owner);
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(pidp));
+	a = fork();
+	ASSERT_LE(0, a);
+	if (!a) {
+		close(fd);
+		if (unshare(CLONE_NEWPID))
+			_exit(4);
+		g = fork();
+		if (g < 0)
+			_exit(1);
+		if (!g)
+			_exit(pidns_child(res[1], go[0]));
+		if (write(pidp[1], &g, sizeof(g)) != sizeof(g))
+			_exit(1);
+		_exit(waitpid(g, &status, 0) == g && WIFEXITED(status) ?
+		      WEXITSTATUS(status) : 1);
+	}
+	close(res[1]);
+	close(go[0]);
+	close(pidp[1]);
+	if (read(pidp[0], &g, sizeof(g)) != sizeof(g)) {
+		ASSERT_EQ(a, waitpid(a, &status, 0));
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 4)
+			SKIP(return, "no CLONE_NEWPID here");
+		ASSERT_TRUE(0) TH_LOG("the child failed");
+	}
+	/* The parent is not visible in the child's namespace: 0. */
+	ASSERT_EQ(4, read(res[0], &v, 4));
+	EXPECT_EQ(0, v);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	/* The child sees itself as pid 1; the parent sees its real pid. */
+	ASSERT_EQ(4, read(res[0], &v, 4));
+	EXPECT_EQ(1, v);
+	ASSERT_EQ(0, stats_owner(fd, 0, &owner));
+	EXPECT_EQ(g, owner);
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(a, waitpid(a, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, stats_owner(fd, 0, &owner));
+	EXPECT_EQ(0, owner);
+	close(fd);
+}
+
+/*
+ * A6: every flags field has a *_FLAGS_VALID mask; each bit outside it is
+ * -EINVAL (each ioctl is otherwise valid, so only the flag fails it).
+ */
+TEST(core_ioctls_flags_valid)
+{
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	struct pto_doorbell db = { .cores = { 1 } };
+	struct pto_core_retire cr = { .cores = { 1 } };
+	struct pto_retire_status rs = { .core = 0 };
+	struct pto_core_reset rr = { .cores = { 1 } };
+	int fd = open(PTO_DEV0, O_RDWR);
+	unsigned int b;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	for (b = 0; b < 64; b++) {
+		uint64_t bit = 1ull << b;
+
+		if (!(bit & PTO_CLUSTER_FLAGS_VALID)) {
+			ca.flags = bit;
+			EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+			EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
+			ca.flags = 0;
+		}
+		if (!(bit & PTO_DOORBELL_FLAGS_VALID)) {
+			db.flags = bit;
+			EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_DOORBELL, &db));
+			db.flags = 0;
+		}
+		if (!(bit & PTO_RETIRE_FLAGS_VALID)) {
+			cr.flags = bit;
+			EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_RETIRE, &cr));
+			cr.flags = 0;
+		}
+		if (b < 32 && !(bit & PTO_RETIRE_STATUS_FLAGS_VALID)) {
+			rs.flags = (uint32_t)bit;
+			EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_RETIRE_STATUS, &rs));
+			rs.flags = 0;
+		}
+		if (!(bit & PTO_RESET_FLAGS_VALID) && geteuid() == 0) {
+			rr.flags = bit;
+			EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_RESET, &rr));
+			rr.flags = 0;
+		}
+		if (!(bit & PTO_LAUNCH_FLAGS_VALID)) {
+			struct pto_core_launch cl = { .cores = { 1 },
+						      .payload_addr = 1 << 16,
+						      .flags = bit };
+
+			EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+		}
+	}
+	/* And with the flags clear, each call goes through. */
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_RETIRE, &cr));
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_RETIRE_STATUS, &rs));
 	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
 	close(fd);
 }

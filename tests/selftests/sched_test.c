@@ -27,11 +27,16 @@ FIXTURE(sched) {
 
 FIXTURE_SETUP(sched)
 {
+	struct pto_sched_config sc = { 0 };
+
 	ASSERT_EQ(0, pto_dev_open(0, &self->dev));
 	pto_dev_info(self->dev, &self->info);
 	ASSERT_EQ(0, pto_bo_alloc(self->dev, 1 << 16, 0, &self->bo));
 	ASSERT_EQ(0, pto_bo_map(self->bo, (void **)&self->map));
-	ASSERT_EQ(0, pto_orch_create_device(self->dev, NULL, NULL, &self->o));
+	/* One thread per lane (the default caps them at CPUs - 1): the
+	 * partition tests need several. */
+	sc.threads = self->info.lanes;
+	ASSERT_EQ(0, pto_orch_create_device(self->dev, NULL, &sc, &self->o));
 }
 
 FIXTURE_TEARDOWN(sched)

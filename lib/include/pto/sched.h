@@ -76,10 +76,16 @@ static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 #define PTO_SCHED_MIX_ID(c) (0x10000 + (int32_t)(c))
 
 struct pto_sched_config {
-	uint32_t threads;	/* scheduler threads; 0: the device's lanes */
+	/* scheduler threads; 0: the device's lanes, at most CPUs - 1 */
+	uint32_t threads;
 	uint32_t clusters;	/* clusters to use, from 0; 0: all */
 	uint32_t spin_us;	/* spin before sleeping; 0: 50 */
-	uint32_t pad;		/* must be zero */
+	/*
+	 * How long READY work waits for awake cores before parked ones are
+	 * woken (doorbell) for it, if some core is awake; 0: 20. See
+	 * Documentation/scheduler.md, "Placement".
+	 */
+	uint32_t wake_delay_us;
 };
 
 struct pto_sched_stats {
