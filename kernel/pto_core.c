@@ -42,11 +42,17 @@ MODULE_PARM_DESC(spin_us,
 /*
  * The mock's cores are kthreads sharing the host's CPUs with the program
  * that feeds them: a dozen idle cores busy-polling at once would take the
- * CPUs from the scheduler threads and the orchestrator. At most
- * max_spinners cores (of every device: the CPUs are shared) busy-poll at
- * a time; an idle core that finds the budget spent parks at once.
- * 0 (default): half the online CPUs, at least one.
+ * CPUs from the scheduler threads and the orchestrator. Every idle core
+ * busy-polls for spin_grace_us (a task that follows at once needs no
+ * doorbell); only max_spinners cores (of every device: the CPUs are
+ * shared) go on polling up to spin_us, the others park after the grace.
+ * max_spinners 0 (default): half the online CPUs, at least one.
  */
+static unsigned int spin_grace_us = 5;
+module_param(spin_grace_us, uint, 0644);
+MODULE_PARM_DESC(spin_grace_us,
+		 "how long every idle core busy-polls before it needs a spin slot, in us (default 5)");
+
 static unsigned int max_spinners;
 module_param(max_spinners, uint, 0644);
 MODULE_PARM_DESC(max_spinners,
@@ -314,14 +320,16 @@ static void pto_core_serve(struct pto_core *core)
 			spinning = pto_spin_get();
 		}
 		idle = now - idle_start;
+		if (idle < (u64)READ_ONCE(spin_us) * NSEC_PER_USEC &&
+		    (spinning ||
+		     idle < (u64)READ_ONCE(spin_grace_us) * NSEC_PER_USEC)) {
+			if (need_resched())
+				cond_resched();
+			else
+				cpu_relax();
+			continue;
+		}
 		if (spinning) {
-			if (idle < (u64)READ_ONCE(spin_us) * NSEC_PER_USEC) {
-				if (need_resched())
-					cond_resched();
-				else
-					cpu_relax();
-				continue;
-			}
 			pto_spin_put();
 			spinning = false;
 		}

@@ -248,10 +248,12 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
  * kthread woken on a shared CPU (in a TCG guest, often a halted vCPU),
  * slower than an awake core running several short tasks. So work goes to
  * awake cores first: idle ones, then the pending slot of running ones.
- * Parked cores get what is left only when that backlog outlived
- * wake_delay_us with awake cores on it (then one core per wake_delay_us),
- * or at once when no core is awake. Long tasks lose at most wake_delay_us
- * per core woken; short ones rarely wake a core.
+ * Parked cores get what is left, one core per wake_delay_us: the first
+ * at once, the next only if work is still left for a parked core
+ * wake_delay_us later, when the cores woken so far (they now spin and
+ * take work in the first two passes) did not absorb it. A stream of
+ * short tasks stays on a few hot cores; long tasks wait at most
+ * wake_delay_us per core woken before them.
  */
 enum { PASS_IDLE, PASS_PENDING, PASS_PARKED, PASS_NR };
 
@@ -260,13 +262,17 @@ static int sched_core_in_pass(const struct sched_core *c, int pass)
 	const struct pto_rc *rc = c->rc;
 	int parked = pto_rc_parked(rc);
 
+	/*
+	 * A parked core with work in flight was rung already and is waking:
+	 * its pending slot costs no further wake-up.
+	 */
 	switch (pass) {
 	case PASS_IDLE:
 		return !parked && !rc->ninflight;
 	case PASS_PENDING:
-		return !parked && rc->ninflight;
+		return rc->ninflight;
 	default:
-		return parked;
+		return parked && !rc->ninflight;
 	}
 }
 
@@ -281,7 +287,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
 	unsigned int k;
-	int moved = 0, awake = 0, pass;
+	int moved = 0, pass;
 
 	for (k = 0; k < t->nclusters; k++) {
 		struct sched_cluster *cl = &t->cl[k];
@@ -291,16 +297,17 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			moved += sched_try_mix(be, cl, ring);
 	}
 	for (pass = 0; pass < PASS_NR; pass++) {
-		if (pass == PASS_PARKED && awake) {
+		if (pass == PASS_PARKED) {
 			uint64_t now = now_ns();
 
-			if (!t->backlog_since)
-				t->backlog_since = now;
-			if (now - t->backlog_since < t->wake_delay_ns)
+			/* One parked core per wake_delay_us (see above). */
+			if (now - t->last_wake_ns < t->wake_delay_ns) {
+				if (!t->backlog_since)
+					t->backlog_since = now;
 				break;
-		}
-		if (pass == PASS_PARKED)
+			}
 			t->backlog_since = 0;
+		}
 		for (k = 0; k < t->ncores; k++) {
 			struct sched_core *c = &t->cores[k];
 			struct orch_dispatch d;
@@ -311,8 +318,6 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 				continue;
 			if (!sched_core_in_pass(c, pass))
 				continue;
-			if (pass != PASS_PARKED)
-				awake = 1;
 			/*
 			 * Running + pending slot: the worker has capacity two,
 			 * and a second id may go out once the core took the
@@ -325,12 +330,13 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			if (sched_send(be, c, &d, 0))
 				ring_bit(ring, c->rc->index);
 			/*
-			 * With cores awake, wake parked ones one per delay:
-			 * a backlog that persists wakes more, a burst that
-			 * the awake cores absorb wakes few.
+			 * One parked core per wake_delay_us: a backlog that
+			 * persists wakes more, a burst that the awake (or just
+			 * woken) cores absorb wakes few. Come back for more.
 			 */
-			if (pass == PASS_PARKED && awake) {
-				t->backlog_since = now_ns();
+			if (pass == PASS_PARKED) {
+				t->last_wake_ns = now_ns();
+				t->backlog_since = t->last_wake_ns;
 				break;
 			}
 		}

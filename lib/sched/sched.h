@@ -66,7 +66,8 @@ struct sched_thread {
 	struct sched_cluster *cl;
 	int evfd;
 	uint64_t wake_delay_ns;		/* see sched_dispatch() */
-	uint64_t backlog_since;		/* 0: no work waiting for a core */
+	uint64_t backlog_since;		/* 0: no parked pass pending */
+	uint64_t last_wake_ns;		/* last core woken for work */
 	atomic_int sleeping;
 	atomic_int kicked;
 

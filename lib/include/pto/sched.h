@@ -81,9 +81,8 @@ struct pto_sched_config {
 	uint32_t clusters;	/* clusters to use, from 0; 0: all */
 	uint32_t spin_us;	/* spin before sleeping; 0: 50 */
 	/*
-	 * How long READY work waits for awake cores before parked ones are
-	 * woken (doorbell) for it, if some core is awake; 0: 20. See
-	 * Documentation/scheduler.md, "Placement".
+	 * Parked cores are woken (doorbell) for READY work at most one per
+	 * wake_delay_us; 0: 20. See Documentation/scheduler.md, "Placement".
 	 */
 	uint32_t wake_delay_us;
 };
