@@ -237,6 +237,9 @@ void orch_ring_fini(struct pto_orch *o, int r);
 int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		    struct orch_alloc_result *res);
 void orch_ring_release(struct pto_orch *o, struct orch_slot *s);
+/* Release @n slots (any rings) with one ring.mu round trip per ring. */
+void orch_ring_release_many(struct pto_orch *o, struct orch_slot *const *v,
+			    uint32_t n);
 void orch_ring_shutdown(struct pto_orch *o);
 uint64_t orch_ring_live(struct pto_orch *o, int r);	/* live slots */
 uint64_t orch_ring_used(struct pto_orch *o, int r);	/* heap bytes */
@@ -277,6 +280,7 @@ struct orch_slotref orch_tm_lookup_hashed(struct pto_orch *o,
 int orch_tm_insert_hashed(struct pto_orch *o, const struct orch_key *k,
 			  uint64_t h, struct orch_slotref v);
 void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s);
+void orch_tm_erase_task_outputs_locked(struct pto_orch *o, struct orch_slot *s);
 uint32_t orch_tm_count(struct pto_orch *o);
 
 /* ---- scope.c ------------------------------------------------------------ */
@@ -335,6 +339,7 @@ struct pto_run {
 
 void orch_run_record_error(struct pto_run *r, int err, const char *msg);
 void orch_run_task_consumed(struct pto_run *r);
+void orch_run_tasks_consumed(struct pto_run *r, int64_t n);
 void orch_run_task_launched(struct pto_run *r);
 /* Orch thread, at slot registration: one active (and, if @launch, one
  * unlaunched) count, from the run's credit. */
@@ -358,6 +363,21 @@ int orch_claim_task_failure(struct pto_orch *o, struct orch_slot *s,
 void orch_propagate_failure(struct pto_orch *o, struct orch_slot *s);
 /* Drop one lifetime reference; consumes at the threshold. */
 void orch_release_ref(struct pto_orch *o, struct orch_slot *s);
+/*
+ * Slots that reached CONSUMED, whose cleanup (TensorMap erase, ring
+ * release, run count) is done together by orch_consume_flush: one
+ * TensorMap and one ring lock round trip and one run-counter update per
+ * batch instead of per slot. For the orch thread's scope_end, which can
+ * consume hundreds of slots in a row.
+ */
+#define ORCH_CONSUME_BATCH 64
+struct orch_consume_batch {
+	uint32_t n;
+	struct orch_slot *v[ORCH_CONSUME_BATCH];
+};
+void orch_release_ref_batched(struct pto_orch *o, struct orch_slot *s,
+			      struct orch_consume_batch *b);
+void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b);
 /* One fanin satisfied (producer completed). */
 void orch_release_fanin(struct pto_orch *o, struct orch_slotref c);
 /* Aggregate terminal transition of a slot that ran. */

@@ -18,6 +18,20 @@
 #include <string.h>
 #include "orch/orch_internal.h"
 
+/*
+ * Bump the ready generation. Every writer holds sched_mu, so a load and a
+ * store-release make the same increment as the RMW without a locked
+ * instruction (which, on the submit path, waits for every store before
+ * it to drain). Release: an idle worker that acquire-loads the new value
+ * and then takes sched_mu finds the queue change made before the bump.
+ */
+static void bump_gen(struct pto_orch *o)
+{
+	uint64_t g = atomic_load_explicit(&o->rq_gen, memory_order_relaxed);
+
+	atomic_store_explicit(&o->rq_gen, g + 1, memory_order_release);
+}
+
 static void rq_push(struct orch_rq *q, struct orch_slot *s)
 {
 	s->rq = q;
@@ -184,7 +198,7 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
 	}
 	/* Release: an idle worker that sees the new generation and then takes
 	 * sched_mu finds the entry. */
-	atomic_fetch_add_explicit(&o->rq_gen, 1, memory_order_release);
+	bump_gen(o);
 	orch_unlock(&o->sched_mu);
 }
 
@@ -208,7 +222,7 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
 			o->ops->kick(o->be, t, o->workers[t].kind);
 	}
 	kick_group_head(o);
-	atomic_fetch_add_explicit(&o->rq_gen, 1, memory_order_release);
+	bump_gen(o);
 }
 
 /* READY -> RUNNING. Cannot fail under sched_mu: the only other way out of
@@ -284,7 +298,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 			}
 		}
 		kick_group_head(o);
-		atomic_fetch_add_explicit(&o->rq_gen, 1, memory_order_release);
+		bump_gen(o);
 		return 1;
 	}
 

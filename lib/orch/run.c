@@ -82,6 +82,11 @@ void orch_run_task_consumed(struct pto_run *r)
 	run_drop_active(r, 1);
 }
 
+void orch_run_tasks_consumed(struct pto_run *r, int64_t n)
+{
+	run_drop_active(r, n);
+}
+
 static void run_drop_unlaunched(struct pto_run *r, int64_t n)
 {
 	struct pto_orch *o = r->o;

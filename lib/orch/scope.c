@@ -25,6 +25,7 @@ int orch_scope_begin(struct pto_orch *o)
 
 void orch_scope_end(struct pto_orch *o)
 {
+	struct orch_consume_batch b;
 	struct orch_scope_frame *f;
 	uint32_t i;
 
@@ -32,9 +33,13 @@ void orch_scope_end(struct pto_orch *o)
 		return;
 	f = &o->scope.frames[--o->scope.depth];
 	/* A scope reference keeps its slot from reaching CONSUMED, so every
-	 * pointer in the frame is still the slot it registered. */
+	 * pointer in the frame is still the slot it registered. The slots
+	 * this consumes are cleaned up in batches (slot.c), all before we
+	 * return. */
+	b.n = 0;
 	for (i = 0; i < f->n; i++)
-		orch_release_ref(o, f->refs[i].s);
+		orch_release_ref_batched(o, f->refs[i].s, &b);
+	orch_consume_flush(o, &b);
 	f->n = 0;
 }
 

@@ -125,22 +125,87 @@ static void on_consumed(struct pto_orch *o, struct orch_slot *s)
  * a retention to a slot that is being consumed; a second thread reaching
  * the threshold sees CONSUMED and does nothing (idempotent).
  */
-void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
+static bool release_ref_locked(struct orch_slot *s)
 {
-	bool consume = false;
 	int st;
 
-	orch_lock(&s->fanout_mu);
 	s->fanout_released++;
 	st = atomic_load_explicit(&s->state, memory_order_relaxed);
 	if (s->fanout_released >= s->fanout_total + 1 &&
 	    (st == ORCH_COMPLETED || st == ORCH_FAILED)) {
 		atomic_store_explicit(&s->state, ORCH_CONSUMED, memory_order_release);
-		consume = true;
+		return true;
 	}
+	return false;
+}
+
+void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
+{
+	bool consume;
+
+	orch_lock(&s->fanout_mu);
+	consume = release_ref_locked(s);
 	orch_unlock(&s->fanout_mu);
 	if (consume)
 		on_consumed(o, s);
+}
+
+/*
+ * orch_release_ref, with the cleanup of a slot it consumes deferred to
+ * orch_consume_flush. Deferring is safe: a CONSUMED slot is reachable
+ * only through stale references (which check task_id or the state under
+ * fanout_mu and back off) and through its TensorMap entries (which a
+ * submit treats as satisfied: CONSUMED in wire()); it is reused only
+ * after its ring release, which the flush does after the erase, and its
+ * run cannot finish early, since the run's active count still holds it
+ * until the flush drops it.
+ */
+void orch_release_ref_batched(struct pto_orch *o, struct orch_slot *s,
+			      struct orch_consume_batch *b)
+{
+	bool consume;
+
+	orch_lock(&s->fanout_mu);
+	consume = release_ref_locked(s);
+	orch_unlock(&s->fanout_mu);
+	if (!consume)
+		return;
+	b->v[b->n++] = s;
+	if (b->n == ORCH_CONSUME_BATCH)
+		orch_consume_flush(o, b);
+}
+
+/* on_consumed for a batch, in order: erase all, release all, count the
+ * runs down (consecutive slots of one run in one atomic step). */
+void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b)
+{
+	struct pto_run *runs[ORCH_CONSUME_BATCH];
+	uint32_t i, n = b->n;
+	int64_t cnt = 0;
+	struct pto_run *cur = NULL;
+
+	if (!n)
+		return;
+	orch_lock(&o->tm.mu);
+	for (i = 0; i < n; i++)
+		orch_tm_erase_task_outputs_locked(o, b->v[i]);
+	orch_unlock(&o->tm.mu);
+	/* Nothing may touch a slot after its ring release: read the runs
+	 * first. */
+	for (i = 0; i < n; i++)
+		runs[i] = b->v[i]->run;
+	orch_ring_release_many(o, b->v, n);
+	b->n = 0;
+	for (i = 0; i < n; i++) {
+		if (runs[i] != cur) {
+			if (cur)
+				orch_run_tasks_consumed(cur, cnt);
+			cur = runs[i];
+			cnt = 0;
+		}
+		cnt++;
+	}
+	orch_run_tasks_consumed(cur, cnt);
 }
 
 /*

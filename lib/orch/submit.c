@@ -135,7 +135,10 @@ static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
 	if (err)
 		return err;
 	s = ar->slot;
-	tid = atomic_fetch_add_explicit(&o->next_task_id, 1, memory_order_relaxed);
+	/* The orch thread is the only writer of next_task_id (and its only
+	 * reader, validate()): a load and a store, no locked RMW. */
+	tid = atomic_load_explicit(&o->next_task_id, memory_order_relaxed);
+	atomic_store_explicit(&o->next_task_id, tid + 1, memory_order_relaxed);
 	/* Identity is written under the lock: a stale reference to this
 	 * slot's previous occupant (a consumer list entry) reads task_id
 	 * under it to tell it is stale. */

@@ -200,12 +200,19 @@ int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
  */
 void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s)
 {
+	if (!s->nkeys)
+		return;
+	orch_lock(&o->tm.mu);
+	orch_tm_erase_task_outputs_locked(o, s);
+	orch_unlock(&o->tm.mu);
+}
+
+/* The same, caller holds mu (a batch of consumed slots, see slot.c). */
+void orch_tm_erase_task_outputs_locked(struct pto_orch *o, struct orch_slot *s)
+{
 	struct orch_tensormap *tm = &o->tm;
 	uint32_t i;
 
-	if (!s->nkeys)
-		return;
-	orch_lock(&tm->mu);
 	for (i = 0; i < s->nkeys; i++) {
 		const struct orch_key *k = &s->out_keys[i];
 		struct orch_tm_node **pp =
@@ -225,7 +232,6 @@ void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s)
 			break;
 		}
 	}
-	orch_unlock(&tm->mu);
 	s->nkeys = 0;
 }
 
