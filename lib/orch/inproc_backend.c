@@ -25,6 +25,8 @@
 #define INPROC_SPIN 500	/* ~10 us of pause: long enough to catch a
 			 * chain's next task, short enough not to starve the
 			 * orch thread on a 2-CPU machine */
+#define INPROC_HUNGRY 100	/* ~2 us idle: ask the orch thread to flush
+				 * its deferred READY slots (ready.c) */
 
 struct inproc_worker {
 	pthread_t th;
@@ -112,7 +114,11 @@ static int run_one(struct pto_orch *o, struct orch_dispatch *d)
  * idle period, not per generation change - a generation that moved but
  * left nothing for us (the completing worker popped its own consumer, see
  * ready.c) must not keep us spinning, or an idle worker takes a CPU the
- * orch thread needs on a small machine. Then park.
+ * orch thread needs on a small machine. INPROC_HUNGRY pauses in, tell the
+ * orchestrator we are idle (orch_ready_hungry): its next deferred READY
+ * publication of our kind is then routed at once rather than with its
+ * batch. Then park, through orch_ready_pop_parking, which takes whatever
+ * the orch thread still holds deferred.
  */
 static void *worker_main(void *arg)
 {
@@ -136,7 +142,8 @@ static void *worker_main(void *arg)
 						      memory_order_relaxed) == 0)
 				while (budget > 0 && orch_ready_gen(o) == g) {
 					orch_cpu_relax();
-					budget--;
+					if (--budget == INPROC_SPIN - INPROC_HUNGRY)
+						orch_ready_hungry(o, w->widx);
 				}
 			else
 				budget = 0;	/* someone else spins: park */
@@ -146,7 +153,8 @@ static void *worker_main(void *arg)
 		}
 		budget = INPROC_SPIN;
 		atomic_store(&w->parked, 1);	/* seq_cst: see the header */
-		if (orch_ready_pop(o, w->widx, &d)) {
+		/* Also takes the orch thread's deferred READY slots. */
+		if (orch_ready_pop_parking(o, w->widx, &d)) {
 			atomic_store(&w->parked, 0);
 			while (run_one(o, &d))
 				;
@@ -267,11 +275,25 @@ static int create(const struct pto_orch_config *cfg, bool manual,
 		  struct pto_orch **out)
 {
 	struct inproc *be = calloc(1, sizeof(*be));
+	bool batch;
+	int err;
 
 	if (!be)
 		return -ENOMEM;
 	be->manual = manual;
-	return orch_create(cfg, &inproc_ops, be, out);
+	/* Before any worker thread exists: they use the barrier it sets up. */
+	batch = !manual && orch_heavy_barrier_init();
+	err = orch_create(cfg, &inproc_ops, be, out);
+	/*
+	 * Threaded: batch the orch thread's READY publications (ready.c).
+	 * Not on the manual backend, whose test thread is the orch thread
+	 * and pops by hand (tests of the batching raise it themselves).
+	 * At most the window; only with membarrier(2): see
+	 * orch_ready_defer.
+	 */
+	if (!err && batch)
+		orch_set_ready_batch(*out, ORCH_READY_BATCH);
+	return err;
 }
 
 PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,

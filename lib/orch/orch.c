@@ -11,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include "orch/orch_internal.h"
@@ -99,6 +102,32 @@ int orch_grow_slow(struct pto_orch *o, int fp, struct orch_slot *s, void **arr,
 	return 0;
 }
 
+int orch_grow_inl_slow(struct pto_orch *o, int fp, struct orch_slot *s,
+		       void **arr, uint32_t *cap, uint32_t need, size_t elem,
+		       const void *inl)
+{
+	uint32_t nc;
+	void *p;
+
+	if (*arr != inl)
+		return orch_grow_slow(o, fp, s, arr, cap, need, elem);
+	if (need <= *cap)
+		return 0;
+	if (orch_may_fail(o, fp, s))
+		return -ENOMEM;
+	nc = *cap * 2;
+	if (nc < need)
+		nc = need;
+	p = malloc((size_t)nc * elem);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, inl, (size_t)*cap * elem);
+	memset((char *)p + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
 /*
  * The atfork landing pad. No orchestrator lock is held across a fork point
  * today; when one must be, the handlers take them in this order, coarse to
@@ -111,8 +140,23 @@ static void atfork_child(void) {}
 
 static pthread_once_t hygiene_once = PTHREAD_ONCE_INIT;
 
+bool orch_have_prefetchw;
+
+/* CPUID 0x80000001 ECX bit 8: PREFETCHW (AMD "3DNowPrefetch", Intel
+ * since Broadwell). Set once, before any orchestrator exists. */
+void orch_cpu_init(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid(0x80000001, &a, &b, &c, &d))
+		orch_have_prefetchw = (c >> 8) & 1;
+#endif
+}
+
 static void fork_hygiene(void)
 {
+	orch_cpu_init();
 	/* Keep transitively linked thread pools from starting threads a
 	 * fork would then inherit. overwrite = 0: user values win. */
 	setenv("OMP_NUM_THREADS", "1", 0);
@@ -209,6 +253,7 @@ int orch_create(const struct pto_orch_config *cfg,
 	o->ops = ops;
 	o->be = be;
 	atomic_init(&o->next_task_id, 1);	/* 0 names no task */
+	o->ready_batch = 1;	/* the in-process backend raises it */
 	orch_lock_init(&o->sched_mu);
 	pthread_mutex_init(&o->runs_mu, NULL);
 	pthread_condattr_init(&ca);

@@ -45,6 +45,27 @@ static inline void orch_cpu_relax(void)
 #endif
 }
 
+/*
+ * Prefetch a line the caller is about to write. x86 PREFETCHW fetches it
+ * in exclusive state (a plain prefetch leaves it shared, and the store
+ * then needs a second round trip to the other core's cache); it is used
+ * only when CPUID reports it (orch_cpu_init), since the build targets
+ * baseline x86-64, whose compiler turns a write prefetch into PREFETCHT0.
+ */
+extern bool orch_have_prefetchw;
+void orch_cpu_init(void);
+
+static inline void orch_prefetchw(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_expect(orch_have_prefetchw, 1)) {
+		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+		return;
+	}
+#endif
+	__builtin_prefetch(p, 1, 3);
+}
+
 static inline void orch_lock_init(struct orch_lock *l)
 {
 	atomic_init(&l->v, 0);
@@ -126,6 +147,11 @@ enum orch_mstate {
 
 struct orch_rq;
 
+/* Inline capacities of a slot's arrays (see struct orch_slot). */
+#define ORCH_INL_EDGES 2
+#define ORCH_INL_KEYS 2
+#define ORCH_INL_TENSORS 4
+
 struct orch_slot {
 	/*
 	 * fanout_mu guards the pair (fanin_count, fanin_released), the pair
@@ -187,10 +213,28 @@ struct orch_slot {
 
 	/* Failure-propagation worklist link (owned by the claimant). */
 	struct orch_slot *poison_next;
+	/* The orch thread's pending-READY list link (orch_ready_defer):
+	 * stored by the orch thread, read under sched_mu by stealers. */
+	struct orch_slot *_Atomic pend_next;
 
 	/* Submit scratch (orch thread only): dedup stamp. */
 	uint64_t dedup_mark;
 	uint32_t dedup_idx;
+
+	/*
+	 * Inline first storage of the arrays above (members, member 0's
+	 * tensors, consumers, producers, journal), set up by orch_ring_init
+	 * (orch_slot_init_storage): a typical task's first use of a slot
+	 * neither mallocs nor faults in heap pages, since the slot array is
+	 * written (and so faulted in) when the ring is created. A larger
+	 * need moves the array to the heap (orch_grow_inl) and it stays
+	 * there, like any grown array.
+	 */
+	struct orch_slotref inl_consumers[ORCH_INL_EDGES];
+	struct orch_slot *inl_producers[ORCH_INL_EDGES];
+	struct orch_key inl_keys[ORCH_INL_KEYS];
+	struct orch_member inl_member;
+	struct pto_arg_tensor inl_tensors[ORCH_INL_TENSORS];
 
 	/*
 	 * Cold: only read after a failure, and written by whoever records
@@ -259,6 +303,8 @@ struct orch_tensormap {
 	uint32_t nbuckets;	/* power of two */
 	uint32_t count;
 	struct orch_tm_node *free;	/* recycled nodes */
+	struct orch_tm_node *slab;	/* the first nodes, one allocation */
+	uint32_t nslab;
 };
 
 int orch_tm_init(struct pto_orch *o);
@@ -384,6 +430,7 @@ void orch_release_fanin(struct pto_orch *o, struct orch_slotref c);
 void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 			   const char *msg);
 void orch_slot_reset(struct orch_slot *s);
+void orch_slot_init_storage(struct orch_slot *s);
 void orch_slot_free_storage(struct orch_slot *s);
 void orch_set_launched(struct orch_slot *s);
 
@@ -406,6 +453,18 @@ struct orch_worker {
 };
 
 void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s);
+/* Orch thread: publication's batched enqueue, and its flush (ready.c). */
+#define ORCH_READY_BATCH 16
+void orch_ready_defer(struct pto_orch *o, struct orch_slot *s);
+void orch_ready_flush(struct pto_orch *o);
+void orch_ready_check(struct pto_orch *o, uint64_t next_tid);
+void orch_set_ready_batch(struct pto_orch *o, uint32_t n);
+bool orch_heavy_barrier_init(void);
+void orch_ready_hungry(struct pto_orch *o, int32_t widx);
+void orch_heavy_barrier(void);
+/* orch_ready_pop that also takes the pending list (a parking worker). */
+int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
+			   struct orch_dispatch *d);
 /* Unlink a READY slot (caller holds sched_mu). */
 void orch_rq_unlink(struct orch_slot *s);
 void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s);
@@ -461,6 +520,25 @@ struct pto_orch {
 	 * instead of the lock. */
 	_Atomic uint64_t rq_gen __attribute__((aligned(64)));
 	char rq_gen_pad[56];
+	/* One bit per worker kind: a worker of the kind is idle (spinning a
+	 * while, or parking). Set by workers, cleared by the flush or steal
+	 * that routes work of the kind, read by the orch thread at every
+	 * deferred publication (ready.c, orch_ready_defer). Its own line
+	 * with the list's head and cursor, all written rarely, so the orch
+	 * thread's per-publication read stays a cache hit. */
+	_Atomic uint32_t rq_hungry __attribute__((aligned(64)));
+	/* The pending list (orch_ready_defer): head and cursor. pend_first
+	 * is stored by the orch thread, read by stealers under sched_mu;
+	 * pend_taken is under sched_mu. */
+	struct orch_slot *_Atomic pend_first;
+	struct orch_slot *pend_taken;
+	char pend_pad[40];
+	/* Orch thread only: the list's tail, the task id its first entry
+	 * was claimed with, and the batch size (1: no deferral; set by the
+	 * threaded in-process backend, at most the window). */
+	struct orch_slot *pend_tail;
+	uint64_t pend_tid0;
+	uint32_t ready_batch;
 
 	/* Runs (run.c), under runs_mu. */
 	pthread_mutex_t runs_mu;
@@ -507,6 +585,19 @@ static inline int orch_grow(struct pto_orch *o, int fp, struct orch_slot *s,
 	if (__builtin_expect(need <= *cap, 1))
 		return 0;
 	return orch_grow_slow(o, fp, s, arr, cap, need, elem);
+}
+/* orch_grow for an array whose first storage may be @inl (inline in a
+ * slot): that one is copied to the heap, never realloc'd or freed. */
+int orch_grow_inl_slow(struct pto_orch *o, int fp, struct orch_slot *s,
+		       void **arr, uint32_t *cap, uint32_t need, size_t elem,
+		       const void *inl);
+static inline int orch_grow_inl(struct pto_orch *o, int fp, struct orch_slot *s,
+				void **arr, uint32_t *cap, uint32_t need,
+				size_t elem, const void *inl)
+{
+	if (__builtin_expect(need <= *cap, 1))
+		return 0;
+	return orch_grow_inl_slow(o, fp, s, arr, cap, need, elem, inl);
 }
 void orch_fork_hygiene_once(void);
 void orch_mutex_init(pthread_mutex_t *mu);

@@ -56,6 +56,7 @@ int orch_ring_init(struct pto_orch *o, int r, uint32_t window)
 		ring->slots[i].idx = (uint32_t)r * window + i;
 		ring->slots[i].ring = (uint8_t)r;
 		ring->slots[i].ring_released = true;
+		orch_slot_init_storage(&ring->slots[i]);
 	}
 	orch_mutex_init(&ring->mu);
 	pthread_condattr_init(&ca);
@@ -131,12 +132,18 @@ static uint64_t live_slots(struct orch_ring *ring)
  * sequence over the whole window, so with a large window and workers that
  * lag (a busy machine) the next slot and its argument storage were last
  * touched a window ago and are cold: a dozen misses to memory per submit,
- * which doubled the submit cost when another process took a CPU. Three
- * stages, each reading only lines the previous submit prefetched: slot
- * seq+3's hot lines; slot seq+2's member array; slot seq+1's argument
- * and journal arrays. The pointers and counts read here are written only
- * by the orch thread (submit, orch_grow), so reading them races with no
- * one; a stale pointer only makes a useless prefetch, which never faults.
+ * which doubled the submit cost when another process took a CPU. And when
+ * they are warm, they are warm in a worker's cache (it ran and completed
+ * the previous occupant), so the prefetch asks for the lines in exclusive
+ * state where the CPU can (orch_prefetchw): the submit's stores then need
+ * no second round trip to take ownership. Three stages, each reading only
+ * lines the previous submit prefetched: slot seq+3's hot lines (with the
+ * inline edge, journal and member storage); slot seq+2's arrays that grew
+ * to the heap; slot seq+1's argument tensors (inline or not, as many as
+ * its previous occupant had). The pointers and counts read here are
+ * written only by the orch thread (submit, orch_grow), so reading them
+ * races with no one; a stale pointer only makes a useless prefetch, which
+ * never faults.
  */
 static void prefetch_ahead(struct orch_ring *ring, uint64_t seq)
 {
@@ -147,19 +154,19 @@ static void prefetch_ahead(struct orch_ring *ring, uint64_t seq)
 	uint32_t i, n;
 
 	for (p = (const char *)s3;
-	     p < (const char *)&s3->failure_message; p += 64)
-		__builtin_prefetch(p, 1, 3);
-	if (s2->cap_members)
-		__builtin_prefetch(s2->members, 1, 3);
+	     p < (const char *)&s3->inl_tensors[0]; p += 64)
+		orch_prefetchw(p);
+	if (s2->members != &s2->inl_member)
+		orch_prefetchw(s2->members);
+	if (s2->out_keys != s2->inl_keys)
+		orch_prefetchw(s2->out_keys);
 	if (s1->cap_members) {
 		const struct orch_member *m = &s1->members[0];
 
 		n = m->nt * (uint32_t)sizeof(*m->t);
 		for (i = 0; i < n && i < 1024; i += 64)
-			__builtin_prefetch((const char *)m->t + i, 1, 3);
+			orch_prefetchw((const char *)m->t + i);
 	}
-	if (s1->cap_keys)
-		__builtin_prefetch(s1->out_keys, 1, 3);
 }
 
 /* Hand out the slot at seq_next (orch thread; heap fields already set). */
@@ -255,6 +262,18 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		}
 		if (slot_ok && heap_ok)
 			break;
+		/*
+		 * About to block: route the orch thread's pending READY slots
+		 * first (orch_ready_flush), or the releases we wait for could
+		 * be theirs. Not under ring.mu (sched_mu comes first in the
+		 * lock order): drop it, flush, and look again.
+		 */
+		if (o->pend_tail) {
+			pthread_mutex_unlock(&ring->mu);
+			orch_ready_flush(o);
+			pthread_mutex_lock(&ring->mu);
+			continue;
+		}
 		/* Back-pressure: wait for a release on this ring only. The
 		 * deadline is taken lazily so the uncontended path makes no
 		 * clock call. */

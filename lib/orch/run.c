@@ -27,6 +27,20 @@
 #include <time.h>
 #include "orch/orch_internal.h"
 
+/*
+ * The orchestrator whose orchestration function runs on this thread (set
+ * by pto_submit around the call). A run wait or poll from inside the
+ * function flushes the pending READY slots first (orch_ready_flush): the
+ * function may be waiting for them.
+ */
+static _Thread_local struct pto_orch *tl_building;
+
+static void flush_if_building(struct pto_orch *o)
+{
+	if (tl_building == o)
+		orch_ready_flush(o);
+}
+
 /* Caller holds runs_mu; frees (after unlocking) when *free_it. */
 static void run_unref_locked(struct pto_run *r, bool *free_it)
 {
@@ -132,6 +146,7 @@ int orch_begin_run(struct pto_orch *o, struct pto_run **out)
 {
 	struct pto_run *r;
 
+	orch_ready_flush(o);	/* may block below */
 	pthread_mutex_lock(&o->runs_mu);
 	while (!o->closing && o->runs_in_flight >= o->cfg.run_depth)
 		pthread_cond_wait(&o->runs_cv, &o->runs_mu);
@@ -167,6 +182,9 @@ int orch_begin_run(struct pto_orch *o, struct pto_run **out)
 /* Close every open scope (the outer one last), then the submission. */
 void orch_close_run_submission(struct pto_orch *o, struct pto_run *r)
 {
+	/* Before anything else: the function returned (or failed), and
+	 * cancellation must find no slot on the pending list. */
+	orch_ready_flush(o);
 	while (o->scope.depth)
 		orch_scope_end(o);
 	o->building = NULL;
@@ -210,6 +228,7 @@ int orch_fail_run_submission(struct pto_orch *o, struct pto_run *r, int err)
 
 PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 {
+	struct pto_orch *prev;
 	struct pto_run *r = NULL;
 	int ret;
 
@@ -219,7 +238,10 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	ret = orch_begin_run(o, &r);
 	if (ret)
 		return ret;
+	prev = tl_building;
+	tl_building = o;
 	ret = fn(o, arg);
+	tl_building = prev;
 	if (!ret && r->construction_err)
 		ret = r->construction_err;	/* a swallowed submit error */
 	if (!ret && o->scope.depth != 1)
@@ -283,6 +305,7 @@ PTO_API int pto_run_done(pto_run *r)
 {
 	int d;
 
+	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	d = r->done;
 	pthread_mutex_unlock(&r->o->runs_mu);
@@ -293,6 +316,7 @@ PTO_API int pto_run_accepted(pto_run *r)
 {
 	int d;
 
+	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	d = r->accepted;
 	pthread_mutex_unlock(&r->o->runs_mu);
@@ -303,6 +327,7 @@ PTO_API int pto_run_wait_accepted(pto_run *r, int64_t timeout_ms)
 {
 	int err;
 
+	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	err = wait_flag(r->o, &r->accepted, timeout_ms);
 	pthread_mutex_unlock(&r->o->runs_mu);
@@ -313,6 +338,7 @@ PTO_API int pto_run_wait(pto_run *r, int64_t timeout_ms)
 {
 	int err;
 
+	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	err = wait_flag(r->o, &r->done, timeout_ms);
 	if (!err)
@@ -325,6 +351,7 @@ PTO_API int pto_run_result(pto_run *r)
 {
 	int st;
 
+	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	st = r->done ? r->status : -EBUSY;
 	pthread_mutex_unlock(&r->o->runs_mu);

@@ -41,19 +41,40 @@ void orch_slot_reset(struct orch_slot *s)
 	/* failure_message / member_message: see struct orch_slot. */
 }
 
+/* Point the slot's arrays at their inline storage (ring init). */
+void orch_slot_init_storage(struct orch_slot *s)
+{
+	s->consumers = s->inl_consumers;
+	s->cap_consumers = ORCH_INL_EDGES;
+	s->producers = s->inl_producers;
+	s->cap_producers = ORCH_INL_EDGES;
+	s->out_keys = s->inl_keys;
+	s->cap_keys = ORCH_INL_KEYS;
+	s->members = &s->inl_member;
+	s->cap_members = 1;
+	s->inl_member.t = s->inl_tensors;
+	s->inl_member.cap_t = ORCH_INL_TENSORS;
+}
+
+static void free_unless(void *p, const void *inl)
+{
+	if (p != inl)
+		free(p);
+}
+
 void orch_slot_free_storage(struct orch_slot *s)
 {
 	uint32_t i;
 
 	for (i = 0; i < s->cap_members; i++) {
-		free(s->members[i].t);
+		free_unless(s->members[i].t, s->inl_tensors);
 		free(s->members[i].s);
 		free(s->members[i].sdump);
 	}
-	free(s->members);
-	free(s->consumers);
-	free(s->producers);
-	free(s->out_keys);
+	free_unless(s->members, &s->inl_member);
+	free_unless(s->consumers, s->inl_consumers);
+	free_unless(s->producers, s->inl_producers);
+	free_unless(s->out_keys, s->inl_keys);
 	s->members = NULL;
 	s->consumers = NULL;
 	s->producers = NULL;

@@ -131,6 +131,10 @@ static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
 	uint64_t tid;
 	int err;
 
+	/* The pending READY list is flushed within ready_batch claims of its
+	 * first entry, before this claim may reissue one of its slots. */
+	orch_ready_check(o, atomic_load_explicit(&o->next_task_id,
+						 memory_order_relaxed));
 	err = orch_ring_alloc(o, orch_ring_for_depth(o->scope.depth), bytes, ar);
 	if (err)
 		return err;
@@ -180,8 +184,8 @@ static int copy_member(struct pto_orch *o, struct orch_slot *s,
 {
 	int err;
 
-	err = orch_grow(o, ORCH_FP_ARGS, s, (void **)&m->t, &m->cap_t,
-			a->ntensors, sizeof(*m->t));
+	err = orch_grow_inl(o, ORCH_FP_ARGS, s, (void **)&m->t, &m->cap_t,
+			    a->ntensors, sizeof(*m->t), s->inl_tensors);
 	if (!err && a->nscalars > m->cap_s) {
 		/* s and sdump share cap_s: orch_grow's policy is a function
 		 * of (cap, need), so growing a copy of cap_s first gives the
@@ -223,9 +227,9 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 
 	/* New members come zeroed from orch_grow: their arg arrays start
 	 * empty and keep their capacity from then on. */
-	err = orch_grow(o, q->n > 1 ? ORCH_FP_GROUP_PREP : ORCH_FP_ARGS, s,
-			(void **)&s->members, &s->cap_members, q->n,
-			sizeof(*s->members));
+	err = orch_grow_inl(o, q->n > 1 ? ORCH_FP_GROUP_PREP : ORCH_FP_ARGS, s,
+			    (void **)&s->members, &s->cap_members, q->n,
+			    sizeof(*s->members), &s->inl_member);
 	if (err)
 		return orch_error(o, err, "out of memory preparing members");
 	s->callable = *q->c;
@@ -342,8 +346,10 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 				continue;
 			/* Journal first: a mapping is never visible unless
 			 * on_consumed / cancellation knows to erase it. */
-			err = orch_grow(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
-					&s->cap_keys, s->nkeys + 1, sizeof(*s->out_keys));
+			err = orch_grow_inl(o, ORCH_FP_JOURNAL, s,
+					    (void **)&s->out_keys, &s->cap_keys,
+					    s->nkeys + 1, sizeof(*s->out_keys),
+					    s->inl_keys);
 			if (err) {
 				orch_error(o, err, "out of memory (cleanup journal)");
 				break;
@@ -372,8 +378,9 @@ static int wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
 	uint32_t i;
 	int err;
 
-	err = orch_grow(o, ORCH_FP_WIRE, s, (void **)&s->producers,
-			&s->cap_producers, o->ndeps, sizeof(*s->producers));
+	err = orch_grow_inl(o, ORCH_FP_WIRE, s, (void **)&s->producers,
+			    &s->cap_producers, o->ndeps, sizeof(*s->producers),
+			    s->inl_producers);
 	if (err)
 		return orch_error(o, err, "out of memory (fanin edges)");
 	for (i = 0; i < o->ndeps; i++) {
@@ -400,9 +407,11 @@ static int wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
 		}
 		if (st != ORCH_COMPLETED) {
 			if (p->nconsumers == p->cap_consumers &&
-			    orch_grow(o, ORCH_FP_WIRE, s, (void **)&p->consumers,
-				      &p->cap_consumers, p->nconsumers + 1,
-				      sizeof(*p->consumers))) {
+			    orch_grow_inl(o, ORCH_FP_WIRE, s,
+					  (void **)&p->consumers,
+					  &p->cap_consumers, p->nconsumers + 1,
+					  sizeof(*p->consumers),
+					  p->inl_consumers)) {
 				orch_unlock(&p->fanout_mu);
 				return orch_error(o, -ENOMEM, "out of memory (fanout edges)");
 			}
@@ -446,7 +455,7 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	if (propagate)
 		orch_propagate_failure(o, s);
 	else if (ready)
-		orch_enqueue_ready(o, s);
+		orch_ready_defer(o, s);
 }
 
 static int submit_impl(struct pto_orch *o, const struct submit_req *q,
@@ -686,8 +695,8 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		t.offset = heap->obj_off + ar.heap_off;
 	}
 	tensor_key(r, &t, &k);
-	err = orch_grow(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys, &s->cap_keys,
-			1, sizeof(*s->out_keys));
+	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
+			    &s->cap_keys, 1, sizeof(*s->out_keys), s->inl_keys);
 	if (err)
 		return fail_now(o, orch_error(o, err, "out of memory (journal)"));
 	s->out_keys[s->nkeys++] = k;

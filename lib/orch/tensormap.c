@@ -40,15 +40,43 @@ static bool key_eq(const struct orch_key *a, const struct orch_key *b)
 	       a->space == b->space;
 }
 
+/*
+ * Sized for a window's worth of live mappings from the start (one output
+ * per task): the bucket array does not double, and the first nodes come
+ * from one slab on the free list, written here - so a fresh orchestrator's
+ * first window of submits neither mallocs nodes nor faults in their pages
+ * nor rehashes. More mappings than that take the malloc / rehash path.
+ */
 int orch_tm_init(struct pto_orch *o)
 {
 	struct orch_tensormap *tm = &o->tm;
+	uint32_t want = o->cfg.task_window, i;
 
 	memset(tm, 0, sizeof(*tm));
 	orch_lock_init(&tm->mu);
 	tm->nbuckets = 1024;
+	while (tm->nbuckets < want && tm->nbuckets < (1u << 20))
+		tm->nbuckets *= 2;
 	tm->buckets = calloc(tm->nbuckets, sizeof(*tm->buckets));
-	return tm->buckets ? 0 : -ENOMEM;
+	if (!tm->buckets)
+		return -ENOMEM;
+	tm->nslab = tm->nbuckets;
+	tm->slab = malloc((size_t)tm->nslab * sizeof(*tm->slab));
+	if (!tm->slab) {
+		tm->nslab = 0;
+		return 0;	/* nodes come from malloc one by one */
+	}
+	for (i = tm->nslab; i-- > 0;) {
+		tm->slab[i].next = tm->free;
+		tm->free = &tm->slab[i];
+	}
+	return 0;
+}
+
+static void tm_free_node(struct orch_tensormap *tm, struct orch_tm_node *n)
+{
+	if (n < tm->slab || n >= tm->slab + tm->nslab)
+		free(n);
 }
 
 void orch_tm_fini(struct pto_orch *o)
@@ -60,12 +88,15 @@ void orch_tm_fini(struct pto_orch *o)
 	for (i = 0; tm->buckets && i < tm->nbuckets; i++)
 		for (n = tm->buckets[i]; n; n = next) {
 			next = n->next;
-			free(n);
+			tm_free_node(tm, n);
 		}
 	for (n = tm->free; n; n = next) {
 		next = n->next;
-		free(n);
+		tm_free_node(tm, n);
 	}
+	free(tm->slab);
+	tm->slab = NULL;
+	tm->nslab = 0;
 	free(tm->buckets);
 	tm->buckets = NULL;
 }
@@ -157,6 +188,8 @@ int orch_tm_insert_hashed(struct pto_orch *o, const struct orch_key *k,
 			n->val = v;
 			return 0;
 		}
+	if (orch_may_fail(o, ORCH_FP_TENSORMAP, NULL))
+		return -ENOMEM;	/* injected: as if the node's malloc failed */
 	if (tm->free) {
 		n = tm->free;
 		tm->free = n->next;

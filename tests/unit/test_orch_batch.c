@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The orch thread's batched READY routing (ready.c, orch_ready_defer):
+ * a deferred READY slot is routed before the orch thread blocks, a
+ * parking worker takes what is pending, a group or exact single keeps
+ * publication order, and a READY task never waits for an orchestration
+ * function that blocks in its own code.
+ */
+#include <pthread.h>
+#include "kselftest_harness.h"
+#include "orch_test.h"
+
+static int noop(struct pto_task_ctx *c)
+{
+	(void)c;
+	return 0;
+}
+
+static const struct pto_callable NOOP = { .fn = noop };
+
+/* ---- back-pressure with a batch pending (manual backend) ------------- */
+
+#define BP_TASKS 24
+#define BP_SLAB 1024
+
+struct bp {
+	pto_orch *o;
+	_Atomic int stop;
+	_Atomic int go;			/* the popper starts */
+	int order[BP_TASKS];		/* dispatch position of task i, 1-based */
+	int ran;
+};
+
+/* A worker that never parks and never steals: it only pops what was
+ * routed (orch_ready_pop), like a device scheduler thread. Its empty pops
+ * set the hunger bit, which cannot help while the orch thread is blocked
+ * on the ring: only the flush before that wait does. */
+static void *bp_popper(void *arg)
+{
+	struct bp *b = arg;
+
+	while (!atomic_load(&b->go))
+		usleep(100);
+	while (!atomic_load(&b->stop)) {
+		struct orch_dispatch_view v;
+		struct orch_dispatch d;
+
+		if (!orch_ready_pop(b->o, 0, &d)) {
+			usleep(50);
+			continue;
+		}
+		orch_dispatch_view(&d, &v);
+		if (v.nscalars == 1 && v.scalars[0] < BP_TASKS)
+			b->order[v.scalars[0]] = ++b->ran;
+		orch_member_done(b->o, &d, 0, NULL);
+	}
+	return NULL;
+}
+
+static int bp_fn(pto_orch *o, void *arg)
+{
+	struct bp *b = arg;
+	struct pto_task_args a;
+	int i, err = 0;
+
+	pto_args_init(&a);
+	for (i = 0; i < BP_TASKS && !err; i++) {
+		struct pto_tensor out = { .nbytes = BP_SLAB };
+
+		/* The first tasks are deferred (batch 16) before any pop:
+		 * nobody is hungry yet. The fifth fills the 4-slab heap. */
+		if (i == 2)
+			atomic_store(&b->go, 1);
+		err = pto_scope_begin(o);
+		pto_args_reset(&a);
+		pto_args_add_tensor(&a, &out, PTO_OUTPUT);
+		pto_args_add_scalar(&a, (uint64_t)i);
+		err = err ?: pto_submit_sub(o, &NOOP, &a, NULL);
+		err = err ?: pto_scope_end(o);
+	}
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(backpressure_with_batch_pending_does_not_deadlock)
+{
+	static const struct pto_worker_desc w[] = { { 0, PTO_WK_SUB } };
+	struct pto_orch_config cfg = { .heap_ring_size = 4 * BP_SLAB,
+				       .task_window = 64, .timeout_ms = 3000,
+				       .workers = w, .nworkers = 1 };
+	struct bp b = { 0 };
+	pthread_t th;
+	pto_run *r;
+	int i;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &b.o));
+	orch_set_ready_batch(b.o, ORCH_READY_BATCH);
+	ASSERT_EQ(0, pthread_create(&th, NULL, bp_popper, &b));
+	EXPECT_EQ(0, pto_submit(b.o, bp_fn, &b, &r));
+	EXPECT_EQ(0, pto_run_wait(r, 5000));
+	atomic_store(&b.stop, 1);
+	pthread_join(th, NULL);
+	/* Every task ran once, in submission order (one FIFO, one worker). */
+	EXPECT_EQ(BP_TASKS, b.ran);
+	for (i = 0; i < BP_TASKS; i++)
+		EXPECT_EQ(i + 1, b.order[i]);
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(b.o));
+	EXPECT_EQ(0, pto_orch_close(b.o, 1000));
+	EXPECT_EQ(0, pto_orch_destroy(b.o));
+}
+
+/* ---- the protocol, step by step (manual backend, test = orch thread) -- */
+
+static const struct pto_worker_desc W2[] = {
+	{ 0, PTO_WK_SUB }, { 1, PTO_WK_SUB }, { 2, PTO_WK_AIV },
+};
+
+static struct pto_task sub(struct __test_metadata *_metadata, pto_orch *o,
+			   uint64_t tag)
+{
+	struct pto_task_args a;
+	struct pto_task h = { 0 };
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, tag);
+	EXPECT_EQ(0, pto_submit_sub(o, &NOOP, &a, &h));
+	pto_args_fini(&a);
+	return h;
+}
+
+static uint64_t tag_of(const struct orch_dispatch *d)
+{
+	struct orch_dispatch_view v;
+
+	orch_dispatch_view(d, &v);
+	return v.nscalars ? v.scalars[0] : ~0ULL;
+}
+
+TEST(deferred_until_flush_or_parking_pop)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .timeout_ms = 500, .workers = W2,
+				       .nworkers = 3 };
+	struct orch_dispatch d;
+	pto_orch *o;
+	pto_run *r;
+	uint64_t gen, kicks;
+	int i;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	orch_set_ready_batch(o, 8);
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	gen = orch_ready_gen(o);
+	kicks = orch_manual_kicks(o);
+
+	/* Deferred: READY, not queued, no generation change, no kick. */
+	sub(_metadata, o, 10);
+	sub(_metadata, o, 11);
+	EXPECT_EQ(gen, orch_ready_gen(o));
+	EXPECT_EQ(kicks, orch_manual_kicks(o));
+	EXPECT_EQ(0, orch_ready_pop(o, 0, &d));	/* not routed */
+
+	/* A parking worker takes the list, in order. */
+	ASSERT_EQ(1, orch_ready_pop_parking(o, 0, &d));
+	EXPECT_EQ(10u, tag_of(&d));
+	EXPECT_NE(gen, orch_ready_gen(o));
+	orch_member_done(o, &d, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d));
+	EXPECT_EQ(11u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+
+	/* SUB was fed by that steal: the next one is deferred again... */
+	gen = orch_ready_gen(o);
+	sub(_metadata, o, 12);
+	EXPECT_EQ(gen, orch_ready_gen(o));
+	/* ...until a worker of its kind reports hunger: then the next
+	 * publication of the kind flushes at once. An AIV worker's hunger
+	 * does not flush SUB work. */
+	EXPECT_EQ(0, orch_ready_pop(o, 0, &d));
+	orch_ready_hungry(o, 2);
+	sub(_metadata, o, 13);
+	EXPECT_EQ(gen, orch_ready_gen(o));
+	orch_ready_hungry(o, 0);
+	sub(_metadata, o, 14);
+	EXPECT_NE(gen, orch_ready_gen(o));
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_EQ(12u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d));
+	EXPECT_EQ(13u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d));
+	EXPECT_EQ(14u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+
+	/* The batch limit: ready_batch claims after the first entry since
+	 * the list was last reset (a steal does not reset it; the flush
+	 * that routed 12..14 did). */
+	gen = orch_ready_gen(o);
+	for (i = 20; i < 28; i++)
+		sub(_metadata, o, i);
+	EXPECT_EQ(gen, orch_ready_gen(o));
+	sub(_metadata, o, 28);	/* its claim flushes 20..27 */
+	EXPECT_NE(gen, orch_ready_gen(o));
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_EQ(20u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+
+	/* The end of submission routes the rest (28 included). */
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(8, ot_drain(o));
+	EXPECT_EQ(1, pto_run_done(r));
+	EXPECT_EQ(0, pto_run_result(r));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* A group (or exact single) is routed at publication, after the deferred
+ * singles published before it: its reservation starts when it is
+ * published, and the orch thread's publication order is kept. */
+TEST(group_publication_flushes_first)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .timeout_ms = 500, .workers = W2,
+				       .nworkers = 3 };
+	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
+	struct orch_dispatch d, d1;
+	pto_orch *o;
+	pto_run *r;
+	uint64_t gen;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	orch_set_ready_batch(o, 8);
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	pto_args_init(&m0);
+	pto_args_init(&m1);
+	gen = orch_ready_gen(o);
+	sub(_metadata, o, 1);
+	EXPECT_EQ(gen, orch_ready_gen(o));
+	ASSERT_EQ(0, pto_submit_next_level_group(o, &NOOP, mp, 2, NULL,
+						 (int32_t[]){ 0, 1 }, NULL));
+	/* Both routed: the single is in the SUB FIFO, the group heads the
+	 * group FIFO and, its targets idle, starts on worker 0's pop. */
+	EXPECT_NE(gen, orch_ready_gen(o));
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_EQ(2u, d.slot->nmembers);
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d1));	/* its other member */
+	orch_member_done(o, &d, 0, NULL);
+	orch_member_done(o, &d1, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_EQ(1u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+	pto_args_fini(&m0);
+	pto_args_fini(&m1);
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(0, ot_drain(o));
+	EXPECT_EQ(0, pto_run_result(r));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* ---- threaded: the orchestration function blocks in its own code ------ */
+
+#define UB_TASKS 3
+
+static _Atomic int ub_ran;
+
+static int ub_task(struct pto_task_ctx *c)
+{
+	(void)c;
+	atomic_fetch_add(&ub_ran, 1);
+	return 0;
+}
+
+/* Submits READY tasks, then waits for them in its own code (no library
+ * call that could flush): they must run anyway. */
+static int ub_fn(pto_orch *o, void *arg)
+{
+	struct pto_callable c = { .fn = ub_task };
+	struct pto_task_args a;
+	int i, err = 0, *seen = arg;
+
+	pto_args_init(&a);
+	for (i = 0; i < UB_TASKS && !err; i++)
+		err = pto_submit_sub(o, &c, &a, NULL);
+	pto_args_fini(&a);
+	for (i = 0; i < 5000 && atomic_load(&ub_ran) < UB_TASKS; i++)
+		usleep(1000);
+	*seen = atomic_load(&ub_ran);
+	return err;
+}
+
+TEST(ready_task_runs_while_orch_fn_blocks)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .timeout_ms = 2000 };
+	pto_orch *o;
+	int k;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	for (k = 0; k < 20; k++) {
+		int seen = 0;
+
+		atomic_store(&ub_ran, 0);
+		/* Let the workers go idle (spin out, park) first, sometimes. */
+		if (k & 1)
+			usleep(2000);
+		ASSERT_EQ(0, pto_orch_run(o, ub_fn, &seen));
+		EXPECT_EQ(UB_TASKS, seen) TH_LOG("iteration %d", k);
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 1000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+TEST_HARNESS_MAIN
