@@ -34,10 +34,10 @@
 #include <linux/timekeeping.h>
 #include "pto_drv.h"
 
-static unsigned int spin_us = 20;
+static unsigned int spin_us = 200;
 module_param(spin_us, uint, 0644);
 MODULE_PARM_DESC(spin_us,
-		 "how long an idle core busy-polls DATA_MAIN_BASE, in us (default 20)");
+		 "how long an idle core with a spin slot busy-polls DATA_MAIN_BASE, in us (default 200)");
 
 /*
  * The mock's cores are kthreads sharing the host's CPUs with the program

@@ -32,6 +32,28 @@
 #define SCHED_DEFAULT_WAKE_DELAY_US 20
 
 /*
+ * Awake cores per thread beyond which parked ones are woken only slowly:
+ * on the mock, whose cores are kthreads, the thread's share of the CPUs
+ * (cores the CPUs cannot run at once add no throughput, only wake-ups);
+ * on a device, every core. Beyond it a parked core is still woken every
+ * SCHED_CAPPED_WAKE_MULT x wake_delay_us, so work that no awake core may
+ * take (another kind, an exact target) waits, but never starves.
+ */
+#define SCHED_CAPPED_WAKE_MULT 50
+
+static unsigned int sched_max_awake(const struct pto_dev_info *info,
+				    unsigned int nthreads)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int n;
+
+	if (!(info->caps & PTO_CAP_MOCK) || cpus < 1 || !nthreads)
+		return PTO_MAX_CORES;
+	n = (unsigned int)cpus / nthreads;
+	return n ? n : 1;
+}
+
+/*
  * One thread per lane, but no more than the CPUs left beside the
  * orchestration thread: a scheduler thread spins while it has work, and
  * spinning threads that outnumber the CPUs take them from the thread that
@@ -288,6 +310,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 	struct sched_backend *be = t->be;
 	unsigned int k;
 	int moved = 0, pass;
+	unsigned int awake = 0;
 
 	for (k = 0; k < t->nclusters; k++) {
 		struct sched_cluster *cl = &t->cl[k];
@@ -298,10 +321,16 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 	}
 	for (pass = 0; pass < PASS_NR; pass++) {
 		if (pass == PASS_PARKED) {
-			uint64_t now = now_ns();
+			uint64_t now = now_ns(), delay = t->wake_delay_ns;
 
-			/* One parked core per wake_delay_us (see above). */
-			if (now - t->last_wake_ns < t->wake_delay_ns) {
+			/*
+			 * One parked core per wake_delay_us (see above); with
+			 * max_awake cores awake already, one per
+			 * SCHED_CAPPED_WAKE_MULT x wake_delay_us.
+			 */
+			if (awake >= t->max_awake)
+				delay *= SCHED_CAPPED_WAKE_MULT;
+			if (now - t->last_wake_ns < delay) {
 				if (!t->backlog_since)
 					t->backlog_since = now;
 				break;
@@ -318,6 +347,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 				continue;
 			if (!sched_core_in_pass(c, pass))
 				continue;
+			awake += pass != PASS_PARKED;
 			/*
 			 * Running + pending slot: the worker has capacity two,
 			 * and a second id may go out once the core took the
@@ -738,6 +768,7 @@ int pto_orch_create_device(struct pto_dev *dev,
 	for (i = 0; i < be->nthreads; i++) {
 		be->threads[i].wake_delay_ns =
 			(uint64_t)be->cfg.wake_delay_us * 1000;
+		be->threads[i].max_awake = sched_max_awake(&info, be->nthreads);
 		be->threads[i].evfd = -1;
 		be->threads[i].be = be;
 		be->threads[i].index = i;

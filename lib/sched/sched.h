@@ -68,6 +68,7 @@ struct sched_thread {
 	uint64_t wake_delay_ns;		/* see sched_dispatch() */
 	uint64_t backlog_since;		/* 0: no parked pass pending */
 	uint64_t last_wake_ns;		/* last core woken for work */
+	unsigned int max_awake;		/* see sched_max_awake() */
 	atomic_int sleeping;
 	atomic_int kicked;
 
