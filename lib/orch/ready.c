@@ -22,6 +22,13 @@
 #include "orch/orch_internal.h"
 
 /*
+ * Set if a registered barrier call ever fails (a seccomp policy that
+ * refuses the command): from then on orch_ready_defer routes every READY
+ * slot at once, so batching no longer depends on the asymmetric fence.
+ */
+static _Atomic bool membarrier_broken;
+
+/*
  * Bump the ready generation. Every writer holds sched_mu, so a load and a
  * store-release make the same increment as the RMW without a locked
  * instruction (which, on the submit path, waits for every store before
@@ -153,22 +160,28 @@ static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
 }
 
 /* Wake idle workers of @kind with room, up to @want of them, skipping
- * ones the head group reserves (they would find nothing). Caller holds
- * sched_mu and has linked the work. */
-static void kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
+ * ones the head group reserves (they would find nothing). Returns how
+ * many such workers were left un-kicked. Caller holds sched_mu and has
+ * linked the work. */
+static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
 {
-	uint32_t i;
+	uint32_t i, left = 0;
 
-	for (i = 0; i < o->nworkers && want; i++) {
+	for (i = 0; i < o->nworkers; i++) {
 		struct orch_worker *w = &o->workers[i];
 
 		if (w->kind != kind || !worker_has_room(w))
 			continue;
 		if (o->group_rq.head && group_targets(o->group_rq.head, (int32_t)i))
 			continue;
+		if (!want) {
+			left++;
+			continue;
+		}
 		o->ops->kick(o->be, (int32_t)i, w->kind);
 		want--;
 	}
+	return left;
 }
 
 /*
@@ -244,7 +257,11 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
  * flush. So a deferred slot never waits for the orch thread to come
  * back: whatever the orchestration function does next (block in its own
  * code included), an idle worker takes the slot at the latest before it
- * parks, or is kicked by the hunger flush below.
+ * parks, or is kicked by the hunger flush below: a kind stays hungry
+ * while any idle worker of it was left un-kicked (kick_routed_locked),
+ * and a worker that pops with work left behind kicks one more, so a
+ * parked worker is not left idle while a slot waits behind a busy one
+ * (test_orch_batch: parked_worker_takes_second_task_at_once).
  *
  * When the list is flushed:
  *  - ready_batch publications after its first entry was claimed
@@ -288,9 +305,12 @@ static bool route_pending_locked(struct pto_orch *o, uint32_t *want)
 }
 
 /*
- * Kick for what was routed; clear the hunger of the kinds that got work.
- * Liveness after the clear: some worker of the kind takes that work (one
- * was kicked if idle), so it is awake, and every worker passes through
+ * Kick for what was routed; clear the hunger of the kinds that got work
+ * and have no idle worker left un-kicked. A kind with a parked worker
+ * still idle stays hungry, so its next READY task is flushed at once
+ * instead of waiting on the list behind busy workers (a parked worker
+ * never looks at the list). Liveness after the clear: every idle worker
+ * of the kind was kicked, takes work or passes through
  * orch_ready_pop_parking (bit, barrier, steal) before it sleeps. Caller
  * holds sched_mu. Relaxed: the bits are a hint everywhere except on the
  * parking path, whose ordering comes from orch_heavy_barrier.
@@ -300,10 +320,8 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 	uint32_t k, fed = 0;
 
 	for (k = 0; k < PTO_WK_NR; k++)
-		if (want[k]) {
-			kick_kind(o, k, want[k]);
+		if (want[k] && !kick_kind(o, k, want[k]))
 			fed |= 1u << k;
-		}
 	if (atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & fed)
 		atomic_fetch_and_explicit(&o->rq_hungry, ~fed, memory_order_relaxed);
 }
@@ -397,7 +415,8 @@ void orch_ready_defer(struct pto_orch *o, struct orch_slot *s)
 		atomic_store_explicit(&o->pend_first, s, memory_order_release);
 	o->pend_tail = s;
 	atomic_signal_fence(memory_order_seq_cst);	/* the light side */
-	if (atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & bit)
+	if ((atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & bit) ||
+	    atomic_load_explicit(&membarrier_broken, memory_order_relaxed))
 		orch_ready_flush(o);
 }
 
@@ -490,10 +509,13 @@ bool orch_heavy_barrier_init(void)
 
 void orch_heavy_barrier(void)
 {
+	if (atomic_load_explicit(&membarrier_ok, memory_order_relaxed) &&
+	    !syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		return;
 	if (atomic_load_explicit(&membarrier_ok, memory_order_relaxed))
-		syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-	else
-		atomic_thread_fence(memory_order_seq_cst);	/* no batching */
+		atomic_store_explicit(&membarrier_broken, true,
+				      memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);	/* no batching */
 }
 
 /* orch_ready_pop with sched_mu held. */
@@ -570,6 +592,15 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	}
 	w->inflight++;
 	fill(d, s, i, widx);
+	/*
+	 * Wake one more: a kick goes to the first idle worker with room,
+	 * which may be one already kicked that has not popped yet, so with
+	 * work left behind this pop another idle worker of the kind is woken
+	 * now. Batching backends only: the device scheduler pops for its
+	 * cores on every pass anyway.
+	 */
+	if (o->ready_batch > 1 && q == &o->kind_rq[w->kind] && q->head)
+		kick_kind(o, w->kind, 1);
 	return 1;
 }
 

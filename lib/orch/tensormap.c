@@ -75,7 +75,10 @@ int orch_tm_init(struct pto_orch *o)
 
 static void tm_free_node(struct orch_tensormap *tm, struct orch_tm_node *n)
 {
-	if (n < tm->slab || n >= tm->slab + tm->nslab)
+	uintptr_t a = (uintptr_t)n, lo = (uintptr_t)tm->slab;
+
+	/* Integers: ordering pointers into different objects is undefined. */
+	if (a < lo || a >= lo + tm->nslab * sizeof(*n))
 		free(n);
 }
 

@@ -317,4 +317,61 @@ TEST(ready_task_runs_while_orch_fn_blocks)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+/*
+ * Review regression (two SUB workers, both parked, batching on): task 0's
+ * flush kicks one worker; task 1, submitted 2 ms later while the other
+ * worker is still parked, must start on that worker at once, not wait on
+ * the pending list behind task 0 (300 ms). Failed before the hunger bit
+ * stayed set while an idle worker of the kind was left un-kicked.
+ */
+static uint64_t par_t0;
+static _Atomic uint64_t par_start[2];
+
+static int slow_task(struct pto_task_ctx *c)
+{
+	par_start[c->scalars[0]] = ot_now_ns() - par_t0;
+	usleep(300 * 1000);
+	return 0;
+}
+
+static int two_slow(pto_orch *o, void *arg)
+{
+	struct pto_callable c = { .fn = slow_task };
+	struct pto_task_args a;
+	int i, err = 0;
+
+	(void)arg;
+	par_t0 = ot_now_ns();
+	for (i = 0; i < 2 && !err; i++) {
+		pto_args_init(&a);
+		pto_args_add_scalar(&a, (uint64_t)i);
+		err = pto_submit_sub(o, &c, &a, NULL);
+		pto_args_fini(&a);
+		usleep(2000);	/* host work between submits */
+	}
+	usleep(400 * 1000);	/* host work in the orchestration function */
+	return err;
+}
+
+static const struct pto_worker_desc TWO_SUB[] = {
+	{ 0, PTO_WK_SUB }, { 1, PTO_WK_SUB },
+};
+
+TEST(parked_worker_takes_second_task_at_once)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 64, .timeout_ms = 5000,
+				       .workers = TWO_SUB, .nworkers = 2 };
+	pto_orch *o;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	usleep(20000);	/* both workers park */
+	ASSERT_EQ(0, pto_orch_run(o, two_slow, NULL));
+	TH_LOG("ready_batch %u: task 0 at %.1f ms, task 1 at %.1f ms",
+	       o->ready_batch, par_start[0] / 1e6, par_start[1] / 1e6);
+	EXPECT_LT(par_start[1], 100ULL * 1000000ULL);
+	EXPECT_EQ(0, pto_orch_close(o, 1000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 TEST_HARNESS_MAIN
