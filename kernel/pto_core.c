@@ -1312,15 +1312,7 @@ void pto_cores_fini(struct pto_device *pdev)
 		kthread_stop(core->thread);
 		/* A quarantined core kept its references: its thread is gone. */
 		pto_task_put(&core->task);
-		if (core->r_bo)
-			pto_bo_put(core->r_bo);
-		if (core->r_pf)
-			pto_file_put(core->r_pf);
-		if (core->r_notify)
-			eventfd_ctx_put(core->r_notify);
-		core->r_bo = NULL;
-		core->r_pf = NULL;
-		core->r_notify = NULL;
+		pto_retire_put_refs(core);
 		WRITE_ONCE(core->owner, NULL);
 		core->payload_bo = NULL;
 		core->notify = NULL;

@@ -364,6 +364,23 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 		pto_retire_note(&pdev->core[i], PTO_RW_DRAIN, 0);
 }
 
+/*
+ * Put the launch references a retirement claimed (r_bo, r_pf, r_notify):
+ * by the retirement owner, or at unload for a core left quarantined.
+ */
+void pto_retire_put_refs(struct pto_core *core)
+{
+	if (core->r_bo)
+		pto_bo_put(core->r_bo);
+	if (core->r_pf)
+		pto_file_put(core->r_pf);
+	if (core->r_notify)
+		eventfd_ctx_put(core->r_notify);
+	core->r_bo = NULL;
+	core->r_pf = NULL;
+	core->r_notify = NULL;
+}
+
 /* Drop the claimed generation's launch references (owner only). */
 static void pto_retire_drop(struct pto_core *core)
 {
@@ -385,15 +402,7 @@ static void pto_retire_drop(struct pto_core *core)
 	 * core before this point; the references dropped are still the
 	 * claimed generation's, so the counts stay balanced either way.
 	 */
-	if (core->r_bo)
-		pto_bo_put(core->r_bo);
-	if (core->r_pf)
-		pto_file_put(core->r_pf);
-	if (core->r_notify)
-		eventfd_ctx_put(core->r_notify);
-	core->r_bo = NULL;
-	core->r_pf = NULL;
-	core->r_notify = NULL;
+	pto_retire_put_refs(core);
 }
 
 /*

@@ -42,9 +42,8 @@
 #define SCHED_CAPPED_WAKE_MULT 50
 
 static unsigned int sched_max_awake(const struct pto_dev_info *info,
-				    unsigned int nthreads)
+				    long cpus, unsigned int nthreads)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int n;
 
 	if (!(info->caps & PTO_CAP_MOCK) || cpus < 1 || !nthreads)
@@ -59,9 +58,9 @@ static unsigned int sched_max_awake(const struct pto_dev_info *info,
  * spinning threads that outnumber the CPUs take them from the thread that
  * submits (and, on the mock, from the cores' kthreads).
  */
-static uint32_t sched_default_threads(const struct pto_dev_info *info)
+static uint32_t sched_default_threads(const struct pto_dev_info *info,
+				      long cpus)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t n = info->lanes;
 
 	if (cpus > 1 && (uint32_t)(cpus - 1) < n)
@@ -733,6 +732,7 @@ int pto_orch_create_device(struct pto_dev *dev,
 			   pto_orch **out)
 {
 	struct pto_orch_config oc = { 0 };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct pto_dev_info info;
 	struct sched_backend *be;
 	unsigned int i, nclusters;
@@ -752,7 +752,7 @@ int pto_orch_create_device(struct pto_dev *dev,
 		return -EINVAL;
 	}
 	if (!be->cfg.threads)
-		be->cfg.threads = sched_default_threads(&info);
+		be->cfg.threads = sched_default_threads(&info, cpus);
 	if (!be->cfg.spin_us)
 		be->cfg.spin_us = SCHED_DEFAULT_SPIN_US;
 	if (!be->cfg.wake_delay_us)
@@ -768,7 +768,8 @@ int pto_orch_create_device(struct pto_dev *dev,
 	for (i = 0; i < be->nthreads; i++) {
 		be->threads[i].wake_delay_ns =
 			(uint64_t)be->cfg.wake_delay_us * 1000;
-		be->threads[i].max_awake = sched_max_awake(&info, be->nthreads);
+		be->threads[i].max_awake = sched_max_awake(&info, cpus,
+							   be->nthreads);
 		be->threads[i].evfd = -1;
 		be->threads[i].be = be;
 		be->threads[i].index = i;
