@@ -268,6 +268,11 @@ struct orch_ring {
 	pthread_cond_t cv;
 	uint64_t tail, used;		/* heap FIFO tail, bytes charged */
 	_Atomic uint64_t last_alive;	/* stored under mu, release */
+	/* Back-pressure hysteresis (ring.c): a release wakes the waiting
+	 * orch thread only once live slots are down to wake_live; the wait
+	 * looks again every recheck_ns regardless (tests may raise it). */
+	uint64_t wake_live;
+	long recheck_ns;
 };
 
 struct orch_alloc_result {

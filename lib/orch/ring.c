@@ -25,12 +25,27 @@
  * consumes a slot and broadcasts only when it made progress. A zero-byte
  * alloc (no heap: the common task) with room in the window takes no lock:
  * see alloc_fast().
+ *
+ * Back-pressure hysteresis: a full window is waited out in batches, not
+ * slot by slot. Waking the orch thread for each released slot made it
+ * and the releasers ping-pong (a futex wake, a context switch and a
+ * futex wait per task, each an IPI in a VM), with the orch thread taking
+ * a CPU from the workers it waits for just to submit one task. So a
+ * window waiter asks to be woken only when RING_WAKE_FRACTION of the
+ * window is free (wake_live). That batch may never come: slots of a scope
+ * the orch thread still has open are released only by its scope_end, so
+ * the wait is also bounded by RING_RECHECK_NS, after which the waiter
+ * takes whatever is free. A heap waiter (a size, not a count) is woken by
+ * every release, as before.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "orch/orch_internal.h"
+
+#define RING_WAKE_FRACTION 8		/* wake at window / 8 free */
+#define RING_RECHECK_NS 1000000L	/* 1 ms */
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -48,6 +63,8 @@ int orch_ring_init(struct pto_orch *o, int r, uint32_t window)
 	atomic_init(&ring->last_alive, 0);
 	atomic_init(&ring->shutdown, false);
 	ring->window = window;
+	ring->wake_live = UINT64_MAX;
+	ring->recheck_ns = RING_RECHECK_NS;
 	ring->slots = calloc(window, sizeof(*ring->slots));
 	if (!ring->slots)
 		return -ENOMEM;
@@ -219,6 +236,47 @@ static struct orch_slot *alloc_fast(struct orch_ring *ring)
 	return take_slot(ring);
 }
 
+static void ts_add_ns(struct timespec *ts, long ns)
+{
+	ts->tv_nsec += ns;
+	while (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/*
+ * One back-pressure sleep under ring->mu (see the hysteresis note at the
+ * top). Returns ETIMEDOUT only at @deadline; a wake-up, or the recheck
+ * bound of a window wait, returns 0 and the caller looks again.
+ */
+static int ring_wait(struct orch_ring *ring, const struct timespec *deadline,
+		     bool window_full)
+{
+	struct timespec until = *deadline;
+	uint64_t batch = ring->window / RING_WAKE_FRACTION;
+	int ret;
+
+	if (window_full && batch > 1) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		ts_add_ns(&until, ring->recheck_ns);
+		if (!ts_before(&until, deadline))
+			until = *deadline;
+		ring->wake_live = ring->window - batch;
+	}
+	ret = pthread_cond_timedwait(&ring->cv, &ring->mu, &until);
+	ring->wake_live = UINT64_MAX;
+	if (ret == ETIMEDOUT && ts_before(&until, deadline))
+		return 0;	/* the recheck bound, not the deadline */
+	return ret;
+}
+
 int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		    struct orch_alloc_result *res)
 {
@@ -280,15 +338,11 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		if (!have_deadline) {
 			clock_gettime(CLOCK_MONOTONIC, &deadline);
 			deadline.tv_sec += o->cfg.timeout_ms / 1000;
-			deadline.tv_nsec += (long)(o->cfg.timeout_ms % 1000) * 1000000L;
-			if (deadline.tv_nsec >= 1000000000L) {
-				deadline.tv_sec++;
-				deadline.tv_nsec -= 1000000000L;
-			}
+			ts_add_ns(&deadline,
+				  (long)(o->cfg.timeout_ms % 1000) * 1000000L);
 			have_deadline = true;
 		}
-		if (pthread_cond_timedwait(&ring->cv, &ring->mu, &deadline) ==
-		    ETIMEDOUT) {
+		if (ring_wait(ring, &deadline, !slot_ok) == ETIMEDOUT) {
 			/* One last look: a release may have raced the timeout. */
 			slot_ok = live_slots(ring) < ring->window;
 			if (slot_ok && bytes) {
@@ -403,9 +457,16 @@ static void ring_release_locked(struct orch_ring *ring)
 	if (progress)
 		atomic_store_explicit(&ring->last_alive, alive,
 				      memory_order_release);
-	/* Broadcast only when something was reclaimed; with no waiter glibc's
-	 * broadcast is a load and no system call. */
-	if (progress)
+	/*
+	 * Broadcast only when something was reclaimed, and to a window
+	 * waiter only once live slots are down to its wake_live (the
+	 * hysteresis; its wait is bounded, so a batch that never comes costs
+	 * it RING_RECHECK_NS, not a hang). wake_live is written under mu by
+	 * the waiter before it sleeps, so this read, under mu too, sees the
+	 * waiter's current request. With no waiter glibc's broadcast is a
+	 * load and no system call.
+	 */
+	if (progress && end - alive <= ring->wake_live)
 		pthread_cond_broadcast(&ring->cv);
 }
 

@@ -88,6 +88,7 @@ struct sched_worker {
 
 struct sched_backend {
 	struct pto_dev *dev;
+	unsigned int dev_index;		/* N of /dev/ptoN: thread names */
 	struct pto_orch *orch;
 	struct pto_sched_config cfg;
 	uint64_t clusters;		/* every acquired cluster */

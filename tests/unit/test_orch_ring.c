@@ -5,6 +5,7 @@
  * per-ring independence, window exhaustion. Drives orch_ring_alloc /
  * orch_ring_release directly on a thread-less orchestrator.
  */
+#include <pthread.h>
 #include "kselftest_harness.h"
 #include "orch_test.h"
 
@@ -187,6 +188,103 @@ TEST_F(ring, oversized_request_fails_at_once)
 	EXPECT_EQ(-E2BIG, orch_ring_alloc(self->o, 0, 2048 * K, &res));
 	EXPECT_LT(ot_now_ns() - t0, 40 * 1000000ULL);	/* no wait */
 	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "increase heap_ring_size"));
+}
+
+/*
+ * Back-pressure hysteresis (ring.c): a waiter on a full window is woken
+ * when an eighth of it is free, not by each release; and a batch that
+ * never comes (slots pinned by the waiter's own open scope) costs it the
+ * recheck bound, never the timeout.
+ */
+struct waiter {
+	pto_orch *o;
+	int ret;
+	_Atomic int done;
+	uint64_t t_done;
+};
+
+static void *wait_for_slot(void *arg)
+{
+	struct waiter *w = arg;
+	struct orch_alloc_result res;
+
+	w->ret = orch_ring_alloc(w->o, 1, 0, &res);
+	w->t_done = ot_now_ns();
+	atomic_store(&w->done, 1);
+	if (!w->ret)
+		orch_ring_release(w->o, res.slot);
+	return NULL;
+}
+
+static pto_orch *full_window(struct __test_metadata *_metadata,
+			     struct orch_slot **s, uint32_t window)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 64 * K,
+				       .task_window = window,
+				       .timeout_ms = 5000 };
+	struct orch_alloc_result res;
+	pto_orch *o;
+	uint32_t i;
+
+	EXPECT_EQ(0, orch_create_manual(&cfg, &o));
+	for (i = 0; i < window; i++) {
+		EXPECT_EQ(0, orch_ring_alloc(o, 1, 0, &res));
+		s[i] = res.slot;
+	}
+	return o;
+}
+
+TEST(window_waiter_is_woken_per_batch)
+{
+	struct orch_slot *s[64];
+	pto_orch *o = full_window(_metadata, s, 64);
+	struct waiter w = { .o = o };
+	pthread_t th;
+	int i;
+
+	/* No recheck within the test: only a release may wake the waiter. */
+	o->rings[1].recheck_ns = 900000000L;
+	pthread_create(&th, NULL, wait_for_slot, &w);
+	ot_sleep_ms(20);
+	for (i = 0; i < 7; i++)
+		orch_ring_release(o, s[i]);
+	/* 7 of 64 free: below the batch of 8, the waiter sleeps on. */
+	ot_sleep_ms(50);
+	EXPECT_EQ(0, atomic_load(&w.done));
+	orch_ring_release(o, s[7]);
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, w.ret);
+	for (i = 8; i < 64; i++)
+		orch_ring_release(o, s[i]);
+	EXPECT_EQ(0u, orch_ring_live(o, 1));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+TEST(window_waiter_takes_a_lone_free_slot)
+{
+	struct orch_slot *s[64];
+	pto_orch *o = full_window(_metadata, s, 64);
+	struct waiter w = { .o = o };
+	uint64_t t0;
+	pthread_t th;
+	int i;
+
+	pthread_create(&th, NULL, wait_for_slot, &w);
+	ot_sleep_ms(20);
+	/* One slot comes free and no more will (the rest stand for slots of
+	 * the waiter's open scope): the recheck takes it, long before the
+	 * 5 s timeout. */
+	t0 = ot_now_ns();
+	orch_ring_release(o, s[0]);
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_LT(w.t_done - t0, 1000 * 1000000ULL);
+	for (i = 1; i < 64; i++)
+		orch_ring_release(o, s[i]);
+	EXPECT_EQ(0u, orch_ring_live(o, 1));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
 TEST_HARNESS_MAIN
