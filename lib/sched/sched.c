@@ -49,6 +49,7 @@
  * tasks/s and independent from 140-270k to 230-320k.
  */
 #define SCHED_CAPPED_WAKE_MULT 50
+#define SCHED_CLOCK_STRIDE 16	/* see sched_dispatch() */
 
 static unsigned int sched_max_awake(const struct pto_dev_info *info,
 				    long cpus, unsigned int nthreads)
@@ -108,6 +109,43 @@ static void ring_bit(uint64_t *ring, unsigned int core)
 	ring[core / 64] |= 1ULL << (core % 64);
 }
 
+static void mask_set(struct sched_mask *m, unsigned int k)
+{
+	m->w[k / 64] |= 1ULL << (k % 64);
+}
+
+static void mask_clear(struct sched_mask *m, unsigned int k)
+{
+	m->w[k / 64] &= ~(1ULL << (k % 64));
+}
+
+/* The first core in @m at or after @k; SCHED_MASK_END if none. */
+#define SCHED_MASK_END (PTO_CORE_MASK_WORDS * 64U)
+
+static unsigned int mask_next(const struct sched_mask *m, unsigned int k)
+{
+	unsigned int wi;
+	uint64_t bits;
+
+	for (wi = k / 64; wi < PTO_CORE_MASK_WORDS; wi++, k = wi * 64) {
+		bits = m->w[wi] & (~0ULL << (k % 64));
+		if (bits)
+			return wi * 64 + (unsigned int)__builtin_ctzll(bits);
+	}
+	return SCHED_MASK_END;
+}
+
+#define for_each_core_in(k, m)						\
+	for ((k) = mask_next((m), 0); (k) < SCHED_MASK_END;		\
+	     (k) = mask_next((m), (k) + 1))
+
+/* An id went out to core @c: it is busy, and awake or being rung. */
+static void sched_core_sent(struct sched_core *c)
+{
+	mask_set(&c->t->busy, c->k);
+	mask_clear(&c->t->parked, c->k);
+}
+
 /*
  * Send @d to core @c (its payload written from the dispatch view). A task
  * whose arguments do not translate completes at once with the error.
@@ -131,6 +169,7 @@ static int sched_send(struct sched_backend *be, struct sched_core *c,
 	}
 	id = pto_rc_dispatch(c->rc, &need_ring);
 	c->slot[id & 1] = (struct sched_slot){ .d = *d, .mix = mix };
+	sched_core_sent(c);
 	return need_ring;
 }
 
@@ -202,6 +241,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 		}
 		id = pto_rc_dispatch(c->rc, &need_ring);
 		c->slot[id & 1] = (struct sched_slot){ .d = d, .mix = 1 };
+		sched_core_sent(c);
 		if (need_ring)
 			ring_bit(ring, c->rc->index);
 	}
@@ -220,7 +260,7 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 	unsigned int k;
 	int moved = 0;
 
-	for (k = 0; k < t->ncores; k++) {
+	for_each_core_in(k, &t->busy) {
 		struct sched_core *c = &t->cores[k];
 		int i, n = pto_rc_reap(c->rc, done);
 
@@ -268,6 +308,8 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 					ring_bit(ring, c->rc->index);
 			}
 		}
+		if (!c->rc->ninflight)
+			mask_clear(&t->busy, k);
 	}
 	return moved;
 }
@@ -287,75 +329,94 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
  */
 enum { PASS_IDLE, PASS_PENDING, PASS_PARKED, PASS_NR };
 
-static int sched_core_in_pass(const struct sched_core *c, int pass)
-{
-	const struct pto_rc *rc = c->rc;
-	int parked = pto_rc_parked(rc);
-
-	/*
-	 * A parked core with work in flight was rung already and is waking:
-	 * its pending slot costs no further wake-up.
-	 */
-	switch (pass) {
-	case PASS_IDLE:
-		return !parked && !rc->ninflight;
-	case PASS_PENDING:
-		return rc->ninflight;
-	default:
-		return parked && !rc->ninflight;
-	}
-}
-
 /*
  * Step 2: a cluster whose cores are idle starts a waiting MIX task; then
  * every core with a free slot gets the next task it may run, pass by pass
  * (each core is its own worker: a failed pop says nothing of the others).
+ * The passes are core sets: idle awake cores, busy cores (running, or
+ * rung and waking: their pending slot costs no further wake-up), idle
+ * parked cores. Cores of a cluster with a MIX task running or wanted take
+ * no single-core work, so the MIX task is not starved.
  * When the parked pass is put off, @backlog_since remembers it: the loop
  * calls this step again, without sleeping, until the pass has run.
  */
 static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
-	unsigned int k;
+	struct sched_mask blocked, idle, unknown, pass_set[PASS_NR];
+	unsigned int k, wi;
 	int moved = 0, pass;
-	unsigned int awake = 0;
 
+	memset(&blocked, 0, sizeof(blocked));
 	for (k = 0; k < t->nclusters; k++) {
 		struct sched_cluster *cl = &t->cl[k];
 
 		if (!cl->mix_running &&
 		    atomic_load_explicit(&cl->mix_wanted, memory_order_relaxed))
 			moved += sched_try_mix(be, cl, ring);
+		if (cl->mix_running ||
+		    atomic_load_explicit(&cl->mix_wanted, memory_order_relaxed))
+			for (wi = 0; wi < 3; wi++)
+				mask_set(&blocked, 3 * k + wi);
+	}
+	for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++) {
+		idle.w[wi] = t->all.w[wi] & ~t->busy.w[wi] & ~blocked.w[wi];
+		unknown.w[wi] = idle.w[wi] & ~t->parked.w[wi];
+	}
+	/* An idle core not known to be parked may have parked since. */
+	for_each_core_in(k, &unknown)
+		if (pto_rc_parked(t->cores[k].rc))
+			mask_set(&t->parked, k);
+	for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++) {
+		pass_set[PASS_IDLE].w[wi] = idle.w[wi] & ~t->parked.w[wi];
+		pass_set[PASS_PENDING].w[wi] = t->busy.w[wi] & ~blocked.w[wi];
+		pass_set[PASS_PARKED].w[wi] = idle.w[wi] & t->parked.w[wi];
 	}
 	for (pass = 0; pass < PASS_NR; pass++) {
 		if (pass == PASS_PARKED) {
-			uint64_t now = now_ns(), delay = t->wake_delay_ns;
+			uint64_t now, delay = t->wake_delay_ns;
+			unsigned int awake = 0;
 
+			if (mask_next(&pass_set[pass], 0) == SCHED_MASK_END) {
+				t->backlog_since = 0;
+				break;
+			}
+			/*
+			 * While the pass is put off, read the clock once per
+			 * SCHED_CLOCK_STRIDE steps: a backlog behind the cap
+			 * puts it off for a millisecond, and a clock read at
+			 * every step was a third of the thread's time in the
+			 * TCG test VM (each is an emulated TSC read there). A
+			 * wake comes at most that many steps late.
+			 */
+			if (t->clock_skip) {
+				t->clock_skip--;
+				break;
+			}
 			/*
 			 * One parked core per wake_delay_us (see above); with
 			 * max_awake cores awake already, one per
 			 * SCHED_CAPPED_WAKE_MULT x wake_delay_us.
 			 */
+			for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++)
+				awake += (unsigned int)__builtin_popcountll(
+					pass_set[PASS_IDLE].w[wi] |
+					pass_set[PASS_PENDING].w[wi]);
+			now = now_ns();
 			if (awake >= t->max_awake)
 				delay *= SCHED_CAPPED_WAKE_MULT;
 			if (now - t->last_wake_ns < delay) {
 				if (!t->backlog_since)
 					t->backlog_since = now;
+				t->clock_skip = SCHED_CLOCK_STRIDE - 1;
 				break;
 			}
 			t->backlog_since = 0;
 		}
-		for (k = 0; k < t->ncores; k++) {
+		for_each_core_in(k, &pass_set[pass]) {
 			struct sched_core *c = &t->cores[k];
 			struct orch_dispatch d;
 
-			if (c->cl->mix_running ||
-			    atomic_load_explicit(&c->cl->mix_wanted,
-						 memory_order_relaxed))
-				continue;
-			if (!sched_core_in_pass(c, pass))
-				continue;
-			awake += pass != PASS_PARKED;
 			/*
 			 * Running + pending slot: the worker has capacity two,
 			 * and a second id may go out once the core took the
@@ -733,6 +794,9 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		cl->core[k % 3] = &t->cores[k];
 		t->cores[k].rc = rc;
 		t->cores[k].cl = cl;
+		t->cores[k].t = t;
+		t->cores[k].k = k;
+		mask_set(&t->all, k);
 		t->cores[k].widx = (int32_t)be->nworkers;
 		add_worker(be, (int32_t)rc->index,
 			   info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
