@@ -389,6 +389,24 @@ static int wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
 		char msg[ORCH_MSG_LEN];
 		int st, perr;
 
+		/*
+		 * An ordering-only edge (add_dep_wait) on a producer that has
+		 * completed, or is gone, attaches nothing and counts no live
+		 * fanin: the outcome the locked path below reaches, without
+		 * the lock (a join's waits name producers the workers are
+		 * completing; their locks were a third of its submit time).
+		 * Acquire pairs with the release stores of COMPLETED and
+		 * CONSUMED. COMPLETED only moves on to CONSUMED and FREE, never
+		 * to FAILED, so the answer cannot go stale; task_id is written
+		 * by this thread alone (the orch thread reissues slots), so the
+		 * check names the same task as under the lock.
+		 */
+		if (!retain) {
+			st = atomic_load_explicit(&p->state, memory_order_acquire);
+			if (p->task_id != o->deps[i].tid || st == ORCH_COMPLETED ||
+			    st == ORCH_CONSUMED || st == ORCH_FREE)
+				continue;
+		}
 		orch_lock(&p->fanout_mu);
 		st = atomic_load_explicit(&p->state, memory_order_relaxed);
 		/* CONSUMED, or already reclaimed by its ring (FREE): gone. */
