@@ -25,8 +25,10 @@
  * make tools/bench/pto-bench-starpu) runs the same shape in the same invocation; its
  * tasks/s and the ratio are printed on the same line, up to 2^16 tasks
  * by default (-M; StarPU needs ~5 us/task). One line per workload and
- * size; both figures are the best of 3 runs, pto's and the peer's
- * interleaved (each timed pto run right after an untimed warm-up run).
+ * size; both figures are the best of --reps runs (5), pto's and the
+ * peer's interleaved, each timed run right after an untimed warm-up run
+ * in the same runtime instance (pto: once round the task window at
+ * least; StarPU: a quarter of the size), so both are steady state.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -304,12 +306,13 @@ static int run_once(pto_orch *o, struct job *j, uint64_t *t)
 
 /*
  * One timed run of @j on a fresh orchestrator, after an untimed run of
- * @warm on the same one: its time and the scheduler stats of both runs.
- * A runtime keeps its orchestrator, and the first run of a fresh one
- * pays one-time costs (the first touch of each slot's storage, 20 MB at
- * the default window, in page faults); after the peer's process, or any
- * idle gap, the CPUs also come back cold. The StarPU peer warms its
- * instance the same way.
+ * @warm on the same one (at least once round the task window): the timed
+ * run's time and scheduler stats. A runtime keeps its orchestrator, and
+ * a fresh one pays one-time costs on each slot's first use (its storage's
+ * first touch: 20 MB at the default window, in page faults, ~0.3 ms per
+ * 1024 slots, which decided the ratio at 2^10); after the peer's process,
+ * or any idle gap, the CPUs also come back cold. The StarPU peer warms
+ * its instance too (a quarter-size run).
  */
 static int run_pto(struct job *warm, struct job *j, uint32_t workers,
 		   uint32_t window, uint64_t *t, struct pto_sched_stats *st)
@@ -398,6 +401,7 @@ int main(int argc, char **argv)
 		{ "min-log2", required_argument, NULL, 'n' },
 		{ "sched-spin-us", required_argument, NULL, 's' },
 		{ "wake-delay-us", required_argument, NULL, 'L' },
+		{ "reps", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int dev_index = 0;
@@ -406,10 +410,10 @@ int main(int argc, char **argv)
 	char self_dir[4096], peer_default[4200];
 	const char *peer_path = NULL;
 	uint32_t workers = 2, window = 4096;
-	int maxlog = 20, peer_max = 16, opt, s, lg, use_peer = 1;
+	int maxlog = 20, peer_max = 16, opt, s, lg, use_peer = 1, reps = 5;
 	ssize_t len;
 
-	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:r:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'D':
 			device = 1;
@@ -450,6 +454,9 @@ int main(int argc, char **argv)
 		case 'W':
 			window = (uint32_t)atoi(optarg);
 			break;
+		case 'r':
+			reps = atoi(optarg) > 0 ? atoi(optarg) : 1;
+			break;
 		case 'M':
 			peer_max = atoi(optarg);
 			break;
@@ -459,7 +466,8 @@ int main(int argc, char **argv)
 			       "[--wake-delay-us US]] "
 			       "[--shape NAME] [--min-log2 N] "
 			       "[-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
-			       "[-M PEER_MAXLOG2] [--peer PATH | --no-peer]\n");
+			       "[-M PEER_MAXLOG2] [--reps N] "
+			       "[--peer PATH | --no-peer]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -515,17 +523,24 @@ int main(int argc, char **argv)
 			int rep;
 
 			/*
-			 * Best of 3, each on a fresh orchestrator, with the
-			 * peer's runs interleaved (best of 3 too): on a noisy
-			 * 2-CPU machine both see the same disturbances. On
+			 * Best of --reps (5), each on a fresh orchestrator,
+			 * with the peer's runs interleaved (best of as many):
+			 * on a noisy 2-CPU machine both see the same
+			 * disturbances, and a disturbance that spans a few
+			 * runs of one side no longer decides a ratio. On
 			 * both sides the timed run follows an untimed one of
 			 * a quarter of the size in the same runtime instance
 			 * (see run_pto()): steady state against steady state.
 			 */
-			for (rep = 0; rep < 3; rep++) {
+			for (rep = 0; rep < reps; rep++) {
+				/*
+				 * The warm-up goes once round the window at
+				 * least: every slot the timed run takes has
+				 * been used once (its storage touched).
+				 */
 				struct job warm = { .shape = j.shape,
-						    .n = j.n / 4 > 1024 ?
-							 j.n / 4 : 1024 };
+						    .n = j.n / 4 > window ?
+							 j.n / 4 : window };
 				uint64_t t;
 				double p;
 

@@ -232,6 +232,7 @@ static int inproc_start(void *bep, struct pto_orch *o)
 	if (be->manual)
 		return 0;
 	for (i = 0; i < be->n; i++) {
+		char name[16];
 		int err = pthread_create(&be->w[i].th, NULL, worker_main, &be->w[i]);
 
 		if (err) {
@@ -239,6 +240,9 @@ static int inproc_start(void *bep, struct pto_orch *o)
 			return -err;
 		}
 		be->w[i].started = true;
+		/* "pto-worker3": what top, perf and a debugger show. */
+		snprintf(name, sizeof(name), "pto-worker%u", i % 10000);
+		pthread_setname_np(be->w[i].th, name);
 	}
 	return 0;
 }
