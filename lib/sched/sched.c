@@ -379,6 +379,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 
 			if (mask_next(&pass_set[pass], 0) == SCHED_MASK_END) {
 				t->backlog_since = 0;
+				t->clock_skip = 0;
 				break;
 			}
 			/*
@@ -387,9 +388,14 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			 * puts it off for a millisecond, and a clock read at
 			 * every step was a third of the thread's time in the
 			 * TCG test VM (each is an emulated TSC read there). A
-			 * wake comes at most that many steps late.
+			 * wake comes at most that many steps late. Only while
+			 * the pass is put off (@backlog_since keeps the loop
+			 * stepping): a skip left over from an earlier backlog
+			 * would make a lone task for a parked core a step that
+			 * moves nothing, and the thread would sleep on it
+			 * (sched_test parked_only_task_after_mix).
 			 */
-			if (t->clock_skip) {
+			if (t->backlog_since && t->clock_skip) {
 				t->clock_skip--;
 				break;
 			}

@@ -5,6 +5,7 @@
  * shapes; these cover the rules.
  */
 #include <stdlib.h>
+#include <time.h>
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
@@ -245,6 +246,94 @@ TEST_F(sched, group_across_partitions_is_refused)
 	}
 	/* Nothing was written. */
 	EXPECT_EQ(0, self->map[512]);
+}
+
+/*
+ * A task only a parked core can take, arriving when nothing is in flight,
+ * is dispatched. Regression: the parked pass's clock-read skip count was
+ * left over when MIX tasks emptied the parked set, so the next lone task
+ * for a parked core (AIC here: the AIV core that ran the first task stays
+ * awake) met a step that skipped the pass without keeping the loop
+ * stepping, and the thread slept with the task READY.
+ */
+static const struct pto_callable k_noop = { .kernel_id = PTO_FUNC_NOOP };
+static const struct pto_callable k_spin = { .kernel_id = PTO_FUNC_SPIN_NS };
+
+static int aiv_then_mix_dag(pto_orch *o, void *arg)
+{
+	uint32_t i, nclusters = *(uint32_t *)arg;
+	struct pto_task_args a;
+	struct pto_task h, m;
+	int ret;
+
+	pto_args_init(&a);
+	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
+				    pto_on_kind(PTO_WK_AIV), &h);
+	for (i = 0; i < nclusters && !ret; i++) {
+		pto_args_reset(&a);
+		pto_args_add_scalar(&a, 2000000);	/* 2 ms */
+		pto_args_add_dep(&a, h);
+		ret = pto_submit_next_level(o, &k_spin, &a, NULL,
+					    pto_on_worker(PTO_SCHED_MIX_ID(i)),
+					    &m);
+	}
+	pto_args_fini(&a);
+	return ret;
+}
+
+static int aic_dag(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	struct pto_task h;
+	int ret;
+
+	(void)arg;
+	pto_args_init(&a);
+	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
+				    pto_on_kind(PTO_WK_AIC), &h);
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(parked_only_task_after_mix)
+{
+	/* A long wake delay keeps the parked pass put off for a while. */
+	struct pto_sched_config sc = { .threads = 1, .wake_delay_us = 100000 };
+	const struct timespec settle = { 0, 150 * 1000000L };
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	pto_orch *o;
+	int it;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	pto_dev_info(dev, &info);
+	sc.clusters = info.clusters < 2 ? info.clusters : 2;
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	nanosleep(&settle, NULL);	/* every core parks */
+	for (it = 0; it < 4; it++) {
+		pto_run *r;
+
+		ASSERT_EQ(0, pto_submit(o, aiv_then_mix_dag, &sc.clusters, &r));
+		ASSERT_EQ(0, pto_run_wait(r, 20000));
+		pto_run_release(r);
+		nanosleep(&settle, NULL);
+		ASSERT_EQ(0, pto_submit(o, aic_dag, NULL, &r));
+		EXPECT_EQ(0, pto_run_wait(r, 2000))
+			TH_LOG("iteration %d: the AIC task was not dispatched", it);
+		/* Unstick it for the teardown if it hung: a kick per submit. */
+		for (int n = 0; n < 20 && pto_run_wait(r, 0) == -ETIMEDOUT; n++) {
+			pto_run *k;
+
+			ASSERT_EQ(0, pto_submit(o, aic_dag, NULL, &k));
+			pto_run_release(k);
+			nanosleep(&settle, NULL);
+		}
+		pto_run_release(r);
+		nanosleep(&settle, NULL);
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(dev);
 }
 
 TEST_HARNESS_MAIN
