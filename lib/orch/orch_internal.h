@@ -439,6 +439,15 @@ struct orch_consume_batch {
 void orch_release_ref_batched(struct pto_orch *o, struct orch_slot *s,
 			      struct orch_consume_batch *b);
 void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b);
+/*
+ * The calling thread's consume batch, or NULL: while a backend thread has
+ * one set, the consumptions its completions cause (orch_release_ref) are
+ * deferred into it, as scope_end's are (orch_release_ref_batched), and
+ * the thread flushes it. The device scheduler threads set theirs for
+ * their whole loop (lib/sched/sched.c: when they flush, and why that
+ * keeps back-pressure and run waits live).
+ */
+void orch_set_consume_batch(struct orch_consume_batch *b);
 /* One fanin satisfied (producer completed). */
 void orch_release_fanin(struct pto_orch *o, struct orch_slotref c);
 /* Aggregate terminal transition of a slot that ran. */

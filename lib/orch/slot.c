@@ -160,9 +160,23 @@ static bool release_ref_locked(struct orch_slot *s)
 	return false;
 }
 
+/* See orch_set_consume_batch(). Per thread: each backend thread owns its
+ * batch, and no other thread reaches it. */
+static _Thread_local struct orch_consume_batch *consume_batch;
+
+void orch_set_consume_batch(struct orch_consume_batch *b)
+{
+	consume_batch = b;
+}
+
 void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
 {
 	bool consume;
+
+	if (consume_batch) {
+		orch_release_ref_batched(o, s, consume_batch);
+		return;
+	}
 
 	orch_lock(&s->fanout_mu);
 	consume = release_ref_locked(s);

@@ -525,6 +525,22 @@ static void *sched_thread_main(void *arg)
 	uint64_t spin_ns = (uint64_t)be->cfg.spin_us * 1000, idle_since = 0;
 	uint64_t ring[PTO_CORE_MASK_WORDS], gen, gen_empty = ~0ULL;
 
+	/*
+	 * Consumptions this thread's completions cause (a task's self
+	 * release, a producer's last retention) go to its batch and are
+	 * flushed 64 at a time, with one TensorMap lock, one ring lock per
+	 * ring and one run count-down, instead of all three per task (in
+	 * the TCG VM: fan-out 244k -> 289-320k tasks/s, independent +3-10%).
+	 * Deferring a consumption is safe (orch_release_ref_batched). It
+	 * stays live: the batch is flushed whenever a step moves nothing,
+	 * so before the thread spins idle or sleeps, and when the thread
+	 * leaves its loop; a thread that keeps moving completes tasks and
+	 * fills the batch. So the orch thread's back-pressure wait and a
+	 * run's wait see a consumption at the latest when the thread that
+	 * caused it runs out of work.
+	 */
+	t->consume.n = 0;
+	orch_set_consume_batch(&t->consume);
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		int moved, kicked;
 
@@ -556,6 +572,8 @@ static void *sched_thread_main(void *arg)
 		/* One doorbell ioctl for every parked core that got work. */
 		if (ring[0] | ring[1])
 			pto_ring(t->launch, ring);
+		if (!moved && t->consume.n)
+			orch_consume_flush(be->orch, &t->consume);
 		/* A backlog waits for awake cores or wake_delay_us: no sleep. */
 		if (moved || t->backlog_since) {
 			idle_since = 0;
@@ -572,6 +590,8 @@ static void *sched_thread_main(void *arg)
 		sched_sleep(t);
 		idle_since = 0;
 	}
+	orch_consume_flush(be->orch, &t->consume);
+	orch_set_consume_batch(NULL);
 	sched_retire(t);
 	return NULL;
 }

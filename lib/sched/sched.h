@@ -9,6 +9,7 @@
 #include <pto/sched.h>
 #include "core.h"
 #include "orch/backend.h"
+#include "orch/orch_internal.h"
 
 #define SCHED_MAX_WORKERS (PTO_DEV_MAX_CORES + PTO_DEV_MAX_CORES / 3)
 
@@ -89,6 +90,8 @@ struct sched_thread {
 	unsigned int max_awake;		/* see sched_max_awake() */
 	atomic_int sleeping;
 	atomic_int kicked;
+	/* Consumptions deferred by this thread's completions (loop only). */
+	struct orch_consume_batch consume;
 
 	atomic_uint_fast64_t tasks;
 	atomic_uint_fast64_t errors;

@@ -91,6 +91,41 @@ TEST_F(man, raw_edge_and_release)
 	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
 }
 
+/*
+ * A backend thread with a consume batch (the device scheduler's threads)
+ * defers the consumptions its completions cause: the slots are CONSUMED
+ * at once, but their TensorMap entries, ring slots and the run's count
+ * are released by the flush, all of them, and not before.
+ */
+TEST_F(man, consume_batch_defers_cleanup_to_the_flush)
+{
+	struct orch_consume_batch b = { 0 };
+	struct pto_task p, c;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	c = T1(1, 0, PTO_INPUT);
+	ASSERT_EQ(0, pto_scope_end(self->o));	/* only the tasks hold them */
+	EXPECT_EQ(2u, orch_ring_live(self->o, 1));
+	EXPECT_EQ(1u, orch_tm_count(self->o));
+	orch_set_consume_batch(&b);
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
+	orch_set_consume_batch(NULL);
+	EXPECT_EQ(2u, b.n);
+	EXPECT_EQ(ORCH_CONSUMED, atomic_load(&orch_slot_at(self->o, p.slot)->state));
+	EXPECT_EQ(ORCH_CONSUMED, atomic_load(&orch_slot_at(self->o, c.slot)->state));
+	EXPECT_EQ(2u, orch_ring_live(self->o, 1));
+	EXPECT_EQ(1u, orch_tm_count(self->o));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(0, pto_run_done(self->r));	/* the batch holds its count */
+	orch_consume_flush(self->o, &b);
+	EXPECT_EQ(0u, b.n);
+	EXPECT_EQ(0u, orch_ring_live(self->o, 1));
+	EXPECT_EQ(0u, orch_tm_count(self->o));
+	EXPECT_EQ(1, pto_run_done(self->r));
+}
+
 TEST_F(man, dedup_retain_wins)
 {
 	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
