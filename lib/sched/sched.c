@@ -50,6 +50,7 @@
  */
 #define SCHED_CAPPED_WAKE_MULT 50
 #define SCHED_CLOCK_STRIDE 16	/* see sched_dispatch() */
+#define SCHED_CONSUME_STEPS 64	/* see sched_thread_main() */
 
 static unsigned int sched_max_awake(const struct pto_dev_info *info,
 				    long cpus, unsigned int nthreads)
@@ -532,14 +533,20 @@ static void *sched_thread_main(void *arg)
 	 * ring and one run count-down, instead of all three per task (in
 	 * the TCG VM: fan-out 244k -> 289-320k tasks/s, independent +3-10%).
 	 * Deferring a consumption is safe (orch_release_ref_batched). It
-	 * stays live: the batch is flushed whenever a step moves nothing,
-	 * so before the thread spins idle or sleeps, and when the thread
-	 * leaves its loop; a thread that keeps moving completes tasks and
-	 * fills the batch. So the orch thread's back-pressure wait and a
-	 * run's wait see a consumption at the latest when the thread that
-	 * caused it runs out of work.
+	 * stays live: the batch is flushed when it is full, before the
+	 * thread idles (a step that moved nothing with no parked pass
+	 * pending: it then spins or sleeps), when the thread leaves its
+	 * loop, and at the latest SCHED_CONSUME_STEPS steps after the first
+	 * consumption went in, so a thread that stays busy without filling
+	 * its batch (its tasks mostly consumed by another thread's
+	 * completions, or steps waiting on its cores) holds none for longer
+	 * than that: a run's wait and the orch thread's back-pressure wait
+	 * see every consumption within that many steps of the thread that
+	 * made it. (Flushing at every step that moved nothing would flush
+	 * per task: a core's task spans several steps.)
 	 */
 	t->consume.n = 0;
+	t->consume_steps = 0;
 	orch_set_consume_batch(&t->consume);
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		int moved, kicked;
@@ -572,8 +579,12 @@ static void *sched_thread_main(void *arg)
 		/* One doorbell ioctl for every parked core that got work. */
 		if (ring[0] | ring[1])
 			pto_ring(t->launch, ring);
-		if (!moved && t->consume.n)
+		if (t->consume.n &&
+		    (++t->consume_steps >= SCHED_CONSUME_STEPS ||
+		     (!moved && !t->backlog_since))) {
 			orch_consume_flush(be->orch, &t->consume);
+			t->consume_steps = 0;
+		}
 		/* A backlog waits for awake cores or wake_delay_us: no sleep. */
 		if (moved || t->backlog_since) {
 			idle_since = 0;

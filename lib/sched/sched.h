@@ -90,8 +90,10 @@ struct sched_thread {
 	unsigned int max_awake;		/* see sched_max_awake() */
 	atomic_int sleeping;
 	atomic_int kicked;
-	/* Consumptions deferred by this thread's completions (loop only). */
+	/* Consumptions deferred by this thread's completions (loop only),
+	 * and the steps since the first of them went in. */
 	struct orch_consume_batch consume;
+	unsigned int consume_steps;
 
 	atomic_uint_fast64_t tasks;
 	atomic_uint_fast64_t errors;
