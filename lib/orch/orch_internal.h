@@ -156,8 +156,11 @@ struct orch_slot {
 	/*
 	 * fanout_mu guards the pair (fanin_count, fanin_released), the pair
 	 * (fanout_total, fanout_released), the consumer list, the failure
-	 * claim and message, and every state transition except READY ->
-	 * RUNNING / READY -> FAILED (those are under sched_mu, see ready.c).
+	 * claim and message, and every state transition. READY -> RUNNING
+	 * and READY -> FAILED (cancellation) are also under sched_mu, which
+	 * orders them against each other (ready.c); claim_running() relies
+	 * on fanout_mu too: its load and store of the state are one step
+	 * only because every writer of a READY slot's state holds it.
 	 */
 	struct orch_lock fanout_mu;
 	_Atomic int state;

@@ -443,16 +443,23 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
 	bump_gen(o);
 }
 
-/* READY -> RUNNING. Cannot fail under sched_mu: the only other way out of
- * READY (cancellation) unlinks under sched_mu too. */
+/*
+ * READY -> RUNNING. Cannot fail under sched_mu: the only other way out of
+ * READY (cancellation) unlinks under sched_mu too. A load and a store,
+ * not a compare-and-swap: every writer of a READY slot's state holds its
+ * fanout_mu (cancellation, failure claims, completion), as we do here, so
+ * the pair is as atomic as the CAS, without a locked instruction per
+ * dispatch. Release: as every other state store.
+ */
 static void claim_running(struct orch_slot *s)
 {
 	struct pto_run *run;
-	int exp = ORCH_READY;
 	bool launched;
 
 	orch_lock(&s->fanout_mu);
-	atomic_compare_exchange_strong(&s->state, &exp, ORCH_RUNNING);
+	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_READY)
+		atomic_store_explicit(&s->state, ORCH_RUNNING,
+				      memory_order_release);
 	launched = s->unlaunched;
 	s->unlaunched = false;
 	run = s->run;
@@ -675,6 +682,10 @@ static bool member_outcome(struct orch_slot *s, const struct orch_dispatch *d,
 	    !atomic_exchange(&s->member_msg_claimed, 1))
 		snprintf(s->member_message, sizeof(s->member_message), "%s",
 			 msg ? msg : "");
+	/* A lone member is its slot's last: no peer to count or to see (and
+	 * no locked instruction per task for the common case). */
+	if (s->nmembers == 1)
+		return true;
 	/* acq_rel: the last member sees every peer's outcome and message. */
 	return atomic_fetch_sub_explicit(&s->members_left, 1,
 					 memory_order_acq_rel) == 1;
@@ -683,7 +694,8 @@ static bool member_outcome(struct orch_slot *s, const struct orch_dispatch *d,
 /*
  * A member finished on its worker. The worker goes idle first (so its own
  * next pop may start the head group), then the outcome is recorded; the
- * member that takes members_left to zero runs the slot's completion, so
+ * member that takes members_left to zero (a lone member at once) runs the
+ * slot's completion, so
  * consumers are released or poisoned once, after every member - running
  * peers of a failed one included - has finished.
  */
