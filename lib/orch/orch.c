@@ -28,6 +28,17 @@ int orch_error(struct pto_orch *o, int err, const char *fmt, ...)
 	return err;
 }
 
+void orch_deadline_in(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 PTO_API const char *pto_orch_error(const pto_orch *o)
 {
 	return o->errmsg;
@@ -310,13 +321,7 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	}
 	o->closing = true;	/* begin_run now fails; wake blocked ones */
 	pthread_cond_broadcast(&o->runs_cv);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += budget_ms / 1000;
-	ts.tv_nsec += (long)(budget_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	orch_deadline_in(&ts, budget_ms);
 	while (o->runs && !err)
 		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &ts) == ETIMEDOUT)
 			err = o->runs ? -ETIMEDOUT : 0;

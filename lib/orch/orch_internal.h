@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <pto/orch.h>
 #include "orch/backend.h"
 
@@ -273,9 +274,9 @@ struct orch_ring {
 	_Atomic uint64_t last_alive;	/* stored under mu, release */
 	/* Back-pressure hysteresis (ring.c): a release wakes the waiting
 	 * orch thread only once live slots are down to wake_live; the wait
-	 * looks again every recheck_ns regardless (tests may raise it). */
+	 * looks again every recheck_ms regardless (tests may raise it). */
 	uint64_t wake_live;
-	long recheck_ns;
+	int64_t recheck_ms;
 };
 
 struct orch_alloc_result {
@@ -283,6 +284,9 @@ struct orch_alloc_result {
 	uint64_t heap_off;
 	void *heap_ptr;
 };
+
+/* Now (CLOCK_MONOTONIC) plus @ms: a pthread_cond_timedwait deadline. */
+void orch_deadline_in(struct timespec *ts, int64_t ms);
 
 int orch_ring_init(struct pto_orch *o, int r, uint32_t window);
 void orch_ring_fini(struct pto_orch *o, int r);

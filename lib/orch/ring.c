@@ -34,7 +34,7 @@
  * window waiter asks to be woken only when RING_WAKE_FRACTION of the
  * window is free (wake_live). That batch may never come: slots of a scope
  * the orch thread still has open are released only by its scope_end, so
- * the wait is also bounded by RING_RECHECK_NS, after which the waiter
+ * the wait is also bounded by RING_RECHECK_MS, after which the waiter
  * takes whatever is free. A heap waiter (a size, not a count) is woken by
  * every release, as before.
  */
@@ -45,7 +45,7 @@
 #include "orch/orch_internal.h"
 
 #define RING_WAKE_FRACTION 8		/* wake at window / 8 free */
-#define RING_RECHECK_NS 1000000L	/* 1 ms */
+#define RING_RECHECK_MS 1
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -64,7 +64,7 @@ int orch_ring_init(struct pto_orch *o, int r, uint32_t window)
 	atomic_init(&ring->shutdown, false);
 	ring->window = window;
 	ring->wake_live = UINT64_MAX;
-	ring->recheck_ns = RING_RECHECK_NS;
+	ring->recheck_ms = RING_RECHECK_MS;
 	ring->slots = calloc(window, sizeof(*ring->slots));
 	if (!ring->slots)
 		return -ENOMEM;
@@ -236,15 +236,6 @@ static struct orch_slot *alloc_fast(struct orch_ring *ring)
 	return take_slot(ring);
 }
 
-static void ts_add_ns(struct timespec *ts, long ns)
-{
-	ts->tv_nsec += ns;
-	while (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 static bool ts_before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec ||
@@ -264,8 +255,7 @@ static int ring_wait(struct orch_ring *ring, const struct timespec *deadline,
 	int ret;
 
 	if (window_full && batch > 1) {
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		ts_add_ns(&until, ring->recheck_ns);
+		orch_deadline_in(&until, ring->recheck_ms);
 		if (!ts_before(&until, deadline))
 			until = *deadline;
 		ring->wake_live = ring->window - batch;
@@ -336,10 +326,7 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		 * deadline is taken lazily so the uncontended path makes no
 		 * clock call. */
 		if (!have_deadline) {
-			clock_gettime(CLOCK_MONOTONIC, &deadline);
-			deadline.tv_sec += o->cfg.timeout_ms / 1000;
-			ts_add_ns(&deadline,
-				  (long)(o->cfg.timeout_ms % 1000) * 1000000L);
+			orch_deadline_in(&deadline, o->cfg.timeout_ms);
 			have_deadline = true;
 		}
 		if (ring_wait(ring, &deadline, !slot_ok) == ETIMEDOUT) {
@@ -461,7 +448,7 @@ static void ring_release_locked(struct orch_ring *ring)
 	 * Broadcast only when something was reclaimed, and to a window
 	 * waiter only once live slots are down to its wake_live (the
 	 * hysteresis; its wait is bounded, so a batch that never comes costs
-	 * it RING_RECHECK_NS, not a hang). wake_live is written under mu by
+	 * it RING_RECHECK_MS, not a hang). wake_live is written under mu by
 	 * the waiter before it sleeps, so this read, under mu too, sees the
 	 * waiter's current request. With no waiter glibc's broadcast is a
 	 * load and no system call.

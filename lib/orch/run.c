@@ -275,24 +275,13 @@ PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg)
 	return ret ? ret : st;
 }
 
-static void deadline_in(struct timespec *ts, int64_t ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* Wait under runs_mu until *flag or the deadline. */
 static int wait_flag(struct pto_orch *o, const bool *flag, int64_t timeout_ms)
 {
 	struct timespec ts;
 
 	if (timeout_ms >= 0)
-		deadline_in(&ts, timeout_ms);
+		orch_deadline_in(&ts, timeout_ms);
 	while (!*flag) {
 		if (timeout_ms < 0) {
 			pthread_cond_wait(&o->runs_cv, &o->runs_mu);

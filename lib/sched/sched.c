@@ -143,8 +143,10 @@ static unsigned int mask_next(const struct sched_mask *m, unsigned int k)
 /* An id went out to core @c: it is busy, and awake or being rung. */
 static void sched_core_sent(struct sched_core *c)
 {
-	mask_set(&c->t->busy, c->k);
-	mask_clear(&c->t->parked, c->k);
+	unsigned int k = (unsigned int)(c - c->t->cores);
+
+	mask_set(&c->t->busy, k);
+	mask_clear(&c->t->parked, k);
 }
 
 /*
@@ -531,7 +533,7 @@ static void *sched_thread_main(void *arg)
 	 * release, a producer's last retention) go to its batch and are
 	 * flushed 64 at a time, with one TensorMap lock, one ring lock per
 	 * ring and one run count-down, instead of all three per task (in
-	 * the TCG VM: fan-out 244k -> 289-320k tasks/s, independent +3-10%).
+	 * the TCG VM: fan-out +15-25%, independent +15%; scheduler.md).
 	 * Deferring a consumption is safe (orch_release_ref_batched). It
 	 * stays live: the batch is flushed when it is full, before the
 	 * thread idles (a step that moved nothing with no parked pass
@@ -839,7 +841,6 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		t->cores[k].rc = rc;
 		t->cores[k].cl = cl;
 		t->cores[k].t = t;
-		t->cores[k].k = k;
 		mask_set(&t->all, k);
 		t->cores[k].widx = (int32_t)be->nworkers;
 		add_worker(be, (int32_t)rc->index,

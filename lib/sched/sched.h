@@ -26,8 +26,7 @@ struct sched_core {
 	struct pto_rc *rc;
 	int32_t widx;			/* orchestrator worker index */
 	struct sched_cluster *cl;
-	struct sched_thread *t;
-	unsigned int k;			/* index in t->cores, bit in its masks */
+	struct sched_thread *t;		/* its index in t->cores is its mask bit */
 	struct sched_slot slot[2];	/* by id parity */
 };
 

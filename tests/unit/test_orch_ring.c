@@ -243,7 +243,7 @@ TEST(window_waiter_is_woken_per_batch)
 	int i;
 
 	/* No recheck within the test: only a release may wake the waiter. */
-	o->rings[1].recheck_ns = 900000000L;
+	o->rings[1].recheck_ms = 900;
 	pthread_create(&th, NULL, wait_for_slot, &w);
 	ot_sleep_ms(20);
 	for (i = 0; i < 7; i++)
