@@ -139,34 +139,34 @@ static int gates_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(gates);
 
-/* Write-only (0200): "N" makes core N ignore its next EXIT (mock fault). */
-static ssize_t inject_stall_write(struct file *file, const char __user *buf,
-				  size_t len, loff_t *ppos)
+/* "N" from user space: apply the mock fault @inject to core N. */
+static ssize_t inject_core_write(struct file *file, const char __user *buf,
+				 size_t len,
+				 int (*inject)(struct pto_device *pdev,
+					       unsigned int core))
 {
-	struct pto_device *pdev = file->private_data;
 	unsigned int core;
 	int ret;
 
 	ret = kstrtouint_from_user(buf, len, 0, &core);
 	if (ret)
 		return ret;
-	ret = pto_core_inject_stall(pdev, core);
+	ret = inject(file->private_data, core);
 	return ret ? ret : len;
+}
+
+/* Write-only (0200): "N" makes core N ignore its next EXIT (mock fault). */
+static ssize_t inject_stall_write(struct file *file, const char __user *buf,
+				  size_t len, loff_t *ppos)
+{
+	return inject_core_write(file, buf, len, pto_core_inject_stall);
 }
 
 /* Write-only (0200): "N": core N reports a bad id at its next handshake. */
 static ssize_t inject_badid_write(struct file *file, const char __user *buf,
 				  size_t len, loff_t *ppos)
 {
-	struct pto_device *pdev = file->private_data;
-	unsigned int core;
-	int ret;
-
-	ret = kstrtouint_from_user(buf, len, 0, &core);
-	if (ret)
-		return ret;
-	ret = pto_core_inject_badid(pdev, core);
-	return ret ? ret : len;
+	return inject_core_write(file, buf, len, pto_core_inject_badid);
 }
 
 static const struct file_operations inject_badid_fops = {

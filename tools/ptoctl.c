@@ -115,9 +115,16 @@ static const char *const state_names[] = {
 	"quarantined",
 };
 
-static int cmd_cores(int argc, char **argv)
+/*
+ * Open the device of @argv, print @header and then @row for each core;
+ * stop at the first failing row and, if @cmd, report it under that name.
+ */
+static int per_core_table(int argc, char **argv, const char *cmd,
+			  const char *header,
+			  int (*row)(struct pto_dev *dev,
+				     const struct pto_dev_info *info,
+				     unsigned int core))
 {
-	struct pto_core_stats st;
 	struct pto_dev_info info;
 	struct pto_dev *dev;
 	unsigned int i;
@@ -126,28 +133,75 @@ static int cmd_cores(int argc, char **argv)
 	ret = open_device(argc, argv, &dev, &info);
 	if (ret)
 		return ret;
-	printf("core type state        owner   tasks      errors     parks      dozes      doorbells  wakeups    cond\n");
-	for (i = 0; i < info.cores; i++) {
-		ret = pto_core_stats(dev, i, &st);
-		if (ret)
-			break;
-		printf("%-4u %-4s %-12s %-7u %-10llu %-10llu %-10llu %-10llu %-10llu %-10llu 0x%08x\n",
-		       i, info.core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV",
-		       st.state < 7 ? state_names[st.state] : "?", st.owner,
-		       (unsigned long long)st.tasks,
-		       (unsigned long long)st.errors,
-		       (unsigned long long)st.parks,
-		       (unsigned long long)st.dozes,
-		       (unsigned long long)st.doorbells,
-		       (unsigned long long)st.wakeups, st.last_cond);
-	}
+	printf("%s\n", header);
+	for (i = 0; i < info.cores && !ret; i++)
+		ret = row(dev, &info, i);
+	if (ret && cmd)
+		fprintf(stderr, "ptoctl %s: %s\n", cmd, pto_strerror(ret));
 	pto_dev_close(dev);
 	return ret;
+}
+
+static const char *core_type_name(const struct pto_dev_info *info,
+				  unsigned int i)
+{
+	return info->core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV";
+}
+
+static int cores_row(struct pto_dev *dev, const struct pto_dev_info *info,
+		     unsigned int i)
+{
+	struct pto_core_stats st;
+	int ret = pto_core_stats(dev, i, &st);
+
+	if (ret)
+		return ret;
+	printf("%-4u %-4s %-12s %-7u %-10llu %-10llu %-10llu %-10llu %-10llu %-10llu 0x%08x\n",
+	       i, core_type_name(info, i),
+	       st.state < 7 ? state_names[st.state] : "?", st.owner,
+	       (unsigned long long)st.tasks,
+	       (unsigned long long)st.errors,
+	       (unsigned long long)st.parks,
+	       (unsigned long long)st.dozes,
+	       (unsigned long long)st.doorbells,
+	       (unsigned long long)st.wakeups, st.last_cond);
+	return 0;
+}
+
+static int cmd_cores(int argc, char **argv)
+{
+	return per_core_table(argc, argv, NULL,
+			      "core type state        owner   tasks      errors     parks      dozes      doorbells  wakeups    cond",
+			      cores_row);
 }
 
 static const char *const retire_by[] = {
 	"-", "ioctl", "release", "launch", "fatal", "unload", "reset",
 };
+
+static int gates_row(struct pto_dev *dev, const struct pto_dev_info *info,
+		     unsigned int i)
+{
+	struct pto_retire_status st;
+	int ret = pto_retire_status(dev, i, &st);
+
+	if (ret)
+		return ret;
+	printf("%-4u %-4s %-12s %-10u %-5u %-9u 0x%08x 0x%08x %-6u %-8u %-11u %-7s %-10llu %-10llu %-10llu %llu\n",
+	       i, core_type_name(info, i),
+	       st.state < 7 ? state_names[st.state] : "?", st.gen,
+	       !!(st.bits & PTO_RETIRE_BIT_READY),
+	       !!(st.bits & PTO_RETIRE_BIT_REQUESTED), st.nonce,
+	       st.response, !!(st.result & PTO_RETIRE_CLOSED),
+	       !!(st.result & PTO_RETIRE_RELEASED),
+	       st.state == PTO_CORE_QUARANTINED,
+	       st.reason < 7 ? retire_by[st.reason] : "?",
+	       (unsigned long long)st.core_ns / 1000,
+	       (unsigned long long)st.set_ns / 1000,
+	       (unsigned long long)st.retirements,
+	       (unsigned long long)st.quarantines);
+	return 0;
+}
 
 /*
  * Retirement per core, from the status ioctl (no root needed): the same
@@ -155,38 +209,9 @@ static const char *const retire_by[] = {
  */
 static int cmd_gates(int argc, char **argv)
 {
-	struct pto_retire_status st;
-	struct pto_dev_info info;
-	struct pto_dev *dev;
-	unsigned int i;
-	int ret;
-
-	ret = open_device(argc, argv, &dev, &info);
-	if (ret)
-		return ret;
-	printf("core type state        gen        ready requested nonce      response   closed released quarantined by      core_us    set_us     retired    quarantines\n");
-	for (i = 0; i < info.cores; i++) {
-		ret = pto_retire_status(dev, i, &st);
-		if (ret)
-			break;
-		printf("%-4u %-4s %-12s %-10u %-5u %-9u 0x%08x 0x%08x %-6u %-8u %-11u %-7s %-10llu %-10llu %-10llu %llu\n",
-		       i, info.core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV",
-		       st.state < 7 ? state_names[st.state] : "?", st.gen,
-		       !!(st.bits & PTO_RETIRE_BIT_READY),
-		       !!(st.bits & PTO_RETIRE_BIT_REQUESTED), st.nonce,
-		       st.response, !!(st.result & PTO_RETIRE_CLOSED),
-		       !!(st.result & PTO_RETIRE_RELEASED),
-		       st.state == PTO_CORE_QUARANTINED,
-		       st.reason < 7 ? retire_by[st.reason] : "?",
-		       (unsigned long long)st.core_ns / 1000,
-		       (unsigned long long)st.set_ns / 1000,
-		       (unsigned long long)st.retirements,
-		       (unsigned long long)st.quarantines);
-	}
-	if (ret)
-		fprintf(stderr, "ptoctl gates: %s\n", pto_strerror(ret));
-	pto_dev_close(dev);
-	return ret;
+	return per_core_table(argc, argv, "gates",
+			      "core type state        gen        ready requested nonce      response   closed released quarantined by      core_us    set_us     retired    quarantines",
+			      gates_row);
 }
 
 static const char *const func_names[PTO_FUNC_COUNT] = {
