@@ -30,6 +30,7 @@
 #ifndef PTO_ORCH_BACKEND_H
 #define PTO_ORCH_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <pto/orch.h>
 
@@ -84,6 +85,10 @@ struct orch_backend_ops {
 	 * orchestrator nor block; should make no system call unless the
 	 * worker is parked. */
 	void (*kick)(void *be, int32_t widx, uint32_t kind);
+	/* kick() wakes a thread that serves many workers and looks at every
+	 * queue its workers may take from (the device's scheduler threads),
+	 * not one worker: any routing of a kind feeds it (ready.c). */
+	bool kick_wakes_server;
 	/* Optional: may a group run on worker indices @widx[0..n)? (A device
 	 * backend keeps a group inside one scheduler thread's partition.)
 	 * 0, or -errno with a reason in @msg. Called at submit, before any

@@ -493,6 +493,9 @@ void orch_set_ready_batch(struct pto_orch *o, uint32_t n);
 bool orch_heavy_barrier_init(void);
 void orch_ready_hungry(struct pto_orch *o, int32_t widx);
 void orch_heavy_barrier(void);
+/* A scheduler thread serving workers of @kinds (bit per kind) is about
+ * to sleep: take the pending list. Returns whether it routed work. */
+bool orch_ready_steal(struct pto_orch *o, uint32_t kinds);
 /* orch_ready_pop that also takes the pending list (a parking worker). */
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 			   struct orch_dispatch *d);

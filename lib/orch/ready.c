@@ -319,8 +319,16 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 {
 	uint32_t k, fed = 0;
 
+	/*
+	 * A server (kick_wakes_server: a device scheduler thread) kicked for
+	 * one worker looks at the whole kind queue, and it takes the pending
+	 * list before it sleeps (orch_ready_steal): any routing of the kind
+	 * feeds it. Its idle cores are not idle workers waiting for a kick
+	 * of their own.
+	 */
 	for (k = 0; k < PTO_WK_NR; k++)
-		if (want[k] && !kick_kind(o, k, want[k]))
+		if (want[k] && (!kick_kind(o, k, want[k]) ||
+				o->ops->kick_wakes_server))
 			fed |= 1u << k;
 	if (atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & fed)
 		atomic_fetch_and_explicit(&o->rq_hungry, ~fed, memory_order_relaxed);
@@ -328,16 +336,16 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 
 /* A worker with empty queues takes what the orch thread left pending.
  * Caller holds sched_mu. */
-static void steal_pending(struct pto_orch *o)
+static bool steal_pending(struct pto_orch *o)
 {
 	uint32_t want[PTO_WK_NR] = { 0 };
 
-	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire))
-		return;
-	if (route_pending_locked(o, want)) {
-		kick_routed_locked(o, want);
-		bump_gen(o);
-	}
+	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire) ||
+	    !route_pending_locked(o, want))
+		return false;
+	kick_routed_locked(o, want);
+	bump_gen(o);
+	return true;
 }
 
 void orch_ready_flush(struct pto_orch *o)
@@ -603,10 +611,11 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	 * Wake one more: a kick goes to the first idle worker with room,
 	 * which may be one already kicked that has not popped yet, so with
 	 * work left behind this pop another idle worker of the kind is woken
-	 * now. Batching backends only: the device scheduler pops for its
-	 * cores on every pass anyway.
+	 * now. Batching backends of one thread per worker only: a device
+	 * scheduler thread pops for all its cores on every pass anyway.
 	 */
-	if (o->ready_batch > 1 && q == &o->kind_rq[w->kind] && q->head)
+	if (o->ready_batch > 1 && !o->ops->kick_wakes_server &&
+	    q == &o->kind_rq[w->kind] && q->head)
 		kick_kind(o, w->kind, 1);
 	return 1;
 }
@@ -647,6 +656,35 @@ int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 	n = pop_locked(o, widx, d, true);
 	orch_unlock(&o->sched_mu);
 	return n;
+}
+
+/*
+ * The device scheduler thread's parking path: the heavy side of
+ * orch_ready_defer's check, for every kind the thread serves (bits,
+ * barrier, list), then the whole pending list is routed, whichever
+ * worker it is for: the kicks it makes wake this thread (or the one
+ * owning the target), so it does not sleep on it. Liveness while the
+ * orch thread never comes back (a long computation in the orchestration
+ * function): every deferred slot is appended either before a thread's
+ * barrier here (this steal takes it) or after it (the append sees the
+ * bit and flushes); a bit cleared since by a flush means that flush
+ * kicked a thread of the kind, which comes back here before it sleeps.
+ */
+bool orch_ready_steal(struct pto_orch *o, uint32_t kinds)
+{
+	uint32_t k;
+	bool any;
+
+	for (k = 0; k < PTO_WK_NR; k++)
+		if (kinds & (1u << k))
+			mark_hungry(o, k);
+	orch_heavy_barrier();
+	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire))
+		return false;	/* steal_pending's check, without the lock */
+	orch_lock(&o->sched_mu);
+	any = steal_pending(o);
+	orch_unlock(&o->sched_mu);
+	return any;
 }
 
 void orch_dispatch_view(const struct orch_dispatch *d,

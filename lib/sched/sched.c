@@ -472,6 +472,15 @@ static void sched_sleep(struct sched_thread *t)
 	struct pollfd pfd = { .fd = t->evfd, .events = POLLIN };
 	uint64_t v;
 
+	/*
+	 * READY tasks the orch thread holds back in its batch (ready.c,
+	 * orch_ready_defer) are taken before sleeping: routing them kicks
+	 * this thread (or the one owning their target), and the caller's
+	 * next step dispatches them. So a deferred task waits at most for
+	 * the batch to fill or for a thread to go idle for spin_us.
+	 */
+	if (orch_ready_steal(be->orch, t->kinds))
+		return;
 	atomic_store_explicit(&t->sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&t->kicked, memory_order_relaxed) ||
@@ -786,6 +795,7 @@ static void sched_destroy(void *p)
 
 static const struct orch_backend_ops sched_ops = {
 	.name = "device",
+	.kick_wakes_server = true,
 	.heap_map = sched_heap_map,
 	.heap_unmap = sched_heap_unmap,
 	.start = sched_start,
@@ -803,6 +813,7 @@ static void add_worker(struct sched_backend *be, int32_t id, uint32_t kind,
 	be->workers[be->nworkers] = (struct pto_worker_desc){ id, kind };
 	be->wmap[be->nworkers] = (struct sched_worker){ t, cl };
 	be->nworkers++;
+	t->kinds |= 1u << kind;
 }
 
 /*
@@ -865,6 +876,7 @@ int pto_orch_create_device(struct pto_dev *dev,
 	struct pto_dev_info info;
 	struct sched_backend *be;
 	unsigned int i, nclusters;
+	bool batch;
 	int ret;
 
 	*out = NULL;
@@ -934,8 +946,20 @@ int pto_orch_create_device(struct pto_dev *dev,
 		oc.heap_ring_size = SCHED_DEFAULT_HEAP;
 	oc.nworkers = be->nworkers;
 	oc.workers = be->workers;
+	/* Before any scheduler thread exists: they use the barrier. */
+	batch = orch_heavy_barrier_init();
 	/* orch_create owns @be from here, also on failure (ops->destroy). */
-	return orch_create(&oc, &sched_ops, be, out);
+	ret = orch_create(&oc, &sched_ops, be, out);
+	/*
+	 * Batch the orch thread's READY publications (ready.c): one sched_mu
+	 * hold, one generation bump and one kick pass per ORCH_READY_BATCH
+	 * submits instead of per submit. The scheduler threads take the
+	 * batch before they sleep (sched_sleep). Only with membarrier(2):
+	 * see orch_ready_defer.
+	 */
+	if (!ret && batch)
+		orch_set_ready_batch(*out, ORCH_READY_BATCH);
+	return ret;
 
 err:
 	sched_destroy(be);

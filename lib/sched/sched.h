@@ -87,6 +87,7 @@ struct sched_thread {
 	unsigned int clock_skip;	/* steps before the next clock read */
 	uint64_t last_wake_ns;		/* last core woken for work */
 	unsigned int max_awake;		/* see sched_max_awake() */
+	uint32_t kinds;			/* bit per worker kind it serves */
 	atomic_int sleeping;
 	atomic_int kicked;
 	/* Consumptions deferred by this thread's completions (loop only),

@@ -336,4 +336,70 @@ TEST(parked_only_task_after_mix)
 	pto_dev_close(dev);
 }
 
+/*
+ * The orch thread holds READY tasks back in a batch (ready.c); a
+ * scheduler thread takes them before it sleeps (sched_sleep ->
+ * orch_ready_steal). Two fills, then the orchestration function waits in
+ * its own code, calling nothing of pto, for both outputs: the first task
+ * is routed at once (the idle threads marked their kinds hungry), the
+ * second stays in the batch, and only the steal of a thread going idle
+ * can run it while the function does not return.
+ */
+struct blocked_ctx {
+	struct _test_data_sched *self;
+	int seen;		/* both outputs seen inside the function */
+};
+
+static int fills_then_block(pto_orch *o, void *arg)
+{
+	struct blocked_ctx *c = arg;
+	volatile int32_t *out = c->self->map;
+	struct pto_task_args a;
+	struct timespec t0, t;
+	struct pto_task h;
+	int ret = 0, i;
+
+	out[512] = 0;
+	out[528] = 0;
+	pto_args_init(&a);
+	for (i = 0; i < 2 && !ret; i++) {
+		struct pto_tensor d = ti(c->self, 512 + 16 * i, 16);
+
+		pto_args_reset(&a);
+		pto_args_add_scalar(&a, 77 + i);
+		pto_args_add_tensor(&a, &d, PTO_OUTPUT_EXISTING);
+		ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+					    pto_on_kind(PTO_WK_AIV), &h);
+	}
+	pto_args_fini(&a);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (out[512] == 77 && out[528] == 78) {
+			c->seen = 1;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 5);
+	return ret;
+}
+
+TEST_F(sched, batched_ready_task_runs_while_orchestration_blocks)
+{
+	const struct timespec settle = { 0, 100 * 1000000L };
+	int it;
+
+	for (it = 0; it < 3; it++) {
+		struct blocked_ctx c = { .self = self };
+		pto_run *r;
+
+		nanosleep(&settle, NULL);	/* the threads sleep */
+		ASSERT_EQ(0, pto_submit(self->o, fills_then_block, &c, &r));
+		ASSERT_EQ(0, pto_run_wait(r, 20000));
+		pto_run_release(r);
+		EXPECT_EQ(1, c.seen)
+			TH_LOG("iteration %d: a fill waited for the function to return (%d %d)",
+			       it, self->map[512], self->map[528]);
+	}
+}
+
 TEST_HARNESS_MAIN
