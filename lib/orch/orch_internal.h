@@ -492,6 +492,7 @@ void orch_ready_check(struct pto_orch *o, uint64_t next_tid);
 void orch_set_ready_batch(struct pto_orch *o, uint32_t n);
 bool orch_heavy_barrier_init(void);
 void orch_ready_hungry(struct pto_orch *o, int32_t widx);
+void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds);
 void orch_heavy_barrier(void);
 /* A scheduler thread serving workers of @kinds (bit per kind) is about
  * to sleep: take the pending list. Returns whether it routed work. */

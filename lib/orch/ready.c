@@ -644,6 +644,16 @@ void orch_ready_hungry(struct pto_orch *o, int32_t widx)
 	mark_hungry(o, o->workers[widx].kind);
 }
 
+/* A scheduler thread serving workers of @kinds has been idle a while. */
+void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
+{
+	uint32_t k;
+
+	for (k = 0; k < PTO_WK_NR; k++)
+		if (kinds & (1u << k))
+			mark_hungry(o, k);
+}
+
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 			   struct orch_dispatch *d)
 {
@@ -672,12 +682,9 @@ int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
  */
 bool orch_ready_steal(struct pto_orch *o, uint32_t kinds)
 {
-	uint32_t k;
 	bool any;
 
-	for (k = 0; k < PTO_WK_NR; k++)
-		if (kinds & (1u << k))
-			mark_hungry(o, k);
+	orch_ready_hungry_kinds(o, kinds);
 	orch_heavy_barrier();
 	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire))
 		return false;	/* steal_pending's check, without the lock */

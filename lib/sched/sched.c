@@ -51,6 +51,7 @@
 #define SCHED_CAPPED_WAKE_MULT 50
 #define SCHED_CLOCK_STRIDE 16	/* see sched_dispatch() */
 #define SCHED_CONSUME_STEPS 64	/* see sched_thread_main() */
+#define SCHED_HUNGRY_STEPS 8	/* see sched_thread_main() */
 
 static unsigned int sched_max_awake(const struct pto_dev_info *info,
 				    long cpus, unsigned int nthreads)
@@ -476,8 +477,12 @@ static void sched_sleep(struct sched_thread *t)
 	 * READY tasks the orch thread holds back in its batch (ready.c,
 	 * orch_ready_defer) are taken before sleeping: routing them kicks
 	 * this thread (or the one owning their target), and the caller's
-	 * next step dispatches them. So a deferred task waits at most for
-	 * the batch to fill or for a thread to go idle for spin_us.
+	 * next step dispatches them. So while the orchestration function
+	 * does not come back (it computes, or waits on something of its
+	 * own), a deferred task waits at most until a scheduler thread has
+	 * been idle for spin_us; otherwise the batch is flushed within
+	 * ORCH_READY_BATCH submits or at the first one after a thread was
+	 * idle for SCHED_HUNGRY_STEPS steps.
 	 */
 	if (orch_ready_steal(be->orch, t->kinds))
 		return;
@@ -536,6 +541,7 @@ static void *sched_thread_main(void *arg)
 	struct sched_backend *be = t->be;
 	uint64_t spin_ns = (uint64_t)be->cfg.spin_us * 1000, idle_since = 0;
 	uint64_t ring[PTO_CORE_MASK_WORDS], gen, gen_empty = ~0ULL;
+	unsigned int idle_steps = 0;
 
 	/*
 	 * Consumptions this thread's completions cause (a task's self
@@ -599,8 +605,18 @@ static void *sched_thread_main(void *arg)
 		/* A backlog waits for awake cores or wake_delay_us: no sleep. */
 		if (moved || t->backlog_since) {
 			idle_since = 0;
+			idle_steps = 0;
 			continue;
 		}
+		/*
+		 * Idle for a few steps: the orch thread's next READY task of
+		 * our kinds is routed at once, not with its batch (ready.c).
+		 * Not at the first idle step: while the device outpaces the
+		 * orch thread it is idle after every task, and every
+		 * publication would be flushed alone.
+		 */
+		if (++idle_steps == SCHED_HUNGRY_STEPS)
+			orch_ready_hungry_kinds(be->orch, t->kinds);
 		if (!idle_since) {
 			idle_since = now_ns();
 			continue;
