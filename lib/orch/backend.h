@@ -142,6 +142,10 @@ void orch_worker_info(struct pto_orch *o, int32_t widx, int32_t *id,
  * complete by hand through the functions above. */
 int orch_create_manual(const struct pto_orch_config *cfg,
 		       struct pto_orch **out);
+/* Test-only: the same, posing as a backend whose kicks wake a server
+ * thread (kick_wakes_server, as the device's scheduler threads). */
+int orch_create_manual_server(const struct pto_orch_config *cfg,
+			      struct pto_orch **out);
 /* Test-only: kicks the manual backend has received so far. */
 uint64_t orch_manual_kicks(struct pto_orch *o);
 

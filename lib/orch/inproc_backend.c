@@ -265,18 +265,29 @@ static void inproc_destroy(void *bep)
 	free(be);
 }
 
+#define INPROC_OPS					\
+	.heap_map = inproc_heap_map,			\
+	.heap_unmap = inproc_heap_unmap,		\
+	.start = inproc_start,				\
+	.stop = inproc_stop,				\
+	.kick = inproc_kick,				\
+	.destroy = inproc_destroy
+
 static const struct orch_backend_ops inproc_ops = {
 	.name = "inproc",
-	.heap_map = inproc_heap_map,
-	.heap_unmap = inproc_heap_unmap,
-	.start = inproc_start,
-	.stop = inproc_stop,
-	.kick = inproc_kick,
-	.destroy = inproc_destroy,
+	INPROC_OPS,
+};
+
+/* Manual backend posing as a server (tests of the device's batching
+ * rules, ready.c: orch_ready_steal). */
+static const struct orch_backend_ops manual_server_ops = {
+	.name = "manual-server",
+	.kick_wakes_server = true,
+	INPROC_OPS,
 };
 
 static int create(const struct pto_orch_config *cfg, bool manual,
-		  struct pto_orch **out)
+		  const struct orch_backend_ops *ops, struct pto_orch **out)
 {
 	struct inproc *be = calloc(1, sizeof(*be));
 	bool batch;
@@ -287,7 +298,7 @@ static int create(const struct pto_orch_config *cfg, bool manual,
 	be->manual = manual;
 	/* Before any worker thread exists: they use the barrier it sets up. */
 	batch = !manual && orch_heavy_barrier_init();
-	err = orch_create(cfg, &inproc_ops, be, out);
+	err = orch_create(cfg, ops, be, out);
 	/*
 	 * Threaded: batch the orch thread's READY publications (ready.c).
 	 * Not on the manual backend, whose test thread is the orch thread
@@ -303,12 +314,18 @@ static int create(const struct pto_orch_config *cfg, bool manual,
 PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
 				   pto_orch **out)
 {
-	return create(cfg, false, out);
+	return create(cfg, false, &inproc_ops, out);
 }
 
 int orch_create_manual(const struct pto_orch_config *cfg, struct pto_orch **out)
 {
-	return create(cfg, true, out);
+	return create(cfg, true, &inproc_ops, out);
+}
+
+int orch_create_manual_server(const struct pto_orch_config *cfg,
+			      struct pto_orch **out)
+{
+	return create(cfg, true, &manual_server_ops, out);
 }
 
 uint64_t orch_manual_kicks(struct pto_orch *o)

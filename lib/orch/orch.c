@@ -264,7 +264,7 @@ int orch_create(const struct pto_orch_config *cfg,
 	o->ops = ops;
 	o->be = be;
 	atomic_init(&o->next_task_id, 1);	/* 0 names no task */
-	o->ready_batch = 1;	/* the in-process backend raises it */
+	o->ready_batch = 1;	/* threaded backends raise it */
 	orch_lock_init(&o->sched_mu);
 	pthread_mutex_init(&o->runs_mu, NULL);
 	pthread_condattr_init(&ca);

@@ -439,6 +439,8 @@ void orch_release_ref(struct pto_orch *o, struct orch_slot *s);
  * consume hundreds of slots in a row.
  */
 #define ORCH_CONSUME_BATCH 64
+/* Consumers a completion routes per sched_mu hold (orch_on_task_complete). */
+#define ORCH_ROUTE_BATCH 16
 struct orch_consume_batch {
 	uint32_t n;
 	struct orch_slot *v[ORCH_CONSUME_BATCH];
@@ -457,6 +459,8 @@ void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b);
 void orch_set_consume_batch(struct orch_consume_batch *b);
 /* One fanin satisfied (producer completed). */
 void orch_release_fanin(struct pto_orch *o, struct orch_slotref c);
+/* The release alone: true when it made @c READY (the caller routes it). */
+bool orch_release_fanin_ready(struct orch_slotref c);
 /* Aggregate terminal transition of a slot that ran. */
 void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 			   const char *msg);
@@ -484,6 +488,8 @@ struct orch_worker {
 };
 
 void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s);
+void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
+			     uint32_t n);
 /* Orch thread: publication's batched enqueue, and its flush (ready.c). */
 #define ORCH_READY_BATCH 16
 void orch_ready_defer(struct pto_orch *o, struct orch_slot *s);
@@ -570,7 +576,7 @@ struct pto_orch {
 	char pend_pad[40];
 	/* Orch thread only: the list's tail, the task id its first entry
 	 * was claimed with, and the batch size (1: no deferral; set by the
-	 * threaded in-process backend, at most the window). */
+	 * threaded in-process and the device backends, at most the window). */
 	struct orch_slot *pend_tail;
 	uint64_t pend_tid0;
 	uint32_t ready_batch;

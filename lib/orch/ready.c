@@ -217,31 +217,45 @@ static bool route_locked(struct pto_orch *o, struct orch_slot *s,
 }
 
 /*
- * Route a READY slot to its FIFO. Called by exactly one thread per slot
- * (publication or the last fanin release), outside any fanout_mu.
+ * Route READY slots @v[0..n) to their FIFOs under one sched_mu hold, with
+ * one kick pass per kind and one generation bump (a completion that
+ * makes a fan-out's consumers READY routes them together). Each slot is
+ * routed by exactly one thread (publication or its last fanin release),
+ * outside any fanout_mu.
  */
-void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
+void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
+			     uint32_t n)
 {
-	uint32_t want[PTO_WK_NR] = { 0 };
+	uint32_t i, k, want[PTO_WK_NR] = { 0 };
+	bool any = false;
 
 	orch_lock(&o->sched_mu);
-	if (!route_locked(o, s, want)) {
-		orch_unlock(&o->sched_mu);
-		return;
+	for (i = 0; i < n; i++) {
+		if (!route_locked(o, v[i], want))
+			continue;
+		any = true;
+		if (want[v[i]->wkind] && take_self_credit(o, v[i]))
+			want[v[i]->wkind]--;
 	}
-	if (want[s->wkind] && take_self_credit(o, s))
-		want[s->wkind]--;
-	if (want[s->wkind])
-		kick_kind(o, s->wkind, want[s->wkind]);
+	for (k = 0; k < PTO_WK_NR; k++)
+		if (want[k])
+			kick_kind(o, k, want[k]);
 	/* Release: an idle worker that sees the new generation and then takes
-	 * sched_mu finds the entry. */
-	bump_gen(o);
+	 * sched_mu finds the entries. */
+	if (any)
+		bump_gen(o);
 	orch_unlock(&o->sched_mu);
+}
+
+void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
+{
+	orch_enqueue_ready_many(o, &s, 1);
 }
 
 /*
  * The orch thread's publications, batched. On the threaded in-process
- * backend (ready_batch > 1) a READY single for "any worker of a kind" is
+ * and device backends (ready_batch > 1) a READY single for "any worker
+ * of a kind" is
  * not routed at publication: orch_ready_defer appends it to the pending
  * list, and orch_ready_flush routes the list under one sched_mu hold,
  * with one generation bump and one kick pass per kind. Per submit that
@@ -261,7 +275,9 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
  * while any idle worker of it was left un-kicked (kick_routed_locked),
  * and a worker that pops with work left behind kicks one more, so a
  * parked worker is not left idle while a slot waits behind a busy one
- * (test_orch_batch: parked_worker_takes_second_task_at_once).
+ * (test_orch_batch: parked_worker_takes_second_task_at_once). The
+ * device's scheduler threads serve many workers each and follow the
+ * rules of orch_ready_steal instead.
  *
  * When the list is flushed:
  *  - ready_batch publications after its first entry was claimed
@@ -321,10 +337,10 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 
 	/*
 	 * A server (kick_wakes_server: a device scheduler thread) kicked for
-	 * one worker looks at the whole kind queue, and it takes the pending
-	 * list before it sleeps (orch_ready_steal): any routing of the kind
-	 * feeds it. Its idle cores are not idle workers waiting for a kick
-	 * of their own.
+	 * one worker looks at the whole kind queue, and it steals the
+	 * pending list at its pops and before it sleeps (orch_ready_steal):
+	 * any routing of the kind feeds it. Its idle cores are not idle
+	 * workers waiting for a kick of their own.
 	 */
 	for (k = 0; k < PTO_WK_NR; k++)
 		if (want[k] && (!kick_kind(o, k, want[k]) ||
@@ -535,7 +551,7 @@ void orch_heavy_barrier(void)
 
 /* orch_ready_pop with sched_mu held. */
 static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
-		      bool parking)
+		      bool steal)
 {
 	struct orch_worker *w = &o->workers[widx];
 	struct orch_slot *g, *s;
@@ -583,7 +599,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	if (!q->head) {
 		q = &o->kind_rq[w->kind];
 		if (!q->head) {
-			if (!parking)
+			if (!steal)
 				return 0;
 			steal_pending(o);
 			q = w->exact.head ? &w->exact : &o->kind_rq[w->kind];
@@ -625,35 +641,28 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 	int n;
 
 	orch_lock(&o->sched_mu);
-	n = pop_locked(o, widx, d, false);
+	n = pop_locked(o, widx, d, o->ops->kick_wakes_server);
 	orch_unlock(&o->sched_mu);
 	return n;
 }
 
-/*
- * orch_ready_pop for a worker about to park (in-process backend, after
- * storing parked): with its queues empty it also takes the orch thread's
- * pending READY slots (steal_pending). Only here: a worker that stole on
- * every empty pop would take each deferred slot as it is appended, and
- * the batching would save nothing while workers are ahead of the orch
- * thread (measured: ~50 ns per submit on the 2-CPU host).
- */
 /* Worker @widx has been idle for a while (in-process backend's spin). */
 void orch_ready_hungry(struct pto_orch *o, int32_t widx)
 {
 	mark_hungry(o, o->workers[widx].kind);
 }
 
-/* A scheduler thread serving workers of @kinds has been idle a while. */
-void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
-{
-	uint32_t k;
-
-	for (k = 0; k < PTO_WK_NR; k++)
-		if (kinds & (1u << k))
-			mark_hungry(o, k);
-}
-
+/*
+ * orch_ready_pop for a worker about to park (in-process backend, after
+ * storing parked): with its queues empty it also takes the orch thread's
+ * pending READY slots (steal_pending). Only here for one-thread-per-worker
+ * backends: a worker that stole on every empty pop would take each
+ * deferred slot as it is appended, and the batching would save nothing
+ * while workers are ahead of the orch thread (measured: ~50 ns per
+ * submit on the 2-CPU host). A server thread (the device's) does steal
+ * on an empty pop (orch_ready_pop, orch_member_done_pop): see
+ * orch_ready_steal.
+ */
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 			   struct orch_dispatch *d)
 {
@@ -668,17 +677,41 @@ int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 	return n;
 }
 
+/* A scheduler thread serving workers of @kinds has been idle a while. */
+void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
+{
+	uint32_t k;
+
+	for (k = 0; k < PTO_WK_NR; k++)
+		if (kinds & (1u << k))
+			mark_hungry(o, k);
+}
+
 /*
- * The device scheduler thread's parking path: the heavy side of
- * orch_ready_defer's check, for every kind the thread serves (bits,
- * barrier, list), then the whole pending list is routed, whichever
- * worker it is for: the kicks it makes wake this thread (or the one
- * owning the target), so it does not sleep on it. Liveness while the
- * orch thread never comes back (a long computation in the orchestration
- * function): every deferred slot is appended either before a thread's
- * barrier here (this steal takes it) or after it (the append sees the
- * bit and flushes); a bit cleared since by a flush means that flush
- * kicked a thread of the kind, which comes back here before it sleeps.
+ * Server backends (kick_wakes_server: the device's scheduler threads,
+ * each serving many workers). A server takes the pending list in two
+ * ways:
+ *  - opportunistically, at every pop that finds its worker's queues
+ *    empty (pop_locked's steal, no barrier): an awake server with a core
+ *    free takes deferred work even while it never idles (a busy thread
+ *    running a chain of completions would otherwise leave a deferred
+ *    task of another kind for as long as it stays busy). It moves the
+ *    routing from the orch thread to the server, which is idle then;
+ *    deferred appends bump no generation, so an idle server does not
+ *    pop for them: its hunger mark does that (sched.c);
+ *  - here, before it sleeps: the heavy side of orch_ready_defer's check,
+ *    for every kind the thread serves (bits, barrier, list), then the
+ *    whole list is routed, whichever worker it is for; the kicks wake
+ *    this thread or the one owning a target, so it does not sleep on
+ *    them.
+ * Liveness while the orch thread never comes back (a long computation in
+ * the orchestration function): every deferred slot was appended either
+ * before a thread's barrier here (this steal takes it) or after it (the
+ * append sees the bit and flushes). A bit cleared since by a flush or
+ * steal that routed work of the kind: that routing kicked a worker of
+ * the kind with room, whose thread pops (and so steals) before it can
+ * sleep, or found none with room, and then every worker of the kind is
+ * busy and its thread pops again when one completes.
  */
 bool orch_ready_steal(struct pto_orch *o, uint32_t kinds)
 {
@@ -781,7 +814,7 @@ int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
 	}
 	orch_lock(&o->sched_mu);
 	o->workers[widx].inflight--;
-	n = pop_locked(o, widx, next, false);
+	n = pop_locked(o, widx, next, o->ops->kick_wakes_server);
 	orch_unlock(&o->sched_mu);
 	return n;
 }

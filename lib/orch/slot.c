@@ -249,14 +249,14 @@ void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b)
  * BUILDING its count is not published: only the release is recorded and
  * publication decides.
  */
-void orch_release_fanin(struct pto_orch *o, struct orch_slotref c)
+bool orch_release_fanin_ready(struct orch_slotref c)
 {
 	bool ready = false;
 
 	orch_lock(&c.s->fanout_mu);
 	if (c.s->task_id != c.tid) {
 		orch_unlock(&c.s->fanout_mu);
-		return;
+		return false;
 	}
 	c.s->fanin_released++;
 	if (atomic_load_explicit(&c.s->state, memory_order_relaxed) == ORCH_PENDING &&
@@ -265,9 +265,14 @@ void orch_release_fanin(struct pto_orch *o, struct orch_slotref c)
 		ready = true;
 	}
 	orch_unlock(&c.s->fanout_mu);
+	return ready;
+}
+
+void orch_release_fanin(struct pto_orch *o, struct orch_slotref c)
+{
 	/* Outside the lock: enqueue takes sched_mu. Exactly one path gets
-	 * here per slot: this one or publication, decided above. */
-	if (ready)
+	 * here per slot: this one or publication, decided under the lock. */
+	if (orch_release_fanin_ready(c))
 		orch_enqueue_ready(o, c.s);
 }
 
@@ -372,8 +377,29 @@ void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 			orch_propagate_failure(o, x);
 		}
 	} else {
-		for (i = 0; i < s->nconsumers; i++)
-			orch_release_fanin(o, s->consumers[i]);
+		/*
+		 * The consumers this completion makes READY are routed
+		 * together (orch_enqueue_ready_many: one sched_mu hold and one
+		 * kick pass per ORCH_ROUTE_BATCH of them, not per consumer:
+		 * a fan-out's root releases all its children here). Between
+		 * its release and its routing a slot is READY and in no queue,
+		 * as it was between the two before, only for longer: nothing
+		 * but routing moves it (route_locked checks its state).
+		 */
+		struct orch_slot *ready[ORCH_ROUTE_BATCH];
+		uint32_t n = 0;
+
+		for (i = 0; i < s->nconsumers; i++) {
+			if (!orch_release_fanin_ready(s->consumers[i]))
+				continue;
+			ready[n++] = s->consumers[i].s;
+			if (n == ORCH_ROUTE_BATCH) {
+				orch_enqueue_ready_many(o, ready, n);
+				n = 0;
+			}
+		}
+		if (n)
+			orch_enqueue_ready_many(o, ready, n);
 	}
 	release_producers(o, s);
 	orch_release_ref(o, s);	/* self release */

@@ -477,12 +477,11 @@ static void sched_sleep(struct sched_thread *t)
 	 * READY tasks the orch thread holds back in its batch (ready.c,
 	 * orch_ready_defer) are taken before sleeping: routing them kicks
 	 * this thread (or the one owning their target), and the caller's
-	 * next step dispatches them. So while the orchestration function
-	 * does not come back (it computes, or waits on something of its
-	 * own), a deferred task waits at most until a scheduler thread has
-	 * been idle for spin_us; otherwise the batch is flushed within
-	 * ORCH_READY_BATCH submits or at the first one after a thread was
-	 * idle for SCHED_HUNGRY_STEPS steps.
+	 * next step dispatches them. Awake, the thread takes them at any pop
+	 * for a core whose queues are empty, and the orch thread routes its
+	 * batch at once after a thread was idle for SCHED_HUNGRY_STEPS
+	 * steps, or when ORCH_READY_BATCH submits filled it (the rules:
+	 * orch_ready_steal).
 	 */
 	if (orch_ready_steal(be->orch, t->kinds))
 		return;
@@ -738,6 +737,17 @@ static void wake_thread(struct sched_thread *t)
 {
 	uint64_t one = 1;
 
+	/*
+	 * A kick still pending needs no second one (a routing pass kicks a
+	 * thread once per idle core of the kind): reading 1 means the
+	 * thread's exchange that consumes it comes later in kicked's
+	 * modification order, and after that exchange the thread pops under
+	 * sched_mu, which the kicker holds until the work is linked; and
+	 * the kick that stored the 1 did the Dekker below, so the thread
+	 * either sees it before sleeping or was sent the eventfd write.
+	 */
+	if (atomic_load_explicit(&t->kicked, memory_order_relaxed))
+		return;
 	/* Dekker with sched_sleep(): see there. */
 	atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);

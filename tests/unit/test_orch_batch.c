@@ -218,6 +218,74 @@ TEST(deferred_until_flush_or_parking_pop)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+/*
+ * The rules for a server backend (the device's scheduler threads, each
+ * serving many workers; ready.c, orch_ready_steal): a routing of a kind
+ * feeds it whatever idle workers of the kind it left un-kicked, a pop
+ * that finds its worker's queues empty takes the pending list (so a
+ * deferred task does not wait behind a thread that stays busy and never
+ * reaches its pre-sleep steal), and the pre-sleep steal takes it too.
+ */
+TEST(server_steals_at_pops_and_before_sleep)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .timeout_ms = 500, .workers = W2,
+				       .nworkers = 3 };
+	struct orch_dispatch d, next;
+	pto_orch *o;
+	pto_run *r;
+	uint64_t gen;
+
+	ASSERT_EQ(0, orch_create_manual_server(&cfg, &o));
+	orch_set_ready_batch(o, 8);
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+
+	/* A thread going to sleep with nothing pending: its kinds turn
+	 * hungry, and the next SUB publication is routed at once. */
+	EXPECT_FALSE(orch_ready_steal(o, 1u << PTO_WK_SUB));
+	gen = orch_ready_gen(o);
+	sub(_metadata, o, 10);
+	EXPECT_NE(gen, orch_ready_gen(o));
+	/* That routing fed SUB although worker 1 was left un-kicked (a
+	 * one-thread-per-worker backend stays hungry): 11 is deferred. */
+	gen = orch_ready_gen(o);
+	sub(_metadata, o, 11);
+	EXPECT_EQ(gen, orch_ready_gen(o));
+
+	/* Worker 0 pops 10 (queued); worker 1's queues are empty: its pop
+	 * takes the list and runs 11. */
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_EQ(10u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d));
+	EXPECT_EQ(11u, tag_of(&d));
+
+	/* The completing worker's own next pop steals as well. */
+	sub(_metadata, o, 12);
+	ASSERT_EQ(1, orch_member_done_pop(o, &d, 0, NULL, &next));
+	EXPECT_EQ(12u, tag_of(&next));
+	orch_member_done(o, &next, 0, NULL);
+
+	/* Before sleeping, a thread takes what is pending. */
+	gen = orch_ready_gen(o);
+	sub(_metadata, o, 13);
+	EXPECT_EQ(gen, orch_ready_gen(o));
+	EXPECT_TRUE(orch_ready_steal(o, 1u << PTO_WK_SUB));
+	EXPECT_NE(gen, orch_ready_gen(o));
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_EQ(13u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(0, ot_drain(o));
+	EXPECT_EQ(1, pto_run_done(r));
+	EXPECT_EQ(0, pto_run_result(r));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 /* A group (or exact single) is routed at publication, after the deferred
  * singles published before it: its reservation starts when it is
  * published, and the orch thread's publication order is kept. */
