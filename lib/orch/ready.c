@@ -266,9 +266,10 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
  *
  * The list is a chain through pend_next: appended by the orch thread
  * without a lock, consumed under sched_mu from the cursor pend_taken by
- * the orch thread's flush and by a worker about to park with its queues
- * empty (orch_ready_pop_parking -> steal_pending), and reset only by the
- * flush. So a deferred slot never waits for the orch thread to come
+ * the orch thread's flush and by stealers (steal_pending): a worker about
+ * to park with its queues empty (orch_ready_pop_parking), and a server
+ * thread at any pop that finds its worker's queues empty or before it
+ * sleeps (orch_ready_steal), and reset only by the flush. So a deferred slot never waits for the orch thread to come
  * back: whatever the orchestration function does next (block in its own
  * code included), an idle worker takes the slot at the latest before it
  * parks, or is kicked by the hunger flush below: a kind stays hungry
@@ -705,13 +706,17 @@ void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
  *    this thread or the one owning a target, so it does not sleep on
  *    them.
  * Liveness while the orch thread never comes back (a long computation in
- * the orchestration function): every deferred slot was appended either
- * before a thread's barrier here (this steal takes it) or after it (the
- * append sees the bit and flushes). A bit cleared since by a flush or
- * steal that routed work of the kind: that routing kicked a worker of
- * the kind with room, whose thread pops (and so steals) before it can
- * sleep, or found none with room, and then every worker of the kind is
- * busy and its thread pops again when one completes.
+ * the orchestration function): every server thread calls this before it
+ * sleeps, and it routes the whole list, whatever its kinds; a deferred
+ * slot was appended either before that thread's barrier (its steal takes
+ * it) or after it (the append sees the bit and flushes, which kicks).
+ * With the orch thread away the routed work is finite, so a thread that
+ * is awake goes idle and comes here eventually. Latency, not liveness,
+ * is what the pop-time steal is for; its bound is one task: a core with
+ * a free pending slot takes a stolen task behind its running one, and
+ * the routing's kick goes to the first worker of the kind with room
+ * (kick_kind), which may be that core rather than an idle one of a
+ * sleeping thread.
  */
 bool orch_ready_steal(struct pto_orch *o, uint32_t kinds)
 {

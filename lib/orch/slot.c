@@ -268,13 +268,6 @@ bool orch_release_fanin_ready(struct orch_slotref c)
 	return ready;
 }
 
-void orch_release_fanin(struct pto_orch *o, struct orch_slotref c)
-{
-	/* Outside the lock: enqueue takes sched_mu. Exactly one path gets
-	 * here per slot: this one or publication, decided under the lock. */
-	if (orch_release_fanin_ready(c))
-		orch_enqueue_ready(o, c.s);
-}
 
 /* Claim every consumer of failed slot @s; push those won from PENDING on
  * the worklist (a claim from BUILDING is propagated by its submitter). */

@@ -477,11 +477,12 @@ static void sched_sleep(struct sched_thread *t)
 	 * READY tasks the orch thread holds back in its batch (ready.c,
 	 * orch_ready_defer) are taken before sleeping: routing them kicks
 	 * this thread (or the one owning their target), and the caller's
-	 * next step dispatches them. Awake, the thread takes them at any pop
-	 * for a core whose queues are empty, and the orch thread routes its
-	 * batch at once after a thread was idle for SCHED_HUNGRY_STEPS
-	 * steps, or when ORCH_READY_BATCH submits filled it (the rules:
-	 * orch_ready_steal).
+	 * next step dispatches them. Awake and moving, the thread takes them
+	 * at a pop for a core whose queues are empty (an idle one does not
+	 * pop: deferred appends bump no generation), and the orch thread
+	 * routes its batch at once after a thread was idle for
+	 * SCHED_HUNGRY_STEPS steps, or when ORCH_READY_BATCH submits filled
+	 * it (the rules: orch_ready_steal).
 	 */
 	if (orch_ready_steal(be->orch, t->kinds))
 		return;
@@ -733,20 +734,23 @@ static void sched_stop(void *p)
 	}
 }
 
-static void wake_thread(struct sched_thread *t)
+/*
+ * @again: a kick still pending makes this one unnecessary. Only for work
+ * the thread finds by popping under sched_mu (a routing pass kicks a
+ * thread once per idle core of the kind): reading 1 means the thread's
+ * exchange that consumes it comes later in kicked's modification order,
+ * and after that exchange the thread pops under sched_mu, which the
+ * kicker holds until the work is linked; and the kick that stored the 1
+ * did the Dekker below, so the thread either sees it before sleeping or
+ * was sent the eventfd write. Not for a MIX kick: the thread reads
+ * mix_wanted outside sched_mu, and only the fence below orders that
+ * store before the thread's next look (review of b7a1dbb).
+ */
+static void wake_thread(struct sched_thread *t, bool again)
 {
 	uint64_t one = 1;
 
-	/*
-	 * A kick still pending needs no second one (a routing pass kicks a
-	 * thread once per idle core of the kind): reading 1 means the
-	 * thread's exchange that consumes it comes later in kicked's
-	 * modification order, and after that exchange the thread pops under
-	 * sched_mu, which the kicker holds until the work is linked; and
-	 * the kick that stored the 1 did the Dekker below, so the thread
-	 * either sees it before sleeping or was sent the eventfd write.
-	 */
-	if (atomic_load_explicit(&t->kicked, memory_order_relaxed))
+	if (again && atomic_load_explicit(&t->kicked, memory_order_relaxed))
 		return;
 	/* Dekker with sched_sleep(): see there. */
 	atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
@@ -768,11 +772,11 @@ static void sched_kick(void *p, int32_t widx, uint32_t kind)
 		if (w->cl)
 			atomic_store_explicit(&w->cl->mix_wanted, 1,
 					      memory_order_relaxed);
-		wake_thread(w->t);
+		wake_thread(w->t, !w->cl);
 		return;
 	}
 	for (i = 0; i < be->nthreads; i++)
-		wake_thread(&be->threads[i]);
+		wake_thread(&be->threads[i], true);
 }
 
 /* A group's members must all belong to one scheduler thread. */
