@@ -169,6 +169,24 @@ void orch_set_consume_batch(struct orch_consume_batch *b)
 	consume_batch = b;
 }
 
+static void batch_consumed(struct pto_orch *o, struct orch_slot *s,
+			   struct orch_consume_batch *b)
+{
+	b->v[b->n++] = s;
+	if (b->n == ORCH_CONSUME_BATCH)
+		orch_consume_flush(o, b);
+}
+
+/* @s went CONSUMED under its lock (release_ref_locked): clean it up now,
+ * or in the calling thread's batch. */
+static void consumed(struct pto_orch *o, struct orch_slot *s)
+{
+	if (consume_batch)
+		batch_consumed(o, s, consume_batch);
+	else
+		on_consumed(o, s);
+}
+
 void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
 {
 	bool consume;
@@ -203,11 +221,8 @@ void orch_release_ref_batched(struct pto_orch *o, struct orch_slot *s,
 	orch_lock(&s->fanout_mu);
 	consume = release_ref_locked(s);
 	orch_unlock(&s->fanout_mu);
-	if (!consume)
-		return;
-	b->v[b->n++] = s;
-	if (b->n == ORCH_CONSUME_BATCH)
-		orch_consume_flush(o, b);
+	if (consume)
+		batch_consumed(o, s, b);
 }
 
 /* on_consumed for a batch, in order: erase all, release all, count the
@@ -345,6 +360,7 @@ void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 			   const char *msg)
 {
 	struct orch_slot *work = NULL;
+	bool leaf, consume = false;
 	uint32_t i;
 
 	orch_lock(&s->fanout_mu);
@@ -357,7 +373,22 @@ void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 	} else {
 		atomic_store_explicit(&s->state, ORCH_COMPLETED, memory_order_release);
 	}
+	/*
+	 * A task that completed with no consumer (none wired so far, and
+	 * wiring from now on sees COMPLETED) and no producer to release has
+	 * nothing to do between this and its self release: do that under
+	 * this hold, one lock round trip per task fewer (independent
+	 * tasks, the leaves of a DAG).
+	 */
+	leaf = !err && !s->nconsumers && !s->nproducers;
+	if (leaf)
+		consume = release_ref_locked(s);
 	orch_unlock(&s->fanout_mu);
+	if (leaf) {
+		if (consume)
+			consumed(o, s);
+		return;
+	}
 
 	if (err) {
 		orch_run_record_error(s->run, err, s->failure_message);

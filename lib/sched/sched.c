@@ -275,8 +275,12 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 			int err = 0, got;
 
 			moved++;
-			atomic_fetch_add_explicit(&t->tasks, 1,
-						  memory_order_relaxed);
+			/* This thread is the counter's only writer: no locked
+			 * add per task (readers load it, relaxed). */
+			atomic_store_explicit(&t->tasks,
+					      atomic_load_explicit(&t->tasks,
+								   memory_order_relaxed) + 1,
+					      memory_order_relaxed);
 			if (done[i].status != PTO_TASK_OK) {
 				atomic_fetch_add_explicit(&t->errors, 1,
 							  memory_order_relaxed);
