@@ -22,7 +22,16 @@ CC := gcc
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2
 CPPFLAGS := -Iuapi -Ilib/include -Ilib -D_GNU_SOURCE
-CFLAGS := -std=gnu11 -O2 -g -pthread $(WARN)
+# Link-time optimisation: the scheduler's per-task path crosses files
+# (lib/core.c's register-window accessors, the orchestrator's completion
+# and pop), and in the TCG test VM every call and return is dear (a
+# return is a jump-cache lookup): measured there, device fan-out went from
+# 267k to 336k tasks/s (median of 8 interleaved runs) and independent from
+# 361k to 524k (Documentation/scheduler.md). Fat objects: libpto.a also
+# links with a compiler or linker that does not read GCC's LTO bytecode.
+OPT := -O2 -flto=auto -ffat-lto-objects
+AR := gcc-ar
+CFLAGS := -std=gnu11 $(OPT) -g -pthread $(WARN)
 LIB_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden
 SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
 	-fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -94,16 +103,16 @@ $(O)/static/%.o: %.c $(LIB_HDRS) | $(BOOTSTRAP_BUILD)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 lib/libpto.a: $(LIB_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 lib/$(SONAME): $(LIB_OBJS)
-	$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,-z,defs -o $@ $^
+	$(CC) $(LIB_CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -o $@ $^
 
 lib/libpto.so: lib/$(SONAME)
 	ln -sf $(SONAME) $@
 
 $(O)/static/libpto.a: $(STATIC_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # ---- tools ----------------------------------------------------------------
 tools: $(TOOLS)

@@ -479,7 +479,7 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 		       struct pto_task *out)
 {
-	struct orch_alloc_result ar;
+	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
 	struct pto_run *r = building_run(o);
 	struct orch_slot *s;
 	uint64_t bytes = 0;
@@ -558,7 +558,7 @@ PTO_API int pto_submit_next_level(pto_orch *o, const struct pto_callable *c,
 {
 	struct submit_req q = { .kind = ORCH_NEXT_LEVEL, .n = 1, .c = c,
 				.cfg = cfg, .args = &args };
-	int32_t widx;
+	int32_t widx = -1;	/* resolve_target sets it; LTO cannot see that */
 	int err;
 
 	err = resolve_target(o, target, &widx, &q.wkind);
@@ -684,7 +684,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		      struct pto_task *handle)
 {
 	struct pto_run *r = building_run(o);
-	struct orch_alloc_result ar;
+	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
 	struct orch_heap *heap;
 	struct pto_tensor t;
 	struct orch_slot *s;
