@@ -116,6 +116,12 @@ static const struct pto_worker_desc W2[] = {
 	{ 0, PTO_WK_SUB }, { 1, PTO_WK_SUB }, { 2, PTO_WK_AIV },
 };
 
+/* The step-by-step tests' orchestrator: a 64-slot window, W2's workers. */
+static const struct pto_orch_config MANUAL_CFG = {
+	.heap_ring_size = 1 << 20, .task_window = 64, .timeout_ms = 500,
+	.workers = W2, .nworkers = 3,
+};
+
 static struct pto_task sub(struct __test_metadata *_metadata, pto_orch *o,
 			   uint64_t tag)
 {
@@ -137,18 +143,45 @@ static uint64_t tag_of(const struct orch_dispatch *d)
 	return v.nscalars ? v.scalars[0] : ~0ULL;
 }
 
+/* Worker @widx pops the task tagged @tag and completes it. */
+static void pop_done(struct __test_metadata *_metadata, pto_orch *o,
+		     int32_t widx, uint64_t tag)
+{
+	struct orch_dispatch d;
+	int got = orch_ready_pop(o, widx, &d);
+
+	EXPECT_EQ(1, got) TH_LOG("worker %d: nothing for tag %llu", widx,
+				 (unsigned long long)tag);
+	if (!got)
+		return;
+	EXPECT_EQ(tag, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+}
+
+/* Close run @r's submission, run the @left tasks still queued, and check
+ * that the run succeeded and the manual orchestrator is empty. */
+static void end_manual(struct __test_metadata *_metadata, pto_orch *o,
+		       pto_run *r, int left)
+{
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(left, ot_drain(o));
+	EXPECT_EQ(1, pto_run_done(r));
+	EXPECT_EQ(0, pto_run_result(r));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 TEST(deferred_until_flush_or_parking_pop)
 {
-	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
-				       .timeout_ms = 500, .workers = W2,
-				       .nworkers = 3 };
 	struct orch_dispatch d;
 	pto_orch *o;
 	pto_run *r;
 	uint64_t gen, kicks;
 	int i;
 
-	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	ASSERT_EQ(0, orch_create_manual(&MANUAL_CFG, &o));
 	orch_set_ready_batch(o, 8);
 	ASSERT_EQ(0, orch_begin_run(o, &r));
 	gen = orch_ready_gen(o);
@@ -166,9 +199,7 @@ TEST(deferred_until_flush_or_parking_pop)
 	EXPECT_EQ(10u, tag_of(&d));
 	EXPECT_NE(gen, orch_ready_gen(o));
 	orch_member_done(o, &d, 0, NULL);
-	ASSERT_EQ(1, orch_ready_pop(o, 1, &d));
-	EXPECT_EQ(11u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
+	pop_done(_metadata, o, 1, 11);
 
 	/* SUB was fed by that steal: the next one is deferred again... */
 	gen = orch_ready_gen(o);
@@ -184,15 +215,9 @@ TEST(deferred_until_flush_or_parking_pop)
 	orch_ready_hungry(o, 0);
 	sub(_metadata, o, 14);
 	EXPECT_NE(gen, orch_ready_gen(o));
-	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
-	EXPECT_EQ(12u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
-	ASSERT_EQ(1, orch_ready_pop(o, 1, &d));
-	EXPECT_EQ(13u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
-	ASSERT_EQ(1, orch_ready_pop(o, 1, &d));
-	EXPECT_EQ(14u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
+	pop_done(_metadata, o, 0, 12);
+	pop_done(_metadata, o, 1, 13);
+	pop_done(_metadata, o, 1, 14);
 
 	/* The batch limit: ready_batch claims after the first entry since
 	 * the list was last reset (a steal does not reset it; the flush
@@ -203,19 +228,10 @@ TEST(deferred_until_flush_or_parking_pop)
 	EXPECT_EQ(gen, orch_ready_gen(o));
 	sub(_metadata, o, 28);	/* its claim flushes 20..27 */
 	EXPECT_NE(gen, orch_ready_gen(o));
-	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
-	EXPECT_EQ(20u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
+	pop_done(_metadata, o, 0, 20);
 
 	/* The end of submission routes the rest (28 included). */
-	orch_close_run_submission(o, r);
-	EXPECT_EQ(8, ot_drain(o));
-	EXPECT_EQ(1, pto_run_done(r));
-	EXPECT_EQ(0, pto_run_result(r));
-	pto_run_release(r);
-	EXPECT_TRUE(ot_empty(o));
-	EXPECT_EQ(0, pto_orch_close(o, 100));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	end_manual(_metadata, o, r, 8);
 }
 
 /*
@@ -228,15 +244,12 @@ TEST(deferred_until_flush_or_parking_pop)
  */
 TEST(server_steals_at_pops_and_before_sleep)
 {
-	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
-				       .timeout_ms = 500, .workers = W2,
-				       .nworkers = 3 };
 	struct orch_dispatch d, next;
 	pto_orch *o;
 	pto_run *r;
 	uint64_t gen;
 
-	ASSERT_EQ(0, orch_create_manual_server(&cfg, &o));
+	ASSERT_EQ(0, orch_create_manual_server(&MANUAL_CFG, &o));
 	orch_set_ready_batch(o, 8);
 	ASSERT_EQ(0, orch_begin_run(o, &r));
 
@@ -254,9 +267,7 @@ TEST(server_steals_at_pops_and_before_sleep)
 
 	/* Worker 0 pops 10 (queued); worker 1's queues are empty: its pop
 	 * takes the list and runs 11. */
-	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
-	EXPECT_EQ(10u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
+	pop_done(_metadata, o, 0, 10);
 	ASSERT_EQ(1, orch_ready_pop(o, 1, &d));
 	EXPECT_EQ(11u, tag_of(&d));
 
@@ -272,18 +283,9 @@ TEST(server_steals_at_pops_and_before_sleep)
 	EXPECT_EQ(gen, orch_ready_gen(o));
 	EXPECT_TRUE(orch_ready_steal(o, 1u << PTO_WK_SUB));
 	EXPECT_NE(gen, orch_ready_gen(o));
-	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
-	EXPECT_EQ(13u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
+	pop_done(_metadata, o, 0, 13);
 
-	orch_close_run_submission(o, r);
-	EXPECT_EQ(0, ot_drain(o));
-	EXPECT_EQ(1, pto_run_done(r));
-	EXPECT_EQ(0, pto_run_result(r));
-	pto_run_release(r);
-	EXPECT_TRUE(ot_empty(o));
-	EXPECT_EQ(0, pto_orch_close(o, 100));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	end_manual(_metadata, o, r, 0);
 }
 
 /* A group (or exact single) is routed at publication, after the deferred
@@ -291,16 +293,13 @@ TEST(server_steals_at_pops_and_before_sleep)
  * published, and the orch thread's publication order is kept. */
 TEST(group_publication_flushes_first)
 {
-	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
-				       .timeout_ms = 500, .workers = W2,
-				       .nworkers = 3 };
 	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
 	struct orch_dispatch d, d1;
 	pto_orch *o;
 	pto_run *r;
 	uint64_t gen;
 
-	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	ASSERT_EQ(0, orch_create_manual(&MANUAL_CFG, &o));
 	orch_set_ready_batch(o, 8);
 	ASSERT_EQ(0, orch_begin_run(o, &r));
 	pto_args_init(&m0);
@@ -318,9 +317,7 @@ TEST(group_publication_flushes_first)
 	ASSERT_EQ(1, orch_ready_pop(o, 1, &d1));	/* its other member */
 	orch_member_done(o, &d, 0, NULL);
 	orch_member_done(o, &d1, 0, NULL);
-	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
-	EXPECT_EQ(1u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
+	pop_done(_metadata, o, 0, 1);
 	pto_args_fini(&m0);
 	pto_args_fini(&m1);
 	orch_close_run_submission(o, r);
