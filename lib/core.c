@@ -85,7 +85,7 @@ int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
 	struct pto_dev_info info;
 	struct pto_launch *l;
 	unsigned int i, k, n = 0;
-	char *base;
+	char *base = NULL;	/* set by pto_bo_map; LTO cannot see that */
 	int ret;
 
 	*out = NULL;
