@@ -197,6 +197,16 @@ static bool route_locked(struct pto_orch *o, struct orch_slot *s,
 {
 	if (atomic_load_explicit(&s->state, memory_order_acquire) != ORCH_READY)
 		return false;
+	/*
+	 * Linked already: a stale routing of a slot that was cancelled,
+	 * consumed and reissued READY while a completion held it in its
+	 * batch (orch_on_task_complete), and that the new incarnation's own
+	 * routing linked first. Pushing it twice would corrupt the FIFO.
+	 * (Routed first by the stale one, the new incarnation's own routing
+	 * finds it linked, or popped and no longer READY.)
+	 */
+	if (s->rq)
+		return false;
 	if (s->is_group) {
 		bool head = o->group_rq.head == NULL;
 
