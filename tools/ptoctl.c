@@ -142,10 +142,13 @@ static int per_core_table(int argc, char **argv, const char *cmd,
 	return ret;
 }
 
-static const char *core_type_name(const struct pto_dev_info *info,
-				  unsigned int i)
+/* The first columns of a per-core row: index, type, state. */
+static void core_row_head(const struct pto_dev_info *info, unsigned int i,
+			  uint32_t state)
 {
-	return info->core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV";
+	printf("%-4u %-4s %-12s ", i,
+	       info->core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV",
+	       state < 7 ? state_names[state] : "?");
 }
 
 static int cores_row(struct pto_dev *dev, const struct pto_dev_info *info,
@@ -156,9 +159,9 @@ static int cores_row(struct pto_dev *dev, const struct pto_dev_info *info,
 
 	if (ret)
 		return ret;
-	printf("%-4u %-4s %-12s %-7u %-10llu %-10llu %-10llu %-10llu %-10llu %-10llu 0x%08x\n",
-	       i, core_type_name(info, i),
-	       st.state < 7 ? state_names[st.state] : "?", st.owner,
+	core_row_head(info, i, st.state);
+	printf("%-7u %-10llu %-10llu %-10llu %-10llu %-10llu %-10llu 0x%08x\n",
+	       st.owner,
 	       (unsigned long long)st.tasks,
 	       (unsigned long long)st.errors,
 	       (unsigned long long)st.parks,
@@ -187,9 +190,9 @@ static int gates_row(struct pto_dev *dev, const struct pto_dev_info *info,
 
 	if (ret)
 		return ret;
-	printf("%-4u %-4s %-12s %-10u %-5u %-9u 0x%08x 0x%08x %-6u %-8u %-11u %-7s %-10llu %-10llu %-10llu %llu\n",
-	       i, core_type_name(info, i),
-	       st.state < 7 ? state_names[st.state] : "?", st.gen,
+	core_row_head(info, i, st.state);
+	printf("%-10u %-5u %-9u 0x%08x 0x%08x %-6u %-8u %-11u %-7s %-10llu %-10llu %-10llu %llu\n",
+	       st.gen,
 	       !!(st.bits & PTO_RETIRE_BIT_READY),
 	       !!(st.bits & PTO_RETIRE_BIT_REQUESTED), st.nonce,
 	       st.response, !!(st.result & PTO_RETIRE_CLOSED),

@@ -457,10 +457,6 @@ void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b);
  * keeps back-pressure and run waits live).
  */
 void orch_set_consume_batch(struct orch_consume_batch *b);
-/* One fanin satisfied (producer completed): true when it made @c READY.
- * The caller routes it, outside the lock (enqueue takes sched_mu); one
- * path per slot gets here with true: this one or publication. */
-bool orch_release_fanin_ready(struct orch_slotref c);
 /* Aggregate terminal transition of a slot that ran. */
 void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 			   const char *msg);

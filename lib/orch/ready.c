@@ -663,6 +663,27 @@ void orch_ready_hungry(struct pto_orch *o, int32_t widx)
 	mark_hungry(o, o->workers[widx].kind);
 }
 
+/* A scheduler thread serving workers of @kinds has been idle a while. */
+void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
+{
+	uint32_t k;
+
+	for (k = 0; k < PTO_WK_NR; k++)
+		if (kinds & (1u << k))
+			mark_hungry(o, k);
+}
+
+/*
+ * The heavy side of orch_ready_defer's check, for a thread about to
+ * sleep that serves workers of @kinds: the bits, then the barrier; the
+ * caller then reads the list (steals) under sched_mu.
+ */
+static void before_sleep(struct pto_orch *o, uint32_t kinds)
+{
+	orch_ready_hungry_kinds(o, kinds);
+	orch_heavy_barrier();
+}
+
 /*
  * orch_ready_pop for a worker about to park (in-process backend, after
  * storing parked): with its queues empty it also takes the orch thread's
@@ -679,23 +700,11 @@ int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 {
 	int n;
 
-	/* The heavy side of orch_ready_defer's check: bit, barrier, list. */
-	mark_hungry(o, o->workers[widx].kind);
-	orch_heavy_barrier();
+	before_sleep(o, 1u << o->workers[widx].kind);
 	orch_lock(&o->sched_mu);
 	n = pop_locked(o, widx, d, true);
 	orch_unlock(&o->sched_mu);
 	return n;
-}
-
-/* A scheduler thread serving workers of @kinds has been idle a while. */
-void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
-{
-	uint32_t k;
-
-	for (k = 0; k < PTO_WK_NR; k++)
-		if (kinds & (1u << k))
-			mark_hungry(o, k);
 }
 
 /*
@@ -732,8 +741,7 @@ bool orch_ready_steal(struct pto_orch *o, uint32_t kinds)
 {
 	bool any;
 
-	orch_ready_hungry_kinds(o, kinds);
-	orch_heavy_barrier();
+	before_sleep(o, kinds);
 	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire))
 		return false;	/* steal_pending's check, without the lock */
 	orch_lock(&o->sched_mu);

@@ -191,16 +191,11 @@ void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
 {
 	bool consume;
 
-	if (consume_batch) {
-		orch_release_ref_batched(o, s, consume_batch);
-		return;
-	}
-
 	orch_lock(&s->fanout_mu);
 	consume = release_ref_locked(s);
 	orch_unlock(&s->fanout_mu);
 	if (consume)
-		on_consumed(o, s);
+		consumed(o, s);
 }
 
 /*
@@ -259,12 +254,14 @@ void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b)
 }
 
 /*
- * A producer of @c completed. try_mark_ready: the pair (count, released)
- * and the state change are one decision under c's lock. While c is
- * BUILDING its count is not published: only the release is recorded and
- * publication decides.
+ * A producer of @c completed: true when that made @c READY. The pair
+ * (count, released) and the state change are one decision under c's
+ * lock. While c is BUILDING its count is not published: only the release
+ * is recorded and publication decides. The caller routes a READY @c
+ * outside the lock (enqueue takes sched_mu); one path per slot gets
+ * there: this one or publication.
  */
-bool orch_release_fanin_ready(struct orch_slotref c)
+static bool release_fanin_ready(struct orch_slotref c)
 {
 	bool ready = false;
 
@@ -282,7 +279,6 @@ bool orch_release_fanin_ready(struct orch_slotref c)
 	orch_unlock(&c.s->fanout_mu);
 	return ready;
 }
-
 
 /* Claim every consumer of failed slot @s; push those won from PENDING on
  * the worklist (a claim from BUILDING is propagated by its submitter). */
@@ -414,7 +410,7 @@ void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 		uint32_t n = 0;
 
 		for (i = 0; i < s->nconsumers; i++) {
-			if (!orch_release_fanin_ready(s->consumers[i]))
+			if (!release_fanin_ready(s->consumers[i]))
 				continue;
 			ready[n++] = s->consumers[i].s;
 			if (n == ORCH_ROUTE_BATCH) {

@@ -151,30 +151,40 @@ static void sched_core_sent(struct sched_core *c)
 }
 
 /*
- * Send @d to core @c (its payload written from the dispatch view). A task
- * whose arguments do not translate completes at once with the error.
- * Returns 1 if the core needs a doorbell.
+ * Publish the id of core @c's next payload (written already) for @d: the
+ * slot of its parity remembers the dispatch, the core is busy, and a
+ * parked core gets its bit in @ring (one doorbell ioctl per step).
  */
-static int sched_send(struct sched_backend *be, struct sched_core *c,
-		      const struct orch_dispatch *d, int mix)
+static void sched_post(struct sched_core *c, const struct orch_dispatch *d,
+		       int mix, uint64_t *ring)
 {
-	struct orch_dispatch_view v;
-	struct pto_payload *p;
-	char msg[128];
-	int need_ring, ret;
-	uint32_t id;
+	int need_ring;
+	uint32_t id = pto_rc_dispatch(c->rc, &need_ring);
 
-	orch_dispatch_view(d, &v);
-	p = pto_rc_next_payload(c->rc);
-	ret = sched_build_payload(&v, p, msg, sizeof(msg));
-	if (ret) {
-		orch_member_done(be->orch, d, ret, msg);
-		return 0;
-	}
-	id = pto_rc_dispatch(c->rc, &need_ring);
 	c->slot[id & 1] = (struct sched_slot){ .d = *d, .mix = mix };
 	sched_core_sent(c);
-	return need_ring;
+	if (need_ring)
+		ring_bit(ring, c->rc->index);
+}
+
+/*
+ * Send @d to core @c (its payload written from the dispatch view). A task
+ * whose arguments do not translate completes at once with the error.
+ */
+static void sched_send(struct sched_backend *be, struct sched_core *c,
+		       const struct orch_dispatch *d, uint64_t *ring)
+{
+	struct orch_dispatch_view v;
+	char msg[128];
+	int ret;
+
+	orch_dispatch_view(d, &v);
+	ret = sched_build_payload(&v, pto_rc_next_payload(c->rc), msg,
+				  sizeof(msg));
+	if (ret)
+		orch_member_done(be->orch, d, ret, msg);
+	else
+		sched_post(c, d, 0, ring);
 }
 
 /* A core of a MIX task finished; the last of the three completes it. */
@@ -227,8 +237,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 		struct sched_core *c = cl->core[i];
 		struct orch_dispatch_view v;
 		struct pto_payload *p = pto_rc_next_payload(c->rc);
-		int need_ring, ret;
-		uint32_t id;
+		int ret;
 
 		if (!first) {
 			orch_dispatch_view(&d, &v);
@@ -243,11 +252,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 		} else {
 			*p = *first;
 		}
-		id = pto_rc_dispatch(c->rc, &need_ring);
-		c->slot[id & 1] = (struct sched_slot){ .d = d, .mix = 1 };
-		sched_core_sent(c);
-		if (need_ring)
-			ring_bit(ring, c->rc->index);
+		sched_post(c, &d, 1, ring);
 	}
 	return 1;
 }
@@ -312,8 +317,8 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 				got = orch_member_done_pop(be->orch, &s->d, err,
 							   err ? msg : NULL,
 							   &next);
-				if (got && sched_send(be, c, &next, 0))
-					ring_bit(ring, c->rc->index);
+				if (got)
+					sched_send(be, c, &next, ring);
 			}
 		}
 		if (!c->rc->ninflight)
@@ -440,8 +445,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			    !orch_ready_pop(be->orch, c->widx, &d))
 				continue;
 			moved++;
-			if (sched_send(be, c, &d, 0))
-				ring_bit(ring, c->rc->index);
+			sched_send(be, c, &d, ring);
 			/*
 			 * One parked core per wake_delay_us: a backlog that
 			 * persists wakes more, a burst that the awake (or just

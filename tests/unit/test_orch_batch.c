@@ -122,6 +122,21 @@ static const struct pto_orch_config MANUAL_CFG = {
 	.workers = W2, .nworkers = 3,
 };
 
+/* A manual orchestrator (@create: plain or server) batching by 8, with a
+ * run begun: the test thread is its orch thread. */
+static pto_run *begin_manual(struct __test_metadata *_metadata,
+			     int (*create)(const struct pto_orch_config *,
+					   struct pto_orch **),
+			     pto_orch **o)
+{
+	pto_run *r = NULL;
+
+	EXPECT_EQ(0, create(&MANUAL_CFG, o));
+	orch_set_ready_batch(*o, 8);
+	EXPECT_EQ(0, orch_begin_run(*o, &r));
+	return r;
+}
+
 static struct pto_task sub(struct __test_metadata *_metadata, pto_orch *o,
 			   uint64_t tag)
 {
@@ -181,9 +196,8 @@ TEST(deferred_until_flush_or_parking_pop)
 	uint64_t gen, kicks;
 	int i;
 
-	ASSERT_EQ(0, orch_create_manual(&MANUAL_CFG, &o));
-	orch_set_ready_batch(o, 8);
-	ASSERT_EQ(0, orch_begin_run(o, &r));
+	r = begin_manual(_metadata, orch_create_manual, &o);
+	ASSERT_NE(NULL, r);
 	gen = orch_ready_gen(o);
 	kicks = orch_manual_kicks(o);
 
@@ -249,9 +263,8 @@ TEST(server_steals_at_pops_and_before_sleep)
 	pto_run *r;
 	uint64_t gen;
 
-	ASSERT_EQ(0, orch_create_manual_server(&MANUAL_CFG, &o));
-	orch_set_ready_batch(o, 8);
-	ASSERT_EQ(0, orch_begin_run(o, &r));
+	r = begin_manual(_metadata, orch_create_manual_server, &o);
+	ASSERT_NE(NULL, r);
 
 	/* A thread going to sleep with nothing pending: its kinds turn
 	 * hungry, and the next SUB publication is routed at once. */
@@ -299,9 +312,8 @@ TEST(group_publication_flushes_first)
 	pto_run *r;
 	uint64_t gen;
 
-	ASSERT_EQ(0, orch_create_manual(&MANUAL_CFG, &o));
-	orch_set_ready_batch(o, 8);
-	ASSERT_EQ(0, orch_begin_run(o, &r));
+	r = begin_manual(_metadata, orch_create_manual, &o);
+	ASSERT_NE(NULL, r);
 	pto_args_init(&m0);
 	pto_args_init(&m1);
 	gen = orch_ready_gen(o);
@@ -320,13 +332,7 @@ TEST(group_publication_flushes_first)
 	pop_done(_metadata, o, 0, 1);
 	pto_args_fini(&m0);
 	pto_args_fini(&m1);
-	orch_close_run_submission(o, r);
-	EXPECT_EQ(0, ot_drain(o));
-	EXPECT_EQ(0, pto_run_result(r));
-	pto_run_release(r);
-	EXPECT_TRUE(ot_empty(o));
-	EXPECT_EQ(0, pto_orch_close(o, 100));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	end_manual(_metadata, o, r, 0);
 }
 
 /* ---- threaded: the orchestration function blocks in its own code ------ */

@@ -234,6 +234,17 @@ static pto_orch *full_window(struct __test_metadata *_metadata,
 	return o;
 }
 
+/* Release the window's slots @s[from..n) and check the ring is empty. */
+static void drain_window(struct __test_metadata *_metadata, pto_orch *o,
+			 struct orch_slot **s, uint32_t from, uint32_t n)
+{
+	while (from < n)
+		orch_ring_release(o, s[from++]);
+	EXPECT_EQ(0u, orch_ring_live(o, 1));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 TEST(window_waiter_is_woken_per_batch)
 {
 	struct orch_slot *s[64];
@@ -254,11 +265,7 @@ TEST(window_waiter_is_woken_per_batch)
 	orch_ring_release(o, s[7]);
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, w.ret);
-	for (i = 8; i < 64; i++)
-		orch_ring_release(o, s[i]);
-	EXPECT_EQ(0u, orch_ring_live(o, 1));
-	EXPECT_EQ(0, pto_orch_close(o, 100));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	drain_window(_metadata, o, s, 8, 64);
 }
 
 TEST(window_waiter_takes_a_lone_free_slot)
@@ -268,7 +275,6 @@ TEST(window_waiter_takes_a_lone_free_slot)
 	struct waiter w = { .o = o };
 	uint64_t t0;
 	pthread_t th;
-	int i;
 
 	pthread_create(&th, NULL, wait_for_slot, &w);
 	ot_sleep_ms(20);
@@ -280,11 +286,7 @@ TEST(window_waiter_takes_a_lone_free_slot)
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, w.ret);
 	EXPECT_LT(w.t_done - t0, 1000 * 1000000ULL);
-	for (i = 1; i < 64; i++)
-		orch_ring_release(o, s[i]);
-	EXPECT_EQ(0u, orch_ring_live(o, 1));
-	EXPECT_EQ(0, pto_orch_close(o, 100));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	drain_window(_metadata, o, s, 1, 64);
 }
 
 TEST_HARNESS_MAIN
