@@ -349,7 +349,7 @@ static int run_pto(struct job *warm, struct job *j, uint32_t workers,
 	return err;
 }
 
-static void submit_cost(uint32_t workers)
+static void submit_cost(uint32_t workers, int reps)
 {
 	const long n = 1 << 14;
 	struct job j = { .shape = SUBMIT4, .n = n };
@@ -361,7 +361,7 @@ static void submit_cost(uint32_t workers)
 	/*
 	 * batch_scope() puts them in scopes of 512 anyway; the window has
 	 * room for all of them, so the loop measures submit, not
-	 * back-pressure. Best of 5. Two figures: wall time per submit, and
+	 * back-pressure. Best of --reps (5). Two figures: wall time per submit, and
 	 * the submitting thread's CPU time per submit. The workers run the
 	 * tasks meanwhile, so on a 2-CPU machine three threads share two
 	 * CPUs: wall time then also counts the time the submitter waited
@@ -373,13 +373,15 @@ static void submit_cost(uint32_t workers)
 	 * keeps. The timed runs measure the steady state, as a runtime that
 	 * keeps one orchestrator for its lifetime sees it.
 	 */
-	for (rep = -2; rep < 5; rep++) {
+	for (rep = -2; rep < reps; rep++) {
 		if (pto_submit(o, orch_fn, &j, &r) || pto_run_wait(r, -1)) {
 			fprintf(stderr, "pto-bench: submit run failed: %s\n",
 				pto_orch_error(o));
 			exit(1);
 		}
 		pto_run_release(r);
+		if (getenv("PB_V"))
+			fprintf(stderr, " %.0f/%.0f", (double)j.t_submit_ns / n, (double)j.t_submit_cpu_ns / n);
 		if (rep < 0)
 			continue;
 		if (j.t_submit_ns < best)
@@ -521,7 +523,7 @@ int main(int argc, char **argv)
 	} else {
 		printf("# pto-bench: in-process backend, %u workers, window %u slots/ring, "
 		       "scopes of %d, noop tasks\n", workers, window, BATCH);
-		submit_cost(workers);
+		submit_cost(workers, reps);
 	}
 	for (s = 0; s < NSHAPE; s++) {
 		if (only_shape && strcmp(only_shape, shape_name[s]))

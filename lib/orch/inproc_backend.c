@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include "orch/orch_internal.h"
 
 #define INPROC_SPIN 500	/* ~10 us of pause: long enough to catch a
@@ -48,7 +49,11 @@ struct inproc {
 	 * orch thread needs a CPU more than a second spinner does. */
 	_Atomic int spinners;
 	bool manual;
-	_Atomic uint64_t kicks;	/* manual backend: kicks seen (tests) */
+	/* Manual backend (tests): kicks seen, in all and per worker, and
+	 * the workers its awake op reports not parked. */
+	_Atomic uint64_t kicks;
+	_Atomic uint64_t kicks_of[64];
+	_Atomic uint64_t awake_mask;
 };
 
 static int inproc_heap_map(void *bep, int ring, uint64_t size,
@@ -120,6 +125,32 @@ static int run_one(struct pto_orch *o, struct orch_dispatch *d)
  * batch. Then park, through orch_ready_pop_parking, which takes whatever
  * the orch thread still holds deferred.
  */
+/*
+ * Sleep until kicked (or stopped); a light sleep (!@heavy) also ends at
+ * ORCH_LIGHT_SLEEP_NS. Returns false when it ended by that timeout.
+ */
+static bool park(struct inproc_worker *w, bool heavy)
+{
+	struct timespec ts;
+	bool kicked;
+	int err = 0;
+
+	if (!heavy) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += ORCH_LIGHT_SLEEP_NS;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+	}
+	pthread_mutex_lock(&w->mu);
+	while (!w->kicked && !atomic_load(&w->be->stop) && err != ETIMEDOUT)
+		err = heavy ? pthread_cond_wait(&w->cv, &w->mu) :
+			      pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+	kicked = w->kicked || err != ETIMEDOUT;
+	w->kicked = false;
+	pthread_mutex_unlock(&w->mu);
+	return kicked;
+}
+
 static void *worker_main(void *arg)
 {
 	struct inproc_worker *w = arg;
@@ -127,6 +158,7 @@ static void *worker_main(void *arg)
 	struct pto_orch *o = be->o;
 	struct orch_dispatch d;
 	int budget = INPROC_SPIN;
+	bool heavy = false;
 
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		uint64_t g = orch_ready_gen(o);
@@ -154,17 +186,19 @@ static void *worker_main(void *arg)
 		budget = INPROC_SPIN;
 		atomic_store(&w->parked, 1);	/* seq_cst: see the header */
 		/* Also takes the orch thread's deferred READY slots. */
-		if (orch_ready_pop_parking(o, w->widx, &d)) {
+		if (orch_ready_pop_parking(o, w->widx, &d, heavy)) {
 			atomic_store(&w->parked, 0);
+			heavy = false;
 			while (run_one(o, &d))
 				;
 			continue;
 		}
-		pthread_mutex_lock(&w->mu);
-		while (!w->kicked && !atomic_load(&be->stop))
-			pthread_cond_wait(&w->cv, &w->mu);
-		w->kicked = false;
-		pthread_mutex_unlock(&w->mu);
+		/* Light, then (after a light sleep that timed out) heavy:
+		 * ready.c, before_sleep. The light one skips the spin after
+		 * it: a millisecond passed without a kick. */
+		heavy = !park(w, heavy);
+		if (heavy)
+			budget = 0;
 		atomic_store(&w->parked, 0);
 	}
 	return NULL;
@@ -178,6 +212,9 @@ static void inproc_kick(void *bep, int32_t widx, uint32_t kind)
 	(void)kind;
 	if (be->manual) {
 		atomic_fetch_add_explicit(&be->kicks, 1, memory_order_relaxed);
+		if (widx >= 0 && widx < 64)
+			atomic_fetch_add_explicit(&be->kicks_of[widx], 1,
+						  memory_order_relaxed);
 		return;
 	}
 	w = &be->w[widx];
@@ -187,6 +224,17 @@ static void inproc_kick(void *bep, int32_t widx, uint32_t kind)
 	w->kicked = true;
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
+}
+
+static bool inproc_awake(void *bep, int32_t widx)
+{
+	struct inproc *be = bep;
+
+	if (be->manual)
+		return widx < 64 &&
+		       (atomic_load_explicit(&be->awake_mask, memory_order_relaxed) >>
+			widx & 1);
+	return !atomic_load_explicit(&be->w[widx].parked, memory_order_relaxed);
 }
 
 static void inproc_stop(void *bep)
@@ -213,6 +261,7 @@ static void inproc_stop(void *bep)
 static int inproc_start(void *bep, struct pto_orch *o)
 {
 	struct inproc *be = bep;
+	pthread_condattr_t ca;
 	uint32_t i;
 
 	be->o = o;
@@ -220,6 +269,8 @@ static int inproc_start(void *bep, struct pto_orch *o)
 	be->w = aligned_alloc(64, sizeof(*be->w) * be->n);
 	if (!be->w)
 		return -ENOMEM;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	memset(be->w, 0, sizeof(*be->w) * be->n);
 	for (i = 0; i < be->n; i++) {
 		struct inproc_worker *w = &be->w[i];
@@ -227,8 +278,10 @@ static int inproc_start(void *bep, struct pto_orch *o)
 		w->be = be;
 		w->widx = (int32_t)i;
 		pthread_mutex_init(&w->mu, NULL);
-		pthread_cond_init(&w->cv, NULL);
+		/* park()'s bounded sleep measures CLOCK_MONOTONIC. */
+		pthread_cond_init(&w->cv, &ca);
 	}
+	pthread_condattr_destroy(&ca);
 	if (be->manual)
 		return 0;
 	for (i = 0; i < be->n; i++) {
@@ -275,6 +328,7 @@ static void inproc_destroy(void *bep)
 
 static const struct orch_backend_ops inproc_ops = {
 	.name = "inproc",
+	.awake = inproc_awake,
 	INPROC_OPS,
 };
 
@@ -333,4 +387,19 @@ uint64_t orch_manual_kicks(struct pto_orch *o)
 	struct inproc *be = o->be;
 
 	return atomic_load_explicit(&be->kicks, memory_order_relaxed);
+}
+
+uint64_t orch_manual_kicks_of(struct pto_orch *o, int32_t widx)
+{
+	struct inproc *be = o->be;
+
+	return widx >= 0 && widx < 64 ?
+	       atomic_load_explicit(&be->kicks_of[widx], memory_order_relaxed) : 0;
+}
+
+void orch_manual_set_awake(struct pto_orch *o, uint64_t mask)
+{
+	struct inproc *be = o->be;
+
+	atomic_store_explicit(&be->awake_mask, mask, memory_order_relaxed);
 }

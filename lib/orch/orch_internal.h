@@ -496,12 +496,18 @@ bool orch_heavy_barrier_init(void);
 void orch_ready_hungry(struct pto_orch *o, int32_t widx);
 void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds);
 void orch_heavy_barrier(void);
+/*
+ * Sleeping with work possibly deferred (ready.c, before_sleep): a light
+ * sleep (@heavy false) must end within ORCH_LIGHT_SLEEP_NS; only after
+ * one that timed out may the thread go heavy and sleep without bound.
+ */
+#define ORCH_LIGHT_SLEEP_NS 1000000ULL
 /* A scheduler thread serving workers of @kinds (bit per kind) is about
  * to sleep: take the pending list. Returns whether it routed work. */
-bool orch_ready_steal(struct pto_orch *o, uint32_t kinds);
+bool orch_ready_steal(struct pto_orch *o, uint32_t kinds, bool heavy);
 /* orch_ready_pop that also takes the pending list (a parking worker). */
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
-			   struct orch_dispatch *d);
+			   struct orch_dispatch *d, bool heavy);
 /* Unlink a READY slot (caller holds sched_mu). */
 void orch_rq_unlink(struct orch_slot *s);
 void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s);
@@ -576,6 +582,8 @@ struct pto_orch {
 	struct orch_slot *pend_tail;
 	uint64_t pend_tid0;
 	uint32_t ready_batch;
+	/* Sleeps that paid the barrier (ready.c, before_sleep); statistic. */
+	_Atomic uint64_t heavy_sleeps;
 
 	/* Runs (run.c), under runs_mu. */
 	pthread_mutex_t runs_mu;

@@ -167,6 +167,35 @@ static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
 {
 	uint32_t i, left = 0;
 
+	/*
+	 * An awake idle worker first, and then only it: it pops under
+	 * sched_mu after this routing (a worker that is not parked is
+	 * spinning on the generation, or on its way to the parking pop),
+	 * and a pop that leaves work of its kind queued kicks one more
+	 * (pop_locked), so parked workers are woken by the workers as the
+	 * work turns out to need them, one more per pop, not by the thread
+	 * that routed. That thread is the orch thread for every batch, and
+	 * its kicks of parked workers were its largest cost after the
+	 * submit itself (a futex wake per flush: 8-15% of its time on the
+	 * 2-CPU host, where a noop task's worker outpaces it and a second
+	 * worker woken only takes a CPU it needs). Only where pops chain
+	 * kicks (batching, one thread per worker); the worker must reach
+	 * its kind FIFO (no exact work ahead). Nobody is left un-kicked:
+	 * the chain covers the rest.
+	 */
+	if (o->ops->awake && o->ready_batch > 1 && want)
+		for (i = 0; i < o->nworkers; i++) {
+			struct orch_worker *w = &o->workers[i];
+
+			if (w->kind != kind || !worker_has_room(w) ||
+			    w->exact.head ||
+			    (o->group_rq.head &&
+			     group_targets(o->group_rq.head, (int32_t)i)) ||
+			    !o->ops->awake(o->be, (int32_t)i))
+				continue;
+			o->ops->kick(o->be, (int32_t)i, w->kind);
+			return 0;
+		}
 	for (i = 0; i < o->nworkers; i++) {
 		struct orch_worker *w = &o->workers[i];
 
@@ -338,7 +367,8 @@ static bool route_pending_locked(struct pto_orch *o, uint32_t *want)
  * instead of waiting on the list behind busy workers (a parked worker
  * never looks at the list). Liveness after the clear: every idle worker
  * of the kind was kicked, takes work or passes through
- * orch_ready_pop_parking (bit, barrier, steal) before it sleeps. Caller
+ * orch_ready_pop_parking (bit, barrier if heavy, steal) before it sleeps
+ * (a light sleep is bounded: before_sleep). Caller
  * holds sched_mu. Relaxed: the bits are a hint everywhere except on the
  * parking path, whose ordering comes from orch_heavy_barrier.
  */
@@ -439,7 +469,9 @@ void orch_ready_defer(struct pto_orch *o, struct orch_slot *s)
 	 * thread execute a full barrier: either before our load (which then
 	 * sees the bit: we flush, and the flush kicks the parked worker) or
 	 * after it, which drains our append before the worker reads the list
-	 * (it steals the slot). A bit is cleared only by a flush or steal
+	 * (it steals the slot). A worker's first sleep of an idle period
+	 * skips the barrier and is bounded (before_sleep): a miss then costs
+	 * latency up to ORCH_LIGHT_SLEEP_NS, never a lost slot. A bit is cleared only by a flush or steal
 	 * that routed work of the kind and kicked its idle workers
 	 * (kick_routed_locked).
 	 */
@@ -674,20 +706,46 @@ void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
 }
 
 /*
- * The heavy side of orch_ready_defer's check, for a thread about to
- * sleep that serves workers of @kinds: the bits, then the barrier; the
- * caller then reads the list (steals) under sched_mu.
+ * The other side of orch_ready_defer's check, for a thread about to
+ * sleep that serves workers of @kinds: the bits, then (@heavy) the
+ * barrier; the caller then reads the list (steals) under sched_mu.
+ *
+ * Light and heavy sleeps. The barrier is what makes an indefinite sleep
+ * safe against an append still in the orch thread's store buffer, and
+ * it is dear: membarrier(2) interrupts every CPU running a thread of
+ * the process - the orch thread's above all - and an IPI into a guest
+ * costs its receiver microseconds (measured: 12% of the submitting
+ * thread's time on the 2-CPU host, 1 per ~90 submits, while workers
+ * that outpace it park after every burst). So a thread's first sleep
+ * of an idle period is light: the bits and the steal without the
+ * barrier, and a sleep bounded by ORCH_LIGHT_SLEEP_NS. Only a light
+ * sleep that ends by its timeout (no kick, no completion came) is
+ * followed by a heavy one: the full protocol, then a sleep without
+ * bound. Liveness: the only thing a light sleep can miss is an append
+ * the barrier would have shown (or whose hunger check missed our bit),
+ * and that waits at most ORCH_LIGHT_SLEEP_NS, until the heavy pass
+ * takes it. A thread woken by a kick starts light again, so a busy
+ * run's parks cost no barrier at all, and an idle worker pays one, a
+ * millisecond into its idleness.
  */
-static void before_sleep(struct pto_orch *o, uint32_t kinds)
+static void before_sleep(struct pto_orch *o, uint32_t kinds, bool heavy)
 {
 	orch_ready_hungry_kinds(o, kinds);
+	if (!heavy)
+		return;
+	atomic_fetch_add_explicit(&o->heavy_sleeps, 1, memory_order_relaxed);
 	orch_heavy_barrier();
+}
+
+uint64_t orch_heavy_sleeps(struct pto_orch *o)
+{
+	return atomic_load_explicit(&o->heavy_sleeps, memory_order_relaxed);
 }
 
 /*
  * orch_ready_pop for a worker about to park (in-process backend, after
  * storing parked): with its queues empty it also takes the orch thread's
- * pending READY slots (steal_pending). Only here for one-thread-per-worker
+ * pending READY slots (steal_pending). @heavy: see before_sleep. Only here for one-thread-per-worker
  * backends: a worker that stole on every empty pop would take each
  * deferred slot as it is appended, and the batching would save nothing
  * while workers are ahead of the orch thread (measured: ~50 ns per
@@ -696,11 +754,11 @@ static void before_sleep(struct pto_orch *o, uint32_t kinds)
  * orch_ready_steal.
  */
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
-			   struct orch_dispatch *d)
+			   struct orch_dispatch *d, bool heavy)
 {
 	int n;
 
-	before_sleep(o, 1u << o->workers[widx].kind);
+	before_sleep(o, 1u << o->workers[widx].kind, heavy);
 	orch_lock(&o->sched_mu);
 	n = pop_locked(o, widx, d, true);
 	orch_unlock(&o->sched_mu);
@@ -719,8 +777,9 @@ int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
  *    routing from the orch thread to the server, which is idle then;
  *    deferred appends bump no generation, so an idle server does not
  *    pop for them: its hunger mark does that (sched.c);
- *  - here, before it sleeps: the heavy side of orch_ready_defer's check,
- *    for every kind the thread serves (bits, barrier, list), then the
+ *  - here, before it sleeps: the other side of orch_ready_defer's check,
+ *    for every kind the thread serves (bits, barrier if @heavy - see
+ *    before_sleep - and the list), then the
  *    whole list is routed, whichever worker it is for; the kicks wake
  *    this thread or the one owning a target, so it does not sleep on
  *    them.
@@ -737,11 +796,11 @@ int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
  * (kick_kind), which may be that core rather than an idle one of a
  * sleeping thread.
  */
-bool orch_ready_steal(struct pto_orch *o, uint32_t kinds)
+bool orch_ready_steal(struct pto_orch *o, uint32_t kinds, bool heavy)
 {
 	bool any;
 
-	before_sleep(o, kinds);
+	before_sleep(o, kinds, heavy);
 	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire))
 		return false;	/* steal_pending's check, without the lock */
 	orch_lock(&o->sched_mu);

@@ -480,6 +480,7 @@ static void sched_sleep(struct sched_thread *t)
 	struct sched_backend *be = t->be;
 	struct pollfd pfd = { .fd = t->evfd, .events = POLLIN };
 	uint64_t v;
+	int n;
 
 	/*
 	 * READY tasks the orch thread holds back in its batch (ready.c,
@@ -492,8 +493,10 @@ static void sched_sleep(struct sched_thread *t)
 	 * SCHED_HUNGRY_STEPS steps, or when ORCH_READY_BATCH submits filled
 	 * it (the rules: orch_ready_steal).
 	 */
-	if (orch_ready_steal(be->orch, t->kinds))
+	if (orch_ready_steal(be->orch, t->kinds, t->heavy_sleep)) {
+		t->heavy_sleep = false;
 		return;
+	}
 	atomic_store_explicit(&t->sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&t->kicked, memory_order_relaxed) ||
@@ -502,15 +505,21 @@ static void sched_sleep(struct sched_thread *t)
 	/*
 	 * The thread's cores were launched with this eventfd
 	 * (PTO_LAUNCH_FLAG_EVENTFD): their completion wake-ups and kick()
-	 * both write it, and no other thread reads it, so the sleep needs no
-	 * timeout. Draining it below, after the poll, loses nothing: the
-	 * caller reaps every core and re-reads @kicked afterwards.
+	 * both write it, and no other thread reads it, so a heavy sleep
+	 * needs no timeout; a light one (its steal skipped the barrier) is
+	 * bounded, and only one that timed out makes the next sleep heavy
+	 * (ready.c, before_sleep). Draining it below, after the poll, loses
+	 * nothing: the caller reaps every core and re-reads @kicked
+	 * afterwards.
 	 */
 	if (pto_launch_arm(t->launch) > 0)
 		goto out;
 	atomic_fetch_add_explicit(&t->sleeps, 1, memory_order_relaxed);
-	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
-		;
+	do
+		n = poll(&pfd, 1, t->heavy_sleep ? -1 :
+			 (int)(ORCH_LIGHT_SLEEP_NS / 1000000));
+	while (n < 0 && errno == EINTR);
+	t->heavy_sleep = n == 0;
 out:
 	atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
 	if (read(t->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN) {

@@ -88,6 +88,7 @@ struct sched_thread {
 	uint64_t last_wake_ns;		/* last core woken for work */
 	unsigned int max_awake;		/* see sched_max_awake() */
 	uint32_t kinds;			/* bit per worker kind it serves */
+	bool heavy_sleep;	/* next sleep is heavy (ready.c: before_sleep) */
 	atomic_int sleeping;
 	atomic_int kicked;
 	/* Consumptions deferred by this thread's completions (loop only),

@@ -209,7 +209,7 @@ TEST(deferred_until_flush_or_parking_pop)
 	EXPECT_EQ(0, orch_ready_pop(o, 0, &d));	/* not routed */
 
 	/* A parking worker takes the list, in order. */
-	ASSERT_EQ(1, orch_ready_pop_parking(o, 0, &d));
+	ASSERT_EQ(1, orch_ready_pop_parking(o, 0, &d, true));
 	EXPECT_EQ(10u, tag_of(&d));
 	EXPECT_NE(gen, orch_ready_gen(o));
 	orch_member_done(o, &d, 0, NULL);
@@ -268,7 +268,7 @@ TEST(server_steals_at_pops_and_before_sleep)
 
 	/* A thread going to sleep with nothing pending: its kinds turn
 	 * hungry, and the next SUB publication is routed at once. */
-	EXPECT_FALSE(orch_ready_steal(o, 1u << PTO_WK_SUB));
+	EXPECT_FALSE(orch_ready_steal(o, 1u << PTO_WK_SUB, true));
 	gen = orch_ready_gen(o);
 	sub(_metadata, o, 10);
 	EXPECT_NE(gen, orch_ready_gen(o));
@@ -294,11 +294,63 @@ TEST(server_steals_at_pops_and_before_sleep)
 	gen = orch_ready_gen(o);
 	sub(_metadata, o, 13);
 	EXPECT_EQ(gen, orch_ready_gen(o));
-	EXPECT_TRUE(orch_ready_steal(o, 1u << PTO_WK_SUB));
+	EXPECT_TRUE(orch_ready_steal(o, 1u << PTO_WK_SUB, true));
 	EXPECT_NE(gen, orch_ready_gen(o));
 	pop_done(_metadata, o, 0, 13);
 
 	end_manual(_metadata, o, r, 0);
+}
+
+/*
+ * Who a routing kicks (ready.c, kick_kind): with a worker of the kind
+ * awake (not parked), that worker alone - it pops after the routing, and
+ * its pop, leaving work queued, kicks one more - so the routing thread
+ * (the orch thread, for a batch) makes no system call to wake a parked
+ * one. With none awake, every idle worker the work wants.
+ */
+TEST(awake_worker_kicked_alone_its_pop_wakes_the_next)
+{
+	struct orch_dispatch d, d1;
+	uint64_t k0, k1;
+	pto_orch *o;
+	pto_run *r;
+
+	r = begin_manual(_metadata, orch_create_manual, &o);
+	ASSERT_NE(NULL, r);
+
+	/* Both SUB workers parked: a flush of three kicks both. */
+	k0 = orch_manual_kicks_of(o, 0);
+	k1 = orch_manual_kicks_of(o, 1);
+	sub(_metadata, o, 1);
+	sub(_metadata, o, 2);
+	sub(_metadata, o, 3);
+	orch_ready_flush(o);
+	EXPECT_EQ(k0 + 1, orch_manual_kicks_of(o, 0));
+	EXPECT_EQ(k1 + 1, orch_manual_kicks_of(o, 1));
+	pop_done(_metadata, o, 0, 1);
+	pop_done(_metadata, o, 0, 2);
+	pop_done(_metadata, o, 0, 3);
+
+	/* Worker 1 awake: the flush kicks it alone... */
+	orch_manual_set_awake(o, 1u << 1);
+	k0 = orch_manual_kicks_of(o, 0);
+	k1 = orch_manual_kicks_of(o, 1);
+	sub(_metadata, o, 4);
+	sub(_metadata, o, 5);
+	sub(_metadata, o, 6);
+	orch_ready_flush(o);
+	EXPECT_EQ(k0, orch_manual_kicks_of(o, 0));
+	EXPECT_EQ(k1 + 1, orch_manual_kicks_of(o, 1));
+	/* ...and its pop, leaving 5 and 6 queued, kicks parked worker 0. */
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d1));
+	EXPECT_EQ(4u, tag_of(&d1));
+	EXPECT_EQ(k0 + 1, orch_manual_kicks_of(o, 0));
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_EQ(5u, tag_of(&d));
+	orch_member_done(o, &d, 0, NULL);
+	orch_member_done(o, &d1, 0, NULL);
+
+	end_manual(_metadata, o, r, 1);
 }
 
 /* A group (or exact single) is routed at publication, after the deferred
@@ -441,6 +493,59 @@ TEST(parked_worker_takes_second_task_at_once)
 	TH_LOG("ready_batch %u: task 0 at %.1f ms, task 1 at %.1f ms",
 	       o->ready_batch, par_start[0] / 1e6, par_start[1] / 1e6);
 	EXPECT_LT(par_start[1], 100ULL * 1000000ULL);
+	EXPECT_EQ(0, pto_orch_close(o, 1000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * Light and heavy sleeps (ready.c, before_sleep): a worker parking
+ * between the bursts of a busy run pays no membarrier(2) (its sleep is
+ * bounded instead), and one left idle pays it once, a millisecond into
+ * its idleness, before sleeping without bound. Fifty bursts, each
+ * followed by a gap in which the workers spin out and park: with every
+ * park heavy, that is at least fifty barriers.
+ */
+#define LH_BURSTS 50
+
+static int lh_fn(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int i, k, err = 0;
+
+	(void)arg;
+	pto_args_init(&a);
+	for (k = 0; k < LH_BURSTS && !err; k++) {
+		err = pto_scope_begin(o);	/* the window holds 64 */
+		for (i = 0; i < 8 && !err; i++)
+			err = pto_submit_sub(o, &NOOP, &a, NULL);
+		err = err ?: pto_scope_end(o);
+		usleep(50);
+	}
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(busy_parks_are_light_an_idle_worker_goes_heavy)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 64, .timeout_ms = 5000,
+				       .workers = TWO_SUB, .nworkers = 2 };
+	uint64_t h0, h1, h2;
+	pto_orch *o;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	usleep(20000);	/* both workers idle past the light sleep */
+	h0 = orch_heavy_sleeps(o);
+	EXPECT_LE(2u, h0);
+	ASSERT_EQ(0, pto_orch_run(o, lh_fn, NULL));
+	h1 = orch_heavy_sleeps(o);
+	usleep(20000);
+	h2 = orch_heavy_sleeps(o);
+	TH_LOG("heavy sleeps: %llu at idle start, %llu in %d bursts, %llu after idling",
+	       (unsigned long long)h0, (unsigned long long)(h1 - h0), LH_BURSTS,
+	       (unsigned long long)(h2 - h1));
+	EXPECT_LT(h1 - h0, LH_BURSTS / 2);
+	EXPECT_LE(1u, h2 - h1);
 	EXPECT_EQ(0, pto_orch_close(o, 1000));
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
