@@ -124,6 +124,14 @@ int orch_create(const struct pto_orch_config *cfg,
  * Thread safety: any thread; a worker index is popped for by one thread.
  */
 int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d);
+/*
+ * Could a pop succeed for anyone (anything queued or assigned; for a
+ * server, anything pending)? A hint without the lock: false only if
+ * nothing was routed before the last generation bump the caller
+ * acquire-loaded (orch_ready_gen) - so a caller that skips its pops on
+ * false and looks again at the next generation misses nothing.
+ */
+bool orch_ready_any(struct pto_orch *o);
 /* Members worker @widx may hold at once (default 1). Thread safety: any
  * thread; meant for backend start(). */
 void orch_set_worker_capacity(struct pto_orch *o, int32_t widx, uint32_t cap);

@@ -509,7 +509,7 @@ bool orch_ready_steal(struct pto_orch *o, uint32_t kinds, bool heavy);
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 			   struct orch_dispatch *d, bool heavy);
 /* Unlink a READY slot (caller holds sched_mu). */
-void orch_rq_unlink(struct orch_slot *s);
+void orch_rq_unlink(struct pto_orch *o, struct orch_slot *s);
 void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s);
 int orch_worker_index(struct pto_orch *o, int32_t id);
 
@@ -562,7 +562,10 @@ struct pto_orch {
 	/* Bumped after every enqueue, so idle workers can spin on one word
 	 * instead of the lock. */
 	_Atomic uint64_t rq_gen __attribute__((aligned(64)));
-	char rq_gen_pad[56];
+	/* Entries a pop could take (ready.c, orch_ready_any): written with
+	 * the generation, under sched_mu; read without it. */
+	_Atomic uint32_t rq_queued;
+	char rq_gen_pad[52];
 	/* One bit per worker kind: a worker of the kind is idle (spinning a
 	 * while, or parking). Set by workers, cleared by the flush or steal
 	 * that routes work of the kind, read by the orch thread at every
@@ -572,9 +575,10 @@ struct pto_orch {
 	_Atomic uint32_t rq_hungry __attribute__((aligned(64)));
 	/* The pending list (orch_ready_defer): head and cursor. pend_first
 	 * is stored by the orch thread, read by stealers under sched_mu;
-	 * pend_taken is under sched_mu. */
+	 * pend_taken is written under sched_mu (read without it by
+	 * orch_ready_any, a hint). */
 	struct orch_slot *_Atomic pend_first;
-	struct orch_slot *pend_taken;
+	struct orch_slot *_Atomic pend_taken;
 	char pend_pad[40];
 	/* Orch thread only: the list's tail, the task id its first entry
 	 * was claimed with, and the batch size (1: no deferral; set by the

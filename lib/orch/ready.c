@@ -42,8 +42,22 @@ static void bump_gen(struct pto_orch *o)
 	atomic_store_explicit(&o->rq_gen, g + 1, memory_order_release);
 }
 
-static void rq_push(struct orch_rq *q, struct orch_slot *s)
+/*
+ * rq_queued: what a pop could take - slots linked in any FIFO plus group
+ * members assigned and not yet popped. Every writer holds sched_mu (a
+ * load and a store, no locked instruction); orch_ready_any reads it
+ * without the lock.
+ */
+static void queued_add(struct pto_orch *o, int d)
 {
+	uint32_t n = atomic_load_explicit(&o->rq_queued, memory_order_relaxed);
+
+	atomic_store_explicit(&o->rq_queued, n + (uint32_t)d, memory_order_relaxed);
+}
+
+static void rq_push(struct pto_orch *o, struct orch_rq *q, struct orch_slot *s)
+{
+	queued_add(o, 1);
 	s->rq = q;
 	s->rq_next = NULL;
 	s->rq_prev = q->tail;
@@ -54,12 +68,13 @@ static void rq_push(struct orch_rq *q, struct orch_slot *s)
 	q->tail = s;
 }
 
-void orch_rq_unlink(struct orch_slot *s)
+void orch_rq_unlink(struct pto_orch *o, struct orch_slot *s)
 {
 	struct orch_rq *q = s->rq;
 
 	if (!q)
 		return;
+	queued_add(o, -1);
 	if (s->rq_prev)
 		s->rq_prev->rq_next = s->rq_next;
 	else
@@ -239,17 +254,17 @@ static bool route_locked(struct pto_orch *o, struct orch_slot *s,
 	if (s->is_group) {
 		bool head = o->group_rq.head == NULL;
 
-		rq_push(&o->group_rq, s);
+		rq_push(o, &o->group_rq, s);
 		if (head)
 			kick_group_head(o);
 	} else if (s->members[0].widx >= 0) {
 		int32_t t = s->members[0].widx;
 
-		rq_push(&o->workers[t].exact, s);
+		rq_push(o, &o->workers[t].exact, s);
 		if (worker_has_room(&o->workers[t]))
 			o->ops->kick(o->be, t, o->workers[t].kind);
 	} else {
-		rq_push(&o->kind_rq[s->wkind], s);
+		rq_push(o, &o->kind_rq[s->wkind], s);
 		want[s->wkind] += s->nmembers;
 	}
 	return true;
@@ -342,6 +357,21 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
  * anyway), so it cannot be consumed while not yet routed.
  */
 
+/*
+ * The first pending slot not yet taken. Under sched_mu, exact; without it
+ * (orch_ready_any) a hint: the cursor's slot may have been dropped by a
+ * flush and reissued meanwhile, and its link then names anything - a
+ * slot is stable in memory, so the read itself is safe.
+ */
+static struct orch_slot *pend_after_cursor(struct pto_orch *o)
+{
+	struct orch_slot *t = atomic_load_explicit(&o->pend_taken,
+						   memory_order_relaxed);
+
+	return t ? atomic_load_explicit(&t->pend_next, memory_order_acquire) :
+		   atomic_load_explicit(&o->pend_first, memory_order_acquire);
+}
+
 /* Route the list from the cursor on. Caller holds sched_mu. Acquire on
  * each link: pairs with orch_ready_defer's release, so the slot's fields
  * (state, members, wkind) written before its append are visible. */
@@ -350,12 +380,10 @@ static bool route_pending_locked(struct pto_orch *o, uint32_t *want)
 	struct orch_slot *s;
 	bool any = false;
 
-	s = o->pend_taken ?
-		atomic_load_explicit(&o->pend_taken->pend_next, memory_order_acquire) :
-		atomic_load_explicit(&o->pend_first, memory_order_acquire);
+	s = pend_after_cursor(o);
 	for (; s; s = atomic_load_explicit(&s->pend_next, memory_order_acquire)) {
 		any |= route_locked(o, s, want);
-		o->pend_taken = s;
+		atomic_store_explicit(&o->pend_taken, s, memory_order_relaxed);
 	}
 	return any;
 }
@@ -419,7 +447,7 @@ void orch_ready_flush(struct pto_orch *o)
 	}
 	/* Reset under sched_mu: no stealer walks the list meanwhile. */
 	atomic_store_explicit(&o->pend_first, NULL, memory_order_relaxed);
-	o->pend_taken = NULL;
+	atomic_store_explicit(&o->pend_taken, NULL, memory_order_relaxed);
 	orch_unlock(&o->sched_mu);
 	o->pend_tail = NULL;
 }
@@ -497,7 +525,7 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
 	bool was_head = s->rq == &o->group_rq && o->group_rq.head == s;
 	uint32_t i;
 
-	orch_rq_unlink(s);
+	orch_rq_unlink(o, s);
 	if (!was_head)
 		return;
 	for (i = 0; i < s->nmembers; i++) {
@@ -604,6 +632,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	if (w->has_assigned) {
 		*d = w->assigned;
 		w->has_assigned = false;
+		queued_add(o, -1);
 		return 1;
 	}
 	if (w->inflight >= w->cap)
@@ -618,7 +647,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 		for (i = 0; i < g->nmembers; i++)
 			if (!worker_idle(&o->workers[g->members[i].widx]))
 				return 0;
-		orch_rq_unlink(g);
+		orch_rq_unlink(o, g);
 		claim_running(g);
 		for (i = 0; i < g->nmembers; i++) {
 			int32_t t = g->members[i].widx;
@@ -630,6 +659,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 			} else {
 				fill(&tw->assigned, g, i, t);
 				tw->has_assigned = true;
+				queued_add(o, 1);
 				o->ops->kick(o->be, t, tw->kind);
 			}
 		}
@@ -658,10 +688,10 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 		if (i == 0)
 			claim_running(s);
 		if (s->next_member == s->nmembers)
-			orch_rq_unlink(s);
+			orch_rq_unlink(o, s);
 	} else {
 		i = 0;
-		orch_rq_unlink(s);
+		orch_rq_unlink(o, s);
 		claim_running(s);
 	}
 	w->inflight++;
@@ -677,6 +707,25 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	    q == &o->kind_rq[w->kind] && q->head)
 		kick_kind(o, w->kind, 1);
 	return 1;
+}
+
+/*
+ * Could a pop find anything - a queued slot, an assigned member, or (for
+ * a server, whose pops steal) the orch thread's pending list? A hint read
+ * without sched_mu, for a server that would otherwise take the lock once
+ * per idle core to learn that nothing is queued (the device's chain: a
+ * completing core pops its successor itself, and every other idle core's
+ * pop found nothing, ~11 lock round trips per task). It is never stale in
+ * the way that matters: every routing links its slots and counts them
+ * before its generation bump (release), so a caller that acquire-loaded
+ * the generation before asking sees at least the entries routed before
+ * that bump; one it misses bumps the generation after its load, and the
+ * caller looks again when it sees the new generation.
+ */
+bool orch_ready_any(struct pto_orch *o)
+{
+	return atomic_load_explicit(&o->rq_queued, memory_order_relaxed) ||
+	       (o->ops->kick_wakes_server && pend_after_cursor(o));
 }
 
 int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)

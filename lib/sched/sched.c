@@ -439,9 +439,15 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			/*
 			 * Running + pending slot: the worker has capacity two,
 			 * and a second id may go out once the core took the
-			 * first (ACK).
+			 * first (ACK). With nothing queued no pop is tried:
+			 * each would take the orchestrator's sched_mu to find
+			 * nothing (the chain, where a completing core pops its
+			 * successor itself, made ~11 such pops per task). The
+			 * caller loaded the generation before this step, and
+			 * looks again when it moves (orch_ready_any).
 			 */
 			if (!pto_rc_can_dispatch(c->rc) ||
+			    !orch_ready_any(be->orch) ||
 			    !orch_ready_pop(be->orch, c->widx, &d))
 				continue;
 			moved++;

@@ -353,6 +353,59 @@ TEST(awake_worker_kicked_alone_its_pop_wakes_the_next)
 	end_manual(_metadata, o, r, 1);
 }
 
+/*
+ * orch_ready_any, the lock-free "could a pop succeed?" a device scheduler
+ * thread asks before each pop: it counts what is queued (routed, not
+ * deferred), the members a group start assigns, and for a server the
+ * deferred list its pops would steal; pops take it back to nothing.
+ */
+TEST(ready_any_counts_queued_and_assigned_work)
+{
+	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
+	struct orch_dispatch d, d1;
+	pto_orch *o;
+	pto_run *r;
+
+	r = begin_manual(_metadata, orch_create_manual, &o);
+	ASSERT_NE(NULL, r);
+	EXPECT_FALSE(orch_ready_any(o));
+	sub(_metadata, o, 1);
+	EXPECT_FALSE(orch_ready_any(o));	/* deferred: not queued */
+	sub(_metadata, o, 2);
+	orch_ready_flush(o);
+	EXPECT_TRUE(orch_ready_any(o));
+	pop_done(_metadata, o, 0, 1);
+	EXPECT_TRUE(orch_ready_any(o));
+	pop_done(_metadata, o, 0, 2);
+	EXPECT_FALSE(orch_ready_any(o));
+
+	/* A group: queued, then its start assigns worker 1's member. */
+	pto_args_init(&m0);
+	pto_args_init(&m1);
+	ASSERT_EQ(0, pto_submit_next_level_group(o, &NOOP, mp, 2, NULL,
+						 (int32_t[]){ 0, 1 }, NULL));
+	EXPECT_TRUE(orch_ready_any(o));
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_TRUE(orch_ready_any(o));		/* member 1, assigned */
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d1));
+	EXPECT_FALSE(orch_ready_any(o));
+	orch_member_done(o, &d, 0, NULL);
+	orch_member_done(o, &d1, 0, NULL);
+	pto_args_fini(&m0);
+	pto_args_fini(&m1);
+	end_manual(_metadata, o, r, 0);
+
+	/* A server's pops steal the deferred list: it counts for them. */
+	r = begin_manual(_metadata, orch_create_manual_server, &o);
+	ASSERT_NE(NULL, r);
+	EXPECT_FALSE(orch_ready_any(o));
+	sub(_metadata, o, 3);
+	EXPECT_TRUE(orch_ready_any(o));
+	pop_done(_metadata, o, 0, 3);
+	EXPECT_FALSE(orch_ready_any(o));
+	end_manual(_metadata, o, r, 0);
+}
+
 /* A group (or exact single) is routed at publication, after the deferred
  * singles published before it: its reservation starts when it is
  * published, and the orch thread's publication order is kept. */
