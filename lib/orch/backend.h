@@ -85,11 +85,6 @@ struct orch_backend_ops {
 	 * orchestrator nor block; should make no system call unless the
 	 * worker is parked. */
 	void (*kick)(void *be, int32_t widx, uint32_t kind);
-	/* Optional, one thread per worker only: is idle worker @widx awake
-	 * (not parked), so that it pops under sched_mu after the caller's
-	 * routing without a system call to wake it? (ready.c, kick_kind.)
-	 * Called with sched_mu held; a hint read without a lock. */
-	bool (*awake)(void *be, int32_t widx);
 	/* kick() wakes a thread that serves many workers and looks at every
 	 * queue its workers may take from (the device's scheduler threads),
 	 * not one worker: any routing of a kind feeds it (ready.c). */
@@ -159,13 +154,8 @@ int orch_create_manual(const struct pto_orch_config *cfg,
  * thread (kick_wakes_server, as the device's scheduler threads). */
 int orch_create_manual_server(const struct pto_orch_config *cfg,
 			      struct pto_orch **out);
-/* Test-only: kicks the manual backend has received so far, in all and
- * for worker @widx (widx < 64). */
+/* Test-only: kicks the manual backend has received so far. */
 uint64_t orch_manual_kicks(struct pto_orch *o);
-uint64_t orch_manual_kicks_of(struct pto_orch *o, int32_t widx);
-/* Test-only: which of the manual backend's workers (bit per index) its
- * awake op reports not parked; none by default. */
-void orch_manual_set_awake(struct pto_orch *o, uint64_t mask);
 /* Test-only: heavy sleeps so far (ready.c, before_sleep). */
 uint64_t orch_heavy_sleeps(struct pto_orch *o);
 

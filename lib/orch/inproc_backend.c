@@ -49,11 +49,7 @@ struct inproc {
 	 * orch thread needs a CPU more than a second spinner does. */
 	_Atomic int spinners;
 	bool manual;
-	/* Manual backend (tests): kicks seen, in all and per worker, and
-	 * the workers its awake op reports not parked. */
-	_Atomic uint64_t kicks;
-	_Atomic uint64_t kicks_of[64];
-	_Atomic uint64_t awake_mask;
+	_Atomic uint64_t kicks;	/* manual backend: kicks seen (tests) */
 };
 
 static int inproc_heap_map(void *bep, int ring, uint64_t size,
@@ -164,6 +160,7 @@ static void *worker_main(void *arg)
 		uint64_t g = orch_ready_gen(o);
 
 		if (orch_ready_pop(o, w->widx, &d)) {
+			heavy = false;	/* busy again: the next idle starts light */
 			while (run_one(o, &d))
 				;
 			budget = INPROC_SPIN;
@@ -212,9 +209,6 @@ static void inproc_kick(void *bep, int32_t widx, uint32_t kind)
 	(void)kind;
 	if (be->manual) {
 		atomic_fetch_add_explicit(&be->kicks, 1, memory_order_relaxed);
-		if (widx >= 0 && widx < 64)
-			atomic_fetch_add_explicit(&be->kicks_of[widx], 1,
-						  memory_order_relaxed);
 		return;
 	}
 	w = &be->w[widx];
@@ -224,17 +218,6 @@ static void inproc_kick(void *bep, int32_t widx, uint32_t kind)
 	w->kicked = true;
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
-}
-
-static bool inproc_awake(void *bep, int32_t widx)
-{
-	struct inproc *be = bep;
-
-	if (be->manual)
-		return widx < 64 &&
-		       (atomic_load_explicit(&be->awake_mask, memory_order_relaxed) >>
-			widx & 1);
-	return !atomic_load_explicit(&be->w[widx].parked, memory_order_relaxed);
 }
 
 static void inproc_stop(void *bep)
@@ -328,7 +311,6 @@ static void inproc_destroy(void *bep)
 
 static const struct orch_backend_ops inproc_ops = {
 	.name = "inproc",
-	.awake = inproc_awake,
 	INPROC_OPS,
 };
 
@@ -387,19 +369,4 @@ uint64_t orch_manual_kicks(struct pto_orch *o)
 	struct inproc *be = o->be;
 
 	return atomic_load_explicit(&be->kicks, memory_order_relaxed);
-}
-
-uint64_t orch_manual_kicks_of(struct pto_orch *o, int32_t widx)
-{
-	struct inproc *be = o->be;
-
-	return widx >= 0 && widx < 64 ?
-	       atomic_load_explicit(&be->kicks_of[widx], memory_order_relaxed) : 0;
-}
-
-void orch_manual_set_awake(struct pto_orch *o, uint64_t mask)
-{
-	struct inproc *be = o->be;
-
-	atomic_store_explicit(&be->awake_mask, mask, memory_order_relaxed);
 }

@@ -562,10 +562,12 @@ struct pto_orch {
 	/* Bumped after every enqueue, so idle workers can spin on one word
 	 * instead of the lock. */
 	_Atomic uint64_t rq_gen __attribute__((aligned(64)));
-	/* Entries a pop could take (ready.c, orch_ready_any): written with
-	 * the generation, under sched_mu; read without it. */
-	_Atomic uint32_t rq_queued;
-	char rq_gen_pad[52];
+	char rq_gen_pad[56];
+	/* Entries a pop could take (ready.c, orch_ready_any): written under
+	 * sched_mu, read without it. Its own line: every pop writes it, and
+	 * idle in-process workers spin on rq_gen's. */
+	_Atomic uint32_t rq_queued __attribute__((aligned(64)));
+	char rq_queued_pad[60];
 	/* One bit per worker kind: a worker of the kind is idle (spinning a
 	 * while, or parking). Set by workers, cleared by the flush or steal
 	 * that routes work of the kind, read by the orch thread at every

@@ -182,35 +182,6 @@ static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
 {
 	uint32_t i, left = 0;
 
-	/*
-	 * An awake idle worker first, and then only it: it pops under
-	 * sched_mu after this routing (a worker that is not parked is
-	 * spinning on the generation, or on its way to the parking pop),
-	 * and a pop that leaves work of its kind queued kicks one more
-	 * (pop_locked), so parked workers are woken by the workers as the
-	 * work turns out to need them, one more per pop, not by the thread
-	 * that routed. That thread is the orch thread for every batch, and
-	 * its kicks of parked workers were its largest cost after the
-	 * submit itself (a futex wake per flush: 8-15% of its time on the
-	 * 2-CPU host, where a noop task's worker outpaces it and a second
-	 * worker woken only takes a CPU it needs). Only where pops chain
-	 * kicks (batching, one thread per worker); the worker must reach
-	 * its kind FIFO (no exact work ahead). Nobody is left un-kicked:
-	 * the chain covers the rest.
-	 */
-	if (o->ops->awake && o->ready_batch > 1 && want)
-		for (i = 0; i < o->nworkers; i++) {
-			struct orch_worker *w = &o->workers[i];
-
-			if (w->kind != kind || !worker_has_room(w) ||
-			    w->exact.head ||
-			    (o->group_rq.head &&
-			     group_targets(o->group_rq.head, (int32_t)i)) ||
-			    !o->ops->awake(o->be, (int32_t)i))
-				continue;
-			o->ops->kick(o->be, (int32_t)i, w->kind);
-			return 0;
-		}
 	for (i = 0; i < o->nworkers; i++) {
 		struct orch_worker *w = &o->workers[i];
 

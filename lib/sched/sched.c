@@ -514,7 +514,9 @@ static void sched_sleep(struct sched_thread *t)
 	 * both write it, and no other thread reads it, so a heavy sleep
 	 * needs no timeout; a light one (its steal skipped the barrier) is
 	 * bounded, and only one that timed out makes the next sleep heavy
-	 * (ready.c, before_sleep). Draining it below, after the poll, loses
+	 * (ready.c, before_sleep) - after the loop's spin_us of idling, so
+	 * a slot a light steal missed waits at most ORCH_LIGHT_SLEEP_NS plus
+	 * spin_us here. Draining it below, after the poll, loses
 	 * nothing: the caller reaps every core and re-reads @kicked
 	 * afterwards.
 	 */
@@ -625,6 +627,9 @@ static void *sched_thread_main(void *arg)
 			orch_consume_flush(be->orch, &t->consume);
 			t->consume_steps = 0;
 		}
+		/* Busy again: the next idle period starts light (sched_sleep). */
+		if (moved)
+			t->heavy_sleep = false;
 		/* A backlog waits for awake cores or wake_delay_us: no sleep. */
 		if (moved || t->backlog_since) {
 			idle_since = 0;

@@ -302,58 +302,6 @@ TEST(server_steals_at_pops_and_before_sleep)
 }
 
 /*
- * Who a routing kicks (ready.c, kick_kind): with a worker of the kind
- * awake (not parked), that worker alone - it pops after the routing, and
- * its pop, leaving work queued, kicks one more - so the routing thread
- * (the orch thread, for a batch) makes no system call to wake a parked
- * one. With none awake, every idle worker the work wants.
- */
-TEST(awake_worker_kicked_alone_its_pop_wakes_the_next)
-{
-	struct orch_dispatch d, d1;
-	uint64_t k0, k1;
-	pto_orch *o;
-	pto_run *r;
-
-	r = begin_manual(_metadata, orch_create_manual, &o);
-	ASSERT_NE(NULL, r);
-
-	/* Both SUB workers parked: a flush of three kicks both. */
-	k0 = orch_manual_kicks_of(o, 0);
-	k1 = orch_manual_kicks_of(o, 1);
-	sub(_metadata, o, 1);
-	sub(_metadata, o, 2);
-	sub(_metadata, o, 3);
-	orch_ready_flush(o);
-	EXPECT_EQ(k0 + 1, orch_manual_kicks_of(o, 0));
-	EXPECT_EQ(k1 + 1, orch_manual_kicks_of(o, 1));
-	pop_done(_metadata, o, 0, 1);
-	pop_done(_metadata, o, 0, 2);
-	pop_done(_metadata, o, 0, 3);
-
-	/* Worker 1 awake: the flush kicks it alone... */
-	orch_manual_set_awake(o, 1u << 1);
-	k0 = orch_manual_kicks_of(o, 0);
-	k1 = orch_manual_kicks_of(o, 1);
-	sub(_metadata, o, 4);
-	sub(_metadata, o, 5);
-	sub(_metadata, o, 6);
-	orch_ready_flush(o);
-	EXPECT_EQ(k0, orch_manual_kicks_of(o, 0));
-	EXPECT_EQ(k1 + 1, orch_manual_kicks_of(o, 1));
-	/* ...and its pop, leaving 5 and 6 queued, kicks parked worker 0. */
-	ASSERT_EQ(1, orch_ready_pop(o, 1, &d1));
-	EXPECT_EQ(4u, tag_of(&d1));
-	EXPECT_EQ(k0 + 1, orch_manual_kicks_of(o, 0));
-	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
-	EXPECT_EQ(5u, tag_of(&d));
-	orch_member_done(o, &d, 0, NULL);
-	orch_member_done(o, &d1, 0, NULL);
-
-	end_manual(_metadata, o, r, 1);
-}
-
-/*
  * orch_ready_any, the lock-free "could a pop succeed?" a device scheduler
  * thread asks before each pop: it counts what is queued (routed, not
  * deferred), the members a group start assigns, and for a server the
