@@ -3,7 +3,7 @@
 # Called by the make targets; safe to run again. Nothing is downloaded from
 # anywhere but the Debian archive configured on this machine.
 #
-# usage: scripts/bootstrap.sh [build|vm|kunit|bench|all]
+# usage: scripts/bootstrap.sh [build|vm|kunit|bench|valgrind|all]
 set -eu
 
 want="${1:-all}"
@@ -11,12 +11,14 @@ build_pkgs="gcc make libc6-dev linux-headers-amd64 bc flex bison libelf-dev libs
 vm_pkgs="linux-image-amd64 qemu-system-x86 busybox-static cpio gzip"
 kunit_pkgs="linux-source-6.1 python3 rsync"
 bench_pkgs="libstarpu-dev"
+valgrind_pkgs="valgrind"
 
 case "$want" in
 build) pkgs="$build_pkgs $kunit_pkgs" ;;
 vm) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs" ;;
 kunit) pkgs="$build_pkgs $kunit_pkgs" ;;
 bench) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs $bench_pkgs" ;;
+valgrind) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs $valgrind_pkgs" ;;
 all) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs $bench_pkgs" ;;
 *) echo "bootstrap: unknown set '$want'" >&2; exit 2 ;;
 esac

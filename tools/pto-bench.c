@@ -316,19 +316,17 @@ static int run_once(pto_orch *o, struct job *j, uint64_t *t)
 }
 
 /*
- * One timed run of @j on a fresh orchestrator, after an untimed run of
- * @warm on the same one (at least once round the task window): the timed
- * run's time and scheduler stats. A runtime keeps its orchestrator, and
- * a fresh one pays one-time costs on each slot's first use (its storage's
- * first touch: 20 MB at the default window, in page faults, ~0.3 ms per
- * 1024 slots, which decided the ratio at 2^10); after the peer's process,
- * or any idle gap, the CPUs also come back cold. The StarPU peer warms
- * its instance too (a quarter-size run).
+ * One timed run of @j on @o, after an untimed run of @warm on it (at
+ * least once round the task window): the timed run's time and scheduler
+ * stats. A fresh orchestrator pays one-time costs on each slot's first
+ * use (its storage's first touch: 20 MB at the default window, in page
+ * faults, ~0.3 ms per 1024 slots, which decided the ratio at 2^10);
+ * after the peer's process, or any idle gap, the CPUs also come back
+ * cold. The StarPU peer warms its instance too (a quarter-size run).
  */
-static int run_pto(struct job *warm, struct job *j, uint32_t workers,
-		   uint32_t window, uint64_t *t, struct pto_sched_stats *st)
+static int run_pto(pto_orch *o, struct job *warm, struct job *j, uint64_t *t,
+		   struct pto_sched_stats *st)
 {
-	pto_orch *o = make(workers, window);
 	struct pto_sched_stats st0 = { 0 };
 	uint64_t tw;
 	int err;
@@ -338,14 +336,12 @@ static int run_pto(struct job *warm, struct job *j, uint32_t workers,
 		pto_orch_sched_stats(o, &st0);
 	if (!err)
 		err = run_once(o, j, t);
-	pto_orch_close(o, 10000);
 	if (!err && g_dev) {
 		pto_orch_sched_stats(o, st);
 		st->doorbells -= st0.doorbells;
 		st->sleeps -= st0.sleeps;
 		st->tasks -= st0.tasks;
 	}
-	pto_orch_destroy(o);
 	return err;
 }
 
@@ -552,17 +548,30 @@ int main(int argc, char **argv)
 			struct pto_sched_stats st = { 0 }, best_st = { 0 };
 			double tps, ptps = -1, pair[64];
 			int rep, npair = 0;
+			pto_orch *o;
 
 			/*
-			 * Best of --reps (5), each on a fresh orchestrator,
-			 * with the peer's runs interleaved (best of as many):
-			 * on a noisy 2-CPU machine both see the same
-			 * disturbances, and a disturbance that spans a few
-			 * runs of one side no longer decides a ratio. On
+			 * Best of --reps (5), with the peer's runs interleaved
+			 * (best of as many): on a noisy 2-CPU machine both see
+			 * the same disturbances, and a disturbance that spans a
+			 * few runs of one side no longer decides a ratio. On
 			 * both sides the timed run follows an untimed one of
 			 * a quarter of the size in the same runtime instance
 			 * (see run_pto()): steady state against steady state.
+			 *
+			 * pto's reps share one orchestrator per shape and
+			 * size, as a runtime keeps its orchestrator (and its
+			 * worker threads, or its launched cores) for its
+			 * lifetime. One per rep, created and destroyed around
+			 * each warm-up and timed run, made 2^10 a lottery on
+			 * the 2-CPU host: in 4 bench runs, independent and
+			 * fan-out at 2^10 fell to 1.1x StarPU in one each,
+			 * wavefront to 1.7x, with paired medians of 1.0-1.8x;
+			 * with the orchestrator kept, the same 4 runs gave
+			 * 6.6-17x and paired medians of 4.3x and above
+			 * (Documentation/orchestrator.md, "Round 5").
 			 */
+			o = make(workers, window);
 			for (rep = 0; rep < reps; rep++) {
 				/*
 				 * The warm-up goes once round the window at
@@ -575,7 +584,7 @@ int main(int argc, char **argv)
 				uint64_t t;
 				double p;
 
-				if (run_pto(&warm, &j, workers, window, &t, &st))
+				if (run_pto(o, &warm, &j, &t, &st))
 					return 1;
 				if (t < best) {
 					best = t;
@@ -592,6 +601,8 @@ int main(int argc, char **argv)
 				if (p > 0 && npair < 64)
 					pair[npair++] = (double)j.n * 1e9 / (double)t / p;
 			}
+			pto_orch_close(o, 10000);
+			pto_orch_destroy(o);
 			j.t_submit_ns = best_sub;
 			tps = (double)j.n * 1e9 / (double)best;
 			/*
