@@ -121,25 +121,44 @@ static void mask_clear(struct sched_mask *m, unsigned int k)
 	m->w[k / 64] &= ~(1ULL << (k % 64));
 }
 
-/* The first core in @m at or after @k; SCHED_MASK_END if none. */
+/* No core in @m. */
 #define SCHED_MASK_END (PTO_CORE_MASK_WORDS * 64U)
 
-static unsigned int mask_next(const struct sched_mask *m, unsigned int k)
+static bool mask_empty(const struct sched_mask *m)
 {
 	unsigned int wi;
-	uint64_t bits;
 
-	for (wi = k / 64; wi < PTO_CORE_MASK_WORDS; wi++, k = wi * 64) {
-		bits = m->w[wi] & (~0ULL << (k % 64));
-		if (bits)
-			return wi * 64 + (unsigned int)__builtin_ctzll(bits);
-	}
+	for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++)
+		if (m->w[wi])
+			return false;
+	return true;
+}
+
+/* Take the lowest core out of @m; SCHED_MASK_END if none. */
+static unsigned int mask_take(struct sched_mask *m)
+{
+	unsigned int wi;
+
+	for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++)
+		if (m->w[wi]) {
+			unsigned int k = (unsigned int)__builtin_ctzll(m->w[wi]);
+
+			m->w[wi] &= m->w[wi] - 1;
+			return wi * 64 + k;
+		}
 	return SCHED_MASK_END;
 }
 
+/*
+ * Every core of @m at the start, lowest first: the loop walks a copy, so
+ * the body may change @m itself (a dispatch sets busy, a reap clears it);
+ * a core it adds is not visited in this walk. Taking the lowest bit of a
+ * copy is about half the instructions of searching the mask from @k on
+ * each time (a fifth of a scheduler step's were the mask walks).
+ */
 #define for_each_core_in(k, m)						\
-	for ((k) = mask_next((m), 0); (k) < SCHED_MASK_END;		\
-	     (k) = mask_next((m), (k) + 1))
+	for (struct sched_mask _walk = *(m);				\
+	     ((k) = mask_take(&_walk)) != SCHED_MASK_END;)
 
 /* An id went out to core @c: it is busy, and awake or being rung. */
 static void sched_core_sent(struct sched_core *c)
@@ -198,6 +217,7 @@ static void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 	if (--cl->mix_left)
 		return;
 	cl->mix_running = 0;
+	cl->core[0]->t->mix_running--;
 	orch_member_done(be->orch, &cl->mix_d, cl->mix_err,
 			 cl->mix_err ? cl->mix_msg : NULL);
 	/*
@@ -206,6 +226,7 @@ static void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 	 * orch_member_done_pop() does for a core).
 	 */
 	atomic_store_explicit(&cl->mix_wanted, 1, memory_order_relaxed);
+	atomic_store_explicit(&cl->core[0]->t->mix_any, 1, memory_order_release);
 }
 
 /*
@@ -231,6 +252,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 	cl->mix_err = 0;
 	cl->mix_left = 3;
 	cl->mix_running = 1;
+	cl->core[0]->t->mix_running++;
 	/* The same payload to all three; all ids go out before any doorbell. */
 	first = NULL;
 	for (i = 0; i < 3; i++) {
@@ -245,6 +267,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 						  sizeof(cl->mix_msg));
 			if (ret) {
 				cl->mix_running = 0;
+				cl->core[0]->t->mix_running--;
 				orch_member_done(be->orch, &d, ret, cl->mix_msg);
 				return 1;
 			}
@@ -361,16 +384,37 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 	int moved = 0, pass;
 
 	memset(&blocked, 0, sizeof(blocked));
-	for (k = 0; k < t->nclusters; k++) {
-		struct sched_cluster *cl = &t->cl[k];
+	/*
+	 * The cluster scan only with MIX work running or wanted (mix_any,
+	 * see struct sched_thread): without it, the scan was a tenth of the
+	 * thread's instructions per task. The exchange before the scan: a
+	 * kick that sets a cluster's mix_wanted after it sets mix_any again,
+	 * and one before it is seen by the scan (acquire on the exchange,
+	 * release on the kicker's mix_any store after its mix_wanted store).
+	 */
+	if (t->mix_running ||
+	    (atomic_load_explicit(&t->mix_any, memory_order_relaxed) &&
+	     atomic_exchange_explicit(&t->mix_any, 0, memory_order_acquire))) {
+		bool wanted = false;
 
-		if (!cl->mix_running &&
-		    atomic_load_explicit(&cl->mix_wanted, memory_order_relaxed))
-			moved += sched_try_mix(be, cl, ring);
-		if (cl->mix_running ||
-		    atomic_load_explicit(&cl->mix_wanted, memory_order_relaxed))
-			for (wi = 0; wi < 3; wi++)
-				mask_set(&blocked, 3 * k + wi);
+		for (k = 0; k < t->nclusters; k++) {
+			struct sched_cluster *cl = &t->cl[k];
+			bool want;
+
+			if (!cl->mix_running &&
+			    atomic_load_explicit(&cl->mix_wanted,
+						 memory_order_relaxed))
+				moved += sched_try_mix(be, cl, ring);
+			want = atomic_load_explicit(&cl->mix_wanted,
+						    memory_order_relaxed);
+			wanted |= want;
+			if (cl->mix_running || want)
+				for (wi = 0; wi < 3; wi++)
+					mask_set(&blocked, 3 * k + wi);
+		}
+		/* A wanted task that could not start: look again next time. */
+		if (wanted)
+			atomic_store_explicit(&t->mix_any, 1, memory_order_relaxed);
 	}
 	for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++) {
 		idle.w[wi] = t->all.w[wi] & ~t->busy.w[wi] & ~blocked.w[wi];
@@ -390,7 +434,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			uint64_t now, delay = t->wake_delay_ns;
 			unsigned int awake = 0;
 
-			if (mask_next(&pass_set[pass], 0) == SCHED_MASK_END) {
+			if (mask_empty(&pass_set[pass])) {
 				t->backlog_since = 0;
 				t->clock_skip = 0;
 				break;
@@ -797,9 +841,13 @@ static void sched_kick(void *p, int32_t widx, uint32_t kind)
 	if (widx >= 0 && (unsigned int)widx < be->nworkers) {
 		struct sched_worker *w = &be->wmap[widx];
 
-		if (w->cl)
+		if (w->cl) {
 			atomic_store_explicit(&w->cl->mix_wanted, 1,
 					      memory_order_relaxed);
+			/* After mix_wanted: see sched_dispatch(). */
+			atomic_store_explicit(&w->t->mix_any, 1,
+					      memory_order_release);
+		}
 		wake_thread(w->t, !w->cl);
 		return;
 	}

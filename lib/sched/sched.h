@@ -88,6 +88,15 @@ struct sched_thread {
 	uint64_t last_wake_ns;		/* last core woken for work */
 	unsigned int max_awake;		/* see sched_max_awake() */
 	uint32_t kinds;			/* bit per worker kind it serves */
+	/*
+	 * MIX bookkeeping, so a dispatch with no MIX work skips the cluster
+	 * scan: @mix_running clusters running a MIX task (thread only);
+	 * @mix_any set (release) after a cluster's mix_wanted by whoever
+	 * sets that, taken (exchange, acquire) by the thread before its
+	 * scan, and set again by it while a wanted task could not start.
+	 */
+	unsigned int mix_running;
+	atomic_int mix_any;
 	bool heavy_sleep;	/* next sleep is heavy (ready.c: before_sleep) */
 	atomic_int sleeping;
 	atomic_int kicked;
