@@ -320,6 +320,12 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 				return err;
 		}
 	}
+	/* No tensor at all (an ordering-only task): no TensorMap lock. */
+	for (m = 0; m < (q->shared ? 1 : s->nmembers); m++)
+		if (s->members[m].nt)
+			break;
+	if (m == (q->shared ? 1 : s->nmembers))
+		return 0;
 	err = 0;
 	orch_tm_lock(o);
 	for (m = 0; m < (q->shared ? 1 : s->nmembers) && !err; m++) {
