@@ -9,8 +9,9 @@
  * same entry points: orch_ready_pop -> orch_dispatch_view -> run ->
  * orch_member_done. Idle workers spin briefly on the ready generation
  * counter (no lock, no system call), then park on their own condition
- * variable. Parking protocol: the worker stores parked = 1 and then looks
- * for work again under sched_mu; a kicker runs under sched_mu after
+ * variable (a light sleep first, bounded; ready.c, before_sleep).
+ * Parking protocol: the worker stores parked = 1 and then looks for work
+ * again under sched_mu; a kicker runs under sched_mu after
  * queuing and loads parked. Whichever critical section comes second sees
  * the other's write, so a wake-up is never lost, and a kick to a worker
  * that is not parked is one load.
@@ -111,17 +112,6 @@ static int run_one(struct pto_orch *o, struct orch_dispatch *d)
 }
 
 /*
- * Idle: spin on the ready generation for at most INPROC_SPIN pauses per
- * idle period, not per generation change - a generation that moved but
- * left nothing for us (the completing worker popped its own consumer, see
- * ready.c) must not keep us spinning, or an idle worker takes a CPU the
- * orch thread needs on a small machine. INPROC_HUNGRY pauses in, tell the
- * orchestrator we are idle (orch_ready_hungry): its next deferred READY
- * publication of our kind is then routed at once rather than with its
- * batch. Then park, through orch_ready_pop_parking, which takes whatever
- * the orch thread still holds deferred.
- */
-/*
  * Sleep until kicked (or stopped); a light sleep (!@heavy) also ends at
  * ORCH_LIGHT_SLEEP_NS. Returns false when it ended by that timeout.
  */
@@ -147,6 +137,17 @@ static bool park(struct inproc_worker *w, bool heavy)
 	return kicked;
 }
 
+/*
+ * Idle: spin on the ready generation for at most INPROC_SPIN pauses per
+ * idle period, not per generation change - a generation that moved but
+ * left nothing for us (the completing worker popped its own consumer, see
+ * ready.c) must not keep us spinning, or an idle worker takes a CPU the
+ * orch thread needs on a small machine. INPROC_HUNGRY pauses in, tell the
+ * orchestrator we are idle (orch_ready_hungry): its next deferred READY
+ * publication of our kind is then routed at once rather than with its
+ * batch. Then park, through orch_ready_pop_parking, which takes whatever
+ * the orch thread still holds deferred.
+ */
 static void *worker_main(void *arg)
 {
 	struct inproc_worker *w = arg;

@@ -294,10 +294,10 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
  * the orch thread's flush and by stealers (steal_pending): a worker about
  * to park with its queues empty (orch_ready_pop_parking), and a server
  * thread at any pop that finds its worker's queues empty or before it
- * sleeps (orch_ready_steal), and reset only by the flush. So a deferred slot never waits for the orch thread to come
- * back: whatever the orchestration function does next (block in its own
- * code included), an idle worker takes the slot at the latest before it
- * parks, or is kicked by the hunger flush below: a kind stays hungry
+ * sleeps (orch_ready_steal), and reset only by the flush. So a deferred
+ * slot never waits for the orch thread to come back: whatever the
+ * orchestration function does next (block in its own code included), an
+ * idle worker takes the slot at the latest before it parks, or is kicked by the hunger flush below: a kind stays hungry
  * while any idle worker of it was left un-kicked (kick_routed_locked),
  * and a worker that pops with work left behind kicks one more, so a
  * parked worker is not left idle while a slot waits behind a busy one
@@ -470,9 +470,9 @@ void orch_ready_defer(struct pto_orch *o, struct orch_slot *s)
 	 * after it, which drains our append before the worker reads the list
 	 * (it steals the slot). A worker's first sleep of an idle period
 	 * skips the barrier and is bounded (before_sleep): a miss then costs
-	 * latency up to ORCH_LIGHT_SLEEP_NS, never a lost slot. A bit is cleared only by a flush or steal
-	 * that routed work of the kind and kicked its idle workers
-	 * (kick_routed_locked).
+	 * latency up to ORCH_LIGHT_SLEEP_NS, never a lost slot. A bit is
+	 * cleared only by a flush or steal that routed work of the kind and
+	 * kicked its idle workers (kick_routed_locked).
 	 */
 	if (o->pend_tail)
 		atomic_store_explicit(&o->pend_tail->pend_next, s,
@@ -765,13 +765,13 @@ uint64_t orch_heavy_sleeps(struct pto_orch *o)
 /*
  * orch_ready_pop for a worker about to park (in-process backend, after
  * storing parked): with its queues empty it also takes the orch thread's
- * pending READY slots (steal_pending). @heavy: see before_sleep. Only here for one-thread-per-worker
- * backends: a worker that stole on every empty pop would take each
- * deferred slot as it is appended, and the batching would save nothing
- * while workers are ahead of the orch thread (measured: ~50 ns per
- * submit on the 2-CPU host). A server thread (the device's) does steal
- * on an empty pop (orch_ready_pop, orch_member_done_pop): see
- * orch_ready_steal.
+ * pending READY slots (steal_pending); @heavy: see before_sleep. Only
+ * here for one-thread-per-worker backends: a worker that stole on every
+ * empty pop would take each deferred slot as it is appended, and the
+ * batching would save nothing while workers are ahead of the orch thread
+ * (measured: ~50 ns per submit on the 2-CPU host). A server thread (the
+ * device's) does steal on an empty pop (orch_ready_pop,
+ * orch_member_done_pop): see orch_ready_steal.
  */
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 			   struct orch_dispatch *d, bool heavy)
