@@ -345,20 +345,13 @@ static int run_pto(pto_orch *o, struct job *warm, struct job *j, uint64_t *t,
 	return err;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void submit_cost(uint32_t workers, int reps)
 {
 	const long n = 1 << 14;
 	struct job j = { .shape = SUBMIT4, .n = n };
 	pto_orch *o = make(workers, (uint32_t)n * 2);
 	int rep, nrep = reps * 6;
-	uint64_t *wall = calloc((size_t)nrep, sizeof(*wall));
+	double *wall = calloc((size_t)nrep, sizeof(*wall));	/* ns/submit */
 	uint64_t best_cpu = UINT64_MAX;
 	pto_run *r;
 
@@ -396,15 +389,15 @@ static void submit_cost(uint32_t workers, int reps)
 		pto_run_release(r);
 		if (rep < 0)
 			continue;
-		wall[rep] = j.t_submit_ns;
+		wall[rep] = (double)j.t_submit_ns / (double)n;
 		if (j.t_submit_cpu_ns < best_cpu)
 			best_cpu = j.t_submit_cpu_ns;
 	}
-	qsort(wall, (size_t)nrep, sizeof(*wall), cmp_u64);
+	qsort(wall, (size_t)nrep, sizeof(*wall), cmp_double);
 	printf("%-12s n=%-8ld pto %8.1f ns/submit (4 tensor args; best of %d, "
 	       "median %.1f), %.1f ns of the submitting thread's CPU time\n",
-	       "submit", n, (double)wall[0] / (double)n, nrep,
-	       (double)wall[nrep / 2] / (double)n, (double)best_cpu / (double)n);
+	       "submit", n, wall[0], nrep, wall[nrep / 2],
+	       (double)best_cpu / (double)n);
 	free(wall);
 	pto_orch_close(o, 10000);
 	pto_orch_destroy(o);

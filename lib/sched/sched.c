@@ -206,6 +206,17 @@ static void sched_send(struct sched_backend *be, struct sched_core *c,
 		sched_post(c, d, 0, ring);
 }
 
+/*
+ * Cluster @cl's MIX worker may have work: its flag, then the thread's
+ * mix_any (release, after the flag: see sched_dispatch()). By the kick
+ * and by a MIX completion, which looks for the next MIX task at once.
+ */
+static void sched_want_mix(struct sched_cluster *cl)
+{
+	atomic_store_explicit(&cl->mix_wanted, 1, memory_order_relaxed);
+	atomic_store_explicit(&cl->core[0]->t->mix_any, 1, memory_order_release);
+}
+
 /* A core of a MIX task finished; the last of the three completes it. */
 static void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 			   int err, const char *msg)
@@ -225,8 +236,7 @@ static void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 	 * worker that just finished: look for the next MIX task at once (as
 	 * orch_member_done_pop() does for a core).
 	 */
-	atomic_store_explicit(&cl->mix_wanted, 1, memory_order_relaxed);
-	atomic_store_explicit(&cl->core[0]->t->mix_any, 1, memory_order_release);
+	sched_want_mix(cl);
 }
 
 /*
@@ -841,13 +851,8 @@ static void sched_kick(void *p, int32_t widx, uint32_t kind)
 	if (widx >= 0 && (unsigned int)widx < be->nworkers) {
 		struct sched_worker *w = &be->wmap[widx];
 
-		if (w->cl) {
-			atomic_store_explicit(&w->cl->mix_wanted, 1,
-					      memory_order_relaxed);
-			/* After mix_wanted: see sched_dispatch(). */
-			atomic_store_explicit(&w->t->mix_any, 1,
-					      memory_order_release);
-		}
+		if (w->cl)
+			sched_want_mix(w->cl);
 		wake_thread(w->t, !w->cl);
 		return;
 	}

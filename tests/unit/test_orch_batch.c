@@ -301,6 +301,21 @@ TEST(server_steals_at_pops_and_before_sleep)
 	end_manual(_metadata, o, r, 0);
 }
 
+/* Submit a two-member group (no arguments) on workers 0 and 1. */
+static int group01(pto_orch *o)
+{
+	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
+	int err;
+
+	pto_args_init(&m0);
+	pto_args_init(&m1);
+	err = pto_submit_next_level_group(o, &NOOP, mp, 2, NULL,
+					  (int32_t[]){ 0, 1 }, NULL);
+	pto_args_fini(&m0);
+	pto_args_fini(&m1);
+	return err;
+}
+
 /*
  * orch_ready_any, the lock-free "could a pop succeed?" a device scheduler
  * thread asks before each pop: it counts what is queued (routed, not
@@ -309,7 +324,6 @@ TEST(server_steals_at_pops_and_before_sleep)
  */
 TEST(ready_any_counts_queued_and_assigned_work)
 {
-	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
 	struct orch_dispatch d, d1;
 	pto_orch *o;
 	pto_run *r;
@@ -328,10 +342,7 @@ TEST(ready_any_counts_queued_and_assigned_work)
 	EXPECT_FALSE(orch_ready_any(o));
 
 	/* A group: queued, then its start assigns worker 1's member. */
-	pto_args_init(&m0);
-	pto_args_init(&m1);
-	ASSERT_EQ(0, pto_submit_next_level_group(o, &NOOP, mp, 2, NULL,
-						 (int32_t[]){ 0, 1 }, NULL));
+	ASSERT_EQ(0, group01(o));
 	EXPECT_TRUE(orch_ready_any(o));
 	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
 	EXPECT_TRUE(orch_ready_any(o));		/* member 1, assigned */
@@ -339,8 +350,6 @@ TEST(ready_any_counts_queued_and_assigned_work)
 	EXPECT_FALSE(orch_ready_any(o));
 	orch_member_done(o, &d, 0, NULL);
 	orch_member_done(o, &d1, 0, NULL);
-	pto_args_fini(&m0);
-	pto_args_fini(&m1);
 	end_manual(_metadata, o, r, 0);
 
 	/* A server's pops steal the deferred list: it counts for them. */
@@ -359,7 +368,6 @@ TEST(ready_any_counts_queued_and_assigned_work)
  * published, and the orch thread's publication order is kept. */
 TEST(group_publication_flushes_first)
 {
-	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
 	struct orch_dispatch d, d1;
 	pto_orch *o;
 	pto_run *r;
@@ -367,13 +375,10 @@ TEST(group_publication_flushes_first)
 
 	r = begin_manual(_metadata, orch_create_manual, &o);
 	ASSERT_NE(NULL, r);
-	pto_args_init(&m0);
-	pto_args_init(&m1);
 	gen = orch_ready_gen(o);
 	sub(_metadata, o, 1);
 	EXPECT_EQ(gen, orch_ready_gen(o));
-	ASSERT_EQ(0, pto_submit_next_level_group(o, &NOOP, mp, 2, NULL,
-						 (int32_t[]){ 0, 1 }, NULL));
+	ASSERT_EQ(0, group01(o));
 	/* Both routed: the single is in the SUB FIFO, the group heads the
 	 * group FIFO and, its targets idle, starts on worker 0's pop. */
 	EXPECT_NE(gen, orch_ready_gen(o));
@@ -383,8 +388,6 @@ TEST(group_publication_flushes_first)
 	orch_member_done(o, &d, 0, NULL);
 	orch_member_done(o, &d1, 0, NULL);
 	pop_done(_metadata, o, 0, 1);
-	pto_args_fini(&m0);
-	pto_args_fini(&m1);
 	end_manual(_metadata, o, r, 0);
 }
 
