@@ -41,11 +41,17 @@ static bool key_eq(const struct orch_key *a, const struct orch_key *b)
 }
 
 /*
- * Sized for a window's worth of live mappings from the start (one output
- * per task): the bucket array does not double, and the first nodes come
- * from one slab on the free list, written here - so a fresh orchestrator's
- * first window of submits neither mallocs nodes nor faults in their pages
- * nor rehashes. More mappings than that take the malloc / rehash path.
+ * The node slab holds a window's worth of live mappings from the start
+ * (one output per task), on the free list, written here: a fresh
+ * orchestrator's first window of submits neither mallocs nodes nor faults
+ * in their pages. The bucket array starts at 1024 and doubles with the
+ * live mappings (load factor 1), not with the window: every insert and
+ * erase touches a bucket at a hashed, so random, place, and an array sized
+ * for the largest window (32k buckets, 256 KiB, for pto-bench's submit
+ * line) made that touch a miss beyond L1 and L2 on most submits - a
+ * quarter of submit_impl's cycles sat on the bucket load. An array that
+ * follows the live set (a few scopes' worth) stays cached; growing it is
+ * one rehash per doubling.
  */
 int orch_tm_init(struct pto_orch *o)
 {
@@ -55,12 +61,12 @@ int orch_tm_init(struct pto_orch *o)
 	memset(tm, 0, sizeof(*tm));
 	orch_lock_init(&tm->mu);
 	tm->nbuckets = 1024;
-	while (tm->nbuckets < want && tm->nbuckets < (1u << 20))
-		tm->nbuckets *= 2;
 	tm->buckets = calloc(tm->nbuckets, sizeof(*tm->buckets));
 	if (!tm->buckets)
 		return -ENOMEM;
-	tm->nslab = tm->nbuckets;
+	tm->nslab = 1024;
+	while (tm->nslab < want && tm->nslab < (1u << 20))
+		tm->nslab *= 2;
 	tm->slab = malloc((size_t)tm->nslab * sizeof(*tm->slab));
 	if (!tm->slab) {
 		tm->nslab = 0;
