@@ -446,8 +446,15 @@ static int pto_core_thread(void *arg)
 			pto_core_set_state(core, PTO_CORE_GATED);
 		/* The final drain: nothing of this launch is left in flight. */
 		smp_mb();
-		clear_bit(PTO_CORE_F_LAUNCH, &core->flags);
-		pto_core_set_state(core, PTO_CORE_UNLAUNCHED);
+		/*
+		 * UNLAUNCHED before the bit, the bit with release: a
+		 * retirement that returns on the clear bit (pto_retire_done,
+		 * acquire) has seen the state too, so a CORE_LAUNCH right
+		 * after it finds the core idle instead of -EBUSY.
+		 */
+		WRITE_ONCE(core->state, PTO_CORE_UNLAUNCHED);
+		clear_bit_unlock(PTO_CORE_F_LAUNCH, &core->flags);
+		wake_up_all(&core->pdev->core_wq);
 	}
 	return 0;
 }
@@ -560,10 +567,19 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 	}
 	pto_retire_run(ctx);
 	pto_retire_finish(ctx);
+	/*
+	 * A recovered core can be mapped again: clear what its window page
+	 * kept from the owner it was quarantined under (see
+	 * pto_cluster_clear_windows). Its kthread has returned through the
+	 * gate and does not touch the page until a launch.
+	 */
+	down_write(&pdev->win_lock);
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
+		clear_page(pdev->core[i].uregs);
 		pr_info("pto%u: reset: core %u recovered\n", pdev->index, i);
 		n++;
 	}
+	up_write(&pdev->win_lock);
 	left = bitmap_weight(ctx->left, PTO_MAX_CORES);
 	mutex_unlock(&pdev->core_lock);
 	kfree(ctx);
@@ -621,6 +637,27 @@ static int pto_cluster_mask(struct pto_device *pdev, u64 clusters)
 	return 0;
 }
 
+/*
+ * A cluster changes hands: clear its cores' user window pages. A launch
+ * resets only the four registers it uses; the rest of the page is the
+ * previous owner's to write, and the next owner may map an owned core's
+ * window before it launches anything, so without this the page would be
+ * a channel from one file to the next. A free cluster's cores are
+ * unlaunched and their kthreads do not touch the page; a quarantined core
+ * cannot be mapped (-EIO) and is cleared when a reset recovers it
+ * (pto_cores_reset_quarantined). Caller holds core_lock and win_lock
+ * (write), and the cluster has no owner.
+ */
+static void pto_cluster_clear_windows(struct pto_device *pdev, unsigned int c)
+{
+	unsigned int i;
+
+	for (i = c * PTO_CORES_PER_CLUSTER;
+	     i < (c + 1) * PTO_CORES_PER_CLUSTER; i++)
+		if (!test_bit(PTO_CORE_F_QUARANTINE, &pdev->core[i].flags))
+			clear_page(pdev->core[i].uregs);
+}
+
 int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 {
 	struct pto_cluster_acquire *args = data;
@@ -644,9 +681,13 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 	}
 	/* cluster_owner[] is written under core_lock and win_lock. */
 	down_write(&pdev->win_lock);
-	for (c = 0; c < pdev->clusters; c++)
-		if (args->clusters & BIT_ULL(c))
-			pdev->cluster_owner[c] = pf;
+	for (c = 0; c < pdev->clusters; c++) {
+		if (!(args->clusters & BIT_ULL(c)))
+			continue;
+		if (!pdev->cluster_owner[c])
+			pto_cluster_clear_windows(pdev, c);
+		pdev->cluster_owner[c] = pf;
+	}
 	up_write(&pdev->win_lock);
 	mutex_unlock(&pdev->core_lock);
 	return 0;
@@ -890,6 +931,13 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 			core->r_reason = PTO_RR_LAUNCH;
 			pr_err("pto%u: retirement: core %u not released (%s)\n",
 			       pdev->index, i, why);
+			/*
+			 * A retirement whose request landed during the
+			 * handshake waits on core_wq for this core to be done
+			 * (pto_retire_done: quarantined counts), as
+			 * pto_retire_leave() wakes it.
+			 */
+			wake_up_all(&pdev->core_wq);
 			if (!ret)
 				ret = -EIO;
 			continue;
@@ -1014,15 +1062,16 @@ int pto_ioctl_core_stats(struct pto_file *pf, void *data)
 
 /*
  * A scheduler thread leaving its dispatch loop retires the cores it owns.
- * The ownership check runs under core_lock; the retirement itself runs
- * without it (it never needs it), so it may overlap a launch or a release
- * on other cores, and the election keeps every core to one owner.
+ * The ownership check and the claim run under core_lock; the passes run
+ * without it (they never need it), so they may overlap a launch or a
+ * release on other cores, and the election keeps every core to one owner.
  */
 int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 {
 	struct pto_core_retire *args = data;
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	u32 ids[PTO_MAX_CORES];
 	struct pto_retire_ctx ctx;
 	unsigned int i;
 	int ret;
@@ -1039,8 +1088,18 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 			return -EPERM;
 		}
 	}
+	/*
+	 * Claim before dropping core_lock: a release of these clusters by
+	 * another thread of this file, another file's acquire and its
+	 * launch all take core_lock, so the requests land on the generation
+	 * whose ownership was just checked, never on the next owner's. The
+	 * claim does not sleep; the passes run without the lock.
+	 */
+	pto_retire_init(&ctx, pdev, PTO_RR_IOCTL);
+	pto_retire_claim(&ctx, ids, pto_retire_mask_ids(mask, ids));
 	mutex_unlock(&pdev->core_lock);
-	pto_cores_retire(pdev, mask, PTO_RR_IOCTL, &ctx);
+	pto_retire_run(&ctx);
+	pto_retire_finish(&ctx);
 	memset(args->quarantined, 0, sizeof(args->quarantined));
 	for_each_set_bit(i, ctx.left, PTO_MAX_CORES)
 		args->quarantined[i / 64] |= BIT_ULL(i % 64);

@@ -342,6 +342,8 @@ struct pto_device {
  * @ranges: GM device address range -> struct pto_bo, the set of addresses
  *        this file may touch through the device (mock validation).
  * @mapping: the file's address space (window mappings are zapped in it).
+ * @inode: the device node's inode, pinned while @mapping may be used (a
+ *        core quarantined under this file zaps in it after the close).
  * @poll_wq / @wakeups: completion wake-ups delivered by the file's cores;
  *        poll() is readable while @wakeups is non-zero, read() drains it.
  */
@@ -356,6 +358,7 @@ struct pto_file {
 	struct maple_tree ranges;
 
 	struct address_space *mapping;
+	struct inode *inode;
 	wait_queue_head_t poll_wq;
 	atomic64_t wakeups;
 };

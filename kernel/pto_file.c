@@ -35,6 +35,14 @@ static int pto_open(struct inode *inode, struct file *file)
 	mutex_init(&pf->lock);
 	xa_init_flags(&pf->bos, XA_FLAGS_ALLOC1);
 	mt_init(&pf->ranges);
+	/*
+	 * The window zaps use the mapping after close: a core quarantined
+	 * under this file keeps a reference to it (r_pf) until a reset or
+	 * unload. Pin the inode the mapping belongs to for as long as pf
+	 * lives (a device node can be unlinked and its inode evicted).
+	 */
+	ihold(inode);
+	pf->inode = inode;
 	pf->mapping = file->f_mapping;
 	init_waitqueue_head(&pf->poll_wq);
 	atomic64_set(&pf->wakeups, 0);
@@ -47,6 +55,7 @@ static void pto_file_free(struct kref *ref)
 	struct pto_file *pf = container_of(ref, struct pto_file, ref);
 
 	pto_file_destroy_bos(pf);
+	iput(pf->inode);
 	put_pid(pf->tgid);
 	mutex_destroy(&pf->lock);
 	kfree(pf);

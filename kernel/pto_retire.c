@@ -454,7 +454,8 @@ void pto_retire_run(struct pto_retire_ctx *ctx)
 /* Generation @gen of @core has ended: returned, quarantined or re-armed. */
 static bool pto_retire_done(struct pto_core *core, u32 gen)
 {
-	return !test_bit(PTO_CORE_F_LAUNCH, &core->flags) ||
+	/* Acquire: pairs with the core's clear_bit_unlock after its state. */
+	return !test_bit_acquire(PTO_CORE_F_LAUNCH, &core->flags) ||
 	       test_bit(PTO_CORE_F_QUARANTINE, &core->flags) ||
 	       READ_ONCE(core->gen) != gen;
 }
