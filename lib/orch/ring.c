@@ -287,7 +287,10 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 			return 0;
 		}
 	}
-	bytes = align_up(bytes, PTO_HEAP_ALIGN);
+	/* Compared before the alignment as well: within 1023 of 2^64 a
+	 * size would wrap to 0 and take no heap at all. */
+	if (bytes <= ring->heap.size)
+		bytes = align_up(bytes, PTO_HEAP_ALIGN);
 	if (bytes > ring->heap.size)
 		return orch_error(o, -E2BIG,
 				  "HeapRing exhausted, increase heap_ring_size "

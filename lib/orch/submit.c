@@ -116,7 +116,11 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 			if (!t->t.nbytes || t->t.nbytes > (1ULL << 48))
 				return orch_error(o, -EINVAL,
 						  "auto-allocated OUTPUT needs a size");
-			bytes += align_up(t->t.nbytes);
+			/* Each term is below 2^49; the sum may still wrap. */
+			if (__builtin_add_overflow(bytes, align_up(t->t.nbytes),
+						   &bytes))
+				return orch_error(o, -E2BIG,
+						  "auto-allocated OUTPUTs: total size overflows");
 		}
 	}
 	*heap_bytes = bytes;

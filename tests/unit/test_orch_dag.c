@@ -371,6 +371,35 @@ TEST_F(man, output_auto_allocation_carved_and_aligned)
 	EXPECT_EQ(4u, orch_tm_count(self->o));
 }
 
+/*
+ * Sizes that wrap: 2^16 OUTPUTs of 2^48 bytes sum to 2^64, which wrapped
+ * to a reservation of 0 bytes, and pto_alloc of a size within 1023 of
+ * 2^64 aligned to 0; each then handed out addresses outside any heap.
+ * Both are refused as too large, and the run's construction fails.
+ */
+TEST_F(man, output_sizes_that_wrap_are_refused)
+{
+	struct pto_tensor t = { .nbytes = 1ULL << 48 };
+	uint32_t i;
+
+	pto_args_reset(&self->a);
+	for (i = 0; i < (1u << 16); i++)
+		ASSERT_LE(0, pto_args_add_tensor(&self->a, &t, PTO_OUTPUT));
+	EXPECT_EQ(-E2BIG, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						pto_on_worker(0), NULL));
+	EXPECT_EQ(0u, ot_heap_used(self->o));
+	EXPECT_EQ(0u, self->a.tensors[0].t.data);
+}
+
+TEST_F(man, alloc_size_that_wraps_is_refused)
+{
+	struct pto_tensor got = { 0 };
+
+	EXPECT_EQ(-E2BIG, pto_alloc(self->o, UINT64_MAX, &got, NULL));
+	EXPECT_EQ(0u, got.data);
+	EXPECT_EQ(0u, ot_heap_used(self->o));
+}
+
 TEST_F(man, output_existing_with_null_data_is_not_allocated)
 {
 	struct pto_tensor t = { .nbytes = 64 };

@@ -188,6 +188,10 @@ TEST_F(ring, oversized_request_fails_at_once)
 	EXPECT_EQ(-E2BIG, orch_ring_alloc(self->o, 0, 2048 * K, &res));
 	EXPECT_LT(ot_now_ns() - t0, 40 * 1000000ULL);	/* no wait */
 	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "increase heap_ring_size"));
+	/* Sizes whose alignment would wrap to 0 are as oversized. */
+	EXPECT_EQ(-E2BIG, orch_ring_alloc(self->o, 0, UINT64_MAX, &res));
+	EXPECT_EQ(-E2BIG, orch_ring_alloc(self->o, 0, UINT64_MAX - 1000, &res));
+	EXPECT_EQ(0u, orch_ring_live(self->o, 0));
 }
 
 /*
