@@ -16,7 +16,8 @@ const char *pto_strerror(int err)
 	case -ENOTTY:
 		return "not a pto device or unsupported ioctl";
 	case -E2BIG:
-		return "struct from a newer libpto has non-zero unknown fields";
+		return "too large (a heap ring or payload request), or a struct "
+		       "from a newer libpto with non-zero unknown fields";
 	default:
 		return strerror(-err);
 	}

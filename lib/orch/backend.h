@@ -158,5 +158,7 @@ int orch_create_manual_server(const struct pto_orch_config *cfg,
 uint64_t orch_manual_kicks(struct pto_orch *o);
 /* Test-only: heavy sleeps so far (ready.c, before_sleep). */
 uint64_t orch_heavy_sleeps(struct pto_orch *o);
+/* Test-only: run states allocated and not yet freed (run.c). */
+uint32_t orch_runs_alive(struct pto_orch *o);
 
 #endif

@@ -142,8 +142,8 @@ int orch_grow_inl_slow(struct pto_orch *o, int fp, struct orch_slot *s,
 /*
  * The atfork landing pad. No orchestrator lock is held across a fork point
  * today; when one must be, the handlers take them in this order, coarse to
- * fine: runs_mu -> sched_mu -> slot fanout_mu -> TensorMap mu -> ring mu
- * (the same order the code nests them in).
+ * fine: sched_mu -> slot fanout_mu -> TensorMap mu -> ring mu -> runs_mu
+ * (the same order the code nests them in; orch_internal.h).
  */
 static void atfork_prepare(void) {}
 static void atfork_parent(void) {}
@@ -316,7 +316,16 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 		if (!err)
 			r->cancel_pending = false;
 		err = 0;
-		r->refs--;	/* still listed: the run has not finished */
+		/*
+		 * A cancellation that settled the debts may have consumed the
+		 * run's last slot: the run finished, dropped its in-flight
+		 * reference and left the list, and if the caller released its
+		 * handle already, ours is the last.
+		 */
+		if (--r->refs == 0) {
+			o->runs_alive--;
+			free(r);
+		}
 		break;		/* the list may have changed; one per call */
 	}
 	o->closing = true;	/* begin_run now fails; wake blocked ones */

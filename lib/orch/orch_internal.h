@@ -3,7 +3,10 @@
  * Orchestrator internals shared by lib/orch/ (.c files) (and the unit tests).
  *
  * Lock order (coarse to fine), also documented by the atfork handler:
- *   runs_mu -> sched_mu -> slot.fanout_mu -> tm.mu -> ring.mu
+ *   sched_mu -> slot.fanout_mu -> tm.mu -> ring.mu -> runs_mu
+ * runs_mu is innermost: no other lock is taken while it is held, and it is
+ * taken under others (a run's last launch opens its acceptance fence from
+ * claim_running, under sched_mu; a consumption may finish a run).
  * Nobody holds two fanout_mu at once: every cross-slot action (release a
  * consumer, release a producer reference) is done after dropping the
  * current slot's lock.
@@ -596,7 +599,7 @@ struct pto_orch {
 	pthread_cond_t runs_cv;
 	struct pto_run *runs;	/* live (not yet released by the runtime) */
 	uint32_t runs_in_flight;/* leases held */
-	uint64_t next_run_id;
+	uint32_t runs_alive;	/* allocated, not yet freed (tests) */
 	bool closing, closed;
 	struct pto_run *building;	/* orch thread only */
 

@@ -45,7 +45,18 @@ static void flush_if_building(struct pto_orch *o)
 static void run_unref_locked(struct pto_run *r, bool *free_it)
 {
 	*free_it = --r->refs == 0;
+	if (*free_it)
+		r->o->runs_alive--;
 }
+
+/*
+ * Run ids are unique in the process, not per orchestrator: a task handle
+ * carries (run id, task id, slot), and with per-orchestrator counters a
+ * handle from another orchestrator's run passed the "another run" check
+ * and named an unrelated task here. A counter, not configuration: it
+ * holds no state a caller could observe but the ids.
+ */
+static _Atomic uint64_t orch_last_run_id;
 
 void orch_run_record_error(struct pto_run *r, int err, const char *msg)
 {
@@ -163,7 +174,9 @@ int orch_begin_run(struct pto_orch *o, struct pto_run **out)
 	}
 	memset(r, 0, sizeof(*r));
 	r->o = o;
-	r->id = ++o->next_run_id;
+	r->id = atomic_fetch_add_explicit(&orch_last_run_id, 1,
+					  memory_order_relaxed) + 1;
+	o->runs_alive++;
 	r->refs = 2;		/* caller's handle + in flight */
 	r->lease_held = true;
 	atomic_init(&r->active, 1);	/* submission bias */
@@ -238,6 +251,13 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	*out = NULL;
 	if (!fn)
 		return orch_error(o, -EINVAL, "no orchestration function");
+	/* From inside this orchestrator's own orchestration function: the
+	 * begin would wait for the lease the outer run holds, or the nested
+	 * close would end the outer run's scopes. */
+	if (o->building)
+		return orch_error(o, -EDEADLK,
+				  "pto_submit from inside an orchestration "
+				  "function of the same orchestrator");
 	ret = orch_begin_run(o, &r);
 	if (ret)
 		return ret;
@@ -245,6 +265,10 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	tl_building = o;
 	ret = fn(o, arg);
 	tl_building = prev;
+	if (ret > 0)	/* errors are negative errno values (orch.h) */
+		ret = orch_error(o, -EINVAL,
+				 "orchestration function returned %d (not 0 or "
+				 "a negative errno)", ret);
 	if (!ret && r->construction_err)
 		ret = r->construction_err;	/* a swallowed submit error */
 	if (!ret && o->scope.depth != 1)
@@ -266,11 +290,20 @@ PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg)
 {
 	pto_run *r = NULL;
 	int ret = pto_submit(o, fn, arg, &r);
+	bool pending;
 	int st;
 
 	if (!r)
 		return ret;
-	st = pto_run_wait(r, -1);
+	/*
+	 * A construction error whose cancellation could not settle its
+	 * debts (its snapshot allocation kept failing) leaves a run that
+	 * only pto_orch_close() can finish: waiting for it here would hang.
+	 */
+	pthread_mutex_lock(&o->runs_mu);
+	pending = ret && r->cancel_pending;
+	pthread_mutex_unlock(&o->runs_mu);
+	st = pending ? ret : pto_run_wait(r, -1);
 	pto_run_release(r);
 	return ret ? ret : st;
 }
@@ -378,4 +411,14 @@ PTO_API void pto_run_release(pto_run *r)
 	pthread_mutex_unlock(&o->runs_mu);
 	if (free_it)
 		free(r);
+}
+
+uint32_t orch_runs_alive(struct pto_orch *o)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&o->runs_mu);
+	n = o->runs_alive;
+	pthread_mutex_unlock(&o->runs_mu);
+	return n;
 }

@@ -265,6 +265,53 @@ TEST(cancel_left_pending_is_settled_by_close)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+/*
+ * The same with the handle released before close: the settling
+ * cancellation finishes the run, and close's reference was the last one
+ * (it leaked: the run state was never freed).
+ */
+TEST(cancel_settled_by_close_frees_a_released_run)
+{
+	struct inj in = { .fp = -1, .snapshot_failures = 3 };
+	struct dag d;
+	pto_orch *o = mk(_metadata, &in);
+	pto_run *r;
+
+	atomic_store(&gate_open, 0);
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, &d, &r));
+	atomic_store(&gate_open, 1);
+	/* The root has run by now: only the debts hold the run. */
+	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 50));
+	pto_run_release(r);
+	EXPECT_EQ(1u, orch_runs_alive(o));
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(1, in.settle_seen);
+	EXPECT_EQ(0u, orch_runs_alive(o));
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * pto_orch_run with the same unsettled cancellation returns the
+ * construction error instead of waiting for a run only close() can
+ * finish (it hung there).
+ */
+TEST(orch_run_returns_when_cancellation_is_left_pending)
+{
+	struct inj in = { .fp = -1, .snapshot_failures = 3 };
+	struct dag d;
+	pto_orch *o = mk(_metadata, &in);
+
+	atomic_store(&gate_open, 0);
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_orch_run(o, build_and_fail, &d));
+	atomic_store(&gate_open, 1);
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(1, in.settle_seen);
+	EXPECT_EQ(0u, orch_runs_alive(o));
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 /* The same, step by step on the manual backend: after a failed snapshot
  * every claimed slot is FAILED with its debt recorded and nothing was
  * released; the retry settles them. */

@@ -163,6 +163,76 @@ TEST(stale_handle_from_earlier_run_rejected)
 	done(_metadata, o);
 }
 
+/* A task of this run first, so the foreign handle's task id is in range. */
+static int orch_use_foreign(pto_orch *o, void *arg)
+{
+	int err = one_sub(o, k_count, NULL, 0, PTO_NO_DEP, NULL);
+
+	return err ?: orch_use_stale(o, arg);
+}
+
+/*
+ * Run ids are unique in the process: a handle from another orchestrator's
+ * run (same run and task numbers, as both start counting at 1) is refused,
+ * not wired to an unrelated task of this one.
+ */
+TEST(handle_from_another_orchestrator_rejected)
+{
+	pto_orch *b = mk(_metadata, 2), *a = mk(_metadata, 2);
+	struct stash s = { .x = 0 };
+	pto_run *r;
+
+	ASSERT_EQ(0, pto_orch_run(b, orch_stash, &s));
+	EXPECT_EQ(-EINVAL, pto_submit(a, orch_use_foreign, &s, &r));
+	EXPECT_NE(NULL, strstr(pto_orch_error(a), "another run"));
+	ASSERT_NE(NULL, r);
+	EXPECT_EQ(-EINVAL, pto_run_wait(r, 1000));
+	pto_run_release(r);
+	done(_metadata, a);
+	done(_metadata, b);
+}
+
+/* pto_submit on the same orchestrator from inside its orchestration
+ * function is refused; the outer run goes on unharmed. */
+static int orch_nested(pto_orch *o, void *arg)
+{
+	pto_run *inner = (pto_run *)arg;
+
+	*(int *)arg = pto_submit(o, orch_gated, NULL, &inner);
+	if (inner)
+		return -EFAULT;	/* must stay NULL */
+	return one_sub(o, k_count, NULL, 0, PTO_NO_DEP, NULL);
+}
+
+TEST(nested_submit_on_the_same_orchestrator_refused)
+{
+	pto_orch *o = mk(_metadata, 2);
+	int err = 0;
+
+	EXPECT_EQ(0, pto_orch_run(o, orch_nested, &err));
+	EXPECT_EQ(-EDEADLK, err);
+	EXPECT_EQ(1, atomic_load(&G.ran));
+	done(_metadata, o);
+}
+
+static int orch_positive(pto_orch *o, void *arg)
+{
+	return 1;
+}
+
+/* Errors are negative errno values: a positive return is -EINVAL. */
+TEST(positive_return_of_the_orchestration_function_is_einval)
+{
+	pto_orch *o = mk(_metadata, 2);
+	pto_run *r;
+
+	EXPECT_EQ(-EINVAL, pto_submit(o, orch_positive, NULL, &r));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), "returned 1"));
+	EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
+	pto_run_release(r);
+	done(_metadata, o);
+}
+
 static int orch_fail_chain(pto_orch *o, void *arg)
 {
 	int *buf = arg;
