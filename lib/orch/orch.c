@@ -302,11 +302,20 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 		pthread_mutex_unlock(&o->runs_mu);
 		return 0;
 	}
-	/* Settle cancellations whose snapshot phase kept failing. Safe here:
-	 * no run is being built once one has failed (closing or not), and a
-	 * run with a pending cancellation cannot finish, so it stays listed.
-	 * Cancellation takes runs_mu itself: hold a reference instead. */
-	for (r = o->runs; r; r = r->next) {
+	/*
+	 * Settle cancellations whose snapshot phase kept failing - not while
+	 * a run is being built on the orch thread (close may run on any
+	 * thread): that run's submits and this cancellation would share the
+	 * orch thread's state (the error message, the scratch). Then the
+	 * pending run cannot finish, the drain below times out, and a retry
+	 * of close settles it. (A failed run's own cancellation, right after
+	 * its submission closed, may still overlap this one: cancellations
+	 * share only locked structures, and the message buffer, which then
+	 * holds either's text.) A run with a pending cancellation cannot
+	 * finish, so it stays listed. Cancellation takes runs_mu itself:
+	 * hold a reference instead.
+	 */
+	for (r = o->building ? NULL : o->runs; r; r = r->next) {
 		if (!r->cancel_pending)
 			continue;
 		r->refs++;
