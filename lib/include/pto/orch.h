@@ -264,7 +264,10 @@ typedef int (*pto_orch_fn)(pto_orch *o, void *arg);
  * A graph-construction error (a failing submit, @fn returning an error, a
  * scope left open) is returned synchronously after the run's unstarted
  * tasks are cancelled; *out is still set (its wait() reports the same error
- * once running tasks drained) and must be released.
+ * once running tasks drained - or the first error, if a task of the run
+ * had already failed) and must be released. pto_submit() on the same
+ * orchestrator from inside @fn is -EDEADLK; @fn returns 0 or a negative
+ * errno (a positive value is taken as -EINVAL).
  * Thread safety: serialized per orchestrator by the caller.
  */
 PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out);
