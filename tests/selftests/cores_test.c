@@ -828,33 +828,36 @@ TEST(window_mapping_requires_ownership)
  * its core's page (not only the four registers a launch resets) is gone
  * when the next file maps the core, launched or not.
  */
+static volatile uint32_t *map_window1(struct pto_dev *d)
+{
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       pto_dev_fd(d), PTO_WINDOW_MMAP_OFFSET(1));
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
 TEST(window_page_cleared_for_next_owner)
 {
 	struct pto_dev *a, *b;
 	volatile uint32_t *w;
 	unsigned int i, dirty = 0;
-	void *m;
 
 	ASSERT_EQ(0, pto_dev_open(0, &a));
 	ASSERT_EQ(0, pto_dev_open(0, &b));
 	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
-	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 pto_dev_fd(a), PTO_WINDOW_MMAP_OFFSET(1));
-	ASSERT_NE(MAP_FAILED, m);
-	w = m;
+	w = map_window1(a);
+	ASSERT_NE(NULL, w);
 	for (i = 0; i < 4096 / 4; i++)
 		w[i] = 0xa5a5a5a5u ^ i;
-	munmap(m, 4096);
+	munmap((void *)w, 4096);
 	ASSERT_EQ(0, pto_cluster_release(a, 1));
 	ASSERT_EQ(0, pto_cluster_acquire(b, 1));
-	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 pto_dev_fd(b), PTO_WINDOW_MMAP_OFFSET(1));
-	ASSERT_NE(MAP_FAILED, m);
-	w = m;
+	w = map_window1(b);
+	ASSERT_NE(NULL, w);
 	for (i = 0; i < 4096 / 4; i++)
 		dirty += w[i] != 0;
 	EXPECT_EQ(0, dirty);
-	munmap(m, 4096);
+	munmap((void *)w, 4096);
 	ASSERT_EQ(0, pto_cluster_release(b, 1));
 	pto_dev_close(a);
 	pto_dev_close(b);

@@ -242,74 +242,90 @@ TEST(cancel_snapshot_failure_then_retry)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
-/* Every in-line attempt fails: the run stays unresolved with its debts,
- * and close() settles it before draining. */
+/*
+ * Every in-line attempt at cancelling a failed run fails: the run stays
+ * unresolved with its debts. pending_cancel() builds that state (the
+ * gate opened again, the root run), with the run submitted by @run
+ * (pto_orch_run, which returns its error) or by pto_submit (*r set).
+ * closed_and_settled() is what close() must leave: the debts settled,
+ * no run state left, every slot, heap byte and mapping back.
+ */
+static pto_orch *pending_cancel(struct __test_metadata *_metadata,
+				struct inj *in, struct dag *d, bool run,
+				pto_run **r)
+{
+	pto_orch *o;
+
+	*in = (struct inj){ .fp = -1, .snapshot_failures = 3 };
+	o = mk(_metadata, in);
+	atomic_store(&gate_open, 0);
+	if (run) {
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_orch_run(o, build_and_fail, d));
+	} else {
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, d, r));
+	}
+	EXPECT_EQ(0, in->snapshot_failures);
+	EXPECT_EQ(0, in->settle_seen);
+	atomic_store(&gate_open, 1);
+	if (!run) {	/* the root has run by now: only the debts hold it */
+		EXPECT_EQ(-ETIMEDOUT, pto_run_wait(*r, 50));
+	}
+	return o;
+}
+
+static void closed_and_settled(struct __test_metadata *_metadata,
+			       pto_orch *o, struct inj *in)
+{
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(1, in->settle_seen);
+	EXPECT_EQ(0u, orch_runs_alive(o));
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* close() settles it before draining; the handle then has the result. */
 TEST(cancel_left_pending_is_settled_by_close)
 {
-	struct inj in = { .fp = -1, .snapshot_failures = 3 };
+	struct inj in;
 	struct dag d;
-	pto_orch *o = mk(_metadata, &in);
 	pto_run *r;
+	pto_orch *o = pending_cancel(_metadata, &in, &d, false, &r);
 
-	atomic_store(&gate_open, 0);
-	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, &d, &r));
-	EXPECT_EQ(0, in.snapshot_failures);
-	EXPECT_EQ(0, in.settle_seen);
-	atomic_store(&gate_open, 1);
-	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 50));	/* debts hold it */
 	EXPECT_EQ(0, pto_orch_close(o, 2000));
 	EXPECT_EQ(1, in.settle_seen);
 	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r, 0));
 	pto_run_release(r);
-	EXPECT_TRUE(ot_empty(o));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	closed_and_settled(_metadata, o, &in);
 }
 
 /*
- * The same with the handle released before close: the settling
- * cancellation finishes the run, and close's reference was the last one
- * (it leaked: the run state was never freed).
+ * The handle released before close: the settling cancellation finishes
+ * the run, and close's reference is the last one (it leaked: the run
+ * state was never freed).
  */
 TEST(cancel_settled_by_close_frees_a_released_run)
 {
-	struct inj in = { .fp = -1, .snapshot_failures = 3 };
+	struct inj in;
 	struct dag d;
-	pto_orch *o = mk(_metadata, &in);
 	pto_run *r;
+	pto_orch *o = pending_cancel(_metadata, &in, &d, false, &r);
 
-	atomic_store(&gate_open, 0);
-	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, &d, &r));
-	atomic_store(&gate_open, 1);
-	/* The root has run by now: only the debts hold the run. */
-	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 50));
 	pto_run_release(r);
 	EXPECT_EQ(1u, orch_runs_alive(o));
-	EXPECT_EQ(0, pto_orch_close(o, 2000));
-	EXPECT_EQ(1, in.settle_seen);
-	EXPECT_EQ(0u, orch_runs_alive(o));
-	EXPECT_TRUE(ot_empty(o));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	closed_and_settled(_metadata, o, &in);
 }
 
 /*
- * pto_orch_run with the same unsettled cancellation returns the
- * construction error instead of waiting for a run only close() can
- * finish (it hung there).
+ * pto_orch_run returns the construction error instead of waiting for a
+ * run only close() can finish (it hung there).
  */
 TEST(orch_run_returns_when_cancellation_is_left_pending)
 {
-	struct inj in = { .fp = -1, .snapshot_failures = 3 };
+	struct inj in;
 	struct dag d;
-	pto_orch *o = mk(_metadata, &in);
+	pto_orch *o = pending_cancel(_metadata, &in, &d, true, NULL);
 
-	atomic_store(&gate_open, 0);
-	EXPECT_EQ(-ENOTRECOVERABLE, pto_orch_run(o, build_and_fail, &d));
-	atomic_store(&gate_open, 1);
-	EXPECT_EQ(0, pto_orch_close(o, 2000));
-	EXPECT_EQ(1, in.settle_seen);
-	EXPECT_EQ(0u, orch_runs_alive(o));
-	EXPECT_TRUE(ot_empty(o));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	closed_and_settled(_metadata, o, &in);
 }
 
 /* The same, step by step on the manual backend: after a failed snapshot

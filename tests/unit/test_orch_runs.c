@@ -220,19 +220,6 @@ static int orch_positive(pto_orch *o, void *arg)
 	return 1;
 }
 
-/* Errors are negative errno values: a positive return is -EINVAL. */
-TEST(positive_return_of_the_orchestration_function_is_einval)
-{
-	pto_orch *o = mk(_metadata, 2);
-	pto_run *r;
-
-	EXPECT_EQ(-EINVAL, pto_submit(o, orch_positive, NULL, &r));
-	EXPECT_NE(NULL, strstr(pto_orch_error(o), "returned 1"));
-	EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
-	pto_run_release(r);
-	done(_metadata, o);
-}
-
 static int orch_fail_chain(pto_orch *o, void *arg)
 {
 	int *buf = arg;
@@ -338,16 +325,30 @@ static int orch_open_scope(pto_orch *o, void *arg)
 	return err ?: one_sub(o, k_count, NULL, 0, PTO_NO_DEP, NULL);
 }
 
-TEST(scope_left_open_is_an_error)
+/* @fn fails the run's construction with @err and a message with @msg;
+ * the run's wait reports @err. */
+static void construction_fails(struct __test_metadata *_metadata,
+			       pto_orch_fn fn, int err, const char *msg)
 {
 	pto_orch *o = mk(_metadata, 2);
 	pto_run *r;
 
-	EXPECT_EQ(-EINVAL, pto_submit(o, orch_open_scope, NULL, &r));
-	EXPECT_NE(NULL, strstr(pto_orch_error(o), "left open"));
-	EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
+	EXPECT_EQ(err, pto_submit(o, fn, NULL, &r));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), msg));
+	EXPECT_EQ(err, pto_run_wait(r, 2000));
 	pto_run_release(r);
 	done(_metadata, o);
+}
+
+TEST(scope_left_open_is_an_error)
+{
+	construction_fails(_metadata, orch_open_scope, -EINVAL, "left open");
+}
+
+/* Errors are negative errno values: a positive return is -EINVAL. */
+TEST(positive_return_of_the_orchestration_function_is_einval)
+{
+	construction_fails(_metadata, orch_positive, -EINVAL, "returned 1");
 }
 
 static int orch_user_error(pto_orch *o, void *arg)
