@@ -279,6 +279,9 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 				cl->mix_running = 0;
 				cl->core[0]->t->mix_running--;
 				orch_member_done(be->orch, &d, ret, cl->mix_msg);
+				/* As after a completion (sched_mix_done): the
+				 * next MIX task is not kicked again. */
+				sched_want_mix(cl);
 				return 1;
 			}
 			first = p;

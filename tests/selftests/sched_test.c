@@ -337,6 +337,68 @@ TEST(parked_only_task_after_mix)
 }
 
 /*
+ * A MIX task whose payload cannot be built (a host tensor) fails, and the
+ * MIX tasks queued behind it on the cluster still run. Regression: that
+ * failure path cleared the cluster's wanted flag and nothing set it again
+ * (the orchestrator kicks when work is routed, not when a worker comes
+ * free), so the queued tasks waited forever and the run never finished.
+ */
+static int bad_then_good_mix_dag(pto_orch *o, void *arg)
+{
+	static int32_t host[16];
+	struct pto_tensor h = pto_tensor_host(host, sizeof(host));
+	struct pto_task_args a;
+	int i, ret = 0;
+
+	(void)arg;
+	pto_args_init(&a);
+	for (i = 0; i < 4 && !ret; i++) {
+		const struct pto_callable *k = i < 2 ? &k_add : &k_noop;
+
+		pto_args_reset(&a);
+		if (k == &k_add) {
+			pto_args_add_tensor(&a, &h, PTO_INPUT);
+			pto_args_add_tensor(&a, &h, PTO_INPUT);
+			pto_args_add_tensor(&a, &h, PTO_OUTPUT_EXISTING);
+		}
+		ret = pto_submit_next_level(o, k, &a, NULL,
+					    pto_on_worker(PTO_SCHED_MIX_ID(0)),
+					    NULL);
+	}
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(failed_mix_payload_does_not_stall_the_cluster)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct pto_sched_stats st0, st;
+	struct pto_dev *dev;
+	pto_orch *o;
+	int it;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	for (it = 0; it < 3; it++) {
+		pto_run *r;
+
+		ASSERT_EQ(0, pto_orch_sched_stats(o, &st0));
+		ASSERT_EQ(0, pto_submit(o, bad_then_good_mix_dag, NULL, &r));
+		EXPECT_EQ(-EINVAL, pto_run_wait(r, 10000))
+			TH_LOG("iteration %d: the queued MIX tasks never ran", it);
+		EXPECT_NE(NULL, strstr(pto_run_error(r), "not in device GM"))
+			TH_LOG("%s", pto_run_error(r));
+		pto_run_release(r);
+		/* The two good MIX tasks ran, each on the cluster's 3 cores. */
+		ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+		EXPECT_EQ(6, st.tasks - st0.tasks);
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(dev);
+}
+
+/*
  * The orch thread holds READY tasks back in a batch (ready.c); a
  * scheduler thread takes them before it sleeps (sched_sleep ->
  * orch_ready_steal). Two fills, then the orchestration function waits in
