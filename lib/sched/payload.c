@@ -63,9 +63,15 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	uint32_t i;
 	int ret;
 
-	if (v->nscalars > 2 || v->ntensors > PTO_PAYLOAD_TENSORS) {
-		snprintf(msg, len, "%u tensors / %u scalars: a device kernel takes at most %d / 2",
-			 v->ntensors, v->nscalars, PTO_PAYLOAD_TENSORS);
+	/* A wider id would be truncated into another kernel's (or NOOP). */
+	if (v->callable->kernel_id > UINT32_MAX) {
+		snprintf(msg, len, "kernel id %llu is not a device kernel",
+			 (unsigned long long)v->callable->kernel_id);
+		return -EINVAL;
+	}
+	if (v->nscalars > 2) {
+		snprintf(msg, len, "%u scalars: a device kernel takes at most 2",
+			 v->nscalars);
 		return -E2BIG;
 	}
 	memset(p, 0, sizeof(*p));
@@ -88,6 +94,12 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	case PTO_FUNC_FAULT:
 	case PTO_FUNC_HANG:
 		return 0;
+	}
+	/* After the switch: ordering-only tensors are not limited. */
+	if (v->ntensors > PTO_PAYLOAD_TENSORS) {
+		snprintf(msg, len, "%u tensors: a device kernel takes at most %d",
+			 v->ntensors, PTO_PAYLOAD_TENSORS);
+		return -E2BIG;
 	}
 	for (i = 0; i < v->ntensors; i++)
 		if (is_written(v->tensors[i].tag))

@@ -158,4 +158,29 @@ TEST(tensorless_kernels_get_no_tensors_and_blocks_their_index)
 	EXPECT_EQ(0, p.flags);
 }
 
+/* A join of a noop kernel may order on any number of tensors; a kernel id
+ * wider than 32 bits is refused, not truncated into another kernel. */
+TEST(noop_orders_on_many_tensors_and_wide_ids_are_refused)
+{
+	static const struct pto_callable noop = { .kernel_id = PTO_FUNC_NOOP };
+	static const struct pto_callable wide = {
+		.kernel_id = (1ULL << 32) | PTO_FUNC_NOOP };
+	struct pto_arg_tensor t[6];
+	struct orch_dispatch_view v;
+	struct pto_payload p;
+	char msg[128];
+	int i;
+
+	for (i = 0; i < 6; i++)
+		t[i] = gm((uint64_t)(i + 1) << 16, 0, 64, PTO_INPUT);
+	view(&v, &noop, t, 6, NULL, 0);
+	memset(&p, 0xa5, sizeof(p));
+	EXPECT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(PTO_FUNC_NOOP, p.func_id);
+	EXPECT_EQ(0, p.t[PTO_ARG_A].addr);
+	view(&v, &wide, NULL, 0, NULL, 0);
+	EXPECT_EQ(-EINVAL, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_NE(NULL, strstr(msg, "not a device kernel"));
+}
+
 TEST_HARNESS_MAIN
