@@ -400,6 +400,57 @@ TEST_F(man, alloc_size_that_wraps_is_refused)
 	EXPECT_EQ(0u, ot_heap_used(self->o));
 }
 
+/*
+ * The TensorMap's bucket array starts at 1024 and doubles with the live
+ * mappings (tensormap.c): 3000 live outputs in one scope rehash it twice,
+ * and every key still names its producer; consumption erases them all.
+ */
+TEST(tensormap_grows_past_its_first_buckets)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 4096, .timeout_ms = 200,
+				       .workers = W3, .nworkers = 4 };
+	enum { N = 3000 };
+	static char buf[N];
+	struct pto_task_args a;
+	struct pto_task h[N];
+	struct pto_run *r;
+	pto_orch *o;
+	uint32_t i, bad = 0;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	EXPECT_EQ(1024u, o->tm.nbuckets);
+	pto_args_init(&a);
+	for (i = 0; i < N; i++) {
+		struct pto_tensor t = pto_tensor_host(&buf[i], 1);
+
+		pto_args_reset(&a);
+		pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+		ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL,
+						   pto_on_worker(0), &h[i]));
+	}
+	EXPECT_EQ((uint32_t)N, orch_tm_count(o));
+	EXPECT_LE(4096u, o->tm.nbuckets);
+	for (i = 0; i < N; i++) {
+		struct orch_key k = { .run_id = r->id, .space = PTO_SPACE_HOST,
+				      .off = (uint64_t)(uintptr_t)&buf[i] };
+		struct orch_slotref v = orch_tm_lookup(o, &k);
+
+		bad += !v.s || v.tid != h[i].task_id;
+	}
+	EXPECT_EQ(0u, bad);
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(N, ot_drain(o));
+	EXPECT_EQ(1, pto_run_done(r));
+	EXPECT_EQ(0u, orch_tm_count(o));
+	EXPECT_TRUE(ot_empty(o));
+	pto_run_release(r);
+	pto_args_fini(&a);
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 TEST_F(man, output_existing_with_null_data_is_not_allocated)
 {
 	struct pto_tensor t = { .nbytes = 64 };
