@@ -61,7 +61,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/unit/%)
 TSAN_SRCS := $(wildcard tests/unit/tsan_*.c)
 TSAN_BINS := $(TSAN_SRCS:tests/unit/%.c=$(O)/unit/%)
-UNIT_HELPERS := $(filter-out $(UNIT_SRCS) $(TSAN_SRCS),$(wildcard tests/unit/*.c))
+# leak_check.c: ASan builds only (it wraps _exit for LeakSanitizer).
+UNIT_LEAK := tests/unit/leak_check.c
+UNIT_HELPERS := $(filter-out $(UNIT_SRCS) $(TSAN_SRCS) $(UNIT_LEAK),$(wildcard tests/unit/*.c))
 
 SELFTEST_SRCS := $(wildcard tests/selftests/*_test.c)
 SELFTEST_BINS := $(SELFTEST_SRCS:tests/selftests/%.c=$(O)/static/selftests/%)
@@ -161,10 +163,11 @@ $(O)/static/selftests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) \
 		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(O)/static/libpto.a -lm
 
 # ---- tests ----------------------------------------------------------------
-$(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h) $(SAN_OBJS)
+$(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard tests/unit/*.h) $(SAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(SAN_CFLAGS) \
-		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(UNIT_HELPERS) $(SAN_OBJS) -lm
+		-Wno-missing-prototypes -Wno-sign-compare -Wl,--wrap=_exit -o $@ $< \
+		$(UNIT_HELPERS) $(UNIT_LEAK) $(SAN_OBJS) -lm
 
 $(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h) $(TSAN_OBJS)
 	@mkdir -p $(dir $@)
