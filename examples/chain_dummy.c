@@ -46,7 +46,9 @@ static int chain_dag(pto_orch *o, void *p)
 	}
 	if (!ret) {
 		pto_args_reset(&args);
-		pto_args_add_tensor(&args, &x, PTO_INPUT);
+		/* NO_DEP: X gives the consumer no edge to the producer, so
+		 * only the add_dep chain orders the copy after the fill. */
+		pto_args_add_tensor(&args, &x, PTO_NO_DEP);
 		pto_args_add_tensor(&args, &y, PTO_OUTPUT_EXISTING);
 		if (ca->fan)
 			for (i = 0; i < FAN; i++)

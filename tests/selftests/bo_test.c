@@ -61,7 +61,6 @@ TEST_F(dev, info_topology)
 TEST_F(dev, info_partial_array)
 {
 	uint32_t types[2] = { 0, 0 };
-	uint32_t guard = 0xdeadbeef;
 	struct pto_info info = {
 		.core_types = (uintptr_t)types,
 		.core_types_count = 1,
@@ -69,8 +68,7 @@ TEST_F(dev, info_partial_array)
 
 	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(PTO_CORE_AIC, types[0]);
-	EXPECT_EQ(0, types[1]);
-	EXPECT_EQ(0xdeadbeef, guard);
+	EXPECT_EQ(0, types[1]);	/* only core_types_count entries written */
 }
 
 TEST_F(dev, info_bad_pointer_and_pad)

@@ -366,7 +366,7 @@ TEST_F(core, running_and_pending_slot)
 	struct pto_payload fill = { .func_id = PTO_FUNC_FILL };
 	struct pto_rc *c = &self->l->core[1];
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1ull << c->index };
-	uint32_t shape[1] = { 4 }, ids[2], seen_pending = 0;
+	uint32_t shape[1] = { 4 }, ids[2];
 	uint64_t str[1] = { 1 }, t0;
 	struct pto_done done[2];
 	int ring, n, got = 0, i;
@@ -391,7 +391,6 @@ TEST_F(core, running_and_pending_slot)
 	ASSERT_NE(ids[0] & 1, ids[1] & 1);
 	/* Still running the spin: COND is ACK of the first id. */
 	EXPECT_EQ(PTO_COND_ACK | ids[0], pto_win_read(c, PTO_REG_COND));
-	seen_pending = c->ninflight == 2;
 	while (got < 2) {
 		n = pto_rc_reap(c, done);
 		for (i = 0; i < n; i++) {
@@ -401,7 +400,6 @@ TEST_F(core, running_and_pending_slot)
 		}
 		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
 	}
-	EXPECT_TRUE(seen_pending);
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(0x1234, self->mem[1024 + i]);
 }

@@ -48,6 +48,7 @@ TEST(inputs_fill_a_b_and_the_written_tensor_is_out)
 	char msg[128] = "";
 
 	view(&v, &add, t, 3, NULL, 0);
+	memset(&p, 0xa5, sizeof(p));	/* a zero below is written, not left */
 	ASSERT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
 	EXPECT_EQ(PTO_FUNC_ADD, p.func_id);
 	EXPECT_EQ(0x20000 + 128, p.t[PTO_ARG_A].addr);
@@ -148,6 +149,7 @@ TEST(tensorless_kernels_get_no_tensors_and_blocks_their_index)
 	view(&v, &noop, t, 1, s, 2);
 	v.member = 5;
 	v.nmembers = 12;
+	memset(&p, 0xa5, sizeof(p));	/* a zero below is written, not left */
 	ASSERT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
 	EXPECT_EQ(0, p.t[PTO_ARG_A].addr);
 	EXPECT_EQ(0, p.t[PTO_ARG_OUT].rank);
