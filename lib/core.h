@@ -55,6 +55,16 @@ int pto_cluster_acquire(struct pto_dev *dev, uint64_t clusters);
 int pto_cluster_release(struct pto_dev *dev, uint64_t clusters);
 
 /*
+ * Clusters an orchestrator on this device handle has taken. The kernel's
+ * ownership is per open file, so two orchestrators sharing one pto_dev
+ * would both "own" a cluster, and one's release would retire the other's
+ * cores under it. The claim keeps them apart: -EBUSY if any of @clusters
+ * is claimed on @dev already. Thread safety: any thread.
+ */
+int pto_dev_claim_clusters(struct pto_dev *dev, uint64_t clusters);
+void pto_dev_unclaim_clusters(struct pto_dev *dev, uint64_t clusters);
+
+/*
  * Launch the cores in @cores (bitmap, PTO_CORE_MASK_WORDS words), owned by
  * the caller's clusters: allocates their payload buffers, launches and maps
  * each window. core[k] of the result is the k-th core in ascending order.

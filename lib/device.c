@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +12,13 @@
 #include <unistd.h>
 #include <linux/pto.h>
 #include <pto/pto.h>
+#include "core.h"
 #include "ioctl.h"
 
 struct pto_dev {
 	int fd;
 	struct pto_dev_info info;
+	_Atomic uint64_t claimed;	/* pto_dev_claim_clusters() */
 };
 
 struct pto_bo {
@@ -107,6 +110,25 @@ void pto_dev_close(struct pto_dev *dev)
 int pto_dev_fd(const struct pto_dev *dev)
 {
 	return dev->fd;
+}
+
+int pto_dev_claim_clusters(struct pto_dev *dev, uint64_t clusters)
+{
+	uint64_t old = atomic_load_explicit(&dev->claimed, memory_order_relaxed);
+
+	do {
+		if (old & clusters)
+			return -EBUSY;
+	} while (!atomic_compare_exchange_weak_explicit(&dev->claimed, &old,
+							old | clusters,
+							memory_order_relaxed,
+							memory_order_relaxed));
+	return 0;
+}
+
+void pto_dev_unclaim_clusters(struct pto_dev *dev, uint64_t clusters)
+{
+	atomic_fetch_and_explicit(&dev->claimed, ~clusters, memory_order_relaxed);
 }
 
 int pto_dev_info(struct pto_dev *dev, struct pto_dev_info *info)

@@ -903,6 +903,8 @@ static void sched_destroy(void *p)
 		if (t->evfd >= 0)
 			close(t->evfd);
 	}
+	/* Released above: another orchestrator on the handle may take them. */
+	pto_dev_unclaim_clusters(be->dev, be->claimed);
 	free(be->threads);
 	free(be);
 }
@@ -1031,12 +1033,19 @@ int pto_orch_create_device(struct pto_dev *dev,
 		be->threads[i].index = i;
 	}
 
-	ret = pto_cluster_acquire(dev, be->clusters);
+	/* Another orchestrator on this handle may hold them (core.h). */
+	ret = pto_dev_claim_clusters(dev, be->clusters);
+	if (!ret) {
+		ret = pto_cluster_acquire(dev, be->clusters);
+		if (ret)
+			pto_dev_unclaim_clusters(dev, be->clusters);
+	}
 	if (ret) {
 		free(be->threads);
 		free(be);
 		return ret;
 	}
+	be->claimed = be->clusters;
 	/* Contiguous partitions: cluster c belongs to thread c * T / C. */
 	for (i = 0; i < nclusters; i++)
 		be->threads[i * be->nthreads / nclusters].clusters |= 1ULL << i;

@@ -125,6 +125,7 @@ struct sched_backend {
 	struct pto_orch *orch;
 	struct pto_sched_config cfg;
 	uint64_t clusters;		/* every acquired cluster */
+	uint64_t claimed;		/* claimed on dev (pto_dev_claim_clusters) */
 	unsigned int nthreads;
 	struct sched_thread *threads;
 	unsigned int nworkers;

@@ -399,6 +399,49 @@ TEST(failed_mix_payload_does_not_stall_the_cluster)
 }
 
 /*
+ * Two orchestrators on one device handle: the second finds the clusters
+ * taken (-EBUSY) and leaves the first's cores alone. Regression: the
+ * kernel's ownership is per file, so the second's acquire succeeded, its
+ * launch failed, and its teardown released the clusters - retiring the
+ * first orchestrator's cores under it (its next run failed, or its
+ * scheduler thread faulted on a zapped window).
+ */
+static int one_noop_dag(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int ret;
+
+	(void)arg;
+	pto_args_init(&a);
+	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
+				    pto_on_kind(PTO_WK_AIV), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(second_orchestrator_on_a_shared_handle_is_refused)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct pto_dev *dev;
+	pto_orch *a, *b = NULL;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &a));
+	EXPECT_EQ(-EBUSY, pto_orch_create_device(dev, NULL, &sc, &b));
+	EXPECT_EQ(NULL, b);
+	/* The first one's cores are still its own. */
+	EXPECT_EQ(0, pto_orch_run(a, one_noop_dag, NULL));
+	EXPECT_EQ(0, pto_orch_close(a, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(a));
+	/* Free again: the next one gets them. */
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &b));
+	EXPECT_EQ(0, pto_orch_run(b, one_noop_dag, NULL));
+	EXPECT_EQ(0, pto_orch_close(b, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(b));
+	pto_dev_close(dev);
+}
+
+/*
  * The orch thread holds READY tasks back in a batch (ready.c); a
  * scheduler thread takes them before it sleeps (sched_sleep ->
  * orch_ready_steal). Two fills, then the orchestration function waits in

@@ -102,7 +102,9 @@ struct pto_sched_stats {
  * Create an orchestrator on @dev (which must outlive it). @ocfg may be
  * NULL; its workers are ignored (the cores are the workers) and its
  * heap_ring_size defaults to 16 MiB of GM per ring.
- * Thread safety: any thread; @dev may be shared.
+ * Thread safety: any thread; @dev may be shared, but partitions start at
+ * cluster 0: while one orchestrator holds its clusters, another on the
+ * same device - through this handle or another - is -EBUSY.
  */
 PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   const struct pto_orch_config *ocfg,
