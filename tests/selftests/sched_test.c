@@ -442,6 +442,75 @@ TEST(second_orchestrator_on_a_shared_handle_is_refused)
 }
 
 /*
+ * Every device of the module (devices=N) runs its own DAG on its own
+ * cores and GM, at the same time as the others, each writing only its
+ * own buffer. (A GM tensor carries no device identity: device addresses
+ * repeat from one device to the next, so a tensor of one device's
+ * buffer submitted on another names that device's GM at the same
+ * address. The kernel's check is per open file, and both files here are
+ * this process's.)
+ */
+struct devrun {
+	struct pto_dev *dev;
+	struct pto_bo *bo;
+	int32_t *map;
+	pto_orch *o;
+	struct pto_tensor t;	/* fill target */
+	uint64_t v;
+};
+
+static int fill_one_dag(pto_orch *o, void *arg)
+{
+	struct devrun *d = arg;
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, d->v);
+	pto_args_add_tensor(&a, &d->t, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+				    pto_on_kind(PTO_WK_AIV), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(every_device_runs_its_own_dag)
+{
+	struct devrun d[8];
+	pto_run *r[8];
+	unsigned int n, k, i;
+
+	for (n = 0; n < 8; n++) {
+		if (pto_dev_open(n, &d[n].dev)) {
+			ASSERT_LT(0, n);	/* device 0 exists */
+			break;
+		}
+		ASSERT_EQ(0, pto_bo_alloc(d[n].dev, 4096, 0, &d[n].bo));
+		ASSERT_EQ(0, pto_bo_map(d[n].bo, (void **)&d[n].map));
+		memset(d[n].map, 0, 4096);
+		ASSERT_EQ(0, pto_orch_create_device(d[n].dev, NULL, NULL, &d[n].o));
+		d[n].t = pto_tensor_gm(d[n].bo, d[n].map, 0, 4096, PTO_DTYPE_I32);
+		d[n].v = 100 + n;
+	}
+	/* All devices at once. */
+	for (k = 0; k < n; k++)
+		ASSERT_EQ(0, pto_submit(d[k].o, fill_one_dag, &d[k], &r[k]));
+	for (k = 0; k < n; k++) {
+		EXPECT_EQ(0, pto_run_wait(r[k], 20000)) TH_LOG("device %u", k);
+		pto_run_release(r[k]);
+		for (i = 0; i < 1024; i++)
+			ASSERT_EQ((int32_t)(100 + k), d[k].map[i]) TH_LOG("device %u", k);
+	}
+	for (k = 0; k < n; k++) {
+		EXPECT_EQ(0, pto_orch_close(d[k].o, 10000));
+		EXPECT_EQ(0, pto_orch_destroy(d[k].o));
+		pto_bo_free(d[k].bo);
+		pto_dev_close(d[k].dev);
+	}
+	printf("# %u device(s)\n", n);
+}
+
+/*
  * The orch thread holds READY tasks back in a batch (ready.c); a
  * scheduler thread takes them before it sleeps (sched_sleep ->
  * orch_ready_steal). Two fills, then the orchestration function waits in
