@@ -360,79 +360,28 @@ TEST_F(core, matmul_vs_reference)
 /* ---- running + pending slot --------------------------------------------- */
 
 /*
- * Dispatch ids wrap from PTO_ID_MAX to 2: never 0 or 1's reuse right
- * away, and the parity, which picks the payload slot, keeps alternating.
- * Tasks across the wrap run with their own payloads and complete under
- * their own ids, one at a time and with the pending slot in use.
+ * A 20 ms spin on core @c, then, once the core took it, a fill of 4 words
+ * with @val at word @word of the arena into the pending slot: both
+ * complete in order, OK, and the fill's words are written. The two ids
+ * in @ids.
  */
-TEST_F(core, dispatch_ids_wrap)
+static void spin_then_pending_fill(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(core) *self, struct pto_rc *c,
+				   unsigned int word, uint32_t val,
+				   uint32_t *ids)
 {
 	struct pto_payload spin = { .func_id = PTO_FUNC_SPIN_NS,
 				    .scalar = { 20000000 } };
 	struct pto_payload fill = { .func_id = PTO_FUNC_FILL };
-	struct pto_rc *c = &self->l->core[1];
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1ull << c->index };
-	uint32_t shape[1] = { 4 }, ids[2];
+	uint32_t shape[1] = { 4 };
 	uint64_t str[1] = { 1 }, t0;
 	struct pto_done done[2];
 	int ring, n, got = 0, i;
 
-	c->next_id = PTO_ID_MAX - 2;
-	for (i = 0; i < 5; i++) {
-		pto_tensor_set(&fill.t[PTO_ARG_OUT], self->base + 8192 + 16 * i,
-			       PTO_DTYPE_I32, 1, shape, str);
-		fill.scalar[0] = 0x500 + i;
-		EXPECT_EQ(PTO_TASK_OK, pto_run1(self->l, c, &fill));
-	}
-	EXPECT_EQ(4, c->next_id);	/* MAX-2, MAX-1, MAX, 2, 3 */
-	for (i = 0; i < 20; i++)
-		EXPECT_EQ(0x500 + i / 4, self->mem[2048 + i]) TH_LOG("word %d", i);
-	/* Two in flight across the wrap: MAX running, 2 pending. */
-	c->next_id = PTO_ID_MAX;
-	pto_tensor_set(&fill.t[PTO_ARG_OUT], self->base + 12288, PTO_DTYPE_I32,
-		       1, shape, str);
-	fill.scalar[0] = 0x777;
-	memcpy(pto_rc_next_payload(c), &spin, sizeof(spin));
-	ids[0] = pto_rc_dispatch(c, &ring);
-	if (ring)
-		ASSERT_EQ(0, pto_ring(self->l, mask));
-	t0 = pto_now_ns();
-	while (!pto_rc_can_dispatch(c))
-		ASSERT_GT(5000000000ull, pto_now_ns() - t0);
-	memcpy(pto_rc_next_payload(c), &fill, sizeof(fill));
-	ids[1] = pto_rc_dispatch(c, &ring);
-	if (ring)
-		ASSERT_EQ(0, pto_ring(self->l, mask));
-	EXPECT_EQ(PTO_ID_MAX, ids[0]);
-	EXPECT_EQ(2, ids[1]);
-	while (got < 2) {
-		n = pto_rc_reap(c, done);
-		for (i = 0; i < n; i++) {
-			EXPECT_EQ(ids[got], done[i].id);
-			EXPECT_EQ(PTO_TASK_OK, done[i].status);
-			got++;
-		}
-		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
-	}
-	for (i = 0; i < 4; i++)
-		EXPECT_EQ(0x777, self->mem[3072 + i]);
-}
-
-TEST_F(core, running_and_pending_slot)
-{
-	struct pto_payload spin = { .func_id = PTO_FUNC_SPIN_NS,
-				    .scalar = { 20000000 } };
-	struct pto_payload fill = { .func_id = PTO_FUNC_FILL };
-	struct pto_rc *c = &self->l->core[1];
-	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1ull << c->index };
-	uint32_t shape[1] = { 4 }, ids[2];
-	uint64_t str[1] = { 1 }, t0;
-	struct pto_done done[2];
-	int ring, n, got = 0, i;
-
-	pto_tensor_set(&fill.t[PTO_ARG_OUT], self->base + 4096, PTO_DTYPE_I32,
-		       1, shape, str);
-	fill.scalar[0] = 0x1234;
+	pto_tensor_set(&fill.t[PTO_ARG_OUT], self->base + 4ull * word,
+		       PTO_DTYPE_I32, 1, shape, str);
+	fill.scalar[0] = val;
 	memcpy(pto_rc_next_payload(c), &spin, sizeof(spin));
 	ids[0] = pto_rc_dispatch(c, &ring);
 	if (ring)
@@ -460,7 +409,46 @@ TEST_F(core, running_and_pending_slot)
 		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
 	}
 	for (i = 0; i < 4; i++)
-		EXPECT_EQ(0x1234, self->mem[1024 + i]);
+		EXPECT_EQ(val, self->mem[word + i]);
+}
+
+TEST_F(core, running_and_pending_slot)
+{
+	uint32_t ids[2];
+
+	spin_then_pending_fill(_metadata, self, &self->l->core[1], 1024,
+			       0x1234, ids);
+}
+
+/*
+ * Dispatch ids wrap from PTO_ID_MAX to 2: never 0 or 1's reuse right
+ * away, and the parity, which picks the payload slot, keeps alternating.
+ * Tasks across the wrap run with their own payloads and complete under
+ * their own ids, one at a time and with the pending slot in use.
+ */
+TEST_F(core, dispatch_ids_wrap)
+{
+	struct pto_payload fill = { .func_id = PTO_FUNC_FILL };
+	struct pto_rc *c = &self->l->core[1];
+	uint32_t shape[1] = { 4 }, ids[2];
+	uint64_t str[1] = { 1 };
+	int i;
+
+	c->next_id = PTO_ID_MAX - 2;
+	for (i = 0; i < 5; i++) {
+		pto_tensor_set(&fill.t[PTO_ARG_OUT], self->base + 8192 + 16 * i,
+			       PTO_DTYPE_I32, 1, shape, str);
+		fill.scalar[0] = 0x500 + i;
+		EXPECT_EQ(PTO_TASK_OK, pto_run1(self->l, c, &fill));
+	}
+	EXPECT_EQ(4, c->next_id);	/* MAX-2, MAX-1, MAX, 2, 3 */
+	for (i = 0; i < 20; i++)
+		EXPECT_EQ(0x500 + i / 4, self->mem[2048 + i]) TH_LOG("word %d", i);
+	/* Two in flight across the wrap: MAX running, 2 pending. */
+	c->next_id = PTO_ID_MAX;
+	spin_then_pending_fill(_metadata, self, c, 3072, 0x777, ids);
+	EXPECT_EQ(PTO_ID_MAX, ids[0]);
+	EXPECT_EQ(2, ids[1]);
 }
 
 /* ---- bad payloads: each class has its code and the core stays usable --- */
