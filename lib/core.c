@@ -211,6 +211,19 @@ int pto_rc_reap(struct pto_rc *c, struct pto_done *done)
 	cond = pto_win_read(c, PTO_REG_COND);
 	id = cond & PTO_COND_ID_MASK;
 	st = cond & PTO_COND_STATE_MASK;
+	/*
+	 * The core left this launch under us: a retirement its owner did
+	 * not ask for (the kernel's emergency retirement after a fatal
+	 * device error) echoed EXITED over the last ACK/FIN. Nothing in
+	 * flight will complete, and an id written since goes to a closed
+	 * window: each ends as stopped, so its task fails instead of
+	 * waiting forever.
+	 */
+	if (st == PTO_COND_EXITED) {
+		while (c->ninflight)
+			pto_rc_pop(c, &done[n++], PTO_TASK_ESTOP);
+		return n;
+	}
 	if (c->ninflight == 2 && id == c->inflight[1]) {
 		/* The next one was taken: the older one is complete. */
 		struct pto_payload *p = c->payload[c->inflight[0] & 1];
@@ -240,6 +253,8 @@ static int pto_rc_progress(const struct pto_rc *c)
 
 	if (!c->ninflight)
 		return 0;
+	if ((cond & PTO_COND_STATE_MASK) == PTO_COND_EXITED)
+		return 1;	/* stopped: pto_rc_reap() ends them */
 	if (c->ninflight == 2 && id == c->inflight[1])
 		return 1;
 	return id == c->inflight[0] && (cond & PTO_COND_STATE_MASK) ==

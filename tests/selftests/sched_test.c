@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
@@ -508,6 +509,68 @@ TEST(every_device_runs_its_own_dag)
 		pto_dev_close(d[k].dev);
 	}
 	printf("# %u device(s)\n", n);
+}
+
+/*
+ * A fatal device error (mock: debugfs "fatal") retires every core under
+ * the orchestrator: the task running and the tasks queued fail with the
+ * core's "core stopped" status instead of waiting forever, later runs
+ * fail at once, and close and destroy work; a new orchestrator then runs.
+ * Regression: a completion was recognised only as ACK or FIN, and the
+ * retirement's EXITED echo overwrote it, so the run never ended.
+ */
+static int spin_and_queue_dag(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int i, ret;
+
+	(void)arg;
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 2000000000);	/* 2 s */
+	ret = pto_submit_next_level(o, &k_spin, &a, NULL,
+				    pto_on_kind(PTO_WK_AIV), NULL);
+	pto_args_reset(&a);
+	for (i = 0; i < 20 && !ret; i++)
+		ret = pto_submit_next_level(o, &k_noop, &a, NULL,
+					    pto_on_kind(i % 3 ? PTO_WK_AIV :
+							PTO_WK_AIC), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(fatal_device_error_fails_the_run)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct pto_dev *dev;
+	pto_orch *o;
+	pto_run *r;
+	int ret;
+
+	if (access(PTO_DBG0 "fatal", W_OK))
+		SKIP(return, "needs root and debugfs");
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_submit(o, spin_and_queue_dag, NULL, &r));
+	usleep(200000);		/* the spin runs, the rest is queued */
+	ASSERT_EQ(0, st_write_file(PTO_DBG0 "fatal", "1"));
+	ret = pto_run_wait(r, 10000);
+	EXPECT_NE(-ETIMEDOUT, ret);
+	EXPECT_EQ(-EIO, ret);
+	EXPECT_NE(NULL, strstr(pto_run_error(r), "core stopped"))
+		TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
+	/* Nothing runs on stopped cores: a later run fails at once. */
+	EXPECT_EQ(-EIO, pto_orch_run(o, one_noop_dag, NULL));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(dev);
+	/* The device itself is usable again. */
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, NULL));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(dev);
 }
 
 /*
