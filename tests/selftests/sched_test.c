@@ -420,6 +420,15 @@ static int one_noop_dag(pto_orch *o, void *arg)
 	return ret;
 }
 
+/* One noop run on @o expecting @want, then close and destroy it. */
+static void noop_run_then_destroy(struct __test_metadata *_metadata,
+				  pto_orch *o, int want)
+{
+	EXPECT_EQ(want, pto_orch_run(o, one_noop_dag, NULL));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 TEST(second_orchestrator_on_a_shared_handle_is_refused)
 {
 	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
@@ -431,14 +440,10 @@ TEST(second_orchestrator_on_a_shared_handle_is_refused)
 	EXPECT_EQ(-EBUSY, pto_orch_create_device(dev, NULL, &sc, &b));
 	EXPECT_EQ(NULL, b);
 	/* The first one's cores are still its own. */
-	EXPECT_EQ(0, pto_orch_run(a, one_noop_dag, NULL));
-	EXPECT_EQ(0, pto_orch_close(a, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(a));
+	noop_run_then_destroy(_metadata, a, 0);
 	/* Free again: the next one gets them. */
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &b));
-	EXPECT_EQ(0, pto_orch_run(b, one_noop_dag, NULL));
-	EXPECT_EQ(0, pto_orch_close(b, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(b));
+	noop_run_then_destroy(_metadata, b, 0);
 	pto_dev_close(dev);
 }
 
@@ -560,16 +565,12 @@ TEST(fatal_device_error_fails_the_run)
 		TH_LOG("%s", pto_run_error(r));
 	pto_run_release(r);
 	/* Nothing runs on stopped cores: a later run fails at once. */
-	EXPECT_EQ(-EIO, pto_orch_run(o, one_noop_dag, NULL));
-	EXPECT_EQ(0, pto_orch_close(o, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	noop_run_then_destroy(_metadata, o, -EIO);
 	pto_dev_close(dev);
 	/* The device itself is usable again. */
 	ASSERT_EQ(0, pto_dev_open(0, &dev));
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, NULL));
-	EXPECT_EQ(0, pto_orch_close(o, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(o));
+	noop_run_then_destroy(_metadata, o, 0);
 	pto_dev_close(dev);
 }
 
