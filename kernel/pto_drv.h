@@ -341,9 +341,9 @@ struct pto_device {
  * @bos: handle -> struct pto_bo (the handle owns one bo reference).
  * @ranges: GM device address range -> struct pto_bo, the set of addresses
  *        this file may touch through the device (mock validation).
- * @mapping: the file's address space (window mappings are zapped in it).
- * @inode: the device node's inode, pinned while @mapping may be used (a
- *        core quarantined under this file zaps in it after the close).
+ * @mapping: the file's address space (window mappings are zapped in it);
+ *        its inode is pinned for pf's life (a core quarantined under this
+ *        file zaps in it after the close).
  * @poll_wq / @wakeups: completion wake-ups delivered by the file's cores;
  *        poll() is readable while @wakeups is non-zero, read() drains it.
  */
@@ -358,7 +358,6 @@ struct pto_file {
 	struct maple_tree ranges;
 
 	struct address_space *mapping;
-	struct inode *inode;
 	wait_queue_head_t poll_wq;
 	atomic64_t wakeups;
 };

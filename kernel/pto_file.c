@@ -41,9 +41,8 @@ static int pto_open(struct inode *inode, struct file *file)
 	 * unload. Pin the inode the mapping belongs to for as long as pf
 	 * lives (a device node can be unlinked and its inode evicted).
 	 */
-	ihold(inode);
-	pf->inode = inode;
 	pf->mapping = file->f_mapping;
+	ihold(pf->mapping->host);
 	init_waitqueue_head(&pf->poll_wq);
 	atomic64_set(&pf->wakeups, 0);
 	file->private_data = pf;
@@ -55,7 +54,7 @@ static void pto_file_free(struct kref *ref)
 	struct pto_file *pf = container_of(ref, struct pto_file, ref);
 
 	pto_file_destroy_bos(pf);
-	iput(pf->inode);
+	iput(pf->mapping->host);
 	put_pid(pf->tgid);
 	mutex_destroy(&pf->lock);
 	kfree(pf);

@@ -25,7 +25,8 @@
  * make tools/bench/pto-bench-starpu) runs the same shape in the same invocation; its
  * tasks/s and the ratio are printed on the same line, up to 2^16 tasks
  * by default (-M; StarPU needs ~5 us/task). One line per workload and
- * size; both figures are the best of --reps runs (5), pto's and the
+ * size; both figures are the best of --reps runs (5; twice that below
+ * 2^14 tasks), pto's and the
  * peer's interleaved, each timed run right after an untimed warm-up run
  * in the same runtime instance (pto: once round the task window at
  * least; StarPU: a quarter of the size), so both are steady state.
@@ -103,10 +104,13 @@ static double loop_ms(void)
 	for (rep = 0; rep < 3; rep++) {
 		uint64_t t0 = now_ns(), i;
 
+		double ms;
+
 		for (i = 0; i < (1U << 22); i++)
 			x += i;
-		if ((double)(now_ns() - t0) / 1e6 < best)
-			best = (double)(now_ns() - t0) / 1e6;
+		ms = (double)(now_ns() - t0) / 1e6;
+		if (ms < best)
+			best = ms;
 	}
 	return best;
 }

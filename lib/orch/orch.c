@@ -331,10 +331,8 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 		 * reference and left the list, and if the caller released its
 		 * handle already, ours is the last.
 		 */
-		if (--r->refs == 0) {
-			o->runs_alive--;
+		if (orch_run_unref_locked(r))
 			free(r);
-		}
 		break;		/* the list may have changed; one per call */
 	}
 	o->closing = true;	/* begin_run now fails; wake blocked ones */

@@ -409,6 +409,7 @@ struct pto_run {
 #define ORCH_RUN_CREDIT 64
 
 void orch_run_record_error(struct pto_run *r, int err, const char *msg);
+bool orch_run_unref_locked(struct pto_run *r);
 void orch_run_task_consumed(struct pto_run *r);
 void orch_run_tasks_consumed(struct pto_run *r, int64_t n);
 void orch_run_task_launched(struct pto_run *r);
@@ -601,7 +602,7 @@ struct pto_orch {
 	uint32_t runs_in_flight;/* leases held */
 	uint32_t runs_alive;	/* allocated, not yet freed (tests) */
 	bool closing, closed;
-	struct pto_run *building;	/* orch thread only */
+	struct pto_run *building;	/* orch thread writes, under runs_mu; close reads */
 
 	/* Submit scratch (orch thread). */
 	struct orch_dep_scratch {

@@ -41,12 +41,13 @@ static void flush_if_building(struct pto_orch *o)
 		orch_ready_flush(o);
 }
 
-/* Caller holds runs_mu; frees (after unlocking) when *free_it. */
-static void run_unref_locked(struct pto_run *r, bool *free_it)
+/* Drop a reference (caller holds runs_mu); true: the caller frees @r. */
+bool orch_run_unref_locked(struct pto_run *r)
 {
-	*free_it = --r->refs == 0;
-	if (*free_it)
-		r->o->runs_alive--;
+	if (--r->refs)
+		return false;
+	r->o->runs_alive--;
+	return true;
 }
 
 /*
@@ -88,7 +89,7 @@ static void run_finish(struct pto_run *r)
 			*pp = r->next;
 			break;
 		}
-	run_unref_locked(r, &free_it);
+	free_it = orch_run_unref_locked(r);
 	pthread_cond_broadcast(&o->runs_cv);
 	pthread_mutex_unlock(&o->runs_mu);
 	if (free_it)
@@ -411,7 +412,7 @@ PTO_API void pto_run_release(pto_run *r)
 		return;
 	o = r->o;
 	pthread_mutex_lock(&o->runs_mu);
-	run_unref_locked(r, &free_it);
+	free_it = orch_run_unref_locked(r);
 	pthread_mutex_unlock(&o->runs_mu);
 	if (free_it)
 		free(r);

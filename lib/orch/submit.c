@@ -308,7 +308,7 @@ static int add_producer(struct pto_orch *o, struct orch_slot *self,
 static int infer_deps(struct pto_orch *o, struct pto_run *r,
 		      struct orch_slot *s, const struct submit_req *q)
 {
-	uint32_t m, j;
+	uint32_t m, j, nm = q->shared ? 1 : s->nmembers;
 	int err;
 
 	o->ndeps = 0;
@@ -325,14 +325,14 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 		}
 	}
 	/* No tensor at all (an ordering-only task): no TensorMap lock. */
-	for (m = 0; m < (q->shared ? 1 : s->nmembers); m++)
+	for (m = 0; m < nm; m++)
 		if (s->members[m].nt)
 			break;
-	if (m == (q->shared ? 1 : s->nmembers))
+	if (m == nm)
 		return 0;
 	err = 0;
 	orch_tm_lock(o);
-	for (m = 0; m < (q->shared ? 1 : s->nmembers) && !err; m++) {
+	for (m = 0; m < nm && !err; m++) {
 		struct orch_member *mb = &s->members[m];
 
 		for (j = 0; j < mb->nt && !err; j++) {

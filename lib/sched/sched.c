@@ -217,6 +217,21 @@ static void sched_want_mix(struct sched_cluster *cl)
 	atomic_store_explicit(&cl->core[0]->t->mix_any, 1, memory_order_release);
 }
 
+/*
+ * Cluster @cl's MIX task (cl->mix_d) has ended, completed or failed to
+ * start: hand it to the orchestrator. The orchestrator kicks idle workers
+ * when work is enqueued, not a worker that just finished: look for the
+ * next MIX task at once (as orch_member_done_pop() does for a core).
+ */
+static void sched_mix_end(struct sched_backend *be, struct sched_cluster *cl,
+			  int err, const char *msg)
+{
+	cl->mix_running = 0;
+	cl->core[0]->t->mix_running--;
+	orch_member_done(be->orch, &cl->mix_d, err, err ? msg : NULL);
+	sched_want_mix(cl);
+}
+
 /* A core of a MIX task finished; the last of the three completes it. */
 static void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 			   int err, const char *msg)
@@ -227,16 +242,7 @@ static void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 	}
 	if (--cl->mix_left)
 		return;
-	cl->mix_running = 0;
-	cl->core[0]->t->mix_running--;
-	orch_member_done(be->orch, &cl->mix_d, cl->mix_err,
-			 cl->mix_err ? cl->mix_msg : NULL);
-	/*
-	 * The orchestrator kicks idle workers when work is enqueued, not a
-	 * worker that just finished: look for the next MIX task at once (as
-	 * orch_member_done_pop() does for a core).
-	 */
-	sched_want_mix(cl);
+	sched_mix_end(be, cl, cl->mix_err, cl->mix_msg);
 }
 
 /*
@@ -276,12 +282,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 			ret = sched_build_payload(&v, p, cl->mix_msg,
 						  sizeof(cl->mix_msg));
 			if (ret) {
-				cl->mix_running = 0;
-				cl->core[0]->t->mix_running--;
-				orch_member_done(be->orch, &d, ret, cl->mix_msg);
-				/* As after a completion (sched_mix_done): the
-				 * next MIX task is not kicked again. */
-				sched_want_mix(cl);
+				sched_mix_end(be, cl, ret, cl->mix_msg);
 				return 1;
 			}
 			first = p;
@@ -903,8 +904,12 @@ static void sched_destroy(void *p)
 		if (t->evfd >= 0)
 			close(t->evfd);
 	}
-	/* Released above: another orchestrator on the handle may take them. */
-	pto_dev_unclaim_clusters(be->dev, be->claimed);
+	/*
+	 * Released above: another orchestrator on the handle may take them.
+	 * Only a backend that claimed them gets here (create frees one that
+	 * did not itself).
+	 */
+	pto_dev_unclaim_clusters(be->dev, be->clusters);
 	free(be->threads);
 	free(be);
 }
@@ -1045,7 +1050,6 @@ int pto_orch_create_device(struct pto_dev *dev,
 		free(be);
 		return ret;
 	}
-	be->claimed = be->clusters;
 	/* Contiguous partitions: cluster c belongs to thread c * T / C. */
 	for (i = 0; i < nclusters; i++)
 		be->threads[i * be->nthreads / nclusters].clusters |= 1ULL << i;

@@ -124,8 +124,7 @@ struct sched_backend {
 	unsigned int dev_index;		/* N of /dev/ptoN: thread names */
 	struct pto_orch *orch;
 	struct pto_sched_config cfg;
-	uint64_t clusters;		/* every acquired cluster */
-	uint64_t claimed;		/* claimed on dev (pto_dev_claim_clusters) */
+	uint64_t clusters;		/* every claimed and acquired cluster */
 	unsigned int nthreads;
 	struct sched_thread *threads;
 	unsigned int nworkers;
