@@ -180,39 +180,15 @@ TEST(noop_stress_all_cores)
 	}
 }
 
-static int set_param(const char *name, const char *val, char *old, size_t n)
-{
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/module/pto/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (old && !fgets(old, (int)n, f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(val, f);
-	return fclose(f);
-}
-
 /* With dozing enabled (interrupt moderation): almost no doorbells/parks. */
 TEST(noop_stress_moderated)
 {
-	char old_doze[32], old_max[32];
 	struct stress_result r;
 
-	if (set_param("doze_us", "1000", old_doze, sizeof(old_doze)) ||
-	    set_param("doze_max_us", "3000", old_max, sizeof(old_max)))
+	if (st_param_set("doze_us", "1000") ||
+	    st_param_set("doze_max_us", "3000"))
 		SKIP(return, "cannot set pto module parameters (not root?)");
 	stress(_metadata, &r, 20000);
-	set_param("doze_us", old_doze, NULL, 0);
-	set_param("doze_max_us", old_max, NULL, 0);
 	/*
 	 * Parked cores (each needing a doorbell) become rare: typically
 	 * under 1 in 100 tasks; the bound leaves room for a loaded host

@@ -709,8 +709,6 @@ TEST(completion_wakeup_eventfd)
  * busy-poll; the others park at once. With spin_us at 300 ms, after
  * 100 ms exactly max_spinners cores of cluster 0 have not parked yet.
  */
-#define MODP "/sys/module/pto/parameters/"
-
 static int cluster0_parked(struct pto_dev *d)
 {
 	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3];
@@ -739,20 +737,14 @@ static int cluster0_parked(struct pto_dev *d)
 
 TEST(idle_spinners_bounded)
 {
-	char old_spin[32] = "", old_max[32] = "";
 	struct pto_dev *d;
 
-	ASSERT_EQ(0, st_read_line(MODP "spin_us", old_spin, sizeof(old_spin)));
-	ASSERT_EQ(0, st_read_line(MODP "max_spinners", old_max,
-				  sizeof(old_max)));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	ASSERT_EQ(0, st_write_file(MODP "spin_us", "300000"));
-	ASSERT_EQ(0, st_write_file(MODP "max_spinners", "1"));
+	ASSERT_EQ(0, st_param_set("spin_us", "300000"));
+	ASSERT_EQ(0, st_param_set("max_spinners", "1"));
 	EXPECT_EQ(2, cluster0_parked(d));
-	ASSERT_EQ(0, st_write_file(MODP "max_spinners", "3"));
+	ASSERT_EQ(0, st_param_set("max_spinners", "3"));
 	EXPECT_EQ(0, cluster0_parked(d));
-	EXPECT_EQ(0, st_write_file(MODP "spin_us", old_spin));
-	EXPECT_EQ(0, st_write_file(MODP "max_spinners", old_max));
 	pto_dev_close(d);
 }
 

@@ -2,60 +2,17 @@
 /*
  * Module parameters: out-of-range values refuse to load with a message
  * naming the parameter, and the module reloads cleanly afterwards with the
- * parameters it had. Needs /lib/modules/pto.ko (the VM image has it) and no
+ * parameters it had (st_module_unload(): reloaded too if a test fails
+ * before it does). Needs /lib/modules/pto.ko (the VM image has it) and no
  * other open file of pto.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/klog.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
-
-#define PTO_KO "/lib/modules/pto.ko"
-
-static const char *const params[] = { "devices", "clusters", "gm_mb", "lanes" };
-
-static int load(const char *args)
-{
-	int fd = open(PTO_KO, O_RDONLY);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, args, 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-static int unload(void)
-{
-	return syscall(SYS_delete_module, "pto", O_NONBLOCK) ? -errno : 0;
-}
-
-/* The current parameters as "k=v k=v ..." from /sys/module/pto/parameters. */
-static void current_params(char *buf, size_t len)
-{
-	size_t i, off = 0;
-
-	buf[0] = 0;
-	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
-		char path[96], val[32] = "";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/sys/module/pto/parameters/%s",
-			 params[i]);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(val, sizeof(val), f))
-			val[strcspn(val, "\n")] = 0;
-		fclose(f);
-		off += snprintf(buf + off, len - off, "%s=%s ", params[i], val);
-	}
-}
 
 static int klog_has(const char *needle)
 {
@@ -80,19 +37,16 @@ TEST(bad_values_refuse_to_load)
 		{ "lanes=0", "pto: lanes=0 out of range" },
 		{ "lanes=6", "pto: lanes=6 out of range" },
 	};
-	char saved[256];
 	size_t i;
 
-	current_params(saved, sizeof(saved));
-	ASSERT_NE(0, saved[0]);
-	ASSERT_EQ(0, unload()) TH_LOG("pto busy: is a file open?");
+	ASSERT_EQ(0, st_module_unload()) TH_LOG("pto busy: is a file open?");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, load(bad[i].arg)) TH_LOG("%s", bad[i].arg);
+		EXPECT_EQ(-EINVAL, st_module_load(bad[i].arg))
+			TH_LOG("%s", bad[i].arg);
 		EXPECT_TRUE(klog_has(bad[i].msg)) TH_LOG("no '%s'", bad[i].msg);
 		EXPECT_NE(0, access(PTO_DEV0, F_OK));
 	}
-	/* Reload as before, for the tests that follow. */
-	ASSERT_EQ(0, load(saved)) TH_LOG("reload with '%s'", saved);
+	ASSERT_EQ(0, st_module_reload()) TH_LOG("reload with '%s'", st_saved->args);
 	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
 }
 
@@ -128,14 +82,11 @@ TEST(every_device_reports_its_index)
 TEST(failed_init_refuses_opens)
 {
 	struct timespec ts;
-	char saved[256];
 	int st[2], status;
 	long opened = 0, refused = 0, n[2];
 	pid_t c;
 
-	current_params(saved, sizeof(saved));
-	ASSERT_NE(0, saved[0]);
-	ASSERT_EQ(0, unload()) TH_LOG("pto busy: is a file open?");
+	ASSERT_EQ(0, st_module_unload()) TH_LOG("pto busy: is a file open?");
 	ASSERT_EQ(0, pipe(st));
 	c = fork();
 	ASSERT_LE(0, c);
@@ -161,7 +112,7 @@ TEST(failed_init_refuses_opens)
 	ts.tv_sec = 0;
 	ts.tv_nsec = 100000000;
 	nanosleep(&ts, NULL);
-	EXPECT_EQ(-ENODEV, load("devices=2 mock_init_fail_ms=1500"));
+	EXPECT_EQ(-ENODEV, st_module_load("devices=2 mock_init_fail_ms=1500"));
 	EXPECT_NE(0, access(PTO_DEV0, F_OK));
 	ASSERT_EQ(sizeof(n), read(st[0], n, sizeof(n)));
 	opened = n[0];
@@ -171,7 +122,7 @@ TEST(failed_init_refuses_opens)
 	       opened, refused);
 	EXPECT_EQ(0, opened);
 	EXPECT_LT(0, refused) TH_LOG("the node never appeared: nothing tested");
-	ASSERT_EQ(0, load(saved)) TH_LOG("reload with '%s'", saved);
+	ASSERT_EQ(0, st_module_reload()) TH_LOG("reload with '%s'", st_saved->args);
 	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
 }
 

@@ -3,18 +3,24 @@
 #ifndef PTO_SELFTEST_H
 #define PTO_SELFTEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/pto.h>
 
 #define PTO_DEV0 "/dev/pto0"
 #define PTO_DBG0 "/sys/kernel/debug/pto/pto0/"
 #define PTO_PARAMS "/sys/module/pto/parameters/"
+#define PTO_KO "/lib/modules/pto.ko"	/* in the VM image */
 
 /* ioctl returning 0 or -errno, so ASSERT_EQ(-EINVAL, ...) reads well. */
 static inline int pto_sioctl(int fd, unsigned long req, void *arg)
@@ -75,6 +81,214 @@ static inline int st_dbg_line(const char *file, unsigned int core, char *buf,
 	ret = 0;
 out:
 	fclose(f);
+	return ret;
+}
+
+/*
+ * Module parameters a test changes are put back however the test ends.
+ *
+ * The harness (6.1) runs each TEST in a forked child. A failed ASSERT
+ * longjmps out of the test and abort()s the child: nothing of the test
+ * runs after it (a TEST has no teardown; a TEST_F's teardown would run,
+ * but not after a timeout, whose SIGKILL ends the child's whole process
+ * group, nor after a crash). So the child only records what it changed,
+ * in memory shared with the harness's parent process, and the parent puts
+ * it back: before it forks the next test (a pthread_atfork() prepare
+ * handler) and when it exits (after the last test). The child is dead and
+ * reaped by then, whatever ended it. A test does not restore anything
+ * itself; on success the same path runs.
+ *
+ * st_param_set() sets a parameter (the first old value is kept);
+ * st_module_unload() unloads pto.ko and, until st_module_reload() loads
+ * it back with every parameter it had, the parent reloads it.
+ * Call them from the test's own thread.
+ */
+#define ST_RESTORE_MAX 16
+#define ST_PARAM_PATH (sizeof(PTO_PARAMS) + 256)	/* + a d_name */
+
+struct st_restore {
+	pid_t parent;			/* the harness's main process */
+	unsigned int n;			/* entries recorded in param[] */
+	int reload;			/* pto.ko unloaded: load it with args */
+	int failed;			/* a restore failed: the program fails */
+	char args[1024];
+	struct {
+		char name[48];
+		char old[64];
+	} param[ST_RESTORE_MAX];
+};
+
+static struct st_restore *st_saved;
+
+static inline int st_module_load(const char *args)
+{
+	int fd = open(PTO_KO, O_RDONLY);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, args, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static inline int st_module_loaded(void)
+{
+	return access("/sys/module/pto", F_OK) == 0;
+}
+
+/* Write a parameter without stdio (runs inside fork()). 0 or -1. */
+static inline int st_param_write(const char *name, const char *val)
+{
+	char path[ST_PARAM_PATH];
+	ssize_t len = (ssize_t)strlen(val);
+	int fd, ret;
+
+	snprintf(path, sizeof(path), PTO_PARAMS "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ret = write(fd, val, len) == len ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* Put back everything recorded; the harness's parent process only. */
+static inline void st_restore_all(void)
+{
+	struct st_restore *r = st_saved;
+	unsigned int i;
+
+	if (!r || getpid() != r->parent)
+		return;
+	if (r->reload) {
+		if (st_module_loaded())
+			syscall(SYS_delete_module, "pto", O_NONBLOCK);
+		if (st_module_load(r->args)) {
+			fprintf(stderr, "# pto_selftest: cannot reload pto.ko with '%s'\n",
+				r->args);
+			r->failed = 1;
+		}
+		r->reload = 0;
+	}
+	for (i = r->n; i-- > 0;) {
+		if (st_param_write(r->param[i].name, r->param[i].old)) {
+			fprintf(stderr, "# pto_selftest: cannot restore parameter %s=%s\n",
+				r->param[i].name, r->param[i].old);
+			r->failed = 1;
+		}
+	}
+	r->n = 0;
+}
+
+static inline void st_restore_at_exit(void)
+{
+	st_restore_all();
+	if (st_saved && getpid() == st_saved->parent && st_saved->failed) {
+		/* The tests have reported: a non-zero exit fails the program. */
+		fflush(NULL);
+		_exit(1);
+	}
+}
+
+static void __attribute__((constructor)) st_restore_init(void)
+{
+	void *m = mmap(NULL, sizeof(*st_saved), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return;
+	st_saved = m;
+	st_saved->parent = getpid();
+	pthread_atfork(st_restore_all, NULL, NULL);
+	atexit(st_restore_at_exit);
+}
+
+/*
+ * Set pto's parameter @name to @val until the test ends (see above).
+ * 0, or -1 when it cannot be read or written (not root?).
+ */
+static inline int st_param_set(const char *name, const char *val)
+{
+	struct st_restore *r = st_saved;
+	char path[ST_PARAM_PATH];
+	unsigned int i;
+
+	if (!r || strlen(name) >= sizeof(r->param[0].name))
+		return -1;
+	for (i = 0; i < r->n; i++)
+		if (!strcmp(r->param[i].name, name))
+			break;
+	if (i == r->n) {	/* first change in this test: keep the old value */
+		snprintf(path, sizeof(path), PTO_PARAMS "%s", name);
+		if (i == ST_RESTORE_MAX ||
+		    st_read_line(path, r->param[i].old, sizeof(r->param[i].old)))
+			return -1;
+		strcpy(r->param[i].name, name);
+		__atomic_store_n(&r->n, i + 1, __ATOMIC_RELEASE);
+	}
+	return st_param_write(name, val);
+}
+
+/* Every parameter of the loaded pto.ko as "k=v k=v". 0 or -1. */
+static inline int st_module_params(char *buf, size_t len)
+{
+	DIR *d = opendir(PTO_PARAMS);
+	struct dirent *de;
+	size_t off = 0;
+	char path[ST_PARAM_PATH], val[64];
+
+	if (!d)
+		return -1;
+	buf[0] = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), PTO_PARAMS "%s", de->d_name);
+		if (st_read_line(path, val, sizeof(val)))
+			continue;	/* write-only */
+		off += snprintf(buf + off, len - off, "%s%s=%s", off ? " " : "",
+				de->d_name, val);
+		if (off >= len) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * Unload pto.ko, keeping its parameters: it is loaded back with them by
+ * st_module_reload() or, if the test ends first, by the harness's parent.
+ * 0 or -errno (-EBUSY: a file of pto is open).
+ */
+static inline int st_module_unload(void)
+{
+	struct st_restore *r = st_saved;
+
+	if (!r || st_module_params(r->args, sizeof(r->args)))
+		return -EINVAL;
+	__atomic_store_n(&r->reload, 1, __ATOMIC_RELEASE);
+	if (syscall(SYS_delete_module, "pto", O_NONBLOCK)) {
+		int err = -errno;
+
+		r->reload = 0;
+		return err;
+	}
+	return 0;
+}
+
+/* Load pto.ko back as st_module_unload() found it. 0 or -errno. */
+static inline int st_module_reload(void)
+{
+	int ret;
+
+	if (!st_saved || !st_saved->reload)
+		return -EINVAL;
+	ret = st_module_load(st_saved->args);
+	if (!ret)
+		st_saved->reload = 0;
 	return ret;
 }
 

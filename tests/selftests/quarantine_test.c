@@ -18,7 +18,7 @@
 #include "pto_core_util.h"
 
 #define DBG PTO_DBG0
-#define PARAM "/sys/module/pto/parameters/retire_timeout_ms"
+#define PARAM PTO_PARAMS "retire_timeout_ms"
 
 static int core_state(struct pto_dev *d, unsigned int core)
 {
@@ -42,7 +42,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 };
 	uint64_t peers[PTO_CORE_MASK_WORDS] = { 0 };
-	char old[32], num[16], *log;
+	char num[16], *log;
 	struct pto_dev_info info;
 	struct pto_core_launch cl = { 0 };
 	struct pto_launch *l;
@@ -52,7 +52,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 	uint64_t t0, ms;
 	void *m;
 
-	if (access(DBG "inject_stall", W_OK) || st_read_line(PARAM, old, sizeof(old)))
+	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	pto_dev_info(d, &info);
@@ -63,7 +63,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 		if (i != victim)
 			peers[i / 64] |= 1ull << (i % 64);
 	}
-	ASSERT_EQ(0, st_write_file(PARAM, "300"));
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
 
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
@@ -117,7 +117,6 @@ TEST(stalled_core_is_quarantined_and_reset)
 	EXPECT_EQ(0, noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
 	pto_launch_free(l);
-	st_write_file(PARAM, old);
 	pto_dev_close(d);
 }
 
@@ -155,12 +154,11 @@ TEST(window_faults_not_behind_a_release)
 	struct pto_launch *la, *lb;
 	struct pto_dev *a, *b;
 	volatile uint32_t *w;
-	char old[32];
 	pthread_t t;
 	uint64_t t0, ms;
 	void *m;
 
-	if (access(DBG "inject_stall", W_OK) || st_read_line(PARAM, old, sizeof(old)))
+	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, pto_dev_open(0, &a));
 	pto_dev_info(a, &info);
@@ -169,7 +167,7 @@ TEST(window_faults_not_behind_a_release)
 		SKIP(return, "needs two clusters");
 	}
 	ASSERT_EQ(0, pto_dev_open(0, &b));
-	ASSERT_EQ(0, st_write_file(PARAM, "2000"));
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "2000"));
 	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
 	ASSERT_EQ(0, pto_launch_cores(a, ca, &la));
 	ASSERT_EQ(0, pto_cluster_acquire(b, 2));
@@ -210,7 +208,6 @@ TEST(window_faults_not_behind_a_release)
 	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state(b, 0));
 	ASSERT_EQ(0, pto_cluster_release(b, 2));
 	pto_launch_free(lb);
-	st_write_file(PARAM, old);
 	pto_dev_close(a);
 	pto_dev_close(b);
 }

@@ -235,14 +235,12 @@ TEST(busy_core_retires_in_time)
 	struct pto_core_retire r;
 	struct pto_launch *l;
 	struct pto_dev *d;
-	char old[32];
 	uint32_t id;
 	int ring;
 
-	if (st_read_line(PARAMS "retire_timeout_ms", old, sizeof(old)) ||
-	    access(PARAMS "retire_timeout_ms", W_OK))
+	if (access(PARAMS "retire_timeout_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	ASSERT_EQ(0, st_write_file(PARAMS "retire_timeout_ms", "500"));
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "500"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	cluster_mask(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
@@ -267,7 +265,6 @@ TEST(busy_core_retires_in_time)
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	pto_launch_free(l);
 	pto_dev_close(d);
-	st_write_file(PARAMS "retire_timeout_ms", old);
 }
 
 /* 32 launches reuse the same gates; each release frees only its own. */
@@ -320,13 +317,13 @@ TEST(partial_timeout_and_reset_ioctl)
 	struct pto_core_reset z;
 	struct pto_launch *l;
 	struct pto_dev *d;
-	char old[32], buf[256];
+	char buf[256];
 	unsigned int q;
 
 	if (access(DBG "inject_stall", W_OK) ||
-	    st_read_line(PARAMS "retire_timeout_ms", old, sizeof(old)))
+	    access(PARAMS "retire_timeout_ms", W_OK))
 		SKIP(return, "needs root, debugfs and pto's parameters");
-	ASSERT_EQ(0, st_write_file(PARAMS "retire_timeout_ms", "300"));
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	cluster_mask(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
@@ -356,7 +353,6 @@ TEST(partial_timeout_and_reset_ioctl)
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	pto_launch_free(l);
 	pto_dev_close(d);
-	st_write_file(PARAMS "retire_timeout_ms", old);
 }
 
 /* Fatal device error: emergency retirement; later finalization is a no-op. */
@@ -670,8 +666,8 @@ static int late_close_rounds(struct __test_metadata *_metadata, int rounds)
 
 static int old_protocol_params(const char *old_proto, const char *delay)
 {
-	return st_write_file(PARAMS "mock_old_protocol", old_proto) ||
-	       st_write_file(PARAMS "mock_close_delay_ms", delay);
+	return st_param_set("mock_old_protocol", old_proto) ||
+	       st_param_set("mock_close_delay_ms", delay);
 }
 
 /* With the gate (the new protocol): a late CLOSE never lands. */
@@ -684,7 +680,6 @@ TEST(gate_keeps_late_close_off_the_next_launch)
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, old_protocol_params("0", "100"));
 	late = late_close_rounds(_metadata, 5);
-	old_protocol_params("0", "0");
 	printf("# new protocol: %d of 5 next launches hit by a late CLOSE\n",
 	       late);
 	EXPECT_EQ(0, late);
@@ -704,7 +699,6 @@ TEST(old_protocol_lets_late_close_land)
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, old_protocol_params("1", "100"));
 	late = late_close_rounds(_metadata, 5);
-	old_protocol_params("0", "0");
 	printf("# old protocol: %d of 5 next launches hit by a late CLOSE\n",
 	       late);
 	EXPECT_LT(0, late);
