@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A test's changes to pto.ko's parameters are undone however the test
+ * ends (st_param_set() and st_module_unload() in pto_selftest.h): the
+ * first two tests change parameters, unload pto.ko and load it with other
+ * ones, and return; the third finds every parameter as the program found
+ * it. The fourth runs this program again with PTO_PARAM_RESTORE_DEMO set,
+ * which ends the first two by a failed ASSERT (the harness abort()s the
+ * test's child) or by SIGKILL of the test's process group (what the
+ * harness's timeout does): there they fail, and the third must still pass.
+ * Needs root, /lib/modules/pto.ko (the VM image has it) and no other open
+ * file of pto.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+
+#define DEMO "PTO_PARAM_RESTORE_DEMO"
+
+/* Every parameter as this program found it ("k=v k=v"). */
+static char orig[1024];
+
+static void __attribute__((constructor)) snapshot(void)
+{
+	if (st_module_params(orig, sizeof(orig)))
+		orig[0] = 0;
+}
+
+/* How a test ends in the demonstration run; nothing happens otherwise. */
+static void demo_end(struct __test_metadata *_metadata)
+{
+	const char *how = getenv(DEMO);
+
+	if (!how)
+		return;
+	if (!strcmp(how, "kill"))
+		kill(0, SIGKILL);
+	ASSERT_EQ(0, 1) TH_LOG("deliberate failure (" DEMO "=%s)", how);
+}
+
+TEST(params_changed)
+{
+	char buf[64];
+
+	if (!orig[0] || access(PTO_PARAMS "retire_timeout_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "1234"));
+	ASSERT_EQ(0, st_param_set("mock_old_protocol", "Y"));
+	/* A second change keeps the first old value. */
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "4321"));
+	ASSERT_EQ(0, st_read_line(PTO_PARAMS "retire_timeout_ms", buf,
+				  sizeof(buf)));
+	EXPECT_STREQ("4321", buf);
+	demo_end(_metadata);
+}
+
+TEST(module_unloaded)
+{
+	if (!orig[0] || access(PTO_KO, R_OK))
+		SKIP(return, "needs root and " PTO_KO);
+	ASSERT_EQ(0, st_module_unload()) TH_LOG("pto busy: is a file open?");
+	EXPECT_FALSE(st_module_loaded());
+	/* Loaded with other parameters: the restore replaces it. */
+	ASSERT_EQ(0, st_module_load("clusters=3 lanes=1"));
+	demo_end(_metadata);
+}
+
+TEST(everything_is_back)
+{
+	char now[sizeof(orig)];
+
+	if (!orig[0])
+		SKIP(return, "needs pto.ko loaded");
+	ASSERT_EQ(0, st_module_params(now, sizeof(now)));
+	EXPECT_STREQ(orig, now);
+	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
+}
+
+/* Run this program with DEMO=@how; its output in @out. Exit status. */
+static int run_demo(const char *how, char *out, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+	int p[2], status;
+	pid_t c;
+
+	if (pipe(p))
+		return -1;
+	c = fork();
+	if (c < 0)
+		return -1;
+	if (!c) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		setenv(DEMO, how, 1);
+		execl("/proc/self/exe", "param_restore_test", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while (off < len - 1 && (n = read(p[0], out + off, len - 1 - off)) > 0)
+		off += (size_t)n;
+	out[off] = 0;
+	close(p[0]);
+	if (waitpid(c, &status, 0) != c)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* @text with every line a TAP comment: its own "ok" lines count nowhere. */
+static void print_commented(const char *text)
+{
+	const char *nl;
+
+	printf("# the demonstration run's output:\n");
+	for (; *text; text = nl + 1) {
+		nl = strchrnul(text, '\n');
+		printf("# | %.*s\n", (int)(nl - text), text);
+		if (!*nl)
+			break;
+	}
+}
+
+TEST(failed_tests_restore_too)
+{
+	static const char *const hows[] = { "assert", "kill" };
+	static char out[1 << 16];
+	char now[sizeof(orig)];
+	unsigned int i;
+
+	if (getenv(DEMO))
+		return;		/* the demonstration run's own copy */
+	if (!orig[0] || access(PTO_KO, R_OK))
+		SKIP(return, "needs root, pto's parameters and " PTO_KO);
+	for (i = 0; i < 2; i++) {
+		int ret = run_demo(hows[i], out, sizeof(out));
+
+		printf("# " DEMO "=%s: exit status %d\n", hows[i], ret);
+		fflush(stdout);
+		EXPECT_EQ(1, ret);
+		EXPECT_NE(NULL, strstr(out, "\nnot ok 1 global.params_changed\n"));
+		EXPECT_NE(NULL, strstr(out, "\nnot ok 2 global.module_unloaded\n"));
+		EXPECT_NE(NULL, strstr(out, "\nok 3 global.everything_is_back\n"));
+		if (!_metadata->passed) {
+			print_commented(out);
+			fflush(stdout);
+		}
+		ASSERT_EQ(0, st_module_params(now, sizeof(now)));
+		EXPECT_STREQ(orig, now);
+	}
+}
+
+TEST_HARNESS_MAIN
