@@ -192,6 +192,44 @@ uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring)
 	return id;
 }
 
+/*
+ * The completion rules, the one copy: which ids in flight on @c (at least
+ * one) does the COND value @cond end? Pure: each caller loads COND itself,
+ * with the ordering its use needs (pto_rc_reap(), pto_rc_progress()).
+ *
+ * PTO_RC_STOPPED: EXITED. The core left this launch under us: a
+ *	retirement its owner did not ask for (the kernel's emergency
+ *	retirement after a fatal device error) echoed EXITED over the last
+ *	ACK/FIN, and its nonce may look like any id. Nothing in flight will
+ *	complete, and an id written since goes to a closed window: each ends
+ *	as stopped, so its task fails instead of waiting forever.
+ * PTO_RC_IMPLIED: two in flight and the core took the second (ACK or FIN
+ *	of it): the oldest is complete, its status in its payload buffer.
+ * PTO_RC_FIN: FIN of the oldest id still in flight (the second, after an
+ *	implied one): complete, its status in COND's error bits.
+ *
+ * Inlined into both callers and branch-light: pto_rc_reap() runs per
+ * scheduler step, several times per task.
+ */
+#define PTO_RC_IMPLIED	1u
+#define PTO_RC_FIN	2u
+#define PTO_RC_STOPPED	4u
+
+static inline __attribute__((always_inline)) unsigned int
+pto_rc_ends(const struct pto_rc *c, uint32_t cond)
+{
+	uint32_t id = cond & PTO_COND_ID_MASK;
+	uint32_t st = cond & PTO_COND_STATE_MASK;
+	unsigned int implied;
+
+	if (st == PTO_COND_EXITED)
+		return PTO_RC_STOPPED;
+	implied = c->ninflight == 2 && id == c->inflight[1];
+	return implied * PTO_RC_IMPLIED |
+	       (st == PTO_COND_FIN && (implied || id == c->inflight[0])) *
+	       PTO_RC_FIN;
+}
+
 static void pto_rc_pop(struct pto_rc *c, struct pto_done *d, uint32_t status)
 {
 	d->id = c->inflight[0];
@@ -203,37 +241,46 @@ static void pto_rc_pop(struct pto_rc *c, struct pto_done *d, uint32_t status)
 
 int pto_rc_reap(struct pto_rc *c, struct pto_done *done)
 {
-	uint32_t cond, id, st;
+	uint32_t cond;
+	unsigned int ends;
 	int n = 0;
 
 	if (!c->ninflight)
 		return 0;
-	cond = pto_win_read(c, PTO_REG_COND);
-	id = cond & PTO_COND_ID_MASK;
-	st = cond & PTO_COND_STATE_MASK;
 	/*
-	 * The core left this launch under us: a retirement its owner did
-	 * not ask for (the kernel's emergency retirement after a fatal
-	 * device error) echoed EXITED over the last ACK/FIN. Nothing in
-	 * flight will complete, and an id written since goes to a closed
-	 * window: each ends as stopped, so its task fails instead of
-	 * waiting forever.
+	 * Acquire: pairs with the core's release store of COND (ACK, FIN or
+	 * the EXITED echo): a completed task's outputs, and the payload
+	 * status an implied completion reads below, precede it.
 	 */
-	if (st == PTO_COND_EXITED) {
+	cond = pto_win_read(c, PTO_REG_COND);
+	ends = pto_rc_ends(c, cond);
+	if (ends & PTO_RC_STOPPED) {
 		while (c->ninflight)
 			pto_rc_pop(c, &done[n++], PTO_TASK_ESTOP);
 		return n;
 	}
-	if (c->ninflight == 2 && id == c->inflight[1]) {
-		/* The next one was taken: the older one is complete. */
+	if (ends & PTO_RC_IMPLIED) {
 		struct pto_payload *p = c->payload[c->inflight[0] & 1];
 		uint32_t status = __atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
 
 		pto_rc_pop(c, &done[n++], status);
 	}
-	if (c->ninflight && id == c->inflight[0] && st == PTO_COND_FIN)
+	if (ends & PTO_RC_FIN)
 		pto_rc_pop(c, &done[n++], PTO_COND_ERR(cond));
 	return n;
+}
+
+/* Would pto_rc_reap() find something now? */
+static int pto_rc_progress(const struct pto_rc *c)
+{
+	if (!c->ninflight)
+		return 0;
+	/*
+	 * Behind pto_launch_arm()'s fence: the owner's side of the Dekker
+	 * with the core's COND store, fence, WAKE_REQ load (mock-cores.md).
+	 * A FIN this load misses, the core's wake-up check serves.
+	 */
+	return pto_rc_ends(c, pto_win_read(c, PTO_REG_COND)) != 0;
 }
 
 int pto_ring(struct pto_launch *l, const uint64_t *cores)
@@ -243,22 +290,6 @@ int pto_ring(struct pto_launch *l, const uint64_t *cores)
 	memcpy(d.cores, cores, sizeof(d.cores));
 	l->doorbells++;
 	return pto_ioctl(pto_dev_fd(l->dev), PTO_IOCTL_DOORBELL, &d);
-}
-
-/* Would pto_rc_reap() find something now? */
-static int pto_rc_progress(const struct pto_rc *c)
-{
-	uint32_t cond = pto_win_read(c, PTO_REG_COND);
-	uint32_t id = cond & PTO_COND_ID_MASK;
-
-	if (!c->ninflight)
-		return 0;
-	if ((cond & PTO_COND_STATE_MASK) == PTO_COND_EXITED)
-		return 1;	/* stopped: pto_rc_reap() ends them */
-	if (c->ninflight == 2 && id == c->inflight[1])
-		return 1;
-	return id == c->inflight[0] && (cond & PTO_COND_STATE_MASK) ==
-					       PTO_COND_FIN;
 }
 
 int pto_launch_arm(struct pto_launch *l)

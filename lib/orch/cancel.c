@@ -109,9 +109,13 @@ int orch_cancel_unstarted_run(struct pto_orch *o, struct pto_run *r)
 		return 0;
 	list = orch_may_fail(o, ORCH_FP_CANCEL_SNAPSHOT, NULL) ? NULL :
 		malloc(n * sizeof(*list));
+	/*
+	 * No message (orch_error): o->errmsg is the orch thread's, and a
+	 * cancellation also runs on close()'s thread, beside whatever the
+	 * orch thread does. Its orch-thread caller writes it.
+	 */
 	if (!list)
-		return orch_error(o, -ENOMEM, "out of memory cancelling run %llu",
-				  (unsigned long long)r->id);
+		return -ENOMEM;
 	k = 0;
 	for (ri = 0; ri < PTO_MAX_RING_DEPTH; ri++)
 		for (i = 0; i < w && k < n; i++) {

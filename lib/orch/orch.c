@@ -303,19 +303,33 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 		return 0;
 	}
 	/*
-	 * Settle cancellations whose snapshot phase kept failing - not while
-	 * a run is being built on the orch thread (close may run on any
-	 * thread): that run's submits and this cancellation would share the
-	 * orch thread's state (the error message, the scratch). Then the
-	 * pending run cannot finish, the drain below times out, and a retry
-	 * of close settles it. (A failed run's own cancellation, right after
-	 * its submission closed, may still overlap this one: cancellations
-	 * share only locked structures, and the message buffer, which then
-	 * holds either's text.) A run with a pending cancellation cannot
+	 * Settle a cancellation whose snapshot phase kept failing. Close may
+	 * run on any thread, so this cancellation may overlap anything the
+	 * orch thread does: building a run (close's own check of
+	 * o->building could not exclude that: a run may begin as soon as
+	 * runs_mu is dropped below, closing is set only after), or failing
+	 * one and cancelling it. Two cancellations, or one and a build,
+	 * share only:
+	 *  - the slots: each cancellation claims, snapshots and settles only
+	 *    its own run's slots (s->run, read under the slot's fanout_mu,
+	 *    as a build's slot claim writes it), and a run's tasks depend
+	 *    only on its own (tensor keys carry the run id, handles from
+	 *    another run are refused), so their propagations meet only as
+	 *    completions do, under fanout_mu;
+	 *  - the ready queues (sched_mu), the TensorMap (tm.mu), the rings
+	 *    (ring.mu), the runs (runs_mu and the runs' atomic counters),
+	 *    one lock at a time or in the documented order;
+	 *  - no unlocked state: the snapshot is the caller's allocation, and
+	 *    cancellation writes no message (o->errmsg is the orch thread's;
+	 *    it wrote one here, racing the orch thread's own and ending up
+	 *    as another run's error).
+	 * The same run is never cancelled twice at once: cancel_pending is
+	 * set only after its submitter's attempts, and close does not run
+	 * concurrently with itself. A run with a pending cancellation cannot
 	 * finish, so it stays listed. Cancellation takes runs_mu itself:
 	 * hold a reference instead.
 	 */
-	for (r = o->building ? NULL : o->runs; r; r = r->next) {
+	for (r = o->runs; r; r = r->next) {
 		if (!r->cancel_pending)
 			continue;
 		r->refs++;

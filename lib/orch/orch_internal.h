@@ -419,7 +419,9 @@ void orch_run_register_slot(struct pto_run *r, bool launch);
 int orch_begin_run(struct pto_orch *o, struct pto_run **out);
 void orch_close_run_submission(struct pto_orch *o, struct pto_run *r);
 /* Cancel a run whose submission failed: returns 0, or -ENOMEM when the
- * snapshot phase failed (debts kept; call again). */
+ * snapshot phase failed (debts kept; call again). Any thread, beside the
+ * orch thread and another run's cancellation (pto_orch_close() says why);
+ * sets no message. */
 int orch_cancel_unstarted_run(struct pto_orch *o, struct pto_run *r);
 int orch_fail_run_submission(struct pto_orch *o, struct pto_run *r, int err);
 
@@ -602,7 +604,7 @@ struct pto_orch {
 	uint32_t runs_in_flight;/* leases held */
 	uint32_t runs_alive;	/* allocated, not yet freed (tests) */
 	bool closing, closed;
-	struct pto_run *building;	/* orch thread writes, under runs_mu; close reads */
+	struct pto_run *building;	/* orch thread only */
 
 	/* Submit scratch (orch thread). */
 	struct orch_dep_scratch {

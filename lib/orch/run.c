@@ -185,11 +185,9 @@ int orch_begin_run(struct pto_orch *o, struct pto_run **out)
 	o->runs_in_flight++;
 	r->next = o->runs;
 	o->runs = r;
-	/* Written under runs_mu (read by close on any thread), read
-	 * without it by the orch thread, its only writer. */
-	o->building = r;
 	pthread_mutex_unlock(&o->runs_mu);
 
+	o->building = r;
 	o->errmsg[0] = '\0';
 	/* The outer scope: depth 1, ring 0. The stack is empty here (every
 	 * close ends all scopes), so this cannot fail. */
@@ -206,9 +204,7 @@ void orch_close_run_submission(struct pto_orch *o, struct pto_run *r)
 	orch_ready_flush(o);
 	while (o->scope.depth)
 		orch_scope_end(o);
-	pthread_mutex_lock(&o->runs_mu);
 	o->building = NULL;
-	pthread_mutex_unlock(&o->runs_mu);
 	/* Drop the biases and the unspent credit. */
 	run_drop_unlaunched(r, 1 + (int64_t)r->credit_unlaunched);
 	r->credit_unlaunched = 0;
@@ -240,6 +236,9 @@ int orch_fail_run_submission(struct pto_orch *o, struct pto_run *r, int err)
 	}
 	/* Still failing: the debts stay recorded; pto_orch_close() retries
 	 * (the run stays live, so close() finds it). */
+	if (cerr)
+		orch_error(o, cerr, "out of memory cancelling run %llu",
+			   (unsigned long long)r->id);
 	pthread_mutex_lock(&o->runs_mu);
 	r->cancel_pending = cerr != 0;
 	pthread_mutex_unlock(&o->runs_mu);

@@ -6,6 +6,8 @@
  * slot, heap byte and TensorMap entry. ASan/LSan check nothing leaks.
  * Then: a failed cancellation snapshot, retried.
  */
+#include <pthread.h>
+#include <semaphore.h>
 #include "kselftest_harness.h"
 #include "orch_test.h"
 
@@ -378,6 +380,157 @@ TEST(cancel_snapshot_debts_survive_failure)
 	EXPECT_TRUE(ot_empty(o));
 	EXPECT_EQ(0, pto_orch_close(o, 100));
 	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * close() settling a pending cancellation on another thread, beside the
+ * orch thread: a run built after close's check of the building run
+ * (nothing stops one from beginning), or a failed run's own cancellation.
+ * The settle's snapshot fails. It wrote its message into o->errmsg, the
+ * orch thread's: the second run's error (pto_orch_error, and with the
+ * build, the run's own message) became "out of memory cancelling run"
+ * of the first. The overlap is made exact with the fail hook: close's
+ * snapshot waits in the hook until the orch thread lets it fail, and the
+ * orch thread goes on once close has moved past it (closing is set).
+ */
+enum overlap_at { AT_BUILD, AT_OWN_CANCEL };
+
+struct overlap {
+	struct pto_orch *o;
+	enum overlap_at at;
+	sem_t in_settle, go;
+	int close_ret;
+	int own_snapshots;	/* snapshots of the orch thread's run */
+	char buf[64];
+};
+
+static _Thread_local bool tl_closer;
+
+/* Orch thread: let close's snapshot fail, and wait until close is past. */
+static void overlap_release_closer(struct overlap *ov)
+{
+	sem_post(&ov->go);
+	pthread_mutex_lock(&ov->o->runs_mu);
+	while (!ov->o->closing)
+		pthread_cond_wait(&ov->o->runs_cv, &ov->o->runs_mu);
+	pthread_mutex_unlock(&ov->o->runs_mu);
+}
+
+static int overlap_hook(void *ctx, struct pto_orch *o, int fp,
+			struct orch_slot *s)
+{
+	struct overlap *ov = ctx;
+
+	(void)o;
+	(void)s;
+	if (fp != ORCH_FP_CANCEL_SNAPSHOT)
+		return 0;
+	if (tl_closer) {
+		sem_post(&ov->in_settle);
+		sem_wait(&ov->go);
+		return 1;
+	}
+	if (ov->at == AT_OWN_CANCEL && ov->own_snapshots++ == 0)
+		overlap_release_closer(ov);
+	return 0;
+}
+
+static void *overlap_close(void *arg)
+{
+	struct overlap *ov = arg;
+
+	tl_closer = true;
+	ov->close_ret = pto_orch_close(ov->o, 5000);
+	return NULL;
+}
+
+/* The second run: a construction error of its own; with AT_OWN_CANCEL
+ * also a task behind a gated one, for its cancellation to claim. */
+static int overlap_build(pto_orch *o, void *arg)
+{
+	struct overlap *ov = arg;
+	struct pto_callable g = { .fn = k_gate };
+	struct pto_task_args a;
+	bool own;
+	int err;
+
+	pto_args_init(&a);
+	if (ov->at == AT_OWN_CANCEL) {
+		add_t(&a, ov->buf, PTO_OUTPUT_EXISTING);
+		err = pto_submit_sub(o, &g, &a, NULL);
+		pto_args_reset(&a);
+		add_t(&a, ov->buf, PTO_INPUT);
+		err = err ?: pto_submit_sub(o, &NOOP, &a, NULL);
+		pto_args_fini(&a);
+		return err ?: -ENOTRECOVERABLE;
+	}
+	err = pto_submit_sub(o, NULL, &a, NULL);	/* no callable */
+	pto_args_fini(&a);
+	own = err == -EINVAL && strstr(pto_orch_error(o), "missing callable");
+	overlap_release_closer(ov);
+	return own ? err : -EPROTO;
+}
+
+static void close_settles_beside(struct __test_metadata *_metadata,
+				 enum overlap_at at)
+{
+	const char *own = at == AT_BUILD ? "missing callable" :
+			  "orchestration function returned";
+	struct overlap ov = { .at = at };
+	struct inj in;
+	struct dag d;
+	pto_run *r1, *r2 = NULL;
+	pthread_t th;
+	pto_orch *o = pending_cancel(_metadata, &in, &d, false, &r1);
+
+	ov.o = o;
+	sem_init(&ov.in_settle, 0, 0);
+	sem_init(&ov.go, 0, 0);
+	o->fail_hook = overlap_hook;
+	o->fail_ctx = &ov;
+	atomic_store(&gate_open, 0);	/* for the second run's root */
+	ASSERT_EQ(0, pthread_create(&th, NULL, overlap_close, &ov));
+	sem_wait(&ov.in_settle);	/* close is settling the first run */
+
+	EXPECT_EQ(at == AT_BUILD ? -EINVAL : -ENOTRECOVERABLE,
+		  pto_submit(o, overlap_build, &ov, &r2));
+	ASSERT_NE(NULL, r2);
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), own))
+		TH_LOG("orch error: %s", pto_orch_error(o));
+	if (at == AT_BUILD) {
+		EXPECT_EQ(-EINVAL, pto_run_wait(r2, 1000));
+		EXPECT_NE(NULL, strstr(pto_run_error(r2), own))
+			TH_LOG("second run's error: %s", pto_run_error(r2));
+	} else {
+		EXPECT_EQ(1, ov.own_snapshots);	/* its cancellation ran */
+	}
+
+	/* Finish both: the second's root, then the first's settle, which
+	 * close tried (and will not retry in this call). */
+	atomic_store(&gate_open, 1);
+	EXPECT_EQ(0, orch_cancel_unstarted_run(o, r1));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, ov.close_ret);
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r1, 0));
+	EXPECT_EQ(at == AT_BUILD ? -EINVAL : -ENOTRECOVERABLE,
+		  pto_run_wait(r2, 0));
+	pto_run_release(r1);
+	pto_run_release(r2);
+	EXPECT_EQ(0u, orch_runs_alive(o));
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	sem_destroy(&ov.in_settle);
+	sem_destroy(&ov.go);
+}
+
+TEST(close_settling_beside_a_build_leaves_its_message)
+{
+	close_settles_beside(_metadata, AT_BUILD);
+}
+
+TEST(close_settling_beside_a_failed_runs_cancellation_leaves_its_message)
+{
+	close_settles_beside(_metadata, AT_OWN_CANCEL);
 }
 
 TEST_HARNESS_MAIN
