@@ -209,6 +209,11 @@ uint64_t pto_bo_dev_addr(const struct pto_bo *bo)
 	return bo->dev_addr;
 }
 
+uint32_t pto_bo_dev_tag(const struct pto_bo *bo)
+{
+	return bo->dev->info.index + 1;
+}
+
 uint32_t pto_bo_handle(const struct pto_bo *bo)
 {
 	return bo->handle;

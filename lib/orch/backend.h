@@ -39,12 +39,13 @@ struct orch_slot;
 
 /* A heap ring's memory, provided by the backend. Auto-allocated OUTPUTs
  * and alloc() slabs are carved from it; their tensors get
- * data = base + off, and, for a non-HOST space, obj / offset = obj,
- * obj_off + off, so their dependency keys are (space, obj, offset). */
+ * data = base + off, and, for a non-HOST space, obj / offset / dev = obj,
+ * obj_off + off, dev, so their dependency keys are (space, obj, offset). */
 struct orch_heap {
 	void *base;
 	uint64_t size;
 	uint32_t space;		/* enum pto_space */
+	uint32_t dev;		/* device tag (pto_tensor.dev) of obj; 0: none */
 	uint64_t obj;		/* buffer object id (non-HOST) */
 	uint64_t obj_off;	/* offset of base inside obj */
 };

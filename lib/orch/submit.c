@@ -266,6 +266,7 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 				t->t.space = heap->space;
 				t->t.obj = heap->obj;
 				t->t.offset = heap->obj_off + cursor;
+				t->t.dev = heap->dev;
 			}
 			cursor += align_up(t->t.nbytes);
 			/* Hand the address back so later tasks can name it. */
@@ -721,6 +722,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 	if (heap->space != PTO_SPACE_HOST) {
 		t.obj = heap->obj;
 		t.offset = heap->obj_off + ar.heap_off;
+		t.dev = heap->dev;
 	}
 	tensor_key(r, &t, &k);
 	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,

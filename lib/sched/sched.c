@@ -746,6 +746,7 @@ static int sched_heap_map(void *p, int ring, uint64_t size,
 	/* A GM tensor's key is (GM, buffer base address, offset). */
 	out->obj = pto_bo_dev_addr(bo);
 	out->obj_off = 0;
+	out->dev = pto_bo_dev_tag(bo);
 	return 0;
 }
 

@@ -1021,6 +1021,8 @@ TEST_F(man, producer_fails_between_wiring_and_publication)
 
 /* ---- a device-like backend: heap rings are GM objects --------------- */
 
+#define GM_DEV 2	/* device tag: device index 1 + 1 */
+
 static int gm_heap_map(void *be, int ring, uint64_t size, struct orch_heap *h)
 {
 	(void)be;
@@ -1030,6 +1032,7 @@ static int gm_heap_map(void *be, int ring, uint64_t size, struct orch_heap *h)
 	h->space = PTO_SPACE_GM;
 	h->obj = 100 + (uint64_t)ring;	/* buffer object of this ring */
 	h->obj_off = 4096;		/* where the ring starts in it */
+	h->dev = GM_DEV;		/* in the GM of device 1 */
 	return h->base ? 0 : -ENOMEM;
 }
 
@@ -1069,11 +1072,13 @@ TEST(gm_heap_outputs_are_keyed_by_object_and_offset)
 	EXPECT_EQ(PTO_SPACE_GM, out.space);
 	EXPECT_EQ(100u, out.obj);
 	EXPECT_EQ(4096u, out.offset);
+	EXPECT_EQ(GM_DEV, out.dev);	/* the heap's device */
 	/* alloc() slabs likewise, in the scope's ring. */
 	ASSERT_EQ(0, pto_scope_begin(o));
 	ASSERT_EQ(0, pto_alloc(o, 5000, &at, NULL));
 	EXPECT_EQ(101u, at.obj);
 	EXPECT_EQ(4096u, at.offset);
+	EXPECT_EQ(GM_DEV, at.dev);
 	ASSERT_EQ(0, pto_scope_end(o));
 	/* Another mapping of the same GM bytes depends on the writer. */
 	view = out;
@@ -1090,6 +1095,20 @@ TEST(gm_heap_outputs_are_keyed_by_object_and_offset)
 	EXPECT_TRUE(ot_empty(o));
 	EXPECT_EQ(0, pto_orch_close(o, 100));
 	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * The device tag took the place of padding: struct pto_tensor keeps its
+ * size and offsets, so a program built before it (tag 0: untagged) runs
+ * against this library unchanged.
+ */
+TEST(tensor_layout_is_unchanged_by_the_device_tag)
+{
+	EXPECT_EQ(96u, sizeof(struct pto_tensor));
+	EXPECT_EQ(40u, offsetof(struct pto_tensor, rank));
+	EXPECT_EQ(60u, offsetof(struct pto_tensor, dev));
+	EXPECT_EQ(64u, offsetof(struct pto_tensor, strides));
+	EXPECT_EQ(104u, sizeof(struct pto_arg_tensor));
 }
 
 TEST_HARNESS_MAIN

@@ -69,6 +69,12 @@ PTO_API int pto_bo_free(struct pto_bo *bo);
 PTO_API int pto_bo_map(struct pto_bo *bo, void **addr);
 PTO_API uint64_t pto_bo_size(const struct pto_bo *bo);
 PTO_API uint64_t pto_bo_dev_addr(const struct pto_bo *bo);
+/*
+ * The device tag of @bo's GM tensors (struct pto_tensor.dev in
+ * pto/orch.h): its device's index + 1, never 0. Device addresses repeat
+ * from device to device; the tag tells them apart.
+ */
+PTO_API uint32_t pto_bo_dev_tag(const struct pto_bo *bo);
 PTO_API uint32_t pto_bo_handle(const struct pto_bo *bo);
 
 /* Text for a negative errno returned by any libpto call. */

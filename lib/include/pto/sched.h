@@ -32,6 +32,7 @@ extern "C" {
  * A GM tensor: @nbytes at @offset of buffer @bo, which the caller mapped at
  * @map (pto_bo_map). Its dependency key is (GM, buffer address, offset), so
  * every view of the same bytes collides. @dtype is PTO_DTYPE_* (linux/pto.h).
+ * It is tagged with @bo's device (pto_tensor.dev).
  */
 static inline struct pto_tensor pto_tensor_gm(struct pto_bo *bo, void *map,
 					      uint64_t offset, uint64_t nbytes,
@@ -45,6 +46,7 @@ static inline struct pto_tensor pto_tensor_gm(struct pto_bo *bo, void *map,
 	t.offset = offset;
 	t.space = PTO_SPACE_GM;
 	t.dtype = dtype;
+	t.dev = pto_bo_dev_tag(bo);
 	return t;
 }
 
@@ -62,7 +64,8 @@ static inline struct pto_tensor pto_tensor_gm_2d(struct pto_bo *bo, void *map,
 	return t;
 }
 
-/* An OUTPUT the orchestrator allocates in GM (from the scope's ring). */
+/* An OUTPUT the orchestrator allocates in GM (from the scope's ring); it
+ * gets the orchestrator's device tag. */
 static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 						   uint32_t dtype)
 {
