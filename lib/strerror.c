@@ -15,6 +15,9 @@ const char *pto_strerror(int err)
 		return "driver ABI version mismatch or protocol error";
 	case -ENOTTY:
 		return "not a pto device or unsupported ioctl";
+	case -EXDEV:
+		return "a GM tensor of another device (its buffer was allocated "
+		       "on another /dev/ptoN)";
 	case -E2BIG:
 		return "too large (a heap ring or payload request), or a struct "
 		       "from a newer libpto with non-zero unknown fields";

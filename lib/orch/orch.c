@@ -280,6 +280,8 @@ int orch_create(const struct pto_orch_config *cfg,
 		if (!err)
 			err = ops->heap_map(be, r, c.heap_ring_size, &o->rings[r].heap);
 	}
+	/* Every ring is in the same device's GM. */
+	o->gm_dev = o->rings[0].heap.dev;
 	if (!err)
 		err = ops->start(be, o);
 	if (err) {

@@ -551,6 +551,9 @@ struct pto_orch {
 	struct pto_orch_config cfg;
 	const struct orch_backend_ops *ops;
 	void *be;		/* backend private */
+	/* Device tag of the heap rings' GM (orch_heap.dev): submit refuses a
+	 * GM tensor tagged with another device. 0: no device (in-process). */
+	uint32_t gm_dev;
 
 	struct orch_ring rings[PTO_MAX_RING_DEPTH];
 	struct orch_tensormap tm;

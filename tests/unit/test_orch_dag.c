@@ -1097,6 +1097,117 @@ TEST(gm_heap_outputs_are_keyed_by_object_and_offset)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+static struct pto_tensor gm_at(uint64_t obj, uint32_t dev)
+{
+	struct pto_tensor t = { .data = 0x1000, .nbytes = 64, .obj = obj,
+				.space = PTO_SPACE_GM, .dev = dev };
+
+	return t;
+}
+
+/*
+ * On an orchestrator whose GM is device 1's, a GM tensor tagged with its
+ * own device or untagged is accepted, and so is another device's tag on
+ * a HOST tensor (the tag names a GM) and on an OUTPUT it allocates
+ * (which gets device 1's tag).
+ */
+TEST(gm_tensors_of_the_own_device_or_untagged_are_accepted)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_tensor own = gm_at(0x10000, GM_DEV), untagged = gm_at(0x20000, 0);
+	struct pto_tensor host = pto_tensor_host((void *)0x3000, 64);
+	struct pto_tensor out = { .nbytes = 64, .space = PTO_SPACE_GM, .dev = 1 };
+	struct pto_task_args a;
+	struct pto_run *r;
+	pto_orch *o;
+
+	host.dev = 1;
+	ASSERT_EQ(0, orch_create(&cfg, &gm_ops, NULL, &o));
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	pto_args_init(&a);
+	pto_args_add_tensor(&a, &own, PTO_INPUT);
+	pto_args_add_tensor(&a, &untagged, PTO_INOUT);
+	pto_args_add_tensor(&a, &host, PTO_INPUT);
+	pto_args_add_tensor(&a, &out, PTO_OUTPUT);
+	EXPECT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(0), NULL))
+		TH_LOG("%s", pto_orch_error(o));
+	EXPECT_EQ(GM_DEV, a.tensors[3].t.dev);
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(1, ot_drain(o));
+	EXPECT_EQ(0, pto_run_wait(r, 1000));
+	pto_run_release(r);
+	pto_args_fini(&a);
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* Device 0's tensor, alone or as a group's second member's. */
+static int submit_foreign(pto_orch *o, void *arg)
+{
+	struct pto_tensor own = gm_at(0x10000, GM_DEV), foreign = gm_at(0x10000, 1);
+	struct pto_task_args a, b, *args[2] = { &a, &b };
+	static const int32_t ids[2] = { 0, 1 };
+	int err;
+
+	pto_args_init(&a);
+	pto_args_init(&b);
+	pto_args_add_tensor(&a, &own, PTO_INPUT);
+	if (arg) {
+		pto_args_add_tensor(&b, &foreign, PTO_OUTPUT_EXISTING);
+		err = pto_submit_next_level_group(o, &NOOP, args, 2, NULL, ids,
+						  NULL);
+	} else {
+		pto_args_add_tensor(&a, &foreign, PTO_INPUT);
+		err = pto_submit_next_level(o, &NOOP, &a, NULL,
+					    pto_on_worker(0), NULL);
+	}
+	pto_args_fini(&a);
+	pto_args_fini(&b);
+	return err;
+}
+
+/*
+ * A GM tensor of device 0 on device 1's orchestrator names device 1's GM
+ * at the same address: refused at submit with -EXDEV, naming both
+ * devices; the run fails to build with nothing started.
+ */
+TEST(gm_tensor_of_another_device_is_refused_at_submit)
+{
+	static const char *const msg[2] = {
+		"member 0 tensor 1 is GM of device 0, this orchestrator runs on device 1",
+		"member 1 tensor 0 is GM of device 0, this orchestrator runs on device 1",
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_run *r;
+	pto_orch *o;
+	int group;
+
+	ASSERT_EQ(0, orch_create(&cfg, &gm_ops, NULL, &o));
+	for (group = 0; group < 2; group++) {
+		EXPECT_EQ(-EXDEV, pto_submit(o, submit_foreign,
+					     group ? (void *)1 : NULL, &r));
+		EXPECT_STREQ(msg[group], pto_orch_error(o));
+		EXPECT_EQ(-EXDEV, pto_run_wait(r, 1000));
+		pto_run_release(r);
+		EXPECT_TRUE(ot_empty(o));	/* no slot was claimed */
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* The in-process backend has no device GM: any tag is accepted (a host
+ * callback may touch any device's mapping). */
+TEST_F(man, in_process_orchestrator_accepts_any_device_tag)
+{
+	struct pto_tensor d0 = gm_at(0x10000, 1), d1 = gm_at(0x10000, 2);
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &d0, PTO_INPUT);
+	pto_args_add_tensor(&self->a, &d1, PTO_INPUT);
+	EXPECT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), NULL));
+}
+
 /*
  * The device tag took the place of padding: struct pto_tensor keeps its
  * size and offsets, so a program built before it (tag 0: untagged) runs

@@ -80,9 +80,12 @@ struct pto_tensor {
 	 * Device tag of a GM tensor: which device's GM @obj and @offset
 	 * address (device addresses repeat from one /dev/ptoN to the next).
 	 * The device's index + 1 (pto_bo_dev_tag(); pto_tensor_gm() sets
-	 * it); 0: untagged (a hand-built tensor, or a program built when
-	 * this field was padding). Auto-allocated OUTPUTs and pto_alloc()
-	 * get the orchestrator's own device. Not part of the dependency key.
+	 * it). An orchestrator on a device refuses, at submit, a GM tensor
+	 * tagged with another device (-EXDEV); the in-process one takes any.
+	 * 0: untagged, accepted unchecked, so a program built when this
+	 * field was padding (or a hand-built tensor) runs as before.
+	 * Auto-allocated OUTPUTs and pto_alloc() get the orchestrator's own
+	 * device. Not part of the dependency key.
 	 */
 	uint32_t dev;
 	uint64_t strides[4];

@@ -32,7 +32,8 @@ extern "C" {
  * A GM tensor: @nbytes at @offset of buffer @bo, which the caller mapped at
  * @map (pto_bo_map). Its dependency key is (GM, buffer address, offset), so
  * every view of the same bytes collides. @dtype is PTO_DTYPE_* (linux/pto.h).
- * It is tagged with @bo's device (pto_tensor.dev).
+ * It is tagged with @bo's device (pto_tensor.dev): an orchestrator on
+ * another device refuses it at submit (-EXDEV).
  */
 static inline struct pto_tensor pto_tensor_gm(struct pto_bo *bo, void *map,
 					      uint64_t offset, uint64_t nbytes,
