@@ -450,11 +450,10 @@ TEST(second_orchestrator_on_a_shared_handle_is_refused)
 /*
  * Every device of the module (devices=N) runs its own DAG on its own
  * cores and GM, at the same time as the others, each writing only its
- * own buffer. (A GM tensor carries no device identity: device addresses
- * repeat from one device to the next, so a tensor of one device's
- * buffer submitted on another names that device's GM at the same
- * address. The kernel's check is per open file, and both files here are
- * this process's.)
+ * own buffer. (Device addresses repeat from one device to the next: a
+ * tensor of one device's buffer submitted on another would name that
+ * device's GM at the same address; its device tag has it refused, see
+ * another_devices_buffer_is_refused_at_submit.)
  */
 struct devrun {
 	struct pto_dev *dev;
@@ -514,6 +513,74 @@ TEST(every_device_runs_its_own_dag)
 		pto_dev_close(d[k].dev);
 	}
 	printf("# %u device(s)\n", n);
+}
+
+/* Index of the first of @n bytes at @p that is not @v; @n if none. */
+static size_t first_byte_not(const void *p, uint8_t v, size_t n)
+{
+	const uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < n && b[i] == v; i++)
+		;
+	return i;
+}
+
+/*
+ * Device 0's buffer submitted on device 1's orchestrator: both are the
+ * first buffers of their devices, at the same device address, so the
+ * tensor would name device 1's buffer (the kernel's per-file check passes:
+ * it is the file's own). Its device tag has the submit refused, at once,
+ * with -EXDEV and both devices named; nothing runs, neither buffer
+ * changes. A buffer of device 1 then runs there as usual.
+ */
+TEST(another_devices_buffer_is_refused_at_submit)
+{
+	struct devrun d[2];
+	pto_run *r;
+	unsigned int k, i;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d[0].dev));
+	if (pto_dev_open(1, &d[1].dev)) {
+		pto_dev_close(d[0].dev);
+		SKIP(return, "needs two devices (devices=2)");
+	}
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, pto_bo_alloc(d[k].dev, 4096, 0, &d[k].bo));
+		ASSERT_EQ(0, pto_bo_map(d[k].bo, (void **)&d[k].map));
+		memset(d[k].map, 0x5a + k, 4096);
+		d[k].t = pto_tensor_gm(d[k].bo, d[k].map, 0, 4096, PTO_DTYPE_I32);
+		EXPECT_EQ(k + 1, d[k].t.dev);	/* device index + 1 */
+	}
+	/* The trap: the same address on both devices. */
+	ASSERT_EQ(pto_bo_dev_addr(d[0].bo), pto_bo_dev_addr(d[1].bo));
+	ASSERT_EQ(0, pto_orch_create_device(d[1].dev, NULL, NULL, &d[1].o));
+
+	d[0].v = 7;
+	EXPECT_EQ(-EXDEV, pto_submit(d[1].o, fill_one_dag, &d[0], &r));
+	EXPECT_STREQ("member 0 tensor 0 is GM of device 0, this orchestrator runs on device 1",
+		     pto_orch_error(d[1].o));
+	EXPECT_EQ(-EXDEV, pto_run_wait(r, 20000));
+	pto_run_release(r);
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ(4096, first_byte_not(d[k].map, 0x5a + k, 4096))
+			TH_LOG("device %u's buffer was written", k);
+	}
+
+	/* Device 1's own buffer, same address, same orchestrator: runs. */
+	d[1].v = 8;
+	ASSERT_EQ(0, pto_orch_run(d[1].o, fill_one_dag, &d[1]));
+	for (i = 0; i < 1024 && d[1].map[i] == 8; i++)
+		;
+	EXPECT_EQ(1024, i) TH_LOG("element %u of device 1's buffer", i);
+	EXPECT_EQ(4096, first_byte_not(d[0].map, 0x5a, 4096));
+
+	EXPECT_EQ(0, pto_orch_close(d[1].o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(d[1].o));
+	for (k = 0; k < 2; k++) {
+		pto_bo_free(d[k].bo);
+		pto_dev_close(d[k].dev);
+	}
 }
 
 /*
