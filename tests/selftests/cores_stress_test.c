@@ -186,13 +186,16 @@ TEST(noop_stress_moderated)
 	struct stress_result r;
 
 	if (st_param_set("doze_us", "1000") ||
-	    st_param_set("doze_max_us", "3000"))
+	    st_param_set("doze_max_us", "20000"))
 		SKIP(return, "cannot set pto module parameters (not root?)");
 	stress(_metadata, &r, 20000);
 	/*
 	 * Parked cores (each needing a doorbell) become rare: typically
-	 * under 1 in 100 tasks; the bound leaves room for a loaded host
-	 * (a core that misses 3 ms of work still parks).
+	 * under 1 in 100 tasks. A core parks only after 20 ms without work,
+	 * so a host loaded enough to stretch the run 100-fold (265 us per
+	 * task was seen with a second VM on the 2-CPU host, which failed
+	 * this check with a 3 ms doze bound) still passes; without dozing,
+	 * a core parks after spin_us and the bound fails.
 	 */
 	EXPECT_GT(r.tasks / 20, r.doorbells);
 	EXPECT_GT(r.tasks / 20, r.parks);
