@@ -812,7 +812,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
 	struct file *notify = NULL;
-	struct pto_retire_ctx ctx;
+	struct pto_retire_work *rw;
 	struct pto_bo *bo;
 	const char *why;
 	unsigned int i, n, k, published = 0;
@@ -830,6 +830,9 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	need = (u64)n * 2 * PTO_PAYLOAD_SIZE;
 	if (!args->payload_addr || args->payload_addr % PTO_PAYLOAD_SIZE)
 		return -EINVAL;
+	rw = kmalloc(sizeof(*rw), GFP_KERNEL);
+	if (!rw)
+		return -ENOMEM;
 	if (args->flags & PTO_LAUNCH_FLAG_EVENTFD) {
 		/*
 		 * One file for every core (a racing close or dup2 cannot give
@@ -837,10 +840,10 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		 * reference below, dropped by its retirement.
 		 */
 		notify = fget(args->eventfd);
-		if (!notify)
-			return -EBADF;
-		if (!pto_is_eventfd(notify)) {
-			fput(notify);
+		if (!notify || !pto_is_eventfd(notify)) {
+			if (notify)
+				fput(notify);
+			kfree(rw);
 			return -EBADF;
 		}
 	}
@@ -908,7 +911,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		ret = -ETIMEDOUT;
 
 	k = 0;
-	pto_retire_init(&ctx, pdev, PTO_RR_LAUNCH);
+	pto_retire_init(&rw->ctx, pdev, PTO_RR_LAUNCH);
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 		struct pto_worker_line *w = &pdev->workers[i];
@@ -967,7 +970,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		/* Fully ordered: everything above precedes READY. */
 		if (pto_retire_publish(core)) {
 			/* A request was pending: this publisher owns it. */
-			pto_retire_take(&ctx, core);
+			pto_retire_take(&rw->ctx, core);
 			pending = true;
 		}
 	}
@@ -980,22 +983,23 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		 * half-open): the pending requests it took above, and its
 		 * other published cores, which it requests now and wins.
 		 */
-		u32 ids[PTO_MAX_CORES];
 		unsigned int m = 0;
 
 		for_each_set_bit(i, mask, PTO_MAX_CORES)
 			if (!test_bit(PTO_CORE_F_QUARANTINE,
 				      &pdev->core[i].flags) &&
-			    !test_bit(i, ctx.set) && !test_bit(i, ctx.left))
-				ids[m++] = i;
-		pto_retire_claim(&ctx, ids, m);
-		pto_retire_run(&ctx);
-		pto_retire_finish(&ctx);
+			    !test_bit(i, rw->ctx.set) &&
+			    !test_bit(i, rw->ctx.left))
+				rw->ids[m++] = i;
+		pto_retire_claim(&rw->ctx, rw->ids, m);
+		pto_retire_run(&rw->ctx);
+		pto_retire_finish(&rw->ctx);
 	}
 out_unlock:
 	mutex_unlock(&pdev->core_lock);
 	if (notify)
 		fput(notify);	/* each core holds its own context ref */
+	kfree(rw);
 	return ret;
 }
 
@@ -1071,8 +1075,7 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	struct pto_core_retire *args = data;
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	u32 ids[PTO_MAX_CORES];
-	struct pto_retire_ctx ctx;
+	struct pto_retire_work *rw;
 	unsigned int i;
 	int ret;
 
@@ -1081,10 +1084,14 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	ret = pto_core_mask(pdev, args->cores, mask);
 	if (ret)
 		return ret;
+	rw = kmalloc(sizeof(*rw), GFP_KERNEL);
+	if (!rw)
+		return -ENOMEM;
 	mutex_lock(&pdev->core_lock);
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		if (!pto_core_owned_by(&pdev->core[i], pf)) {
 			mutex_unlock(&pdev->core_lock);
+			kfree(rw);
 			return -EPERM;
 		}
 	}
@@ -1095,16 +1102,17 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	 * whose ownership was just checked, never on the next owner's. The
 	 * claim does not sleep; the passes run without the lock.
 	 */
-	pto_retire_init(&ctx, pdev, PTO_RR_IOCTL);
-	pto_retire_claim(&ctx, ids, pto_retire_mask_ids(mask, ids));
+	pto_retire_init(&rw->ctx, pdev, PTO_RR_IOCTL);
+	pto_retire_claim(&rw->ctx, rw->ids, pto_retire_mask_ids(mask, rw->ids));
 	mutex_unlock(&pdev->core_lock);
-	pto_retire_run(&ctx);
-	pto_retire_finish(&ctx);
+	pto_retire_run(&rw->ctx);
+	pto_retire_finish(&rw->ctx);
 	memset(args->quarantined, 0, sizeof(args->quarantined));
-	for_each_set_bit(i, ctx.left, PTO_MAX_CORES)
+	for_each_set_bit(i, rw->ctx.left, PTO_MAX_CORES)
 		args->quarantined[i / 64] |= BIT_ULL(i % 64);
-	args->retired = bitmap_weight(ctx.acked, PTO_MAX_CORES);
-	args->elapsed_ns = ctx.elapsed;
+	args->retired = bitmap_weight(rw->ctx.acked, PTO_MAX_CORES);
+	args->elapsed_ns = rw->ctx.elapsed;
+	kfree(rw);
 	return 0;
 }
 

@@ -185,6 +185,17 @@ struct pto_retire_ctx {
 	u32 gen[PTO_MAX_CORES];
 };
 
+/*
+ * A retirement's context and its id list, about 1.7 KB with the maximum
+ * core count: allocated by the ioctls that run one (CORE_LAUNCH's unwind,
+ * CORE_RETIRE) instead of taking over a kilobyte of kernel stack (a KASAN
+ * build went past the 1 KB frame limit).
+ */
+struct pto_retire_work {
+	struct pto_retire_ctx ctx;
+	u32 ids[PTO_MAX_CORES];
+};
+
 /**
  * struct pto_task - the task a core runs, core-private (a copy of the
  * payload, so the owner rewriting GM cannot change it under the kernel).
