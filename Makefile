@@ -5,6 +5,7 @@
 #   make run        the main job (boots the VM, runs a workload)
 #   make check      every test tier; last line "N passed, N failed"
 #   make vm CMD=... [PARAMS="clusters=8"]  run a command in the VM
+#   make vm-debug [PARAMS=...]  the VM suite on a KASAN/lockdep/kmemleak kernel
 #   make bench      benchmarks against the StarPU peer
 #
 # The targets install the Debian packages they need (scripts/bootstrap.sh).
@@ -71,7 +72,7 @@ EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(O)/static/examples/%)
 STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 
-.PHONY: all module lib tools clean check run vm bench unit unit-bins kunit selftests \
+.PHONY: all module lib tools clean check run vm vm-debug bench unit unit-bins kunit selftests \
 	vm-check static bootstrap install help
 .DELETE_ON_ERROR:
 
@@ -187,6 +188,12 @@ kunit: $(BOOTSTRAP_BUILD)
 vm-check: module static
 	@scripts/bootstrap.sh vm
 	tests/vm/run $(if $(PARAMS),--params "$(PARAMS)") --suite
+
+# The default suite (or PARAMS's) on the debug kernel: KASAN, lockdep,
+# atomic-sleep checks, kmemleak (Documentation/testing.md).
+vm-debug: module static
+	@scripts/bootstrap.sh vm
+	tests/vm/run --debug-kernel --timeout 2400 $(if $(PARAMS),--params "$(PARAMS)") --suite
 
 vm: module static
 	@scripts/bootstrap.sh vm

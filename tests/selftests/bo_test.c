@@ -399,7 +399,7 @@ TEST(alloc_free_race)
 
 	ASSERT_LE(0, rc.fd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, free_next_handles, &rc));
-	for (i = 0; i < 20000; i++) {
+	for (i = 0; i < (int)st_scaled(20000); i++) {
 		int ret = st_bo_alloc(rc.fd, 4096, &a);
 
 		ASSERT_EQ(0, ret);

@@ -168,7 +168,7 @@ TEST(noop_stress_all_cores)
 	const char *env = getenv("PTO_STRESS_TASKS");
 	struct stress_result r;
 
-	stress(_metadata, &r, env ? strtoull(env, NULL, 0) : 100000);
+	stress(_metadata, &r, env ? strtoull(env, NULL, 0) : st_scaled(100000));
 	/*
 	 * Owner system calls stay far below the task count: a doorbell only
 	 * for a core seen PARKED, one ioctl for every such core of a sweep.
@@ -188,7 +188,7 @@ TEST(noop_stress_moderated)
 	if (st_param_set("doze_us", "1000") ||
 	    st_param_set("doze_max_us", "20000"))
 		SKIP(return, "cannot set pto module parameters (not root?)");
-	stress(_metadata, &r, 20000);
+	stress(_metadata, &r, st_scaled(20000));
 	/*
 	 * Parked cores (each needing a doorbell) become rare: typically
 	 * under 1 in 100 tasks. A core parks only after 20 ms without work,

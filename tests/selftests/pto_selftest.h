@@ -22,6 +22,22 @@
 #define PTO_PARAMS "/sys/module/pto/parameters/"
 #define PTO_KO "/lib/modules/pto.ko"	/* in the VM image */
 
+/*
+ * @n iterations of a load or stress loop, scaled by PTO_TEST_SCALE (a
+ * percentage, default 100; at least 1). The VM runner sets it for the
+ * debug kernel (tests/vm/run --debug-kernel), where KASAN and lockdep make
+ * every ioctl and wake-up many times slower, so fixed-size loops would
+ * run into the harness's timeout without testing anything more.
+ */
+static inline unsigned long st_scaled(unsigned long n)
+{
+	const char *e = getenv("PTO_TEST_SCALE");
+	unsigned long pct = e ? strtoul(e, NULL, 10) : 100;
+
+	n = n * (pct ? pct : 100) / 100;
+	return n ? n : 1;
+}
+
 /* ioctl returning 0 or -errno, so ASSERT_EQ(-EINVAL, ...) reads well. */
 static inline int pto_sioctl(int fd, unsigned long req, void *arg)
 {
