@@ -246,7 +246,8 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  * Reject new submissions, settle any cancellation left pending by a failed
  * run, then drain every accepted run within @budget_ms. Returns 0 when
  * drained (workers are then stopped), or -ETIMEDOUT: nothing is torn down
- * and close() may be retried.
+ * and close() may be retried. Sets no message (pto_orch_error() belongs
+ * to the orch thread, and close may run on another).
  * Thread safety: any thread; not concurrently with itself.
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
