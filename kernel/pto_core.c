@@ -1091,8 +1091,8 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		if (!pto_core_owned_by(&pdev->core[i], pf)) {
 			mutex_unlock(&pdev->core_lock);
-			kfree(rw);
-			return -EPERM;
+			ret = -EPERM;
+			goto out;
 		}
 	}
 	/*
@@ -1112,8 +1112,9 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 		args->quarantined[i / 64] |= BIT_ULL(i % 64);
 	args->retired = bitmap_weight(rw->ctx.acked, PTO_MAX_CORES);
 	args->elapsed_ns = rw->ctx.elapsed;
+out:
 	kfree(rw);
-	return 0;
+	return ret;
 }
 
 int pto_ioctl_retire_status(struct pto_file *pf, void *data)

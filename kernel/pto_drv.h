@@ -186,10 +186,10 @@ struct pto_retire_ctx {
 };
 
 /*
- * A retirement's context and its id list, about 1.7 KB with the maximum
+ * A retirement's context and its id list, about 1 KB with the maximum
  * core count: allocated by the ioctls that run one (CORE_LAUNCH's unwind,
- * CORE_RETIRE) instead of taking over a kilobyte of kernel stack (a KASAN
- * build went past the 1 KB frame limit).
+ * CORE_RETIRE) instead of kept on the kernel stack (their frames were
+ * 1080 and 992 bytes, over the debug kernel's FRAME_WARN of 1024).
  */
 struct pto_retire_work {
 	struct pto_retire_ctx ctx;
