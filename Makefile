@@ -193,7 +193,7 @@ vm-check: module static
 # atomic-sleep checks, kmemleak (Documentation/testing.md).
 vm-debug: module static
 	@scripts/bootstrap.sh vm
-	tests/vm/run --debug-kernel --timeout 2400 $(if $(PARAMS),--params "$(PARAMS)") --suite
+	tests/vm/run --debug-kernel $(if $(PARAMS),--params "$(PARAMS)") --suite
 
 vm: module static
 	@scripts/bootstrap.sh vm

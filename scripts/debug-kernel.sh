@@ -1,62 +1,91 @@
 #!/bin/sh
-# Build the VM's debug kernel and pto.ko for it; print "BZIMAGE KO".
+# Build the VM's debug kernel, and pto.ko for it into MODDIR.
+#
+# usage: scripts/debug-kernel.sh MODDIR
+#   prints two lines: the bzImage, then MODDIR/pto.ko
 #
 # The stock Debian kernel the VM boots has none of the checkers that catch
 # a driver's memory and locking bugs. This one is the Debian
 # linux-source-6.1 tree (scripts/ksrc.sh) configured from tinyconfig plus
-# tests/vm/debug-kernel.config: KASAN, lockdep, DEBUG_ATOMIC_SLEEP and
-# kmemleak. Built once per config (about 10 minutes on 2 CPUs) into the
-# cache outside the repository; pto.ko is rebuilt against it from the
-# current sources into build/debug-ko/pto (kernel/ keeps the stock kernel's).
-# tests/vm/run --debug-kernel uses both.
+# tests/vm/debug-kernel.config: KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
+# kmemleak, UBSAN. Built once per fragment (its settings, not its
+# comments; about 5 minutes on 2 CPUs) into the cache outside the
+# repository, under a lock, into a temporary folder renamed when complete,
+# so a failed or concurrent build never leaves a half-built kernel behind.
+# pto.ko is built from the current sources into MODDIR (the caller's own
+# folder: kernel/ keeps the stock kernel's module).
 set -eu
+[ $# = 1 ] || { sed -n '2,5p' "$0" >&2; exit 2; }
+moddir=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 src=$(scripts/ksrc.sh)
 cache="${PTO_CACHE:-/var/tmp/pto-cache}"
 frag="$top/tests/vm/debug-kernel.config"
-# Keyed by the fragment's settings (not its comments) and the tree.
-key=$( (grep -v '^#' "$frag"; cat "$src/Makefile") | sha256sum | cut -c1-12)
+settings() { grep -E '^(CONFIG_|# CONFIG_.* is not set)' "$frag"; }
+key=$( (settings; cat "$src/Makefile") | sha256sum | cut -c1-12)
 out="$cache/debug-kernel-$key"
 jobs=$(nproc)
+# Every setting of the fragment a build must end up with: an option that
+# olddefconfig drops (a missing dependency) fails before the long build.
+want=$(settings | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=y$/\1/p')
 
-if [ ! -f "$out/.pto-built" ]; then
-	echo "debug-kernel: building $out (once per config, ~10 min)" >&2
-	rm -rf "$out"
-	mkdir -p "$out"
-	{
-		make -C "$src" O="$out" tinyconfig &&
-		"$src/scripts/kconfig/merge_config.sh" -m -O "$out" \
-			"$out/.config" "$frag" &&
-		make -C "$src" O="$out" olddefconfig &&
-		make -C "$src" O="$out" -j"$jobs" bzImage modules
-	} >"$out.log" 2>&1 || {
+build() {
+	tmp="$out.tmp.$$"
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	echo "debug-kernel: building $out (once per config, ~5 min)" >&2
+	make -C "$src" O="$tmp" tinyconfig >"$out.log" 2>&1 &&
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$tmp" "$tmp/.config" \
+		"$frag" >>"$out.log" 2>&1 &&
+	make -C "$src" O="$tmp" olddefconfig >>"$out.log" 2>&1 || {
 		tail -30 "$out.log" >&2
-		echo "debug-kernel: build failed (log: $out.log)" >&2
-		exit 1
+		echo "debug-kernel: configuration failed (log: $out.log)" >&2
+		rm -rf "$tmp"
+		return 1
 	}
-	# Every checker of the fragment must have survived olddefconfig.
-	for opt in KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_KMEMLEAK MODULES \
-		   GENERIC_ALLOCATOR UBSAN DEBUG_LIST PID_NS; do
-		grep -q "^CONFIG_$opt=y" "$out/.config" || {
-			echo "debug-kernel: CONFIG_$opt is not set in $out/.config" >&2
-			exit 1
+	for opt in $want; do
+		grep -q "^$opt=y" "$tmp/.config" || {
+			echo "debug-kernel: $opt=y did not survive olddefconfig" >&2
+			rm -rf "$tmp"
+			return 1
 		}
 	done
-	touch "$out/.pto-built"
+	make -C "$src" O="$tmp" -j"$jobs" bzImage modules >>"$out.log" 2>&1 || {
+		tail -30 "$out.log" >&2
+		echo "debug-kernel: build failed (log: $out.log)" >&2
+		rm -rf "$tmp"
+		return 1
+	}
+	mv "$tmp" "$out"
+	# Other fragments' kernels (~1 GB each) are not kept.
+	for old in "$cache"/debug-kernel-*; do
+		case "$old" in
+		"$out" | "$out.log" | *.tmp.*) ;;
+		*) rm -rf "$old" ;;
+		esac
+	done
+}
+
+mkdir -p "$cache"
+if [ ! -d "$out" ]; then
+	exec 9>"$cache/debug-kernel.lock"
+	flock 9
+	[ -d "$out" ] || build
+	exec 9>&-
 fi
 
 # Kbuild finds the uapi header beside the module's folder (../uapi).
-ko="$top/build/debug-ko/pto"
-mkdir -p "$ko"
-ln -sfn "$top/uapi" "$top/build/debug-ko/uapi"
-cp kernel/Kbuild kernel/*.[ch] "$ko/"
-mkdir -p "$ko/tests"
-cp kernel/tests/*.[ch] "$ko/tests/" 2>/dev/null || true
-make -C "$out" M="$ko" CONFIG_PTO=m CONFIG_PTO_WERROR=y -j"$jobs" modules \
-	>"$ko/build.log" 2>&1 || {
-	cat "$ko/build.log" >&2
+mkdir -p "$moddir/pto"
+ln -sfn "$top/uapi" "$moddir/uapi"
+cp kernel/Kbuild kernel/*.[ch] "$moddir/pto/"
+mkdir -p "$moddir/pto/tests"
+cp kernel/tests/*.[ch] "$moddir/pto/tests/" 2>/dev/null || true
+make -C "$out" M="$moddir/pto" CONFIG_PTO=m CONFIG_PTO_WERROR=y -j"$jobs" \
+	modules >"$moddir/build.log" 2>&1 || {
+	cat "$moddir/build.log" >&2
 	echo "debug-kernel: pto.ko does not build against $out" >&2
 	exit 1
 }
-echo "$out/arch/x86/boot/bzImage $ko/pto.ko"
+echo "$out/arch/x86/boot/bzImage"
+echo "$moddir/pto/pto.ko"

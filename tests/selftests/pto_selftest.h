@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/pto.h>
 
@@ -124,6 +126,7 @@ out:
 
 struct st_restore {
 	pid_t parent;			/* the harness's main process */
+	pid_t child;			/* the test that recorded something */
 	unsigned int n;			/* entries recorded in param[] */
 	int reload;			/* pto.ko unloaded: load it with args */
 	int failed;			/* a restore failed: the program fails */
@@ -170,6 +173,44 @@ static inline int st_param_write(const char *name, const char *val)
 }
 
 /* Put back everything recorded; the harness's parent process only. */
+/*
+ * Wait (bounded) until the test that recorded changes is gone. After a
+ * timeout the 6.1 harness SIGKILLs the test's process group, but its
+ * waitpid() returns EINTR (SIGALRM) and the child is never reaped: it
+ * may still be exiting, holding /dev/ptoN open. Reap it here (ECHILD: the
+ * harness did), and give its process group (a test's own children) the
+ * same bound, so pto.ko is no longer in use when it is reloaded.
+ */
+static inline void st_reap_test(struct st_restore *r)
+{
+	int i;
+
+	if (r->child <= 0)
+		return;
+	for (i = 0; i < 500; i++) {
+		pid_t w = waitpid(r->child, NULL, WNOHANG);
+
+		if ((w == r->child || (w < 0 && errno == ECHILD)) &&
+		    kill(-r->child, 0) && errno == ESRCH)
+			break;
+		usleep(10000);
+	}
+	r->child = 0;
+}
+
+/* delete_module, retried while a dying test still holds the module. */
+static inline void st_module_unload_now(void)
+{
+	int i;
+
+	for (i = 0; i < 500 && st_module_loaded(); i++) {
+		if (!syscall(SYS_delete_module, "pto", O_NONBLOCK) ||
+		    errno != EBUSY)
+			break;
+		usleep(10000);
+	}
+}
+
 static inline void st_restore_all(void)
 {
 	struct st_restore *r = st_saved;
@@ -177,9 +218,9 @@ static inline void st_restore_all(void)
 
 	if (!r || getpid() != r->parent)
 		return;
+	st_reap_test(r);
 	if (r->reload) {
-		if (st_module_loaded())
-			syscall(SYS_delete_module, "pto", O_NONBLOCK);
+		st_module_unload_now();
 		if (st_module_load(r->args)) {
 			fprintf(stderr, "# pto_selftest: cannot reload pto.ko with '%s'\n",
 				r->args);
@@ -241,6 +282,7 @@ static inline int st_param_set(const char *name, const char *val)
 		    st_read_line(path, r->param[i].old, sizeof(r->param[i].old)))
 			return -1;
 		strcpy(r->param[i].name, name);
+		r->child = getpid();
 		__atomic_store_n(&r->n, i + 1, __ATOMIC_RELEASE);
 	}
 	return st_param_write(name, val);
@@ -282,14 +324,17 @@ static inline int st_module_params(char *buf, size_t len)
 static inline int st_module_unload(void)
 {
 	struct st_restore *r = st_saved;
+	int was = r ? r->reload : 0;
 
-	if (!r || st_module_params(r->args, sizeof(r->args)))
+	/* The parameters the program started with, not a test's reload's. */
+	if (!r || (!was && st_module_params(r->args, sizeof(r->args))))
 		return -EINVAL;
+	r->child = getpid();
 	__atomic_store_n(&r->reload, 1, __ATOMIC_RELEASE);
 	if (syscall(SYS_delete_module, "pto", O_NONBLOCK)) {
 		int err = -errno;
 
-		r->reload = 0;
+		r->reload = was;
 		return err;
 	}
 	return 0;
