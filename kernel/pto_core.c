@@ -786,6 +786,17 @@ static bool pto_handshake_done(struct pto_device *pdev,
 }
 
 /*
+ * A retirement's context and its id list, about 1 KB with the maximum
+ * core count: allocated by the ioctls that run one (CORE_LAUNCH's unwind,
+ * CORE_RETIRE) instead of kept on the kernel stack (their frames were
+ * 1080 and 992 bytes, over the debug kernel's FRAME_WARN of 1024).
+ */
+struct pto_retire_work {
+	struct pto_retire_ctx ctx;
+	u32 ids[PTO_MAX_CORES];
+};
+
+/*
  * Launch: one serial publisher per call (core_lock held throughout). The
  * set it publishes for retirement is its initialized set: every core whose
  * handshake report is complete and correct gets its ownership and payload

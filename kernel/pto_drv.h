@@ -185,17 +185,6 @@ struct pto_retire_ctx {
 	u32 gen[PTO_MAX_CORES];
 };
 
-/*
- * A retirement's context and its id list, about 1 KB with the maximum
- * core count: allocated by the ioctls that run one (CORE_LAUNCH's unwind,
- * CORE_RETIRE) instead of kept on the kernel stack (their frames were
- * 1080 and 992 bytes, over the debug kernel's FRAME_WARN of 1024).
- */
-struct pto_retire_work {
-	struct pto_retire_ctx ctx;
-	u32 ids[PTO_MAX_CORES];
-};
-
 /**
  * struct pto_task - the task a core runs, core-private (a copy of the
  * payload, so the owner rewriting GM cannot change it under the kernel).

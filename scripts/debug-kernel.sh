@@ -30,6 +30,14 @@ jobs=$(nproc)
 # olddefconfig drops (a missing dependency) fails before the long build.
 want=$(settings | sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=y$/\1/p')
 
+# A failed build: its log's tail, the reason, and nothing left behind.
+fail() {
+	tail -30 "$out.log" >&2
+	echo "debug-kernel: $1 (log: $out.log)" >&2
+	rm -rf "$tmp"
+	exit 1
+}
+
 build() {
 	tmp="$out.tmp.$$"
 	rm -rf "$tmp"
@@ -38,25 +46,14 @@ build() {
 	make -C "$src" O="$tmp" tinyconfig >"$out.log" 2>&1 &&
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$tmp" "$tmp/.config" \
 		"$frag" >>"$out.log" 2>&1 &&
-	make -C "$src" O="$tmp" olddefconfig >>"$out.log" 2>&1 || {
-		tail -30 "$out.log" >&2
-		echo "debug-kernel: configuration failed (log: $out.log)" >&2
-		rm -rf "$tmp"
-		return 1
-	}
+	make -C "$src" O="$tmp" olddefconfig >>"$out.log" 2>&1 ||
+		fail "configuration failed"
 	for opt in $want; do
-		grep -q "^$opt=y" "$tmp/.config" || {
-			echo "debug-kernel: $opt=y did not survive olddefconfig" >&2
-			rm -rf "$tmp"
-			return 1
-		}
+		grep -q "^$opt=y" "$tmp/.config" ||
+			fail "$opt=y did not survive olddefconfig"
 	done
-	make -C "$src" O="$tmp" -j"$jobs" bzImage modules >>"$out.log" 2>&1 || {
-		tail -30 "$out.log" >&2
-		echo "debug-kernel: build failed (log: $out.log)" >&2
-		rm -rf "$tmp"
-		return 1
-	}
+	make -C "$src" O="$tmp" -j"$jobs" bzImage modules >>"$out.log" 2>&1 ||
+		fail "build failed"
 	mv "$tmp" "$out"
 	# Other fragments' kernels (~1 GB each) are not kept.
 	for old in "$cache"/debug-kernel-*; do

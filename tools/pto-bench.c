@@ -103,7 +103,6 @@ static double loop_ms(void)
 
 	for (rep = 0; rep < 3; rep++) {
 		uint64_t t0 = now_ns(), i;
-
 		double ms;
 
 		for (i = 0; i < (1U << 22); i++)

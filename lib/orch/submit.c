@@ -78,37 +78,6 @@ static struct pto_run *building_run(struct pto_orch *o)
 	return r;
 }
 
-/*
- * An orchestrator on a device (o->gm_dev set): a GM tensor tagged with
- * another device is refused. Its address would name this device's GM at
- * the same offset (device addresses repeat from device to device), so the
- * task would run and touch the wrong memory. Untagged (0) is accepted:
- * see pto_tensor.dev. A pass of its own, so the in-process backend's
- * per-tensor loop in validate() stays as it was.
- */
-static int check_gm_devices(struct pto_orch *o, const struct submit_req *q)
-{
-	const uint32_t own = o->gm_dev;
-	uint32_t m, j;
-
-	for (m = 0; m < (q->shared ? 1 : q->n); m++) {
-		const struct pto_task_args *a = q->args[m];
-
-		for (j = 0; j < a->ntensors; j++) {
-			const struct pto_tensor *t = &a->tensors[j].t;
-
-			/* An auto-allocated OUTPUT gets this device's GM. */
-			if (t->dev == own || !t->dev || t->space != PTO_SPACE_GM ||
-			    (a->tensors[j].tag == PTO_OUTPUT && !t->data))
-				continue;
-			return orch_error(o, -EXDEV,
-					  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
-					  m, j, t->dev - 1, own - 1);
-		}
-	}
-	return 0;
-}
-
 /* Pure validation, before anything is claimed. */
 static int validate(struct pto_orch *o, struct pto_run *r,
 		    const struct submit_req *q, uint64_t *heap_bytes)
@@ -142,6 +111,21 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 
 			if (t->tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
 				return orch_error(o, -EINVAL, "bad tag or space");
+			/*
+			 * An orchestrator on a device (o->gm_dev set) refuses
+			 * another device's GM: its address would name this
+			 * device's GM at the same offset (device addresses
+			 * repeat), and the task would touch the wrong memory.
+			 * Untagged (0, see pto_tensor.dev) passes, and an
+			 * auto-allocated OUTPUT gets this device's GM. On the
+			 * in-process backend both tags are 0: one compare.
+			 */
+			if (t->t.dev != o->gm_dev && t->t.dev && o->gm_dev &&
+			    t->t.space == PTO_SPACE_GM &&
+			    (t->tag != PTO_OUTPUT || t->t.data))
+				return orch_error(o, -EXDEV,
+						  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
+						  m, j, t->t.dev - 1, o->gm_dev - 1);
 			if (t->tag != PTO_OUTPUT || t->t.data)
 				continue;
 			if (!t->t.nbytes || t->t.nbytes > (1ULL << 48))
@@ -155,7 +139,7 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 		}
 	}
 	*heap_bytes = bytes;
-	return o->gm_dev ? check_gm_devices(o, q) : 0;
+	return 0;
 }
 
 /* Slot claim + run-slot registration (the ownership boundary). */

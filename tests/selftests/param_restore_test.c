@@ -12,12 +12,7 @@
  * Needs root, /lib/modules/pto.ko (the VM image has it) and no other open
  * file of pto.
  */
-#include <fcntl.h>
-#include <signal.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 

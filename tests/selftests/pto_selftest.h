@@ -57,15 +57,17 @@ static inline int st_bo_alloc(int fd, uint64_t size, struct pto_bo_alloc *out)
 	return pto_sioctl(fd, PTO_IOCTL_BO_ALLOC, out);
 }
 
-/* Write @val to a sysfs / debugfs file. 0 or -1. */
+/* Write @val to a sysfs / debugfs file in one write(). 0 or -1. */
 static inline int st_write_file(const char *path, const char *val)
 {
-	FILE *f = fopen(path, "w");
+	ssize_t len = (ssize_t)strlen(val);
+	int fd = open(path, O_WRONLY), ret;
 
-	if (!f)
+	if (fd < 0)
 		return -1;
-	fputs(val, f);
-	return fclose(f);
+	ret = write(fd, val, len) == len ? 0 : -1;
+	close(fd);
+	return ret;
 }
 
 /* The first line of a file, without its newline. 0 or -1. */
@@ -156,23 +158,15 @@ static inline int st_module_loaded(void)
 	return access("/sys/module/pto", F_OK) == 0;
 }
 
-/* Write a parameter without stdio (runs inside fork()). 0 or -1. */
+/* Write pto's parameter @name. 0 or -1. */
 static inline int st_param_write(const char *name, const char *val)
 {
 	char path[ST_PARAM_PATH];
-	ssize_t len = (ssize_t)strlen(val);
-	int fd, ret;
 
 	snprintf(path, sizeof(path), PTO_PARAMS "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ret = write(fd, val, len) == len ? 0 : -1;
-	close(fd);
-	return ret;
+	return st_write_file(path, val);
 }
 
-/* Put back everything recorded; the harness's parent process only. */
 /*
  * Wait (bounded) until the test that recorded changes is gone. After a
  * timeout the 6.1 harness SIGKILLs the test's process group, but its
@@ -211,6 +205,7 @@ static inline void st_module_unload_now(void)
 	}
 }
 
+/* Put back everything recorded; the harness's parent process only. */
 static inline void st_restore_all(void)
 {
 	struct st_restore *r = st_saved;

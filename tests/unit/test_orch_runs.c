@@ -196,7 +196,7 @@ TEST(handle_from_another_orchestrator_rejected)
  * function is refused; the outer run goes on unharmed. */
 static int orch_nested(pto_orch *o, void *arg)
 {
-	pto_run *inner = (pto_run *)arg;
+	pto_run *inner = NULL;
 
 	*(int *)arg = pto_submit(o, orch_gated, NULL, &inner);
 	if (inner)
