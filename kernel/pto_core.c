@@ -497,7 +497,8 @@ static void pto_cores_retire(struct pto_device *pdev,
 
 /*
  * Mock fault injection (debugfs): @core will not answer its next EXIT, so
- * retirement quarantines it. Cleared by pto_cores_reset_quarantined().
+ * retirement quarantines it. Cleared by pto_cores_reset_quarantined(), or
+ * before it fires by pto_cores_inject_clear().
  */
 int pto_core_inject_stall(struct pto_device *pdev, unsigned int core)
 {
@@ -517,6 +518,32 @@ int pto_core_inject_badid(struct pto_device *pdev, unsigned int core)
 		return -EINVAL;
 	set_bit(PTO_CORE_F_BADID, &pdev->core[core].flags);
 	return 0;
+}
+
+/*
+ * Mock fault injection (debugfs reset, after the recovery): drop the
+ * injections not yet fired of every core that is not quarantined and whose
+ * cluster no file owns. Such a core is idle (a release retires a cluster's
+ * cores before it frees the cluster, under core_lock): its kthread waits
+ * for a launch and reads neither flag until then. A stall armed on an idle
+ * core would otherwise quarantine it at its next owner's retirement, a
+ * bad id fail its next launch.
+ */
+void pto_cores_inject_clear(struct pto_device *pdev)
+{
+	unsigned int i;
+
+	mutex_lock(&pdev->core_lock);
+	for (i = 0; i < pdev->cores; i++) {
+		struct pto_core *core = &pdev->core[i];
+
+		if (pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER] ||
+		    test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+			continue;
+		clear_bit(PTO_CORE_F_STALL, &core->flags);
+		clear_bit(PTO_CORE_F_BADID, &core->flags);
+	}
+	mutex_unlock(&pdev->core_lock);
 }
 
 /*

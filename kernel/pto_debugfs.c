@@ -185,7 +185,8 @@ static const struct file_operations inject_stall_fops = {
 
 /*
  * Write-only (0200): any write recovers the quarantined cores that now
- * answer, among those whose cluster no file owns.
+ * answer, among those whose cluster no file owns, then drops the fault
+ * injections not yet fired of those clusters' cores.
  */
 static ssize_t reset_write(struct file *file, const char __user *buf,
 			   size_t len, loff_t *ppos)
@@ -193,7 +194,10 @@ static ssize_t reset_write(struct file *file, const char __user *buf,
 	int ret = pto_cores_reset_quarantined(file->private_data, NULL, NULL,
 					      NULL);
 
-	return ret < 0 ? ret : len;
+	if (ret < 0)
+		return ret;
+	pto_cores_inject_clear(file->private_data);
+	return len;
 }
 
 static const struct file_operations reset_fops = {
