@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
+#include "st_demo.h"
 
 #define DEMO "PTO_PARAM_RESTORE_DEMO"
 
@@ -25,18 +26,6 @@ static void __attribute__((constructor)) snapshot(void)
 {
 	if (st_module_params(orig, sizeof(orig)))
 		orig[0] = 0;
-}
-
-/* How a test ends in the demonstration run; nothing happens otherwise. */
-static void demo_end(struct __test_metadata *_metadata)
-{
-	const char *how = getenv(DEMO);
-
-	if (!how || !strcmp(how, "timeout"))
-		return;
-	if (!strcmp(how, "kill"))
-		kill(0, SIGKILL);
-	ASSERT_EQ(0, 1) TH_LOG("deliberate failure (" DEMO "=%s)", how);
 }
 
 TEST(params_changed)
@@ -52,7 +41,7 @@ TEST(params_changed)
 	ASSERT_EQ(0, st_read_line(PTO_PARAMS "retire_timeout_ms", buf,
 				  sizeof(buf)));
 	EXPECT_STREQ("4321", buf);
-	demo_end(_metadata);
+	st_demo_end(_metadata, DEMO);
 }
 
 TEST(module_unloaded)
@@ -63,7 +52,7 @@ TEST(module_unloaded)
 	EXPECT_FALSE(st_module_loaded());
 	/* Loaded with other parameters: the restore replaces it. */
 	ASSERT_EQ(0, st_module_load("clusters=3 lanes=1"));
-	demo_end(_metadata);
+	st_demo_end(_metadata, DEMO);
 }
 
 /*
@@ -107,73 +96,6 @@ TEST(everything_is_back)
 	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
 }
 
-/* The TAP result of test @name in @out: 1 ok, 0 not ok, -1 missing. */
-static int tap_result(const char *out, const char *name)
-{
-	const char *p;
-
-	for (p = out; (p = strstr(p, name)); p++) {
-		const char *b = p;
-		size_t n = strlen(name);
-
-		if (p[n] != '\n' || p == out || p[-1] != ' ')
-			continue;
-		while (b > out && b[-1] != '\n')
-			b--;
-		if (!strncmp(b, "ok ", 3))
-			return 1;
-		if (!strncmp(b, "not ok ", 7))
-			return 0;
-	}
-	return -1;
-}
-
-/* Run this program with DEMO=@how; its output in @out. Exit status. */
-static int run_demo(const char *how, char *out, size_t len)
-{
-	size_t off = 0;
-	ssize_t n;
-	int p[2], status;
-	pid_t c;
-
-	if (pipe(p))
-		return -1;
-	c = fork();
-	if (c < 0)
-		return -1;
-	if (!c) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		setenv(DEMO, how, 1);
-		execl("/proc/self/exe", "param_restore_test", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	while (off < len - 1 && (n = read(p[0], out + off, len - 1 - off)) > 0)
-		off += (size_t)n;
-	out[off] = 0;
-	close(p[0]);
-	if (waitpid(c, &status, 0) != c)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* @text with every line a TAP comment: its own "ok" lines count nowhere. */
-static void print_commented(const char *text)
-{
-	const char *nl;
-
-	printf("# the demonstration run's output:\n");
-	for (; *text; text = nl + 1) {
-		nl = strchrnul(text, '\n');
-		printf("# | %.*s\n", (int)(nl - text), text);
-		if (!*nl)
-			break;
-	}
-}
-
 TEST(failed_tests_restore_too)
 {
 	static const char *const hows[] = { "assert", "kill", "timeout" };
@@ -187,18 +109,18 @@ TEST(failed_tests_restore_too)
 		SKIP(return, "needs root, pto's parameters and " PTO_KO);
 	for (i = 0; i < 3; i++) {
 		bool to = !strcmp(hows[i], "timeout");
-		int ret = run_demo(hows[i], out, sizeof(out));
+		int ret = st_run_demo(DEMO, hows[i], out, sizeof(out));
 
 		printf("# " DEMO "=%s: exit status %d\n", hows[i], ret);
 		fflush(stdout);
 		EXPECT_EQ(1, ret);
 		/* "timeout" ends only slow.times_out; the others pass. */
-		EXPECT_EQ(to, tap_result(out, "global.params_changed"));
-		EXPECT_EQ(to, tap_result(out, "global.module_unloaded"));
-		EXPECT_EQ(!to, tap_result(out, "slow.times_out"));
-		EXPECT_EQ(1, tap_result(out, "global.everything_is_back"));
+		EXPECT_EQ(to, st_tap_result(out, "global.params_changed"));
+		EXPECT_EQ(to, st_tap_result(out, "global.module_unloaded"));
+		EXPECT_EQ(!to, st_tap_result(out, "slow.times_out"));
+		EXPECT_EQ(1, st_tap_result(out, "global.everything_is_back"));
 		if (!_metadata->passed) {
-			print_commented(out);
+			st_print_commented(out);
 			fflush(stdout);
 		}
 		ASSERT_EQ(0, st_module_params(now, sizeof(now)));

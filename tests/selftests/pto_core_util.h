@@ -123,6 +123,18 @@ static inline int pto_run1(struct pto_launch *l, struct pto_rc *c,
 	}
 }
 
+/* One NOOP task on every core of @l. 0, or -1 if one did not end OK. */
+static inline int pto_noop_all(struct pto_launch *l)
+{
+	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
+	unsigned int k;
+
+	for (k = 0; k < l->ncores; k++)
+		if (pto_run1(l, &l->core[k], &noop) != PTO_TASK_OK)
+			return -1;
+	return 0;
+}
+
 static inline float pto_bits_f(uint32_t b)
 {
 	float f;

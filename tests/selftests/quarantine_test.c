@@ -27,17 +27,6 @@ static int core_state(struct pto_dev *d, unsigned int core)
 	return pto_core_stats(d, core, &st) ? -1 : (int)st.state;
 }
 
-static int noop_all(struct pto_launch *l)
-{
-	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
-	unsigned int k;
-
-	for (k = 0; k < l->ncores; k++)
-		if (pto_run1(l, &l->core[k], &noop) != PTO_TASK_OK)
-			return -1;
-	return 0;
-}
-
 TEST(stalled_core_is_quarantined_and_reset)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 };
@@ -67,7 +56,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	ASSERT_EQ(0, noop_all(l));
+	ASSERT_EQ(0, pto_noop_all(l));
 	snprintf(num, sizeof(num), "%u", victim);
 	ASSERT_EQ(0, st_write_file(DBG "inject_stall", num));
 	t0 = pto_now_ns();
@@ -95,7 +84,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 	/* Refused for launch and mmap; its peers work. */
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, peers, &l));
-	ASSERT_EQ(0, noop_all(l));
+	ASSERT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &bo));
 	cl.payload_addr = pto_bo_dev_addr(bo);
 	memset(cl.cores, 0, sizeof(cl.cores));
@@ -114,7 +103,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state(d, victim));
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	EXPECT_EQ(0, noop_all(l));
+	EXPECT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
 	pto_launch_free(l);
 	pto_dev_close(d);

@@ -40,17 +40,6 @@ static void cluster_mask(unsigned int c, uint64_t *m)
 		m[i / 64] |= 1ull << (i % 64);
 }
 
-static int noop_all(struct pto_launch *l)
-{
-	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
-	unsigned int k;
-
-	for (k = 0; k < l->ncores; k++)
-		if (pto_run1(l, &l->core[k], &noop) != PTO_TASK_OK)
-			return -1;
-	return 0;
-}
-
 TEST(retire_ioctl_and_status)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS];
@@ -71,7 +60,7 @@ TEST(retire_ioctl_and_status)
 		EXPECT_TRUE(st[i].state == PTO_CORE_READY ||
 			    st[i].state == PTO_CORE_HANDSHAKE);
 	}
-	ASSERT_EQ(0, noop_all(l));
+	ASSERT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
 	EXPECT_EQ(3, r.retired);
 	EXPECT_EQ(0, r.quarantined[0] | r.quarantined[1]);
@@ -108,7 +97,7 @@ TEST(retire_ioctl_and_status)
 	ASSERT_EQ(0, pto_retire_status(d, 0, &st2));
 	EXPECT_EQ(st[0].gen + 1, st2.gen);
 	EXPECT_EQ(PTO_RETIRE_BIT_READY, st2.bits);
-	EXPECT_EQ(0, noop_all(l));
+	EXPECT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	ASSERT_EQ(0, pto_retire_status(d, 0, &st2));
 	EXPECT_EQ(PTO_RETIRE_BY_RELEASE, st2.reason);
@@ -292,7 +281,7 @@ TEST(gates_reused_32_launches)
 				EXPECT_STREQ("armed", word);
 			}
 		}
-		ASSERT_EQ(0, noop_all(l));
+		ASSERT_EQ(0, pto_noop_all(l));
 		ASSERT_EQ(0, pto_core_retire(d, cores, &r));
 		ASSERT_EQ(3, r.retired);
 		pto_launch_free(l);
@@ -349,7 +338,7 @@ TEST(partial_timeout_and_reset_ioctl)
 	EXPECT_EQ(PTO_RETIRE_BY_RESET, st.reason);
 	EXPECT_EQ(st.nonce, st.response);
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	EXPECT_EQ(0, noop_all(l));
+	EXPECT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	pto_launch_free(l);
 	pto_dev_close(d);
@@ -374,7 +363,7 @@ TEST(fatal_error_emergency_latch)
 	cluster_mask(c, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	ASSERT_EQ(0, noop_all(l));
+	ASSERT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_retire_status(d, 3 * c, &st0));
 	ASSERT_EQ(0, st_write_file(DBG "fatal", "1"));
 	for (i = 3 * c; i < 3 * c + 3; i++) {
@@ -393,7 +382,7 @@ TEST(fatal_error_emergency_latch)
 	EXPECT_EQ(st0.retirements + 1, st.retirements);
 	pto_launch_free(l);
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	EXPECT_EQ(0, noop_all(l));
+	EXPECT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
 	pto_launch_free(l);
 	pto_dev_close(d);
@@ -473,7 +462,7 @@ TEST(fatal_error_during_launches)
 		EXPECT_EQ(PTO_CORE_UNLAUNCHED, st.state);
 	}
 	ASSERT_EQ(0, pto_launch_cores(f.d, f.cores, &l));
-	EXPECT_EQ(0, noop_all(l));
+	EXPECT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(f.d, 1));
 	pto_launch_free(l);
 	pto_dev_close(f.d);
@@ -534,7 +523,7 @@ TEST(init_failure_retires_opened_windows)
 	EXPECT_EQ(PTO_CORE_UNLAUNCHED, st.state);
 	pto_bo_free(bo);
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	EXPECT_EQ(0, noop_all(l));
+	EXPECT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	pto_launch_free(l);
 	pto_dev_close(d);
