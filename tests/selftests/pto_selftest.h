@@ -21,6 +21,7 @@
 
 #define PTO_DEV0 "/dev/pto0"
 #define PTO_DBG0 "/sys/kernel/debug/pto/pto0/"
+#define PTO_DBG_FMT "/sys/kernel/debug/pto/pto%u/%s"	/* device, file */
 #define PTO_PARAMS "/sys/module/pto/parameters/"
 #define PTO_KO "/lib/modules/pto.ko"	/* in the VM image */
 
@@ -105,6 +106,23 @@ out:
 }
 
 /*
+ * The state of core @core of device @dev as debugfs "cores" shows it
+ * ("unlaunched", "quarantined", ...). 0 or -1.
+ */
+static inline int st_core_state(unsigned int dev, unsigned int core,
+				char *state, size_t n)
+{
+	char path[64], line[256], word[32];
+
+	snprintf(path, sizeof(path), PTO_DBG_FMT, dev, "cores");
+	if (st_dbg_line(path, core, line, sizeof(line)) ||
+	    sscanf(line, "%*u %*s %31s", word) != 1)
+		return -1;
+	snprintf(state, n, "%s", word);
+	return 0;
+}
+
+/*
  * Module parameters a test changes are put back however the test ends.
  *
  * The harness (6.1) runs each TEST in a forked child. A failed ASSERT
@@ -120,7 +138,13 @@ out:
  *
  * st_param_set() sets a parameter (the first old value is kept);
  * st_module_unload() unloads pto.ko and, until st_module_reload() loads
- * it back with every parameter it had, the parent reloads it.
+ * it back with every parameter it had, the parent reloads it;
+ * st_inject_stall() and st_inject_badid() arm a mock fault on a core (the
+ * device and core are kept), and the parent writes that device's debugfs
+ * "reset": it recovers the cores left quarantined (a stall that fired at
+ * the test's release, a bad id that failed its launch) and drops the
+ * faults not yet fired, which would hit the next test's launch or
+ * retirement; a kept core still quarantined then fails the program.
  * Call them from the test's own thread.
  */
 #define ST_RESTORE_MAX 16
@@ -137,6 +161,11 @@ struct st_restore {
 		char name[48];
 		char old[64];
 	} param[ST_RESTORE_MAX];
+	unsigned int ninject;		/* entries recorded in inject[] */
+	struct {
+		unsigned int dev;
+		unsigned int core;
+	} inject[ST_RESTORE_MAX];
 };
 
 static struct st_restore *st_saved;
@@ -205,6 +234,47 @@ static inline void st_module_unload_now(void)
 	}
 }
 
+/* Write @val to debugfs file @name of device @dev. 0 or -1. */
+static inline int st_dbg_write(unsigned int dev, const char *name,
+			       const char *val)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), PTO_DBG_FMT, dev, name);
+	return st_write_file(path, val);
+}
+
+/*
+ * Undo the recorded fault injections: one debugfs reset per device, then
+ * every injected core must be back out of quarantine.
+ */
+static inline void st_restore_injected(struct st_restore *r)
+{
+	char state[32];
+	unsigned int i, j;
+
+	for (i = 0; i < r->ninject; i++) {
+		for (j = 0; j < i; j++)
+			if (r->inject[j].dev == r->inject[i].dev)
+				break;
+		if (j == i && st_dbg_write(r->inject[i].dev, "reset", "1")) {
+			fprintf(stderr, "# pto_selftest: cannot reset pto%u\n",
+				r->inject[i].dev);
+			r->failed = 1;
+		}
+	}
+	for (i = 0; i < r->ninject; i++) {
+		if (st_core_state(r->inject[i].dev, r->inject[i].core, state,
+				  sizeof(state)) ||
+		    !strcmp(state, "quarantined")) {
+			fprintf(stderr, "# pto_selftest: pto%u core %u not recovered\n",
+				r->inject[i].dev, r->inject[i].core);
+			r->failed = 1;
+		}
+	}
+	r->ninject = 0;
+}
+
 /* Put back everything recorded; the harness's parent process only. */
 static inline void st_restore_all(void)
 {
@@ -231,6 +301,7 @@ static inline void st_restore_all(void)
 		}
 	}
 	r->n = 0;
+	st_restore_injected(r);
 }
 
 static inline void st_restore_at_exit(void)
@@ -281,6 +352,47 @@ static inline int st_param_set(const char *name, const char *val)
 		__atomic_store_n(&r->n, i + 1, __ATOMIC_RELEASE);
 	}
 	return st_param_write(name, val);
+}
+
+/*
+ * Arm mock fault @fault ("stall", "badid": debugfs inject_<fault>) on
+ * core @core of device @dev until the test ends (see above). 0 or -1.
+ */
+static inline int st_inject(unsigned int dev, const char *fault,
+			    unsigned int core)
+{
+	struct st_restore *r = st_saved;
+	char name[32], num[16];
+	unsigned int i;
+
+	if (!r)
+		return -1;
+	for (i = 0; i < r->ninject; i++)
+		if (r->inject[i].dev == dev && r->inject[i].core == core)
+			break;
+	if (i == r->ninject) {	/* recorded before the write */
+		if (i == ST_RESTORE_MAX)
+			return -1;
+		r->inject[i].dev = dev;
+		r->inject[i].core = core;
+		r->child = getpid();
+		__atomic_store_n(&r->ninject, i + 1, __ATOMIC_RELEASE);
+	}
+	snprintf(name, sizeof(name), "inject_%s", fault);
+	snprintf(num, sizeof(num), "%u", core);
+	return st_dbg_write(dev, name, num);
+}
+
+/* Core @core of device @dev ignores its next EXIT (quarantined). */
+static inline int st_inject_stall(unsigned int dev, unsigned int core)
+{
+	return st_inject(dev, "stall", core);
+}
+
+/* Core @core of device @dev reports a bad id at its next handshake. */
+static inline int st_inject_badid(unsigned int dev, unsigned int core)
+{
+	return st_inject(dev, "badid", core);
 }
 
 /* Every parameter of the loaded pto.ko as "k=v k=v". 0 or -1. */

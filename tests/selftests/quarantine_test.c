@@ -57,8 +57,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, pto_noop_all(l));
-	snprintf(num, sizeof(num), "%u", victim);
-	ASSERT_EQ(0, st_write_file(DBG "inject_stall", num));
+	ASSERT_EQ(0, st_inject_stall(0, victim));
 	t0 = pto_now_ns();
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
 	ms = (pto_now_ns() - t0) / 1000000;
@@ -163,7 +162,7 @@ TEST(window_faults_not_behind_a_release)
 	memset(cb, 0, sizeof(cb));
 	cb[0] = 1ull << 3;
 	ASSERT_EQ(0, pto_launch_cores(b, cb, &lb));
-	ASSERT_EQ(0, st_write_file(DBG "inject_stall", "0"));
+	ASSERT_EQ(0, st_inject_stall(0, 0));
 
 	ra.dev = a;
 	ra.clusters = 1;

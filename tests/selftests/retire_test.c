@@ -317,7 +317,7 @@ TEST(partial_timeout_and_reset_ioctl)
 	cluster_mask(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	ASSERT_EQ(0, st_write_file(DBG "inject_stall", "2"));
+	ASSERT_EQ(0, st_inject_stall(0, 2));
 	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
 	EXPECT_EQ(2, r.retired);
 	EXPECT_EQ(1ull << 2, r.quarantined[0]);
@@ -494,7 +494,7 @@ TEST(init_failure_retires_opened_windows)
 	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &bo));
 	memcpy(cl.cores, cores, sizeof(cl.cores));
 	cl.payload_addr = pto_bo_dev_addr(bo);
-	ASSERT_EQ(0, st_write_file(DBG "inject_badid", "1"));
+	ASSERT_EQ(0, st_inject_badid(0, 1));
 	EXPECT_EQ(-EIO, pto_sioctl(pto_dev_fd(d), PTO_IOCTL_CORE_LAUNCH, &cl));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, pto_retire_status(d, i, &st));

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A test's mock fault injections are undone however the test ends
+ * (st_inject_stall() and st_inject_badid() in pto_selftest.h), as its
+ * parameter changes are (param_restore_test). What an injection leaves
+ * on the device when its test dies before any cleanup of its own:
+ *  - a stall armed on an idle core: invisible in debugfs, it quarantines
+ *    the core at its next owner's retirement (after retire_timeout_ms);
+ *  - a stall that fired: the core stays quarantined, refused for launch;
+ *  - a bad id armed on an idle core: the next launch of it fails (-EIO)
+ *    and quarantines it;
+ *  - a bad id that fired: the core stays quarantined.
+ * The first four tests leave one each and return; device_is_clean finds
+ * every core of pto0 unlaunched and each cluster launching, running a
+ * task on every core and retiring with nothing quarantined. failed_tests_restore_too
+ * runs this program again with PTO_INJECT_RESTORE_DEMO set, which ends
+ * the four by a failed ASSERT (the harness abort()s the test's child) or
+ * by SIGKILL of the test's process group: there they fail, and
+ * device_is_clean must still pass. debugfs "fatal" and "reset" act at
+ * once and leave nothing armed: no test here.
+ * Needs root and debugfs (the VM has them) and no other open file of pto.
+ */
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+#include "pto_core_util.h"
+#include "st_demo.h"
+
+#define DEMO "PTO_INJECT_RESTORE_DEMO"
+
+/* The three cores of cluster @c in @cores. */
+static void cluster_cores(unsigned int c, uint64_t *cores)
+{
+	unsigned int i;
+
+	memset(cores, 0, PTO_CORE_MASK_WORDS * sizeof(*cores));
+	for (i = 3 * c; i < 3 * c + 3; i++)
+		cores[i / 64] |= 1ull << (i % 64);
+}
+
+/*
+ * Test @k's cluster of pto0 (one each while there are enough, so that
+ * without the restore each leftover shows apart in device_is_clean) and
+ * its three cores in @cores.
+ */
+static unsigned int victim_cluster(struct pto_dev *d, unsigned int k,
+				   uint64_t *cores)
+{
+	struct pto_dev_info info;
+	unsigned int c;
+
+	pto_dev_info(d, &info);
+	c = info.clusters - 1 - k % info.clusters;
+	cluster_cores(c, cores);
+	return c;
+}
+
+static int cannot_inject(void)
+{
+	return access(PTO_DBG0 "inject_stall", W_OK) ||
+	       access(PTO_PARAMS "retire_timeout_ms", W_OK);
+}
+
+static int is_quarantined(unsigned int core)
+{
+	char state[32];
+
+	return !st_core_state(0, core, state, sizeof(state)) &&
+	       !strcmp(state, "quarantined");
+}
+
+/*
+ * Fault @fault ("stall", "badid") armed on core @off of test @k's
+ * cluster, which is idle: it never fires in this test.
+ */
+static void arm_idle(struct __test_metadata *_metadata, unsigned int k,
+		     const char *fault, unsigned int off)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_dev *d;
+	unsigned int c;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	c = victim_cluster(d, k, cores);
+	pto_dev_close(d);
+	ASSERT_EQ(0, st_inject(0, fault, 3 * c + off));
+	st_demo_end(_metadata, DEMO);
+}
+
+TEST(stall_armed)
+{
+	if (cannot_inject())
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	arm_idle(_metadata, 0, "stall", 0);
+}
+
+/* A stall that fired: the release quarantines the core. */
+TEST(stall_quarantined)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_launch *l;
+	struct pto_dev *d;
+	unsigned int c;
+
+	if (cannot_inject())
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "200"));
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	c = victim_cluster(d, 1, cores);
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, pto_noop_all(l));
+	ASSERT_EQ(0, st_inject_stall(0, 3 * c + 1));
+	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
+	pto_launch_free(l);
+	EXPECT_TRUE(is_quarantined(3 * c + 1));
+	st_demo_end(_metadata, DEMO);
+	pto_dev_close(d);
+}
+
+TEST(badid_armed)
+{
+	if (cannot_inject())
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	arm_idle(_metadata, 2, "badid", 2);
+}
+
+/* A bad id that fired: the launch fails and quarantines the core. */
+TEST(badid_quarantined)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_launch *l = NULL;
+	struct pto_dev *d;
+	unsigned int c;
+
+	if (cannot_inject())
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	c = victim_cluster(d, 3, cores);
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, st_inject_badid(0, 3 * c));
+	EXPECT_EQ(-EIO, pto_launch_cores(d, cores, &l));
+	EXPECT_TRUE(is_quarantined(3 * c));
+	st_demo_end(_metadata, DEMO);
+	if (l)
+		pto_launch_free(l);
+	pto_dev_close(d);
+}
+
+/* Each of @c's cores is unlaunched (not quarantined). */
+static void expect_unlaunched(struct __test_metadata *_metadata,
+			      unsigned int c)
+{
+	char state[32];
+	unsigned int i;
+
+	for (i = 3 * c; i < 3 * c + 3; i++) {
+		ASSERT_EQ(0, st_core_state(0, i, state, sizeof(state)));
+		EXPECT_STREQ("unlaunched", state) TH_LOG("core %u", i);
+	}
+}
+
+/*
+ * Every core of pto0 is unlaunched and, cluster by cluster, launches, runs
+ * a task and retires without a quarantine: no fault is left, fired or
+ * armed. The deadline is 2 s, so a stall still armed fails the
+ * retirement, not the harness's timeout.
+ */
+TEST(device_is_clean)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_core_retire r;
+	struct pto_dev_info info;
+	struct pto_launch *l;
+	struct pto_dev *d;
+	unsigned int c, i;
+	int ret;
+
+	if (cannot_inject())
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "2000"));
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	pto_dev_info(d, &info);
+	for (c = 0; c < info.clusters; c++) {
+		expect_unlaunched(_metadata, c);
+		cluster_cores(c, cores);
+		ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
+		ret = pto_launch_cores(d, cores, &l);
+		EXPECT_EQ(0, ret) TH_LOG("cluster %u does not launch", c);
+		if (!ret) {
+			EXPECT_EQ(0, pto_noop_all(l));
+			ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+			EXPECT_EQ(3, r.retired) TH_LOG("cluster %u", c);
+			for (i = 0; i < PTO_CORE_MASK_WORDS; i++) {
+				EXPECT_EQ(0, r.quarantined[i])
+					TH_LOG("cluster %u", c);
+			}
+			pto_launch_free(l);
+		}
+		ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
+		expect_unlaunched(_metadata, c);
+	}
+	pto_dev_close(d);
+}
+
+TEST(failed_tests_restore_too)
+{
+	static const char *const hows[] = { "assert", "kill" };
+	static const char *const injecting[] = {
+		"global.stall_armed", "global.stall_quarantined",
+		"global.badid_armed", "global.badid_quarantined",
+	};
+	static char out[1 << 16];
+	char state[32];
+	unsigned int i, k;
+
+	if (getenv(DEMO))
+		return;		/* the demonstration run's own copy */
+	if (cannot_inject())
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	for (i = 0; i < 2; i++) {
+		int ret = st_run_demo(DEMO, hows[i], out, sizeof(out));
+
+		printf("# " DEMO "=%s: exit status %d\n", hows[i], ret);
+		fflush(stdout);
+		EXPECT_EQ(1, ret);
+		for (k = 0; k < ARRAY_SIZE(injecting); k++) {
+			const char *name = injecting[k];
+
+			EXPECT_EQ(0, st_tap_result(out, name)) TH_LOG("%s", name);
+		}
+		EXPECT_EQ(1, st_tap_result(out, "global.device_is_clean"));
+		if (!_metadata->passed) {
+			st_print_commented(out);
+			fflush(stdout);
+		}
+		/* And pto0 is clean after the demonstration run. */
+		for (k = 0; !st_core_state(0, k, state, sizeof(state)); k++) {
+			EXPECT_STREQ("unlaunched", state) TH_LOG("core %u", k);
+		}
+		EXPECT_LT(0, k);
+	}
+}
+
+TEST_HARNESS_MAIN
