@@ -481,18 +481,21 @@ void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 				    1);
 }
 
-/* Retire @mask's cores through the one helper; returns the context. */
+/*
+ * Retire @mask's cores through the one helper; returns the context. The
+ * paths that must not fail (release, fatal error, unload) call it: it
+ * allocates nothing, and claims from the mask instead of an id array on
+ * the stack.
+ */
 static void pto_cores_retire(struct pto_device *pdev,
 			     const unsigned long *mask,
 			     enum pto_retire_reason reason,
 			     struct pto_retire_ctx *ctx)
 {
-	u32 ids[PTO_MAX_CORES];
-	unsigned int n = pto_retire_mask_ids(mask, ids);
-
 	pto_retire_init(ctx, pdev, reason);
-	/* Indices from a mask: in range and distinct, the claim accepts. */
-	pto_retire_cores(ctx, ids, n);
+	pto_retire_claim_mask(ctx, mask);
+	pto_retire_run(ctx);
+	pto_retire_finish(ctx);
 }
 
 /*
@@ -625,17 +628,13 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 void pto_device_fatal(struct pto_device *pdev)
 {
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	struct pto_retire_ctx *ctx;
+	struct pto_retire_ctx ctx;	/* on the stack: this must not fail */
 
-	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
-	if (!ctx)
-		return;
 	pr_err("pto%u: fatal device error: emergency retirement\n",
 	       pdev->index);
 	bitmap_zero(mask, PTO_MAX_CORES);
 	bitmap_set(mask, 0, pdev->cores);
-	pto_cores_retire(pdev, mask, PTO_RR_FATAL, ctx);
-	kfree(ctx);
+	pto_cores_retire(pdev, mask, PTO_RR_FATAL, &ctx);
 }
 
 /* Parse a core bitmap: -EINVAL if a bit is beyond the device's cores. */

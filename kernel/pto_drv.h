@@ -449,6 +449,8 @@ void pto_retire_init(struct pto_retire_ctx *ctx, struct pto_device *pdev,
 		     enum pto_retire_reason reason);
 int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 		     unsigned int n);
+void pto_retire_claim_mask(struct pto_retire_ctx *ctx,
+			   const unsigned long *mask);
 void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core);
 void pto_retire_pass_request(struct pto_retire_ctx *ctx);
 bool pto_retire_pass_poll(struct pto_retire_ctx *ctx);

@@ -170,10 +170,29 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 }
 
 /*
+ * Request @core's retirement: if this call wins it, the core joins @set,
+ * otherwise (pending on a publisher, or owned by another retirement)
+ * @others.
+ */
+static void pto_retire_claim_core(struct pto_retire_ctx *ctx,
+				  struct pto_core *core)
+{
+	/*
+	 * The generation before the request: the fully ordered fetch_or
+	 * keeps the read ahead of it, so a launch arming after this read is
+	 * seen as a new generation, not waited on.
+	 */
+	ctx->gen[core->id] = READ_ONCE(core->gen);
+	if (pto_retire_request(core))
+		pto_retire_take(ctx, core);
+	else
+		__set_bit(core->id, ctx->others);
+}
+
+/*
  * Claim @ids (indices into the device's cores): -EINVAL for an index out
  * of range or a duplicate, before any bit is set. Each core then gets a
- * REQUESTED; the cores this call wins join @set, the others (pending on a
- * publisher, or owned by another retirement) join @others.
+ * REQUESTED (pto_retire_claim_core()).
  */
 int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 		     unsigned int n)
@@ -188,21 +207,23 @@ int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 			return -EINVAL;
 		__set_bit(ids[k], seen);
 	}
-	for (k = 0; k < n; k++) {
-		struct pto_core *core = &pdev->core[ids[k]];
-
-		/*
-		 * The generation before the request: the fully ordered
-		 * fetch_or keeps the read ahead of it, so a launch arming
-		 * after this read is seen as a new generation, not waited on.
-		 */
-		ctx->gen[core->id] = READ_ONCE(core->gen);
-		if (pto_retire_request(core))
-			pto_retire_take(ctx, core);
-		else
-			__set_bit(core->id, ctx->others);
-	}
+	for (k = 0; k < n; k++)
+		pto_retire_claim_core(ctx, &pdev->core[ids[k]]);
 	return 0;
+}
+
+/*
+ * Claim the cores of @mask, a bitmap (in range and distinct by nature:
+ * bits at or beyond the device's core count are ignored), in ascending
+ * order as pto_retire_claim() would, without an id array.
+ */
+void pto_retire_claim_mask(struct pto_retire_ctx *ctx,
+			   const unsigned long *mask)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, mask, ctx->pdev->cores)
+		pto_retire_claim_core(ctx, &ctx->pdev->core[i]);
 }
 
 /* A nonce for @core: never plain EXITED, never its last response. */
