@@ -554,6 +554,14 @@ struct pto_orch {
 	/* Device tag of the heap rings' GM (orch_heap.dev): submit refuses a
 	 * GM tensor tagged with another device. 0: no device (in-process). */
 	uint32_t gm_dev;
+	/*
+	 * Bit s: a tensor of space s is refused at submit unless the task's
+	 * kernel is in @tensorless_kernels (the backend's
+	 * kernels_need_heap_space: every space but the heap's). 0: any
+	 * space is taken (in-process).
+	 */
+	uint32_t kernel_bad_spaces;
+	uint64_t tensorless_kernels;
 
 	struct orch_ring rings[PTO_MAX_RING_DEPTH];
 	struct orch_tensormap tm;

@@ -78,6 +78,23 @@ static struct pto_run *building_run(struct pto_orch *o)
 	return r;
 }
 
+static const char *space_name(uint32_t space)
+{
+	return space == PTO_SPACE_HOST ? "HOST" : "GM";
+}
+
+/* Out of line: validate()'s loop keeps one bit test per tensor. */
+static __attribute__((noinline, cold)) int
+bad_space(struct pto_orch *o, const struct pto_callable *c, uint32_t m,
+	  uint32_t j, const struct pto_arg_tensor *t)
+{
+	return orch_error(o, -EINVAL,
+			  "member %u tensor %u is a %s tensor, and kernel %llu reads its tensors from %s only (a kernel that reads none may take any tensor as an ordering key)",
+			  m, j, space_name(t->t.space),
+			  (unsigned long long)c->kernel_id,
+			  space_name(o->rings[0].heap.space));
+}
+
 /* Pure validation, before anything is claimed. */
 static int validate(struct pto_orch *o, struct pto_run *r,
 		    const struct submit_req *q, uint64_t *heap_bytes)
@@ -111,23 +128,32 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 
 			if (t->tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
 				return orch_error(o, -EINVAL, "bad tag or space");
-			/*
-			 * An orchestrator on a device (o->gm_dev set) refuses
-			 * another device's GM: its address would name this
-			 * device's GM at the same offset (device addresses
-			 * repeat), and the task would touch the wrong memory.
-			 * Untagged (0, see pto_tensor.dev) passes, and an
-			 * auto-allocated OUTPUT gets this device's GM. On the
-			 * in-process backend both tags are 0: one compare.
-			 */
-			if (t->t.dev != o->gm_dev && t->t.dev && o->gm_dev &&
-			    t->t.space == PTO_SPACE_GM &&
-			    (t->tag != PTO_OUTPUT || t->t.data))
-				return orch_error(o, -EXDEV,
-						  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
-						  m, j, t->t.dev - 1, o->gm_dev - 1);
-			if (t->tag != PTO_OUTPUT || t->t.data)
+			/* Not auto-allocated (that one is carved from the
+			 * heap: on a device, its GM, whatever it names). */
+			if (t->tag != PTO_OUTPUT || t->t.data) {
+				/*
+				 * An orchestrator on a device (o->gm_dev set)
+				 * refuses another device's GM: its address
+				 * would name this device's GM at the same
+				 * offset (device addresses repeat), and the
+				 * task would touch the wrong memory. Untagged
+				 * (0, see pto_tensor.dev) passes. On the
+				 * in-process backend both tags are 0: one
+				 * compare.
+				 */
+				if (t->t.dev != o->gm_dev && t->t.dev &&
+				    o->gm_dev && t->t.space == PTO_SPACE_GM)
+					return orch_error(o, -EXDEV,
+							  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
+							  m, j, t->t.dev - 1, o->gm_dev - 1);
+				/* A HOST tensor given to a device kernel that
+				 * reads it would fail only at dispatch. */
+				if (o->kernel_bad_spaces >> t->t.space & 1 &&
+				    !orch_kernel_tensorless(o->tensorless_kernels,
+							    q->c->kernel_id))
+					return bad_space(o, q->c, m, j, t);
 				continue;
+			}
 			if (!t->t.nbytes || t->t.nbytes > (1ULL << 48))
 				return orch_error(o, -EINVAL,
 						  "auto-allocated OUTPUT needs a size");

@@ -1195,6 +1195,135 @@ TEST(gm_tensor_of_another_device_is_refused_at_submit)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+/* ---- kernels that read GM only (the device's rule, on the test GM) ---- */
+
+#define K_ORDER 3	/* reads no tensor: any space orders */
+#define K_READS 5	/* reads its tensors: GM only */
+
+static const struct orch_backend_ops gm_kernel_ops = {
+	.name = "gm-kernels", .heap_map = gm_heap_map, .heap_unmap = gm_heap_unmap,
+	.start = gm_start, .stop = gm_stop, .kick = gm_kick, .destroy = gm_destroy,
+	.kernels_need_heap_space = true, .tensorless_kernels = 1ULL << K_ORDER,
+};
+
+static const struct pto_callable KC_ORDER = { .fn = noop, .kernel_id = K_ORDER };
+static const struct pto_callable KC_READS = { .fn = noop, .kernel_id = K_READS };
+
+/* @arg: 0 a single, 1 a group whose second member has the HOST tensor,
+ * 2 SPMD (every block shares the args). */
+static int submit_host_to_reader(pto_orch *o, void *arg)
+{
+	struct pto_tensor gm = gm_at(0x10000, GM_DEV);
+	struct pto_tensor host = pto_tensor_host((void *)0x3000, 64);
+	struct pto_task_args a, b, *args[2] = { &a, &b };
+	static const int32_t ids[2] = { 0, 1 };
+	int err;
+
+	pto_args_init(&a);
+	pto_args_init(&b);
+	pto_args_add_tensor(&a, &gm, PTO_INPUT);
+	switch ((uintptr_t)arg) {
+	case 0:
+		pto_args_add_tensor(&a, &host, PTO_NO_DEP);
+		err = pto_submit_next_level(o, &KC_READS, &a, NULL,
+					    pto_on_worker(0), NULL);
+		break;
+	case 1:
+		pto_args_add_tensor(&b, &host, PTO_OUTPUT_EXISTING);
+		err = pto_submit_next_level_group(o, &KC_READS, args, 2, NULL,
+						  ids, NULL);
+		break;
+	default:
+		pto_args_add_tensor(&a, &host, PTO_INOUT);
+		err = pto_submit_spmd(o, &KC_READS, &a, NULL, PTO_WK_SUB, 3,
+				      NULL);
+		break;
+	}
+	pto_args_fini(&a);
+	pto_args_fini(&b);
+	return err;
+}
+
+/*
+ * On a backend whose kernels read the heap's space only (the device: GM),
+ * a HOST tensor - whatever its tag - given to a kernel that reads tensors
+ * is refused at submit with -EINVAL and a reason, before anything is
+ * claimed, for a single, a group member and SPMD alike; it used to fail
+ * only at dispatch, with the task already in the DAG.
+ */
+TEST(host_tensor_to_a_kernel_that_reads_is_refused_at_submit)
+{
+	static const char *const msg[3] = {
+		"member 0 tensor 1 is a HOST tensor, and kernel 5 reads its tensors from GM only (a kernel that reads none may take any tensor as an ordering key)",
+		"member 1 tensor 0 is a HOST tensor, and kernel 5 reads its tensors from GM only (a kernel that reads none may take any tensor as an ordering key)",
+		"member 0 tensor 1 is a HOST tensor, and kernel 5 reads its tensors from GM only (a kernel that reads none may take any tensor as an ordering key)",
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_run *r;
+	pto_orch *o;
+	uintptr_t v;
+
+	ASSERT_EQ(0, orch_create(&cfg, &gm_kernel_ops, NULL, &o));
+	for (v = 0; v < 3; v++) {
+		EXPECT_EQ(-EINVAL, pto_submit(o, submit_host_to_reader,
+					      (void *)v, &r)) TH_LOG("case %lu", v);
+		EXPECT_STREQ(msg[v], pto_orch_error(o));
+		EXPECT_EQ(0, ot_drain(o));	/* nothing to run */
+		EXPECT_EQ(-EINVAL, pto_run_wait(r, 1000));
+		pto_run_release(r);
+		EXPECT_TRUE(ot_empty(o));	/* no slot was claimed */
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * On the same backend, a kernel that reads no tensor takes HOST tensors as
+ * ordering keys (they still order: RAW on the HOST key), and a kernel that
+ * reads takes GM tensors and an OUTPUT it has allocated (HOST-space as
+ * asked, carved from the heap's GM). Everything runs.
+ */
+TEST(ordering_kernels_take_host_tensors_readers_take_gm)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_tensor host = pto_tensor_host((void *)0x3000, 64);
+	struct pto_tensor gm = gm_at(0x10000, GM_DEV);
+	struct pto_tensor out = { .nbytes = 64, .space = PTO_SPACE_HOST };
+	struct pto_task_args a;
+	struct pto_task w, rd;
+	struct pto_run *r;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create(&cfg, &gm_kernel_ops, NULL, &o));
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	pto_args_init(&a);
+	pto_args_add_tensor(&a, &host, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_submit_next_level(o, &KC_ORDER, &a, NULL,
+					   pto_on_worker(0), &w))
+		TH_LOG("%s", pto_orch_error(o));
+	pto_args_reset(&a);
+	pto_args_add_tensor(&a, &host, PTO_INPUT);
+	pto_args_add_tensor(&a, &gm, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_spmd(o, &KC_ORDER, &a, NULL, PTO_WK_SUB, 2, &rd))
+		TH_LOG("%s", pto_orch_error(o));
+	EXPECT_EQ(ORCH_PENDING, ot_state(o, rd));	/* the HOST key orders */
+	pto_args_reset(&a);
+	pto_args_add_tensor(&a, &gm, PTO_INPUT);
+	pto_args_add_tensor(&a, &out, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(o, &KC_READS, &a, NULL,
+					   pto_on_worker(1), NULL))
+		TH_LOG("%s", pto_orch_error(o));
+	EXPECT_EQ(PTO_SPACE_GM, a.tensors[1].t.space);	/* carved from GM */
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(4, ot_drain(o));	/* 1 + 2 blocks + 1 */
+	EXPECT_EQ(0, pto_run_wait(r, 1000));
+	pto_run_release(r);
+	pto_args_fini(&a);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 /* The in-process backend has no device GM: any tag is accepted (a host
  * callback may touch any device's mapping). */
 TEST_F(man, in_process_orchestrator_accepts_any_device_tag)
