@@ -1338,6 +1338,73 @@ TEST_F(man, in_process_orchestrator_accepts_any_device_tag)
 }
 
 /*
+ * Device addresses repeat from device to device: in-process, GM tensors of
+ * two devices at one (object, offset) are two keys - the second device's
+ * reader does not wait for the first device's writer - while the same
+ * device's reader does. They used to share a key (the tag was left out).
+ */
+TEST_F(man, gm_tensors_of_two_devices_at_one_address_are_not_ordered)
+{
+	struct pto_tensor d0 = gm_at(0x10000, 1), d1 = gm_at(0x10000, 2);
+	struct pto_task w, r0, r1;
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &d0, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), &w));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &d1, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &r1));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &d0, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(2), &r0));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, r1));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, r0));
+	/* Both run while the writer has not: no edge between them. */
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, w));
+}
+
+/*
+ * On a device orchestrator an untagged GM tensor is this device's (submit
+ * takes it unchecked), so it and a tagged view of the same bytes are one
+ * key: the tag in the key must not split them.
+ */
+TEST(untagged_and_tagged_views_of_own_gm_are_one_key)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_tensor untagged = gm_at(0x10000, 0), own = gm_at(0x10000, GM_DEV);
+	struct pto_task_args a;
+	struct pto_task c1, c2;
+	struct pto_run *r;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create(&cfg, &gm_ops, NULL, &o));
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	pto_args_init(&a);
+	pto_args_add_tensor(&a, &untagged, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(0), NULL));
+	pto_args_reset(&a);
+	pto_args_add_tensor(&a, &own, PTO_INOUT);
+	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(1), &c1));
+	pto_args_reset(&a);
+	pto_args_add_tensor(&a, &untagged, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(0), &c2));
+	EXPECT_EQ(ORCH_PENDING, ot_state(o, c1));
+	EXPECT_EQ(ORCH_PENDING, ot_state(o, c2));
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(3, ot_drain(o));
+	EXPECT_EQ(0, pto_run_wait(r, 1000));
+	pto_run_release(r);
+	pto_args_fini(&a);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
  * The device tag took the place of padding: struct pto_tensor keeps its
  * size and offsets, so a program built before it (tag 0: untagged) runs
  * against this library unchanged.
