@@ -163,6 +163,12 @@ TEST_F(sched, device_error_fails_task_and_poisons_consumer)
 	EXPECT_EQ(3, st.tasks);
 }
 
+/*
+ * A host buffer's tensor h and the fixture's GM tensor t. c->kind 0: add
+ * h + t into t (add reads h). Otherwise h orders kernels that read no
+ * tensor: noop writes it, spin_ns reads it, and a fill of t follows the
+ * spin (through t, only an ordering key to spin_ns too).
+ */
 static int host_tensor_dag(pto_orch *o, void *arg)
 {
 	static int32_t host[16];
@@ -173,11 +179,30 @@ static int host_tensor_dag(pto_orch *o, void *arg)
 	int ret;
 
 	pto_args_init(&args);
-	pto_args_add_tensor(&args, &h, PTO_INPUT);
-	pto_args_add_tensor(&args, &t, PTO_INPUT);
-	pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
-	ret = pto_submit_next_level(o, &k_add, &args, NULL,
-				    pto_on_kind(PTO_WK_AIV), &c->h);
+	if (!c->kind) {
+		pto_args_add_tensor(&args, &h, PTO_INPUT);
+		pto_args_add_tensor(&args, &t, PTO_INPUT);
+		pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
+		ret = pto_submit_next_level(o, &k_add, &args, NULL,
+					    pto_on_kind(PTO_WK_AIV), &c->h);
+	} else {
+		pto_args_add_tensor(&args, &h, PTO_OUTPUT_EXISTING);
+		ret = pto_submit_next_level(o, &k_noop, &args, NULL,
+					    pto_on_kind(PTO_WK_AIV), NULL);
+		pto_args_reset(&args);
+		pto_args_add_scalar(&args, 1000);
+		pto_args_add_tensor(&args, &h, PTO_INPUT);
+		pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
+		if (!ret)
+			ret = pto_submit_next_level(o, &k_spin, &args, NULL,
+						    pto_on_kind(PTO_WK_AIC), NULL);
+		pto_args_reset(&args);
+		pto_args_add_scalar(&args, 3);
+		pto_args_add_tensor(&args, &t, PTO_INOUT);	/* after the spin */
+		if (!ret)
+			ret = pto_submit_next_level(o, &k_fill, &args, NULL,
+						    pto_on_kind(PTO_WK_AIV), NULL);
+	}
 	pto_args_fini(&args);
 	return ret;
 }
@@ -208,46 +233,14 @@ TEST_F(sched, host_memory_is_refused_at_submit)
 		EXPECT_EQ(-1, self->map[i]);
 }
 
-/* Host addresses as ordering keys of kernels that read no tensor (noop,
- * spin_ns), then a fill after them through a GM key. */
-static int host_keys_dag(pto_orch *o, void *arg)
-{
-	static int32_t host[16];
-	struct pto_tensor h = pto_tensor_host(host, sizeof(host));
-	struct ctx *c = arg;
-	struct pto_tensor t = ti(c->self, 0, 16);
-	struct pto_task_args args;
-	int ret;
-
-	pto_args_init(&args);
-	pto_args_add_tensor(&args, &h, PTO_OUTPUT_EXISTING);
-	ret = pto_submit_next_level(o, &k_noop, &args, NULL,
-				    pto_on_kind(PTO_WK_AIV), NULL);
-	pto_args_reset(&args);
-	pto_args_add_scalar(&args, 1000);
-	pto_args_add_tensor(&args, &h, PTO_INPUT);
-	pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
-	if (!ret)
-		ret = pto_submit_next_level(o, &k_spin, &args, NULL,
-					    pto_on_kind(PTO_WK_AIC), NULL);
-	pto_args_reset(&args);
-	pto_args_add_scalar(&args, 3);
-	pto_args_add_tensor(&args, &t, PTO_INOUT);	/* after the spin */
-	if (!ret)
-		ret = pto_submit_next_level(o, &k_fill, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), NULL);
-	pto_args_fini(&args);
-	return ret;
-}
-
 /* ... and kernels that read no tensor still take host tensors and run. */
 TEST_F(sched, host_keys_of_tensorless_kernels_are_accepted)
 {
-	struct ctx c = { .self = self };
+	struct ctx c = { .self = self, .kind = 1 };
 	struct pto_sched_stats st;
 	int i;
 
-	EXPECT_EQ(0, pto_orch_run(self->o, host_keys_dag, &c))
+	EXPECT_EQ(0, pto_orch_run(self->o, host_tensor_dag, &c))
 		TH_LOG("%s", pto_orch_error(self->o));
 	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st));
 	EXPECT_EQ(3, st.tasks);
