@@ -96,9 +96,27 @@ struct orch_backend_ops {
 	 * dependency inference; must not call back into the orchestrator. */
 	int (*check_group)(void *be, const int32_t *widx, uint32_t n,
 			   char *msg, size_t len);
+	/*
+	 * The workers run kernels (pto_callable.kernel_id) that can address
+	 * tensors in the heap rings' space only (a device's GM). Submit then
+	 * refuses a tensor of another space (-EINVAL) unless the task's
+	 * kernel is one of @tensorless_kernels: a kernel that reads no
+	 * tensor, whose tensors only order tasks (orch_kernel_tensorless).
+	 * Auto-allocated OUTPUTs are carved from the heap, so never refused.
+	 * Read once, at create.
+	 */
+	bool kernels_need_heap_space;
+	uint64_t tensorless_kernels;	/* bit k: kernel id k (< 64) */
 	/* Free the backend (after stop / heap_unmap). */
 	void (*destroy)(void *be);
 };
+
+/* Does kernel @id read no tensor, by the backend's mask @tensorless
+ * (orch_backend_ops.tensorless_kernels)? Ids of 64 and up never do. */
+static inline bool orch_kernel_tensorless(uint64_t tensorless, uint64_t id)
+{
+	return id < 64 && (tensorless >> id & 1);
+}
 
 /* Create an orchestrator on an arbitrary backend (the in-process one is
  * pto_orch_create_inproc). Takes ownership of @be (ops->destroy). */

@@ -282,6 +282,10 @@ int orch_create(const struct pto_orch_config *cfg,
 	}
 	/* Every ring is in the same device's GM. */
 	o->gm_dev = o->rings[0].heap.dev;
+	if (ops->kernels_need_heap_space)
+		o->kernel_bad_spaces = ((1u << PTO_SPACE_NR) - 1) &
+				       ~(1u << o->rings[0].heap.space);
+	o->tensorless_kernels = ops->tensorless_kernels;
 	if (!err)
 		err = ops->start(be, o);
 	if (err) {

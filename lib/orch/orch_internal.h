@@ -115,6 +115,8 @@ enum orch_slot_kind {
 /* A (run, tensor) identity. HOST keys use obj = 0, off = address. */
 struct orch_key {
 	uint64_t run_id;
+	/* enum pto_space; a non-HOST key also has its device tag (struct
+	 * pto_tensor.dev) from bit 8: devices reuse each other's addresses. */
 	uint64_t space;
 	uint64_t obj;
 	uint64_t off;
@@ -554,6 +556,14 @@ struct pto_orch {
 	/* Device tag of the heap rings' GM (orch_heap.dev): submit refuses a
 	 * GM tensor tagged with another device. 0: no device (in-process). */
 	uint32_t gm_dev;
+	/*
+	 * Bit s: a tensor of space s is refused at submit unless the task's
+	 * kernel is in @tensorless_kernels (the backend's
+	 * kernels_need_heap_space: every space but the heap's). 0: any
+	 * space is taken (in-process).
+	 */
+	uint32_t kernel_bad_spaces;
+	uint64_t tensorless_kernels;
 
 	struct orch_ring rings[PTO_MAX_RING_DEPTH];
 	struct orch_tensormap tm;

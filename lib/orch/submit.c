@@ -46,8 +46,8 @@ static uint64_t align_up(uint64_t v)
 	return (v + PTO_HEAP_ALIGN - 1) & ~(uint64_t)(PTO_HEAP_ALIGN - 1);
 }
 
-static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
-		       struct orch_key *k)
+static void tensor_key(const struct pto_orch *o, const struct pto_run *r,
+		       const struct pto_tensor *t, struct orch_key *k)
 {
 	k->run_id = r->id;
 	if (t->space == PTO_SPACE_HOST) {
@@ -55,7 +55,15 @@ static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
 		k->obj = 0;
 		k->off = t->data;
 	} else {
-		k->space = t->space;
+		/*
+		 * Device addresses repeat from device to device: the device
+		 * tag is part of the key (struct orch_key). On a device
+		 * orchestrator every GM tensor validate() let through is
+		 * this device's, tagged or untagged (0): or-ing in gm_dev
+		 * makes both one key. In-process (gm_dev 0) the tag is
+		 * taken as it is.
+		 */
+		k->space = t->space | (uint64_t)(t->dev | o->gm_dev) << 8;
 		k->obj = t->obj;
 		k->off = t->offset;
 	}
@@ -76,6 +84,23 @@ static struct pto_run *building_run(struct pto_orch *o)
 		return NULL;
 	}
 	return r;
+}
+
+static const char *space_name(uint32_t space)
+{
+	return space == PTO_SPACE_HOST ? "HOST" : "GM";
+}
+
+/* Out of line: validate()'s loop keeps one bit test per tensor. */
+static __attribute__((noinline, cold)) int
+bad_space(struct pto_orch *o, const struct pto_callable *c, uint32_t m,
+	  uint32_t j, const struct pto_arg_tensor *t)
+{
+	return orch_error(o, -EINVAL,
+			  "member %u tensor %u is a %s tensor, and kernel %llu reads its tensors from %s only (a kernel that reads none may take any tensor as an ordering key)",
+			  m, j, space_name(t->t.space),
+			  (unsigned long long)c->kernel_id,
+			  space_name(o->rings[0].heap.space));
 }
 
 /* Pure validation, before anything is claimed. */
@@ -111,23 +136,32 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 
 			if (t->tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
 				return orch_error(o, -EINVAL, "bad tag or space");
-			/*
-			 * An orchestrator on a device (o->gm_dev set) refuses
-			 * another device's GM: its address would name this
-			 * device's GM at the same offset (device addresses
-			 * repeat), and the task would touch the wrong memory.
-			 * Untagged (0, see pto_tensor.dev) passes, and an
-			 * auto-allocated OUTPUT gets this device's GM. On the
-			 * in-process backend both tags are 0: one compare.
-			 */
-			if (t->t.dev != o->gm_dev && t->t.dev && o->gm_dev &&
-			    t->t.space == PTO_SPACE_GM &&
-			    (t->tag != PTO_OUTPUT || t->t.data))
-				return orch_error(o, -EXDEV,
-						  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
-						  m, j, t->t.dev - 1, o->gm_dev - 1);
-			if (t->tag != PTO_OUTPUT || t->t.data)
+			/* Not auto-allocated (that one is carved from the
+			 * heap: on a device, its GM, whatever it names). */
+			if (t->tag != PTO_OUTPUT || t->t.data) {
+				/*
+				 * An orchestrator on a device (o->gm_dev set)
+				 * refuses another device's GM: its address
+				 * would name this device's GM at the same
+				 * offset (device addresses repeat), and the
+				 * task would touch the wrong memory. Untagged
+				 * (0, see pto_tensor.dev) passes. On the
+				 * in-process backend both tags are 0: one
+				 * compare.
+				 */
+				if (t->t.dev != o->gm_dev && t->t.dev &&
+				    o->gm_dev && t->t.space == PTO_SPACE_GM)
+					return orch_error(o, -EXDEV,
+							  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
+							  m, j, t->t.dev - 1, o->gm_dev - 1);
+				/* A HOST tensor given to a device kernel that
+				 * reads it would fail only at dispatch. */
+				if (o->kernel_bad_spaces >> t->t.space & 1 &&
+				    !orch_kernel_tensorless(o->tensorless_kernels,
+							    q->c->kernel_id))
+					return bad_space(o, q->c, m, j, t);
 				continue;
+			}
 			if (!t->t.nbytes || t->t.nbytes > (1ULL << 48))
 				return orch_error(o, -EINVAL,
 						  "auto-allocated OUTPUT needs a size");
@@ -358,7 +392,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 
 			if (tag == PTO_NO_DEP)
 				continue;
-			tensor_key(r, &mb->t[j].t, &k);
+			tensor_key(o, r, &mb->t[j].t, &k);
 			h = orch_tm_hash(&k);	/* once for lookup + insert */
 			if (tag == PTO_INPUT || tag == PTO_INOUT) {
 				struct orch_slotref p = orch_tm_lookup_hashed(o, &k, h);
@@ -739,7 +773,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		t.offset = heap->obj_off + ar.heap_off;
 		t.dev = heap->dev;
 	}
-	tensor_key(r, &t, &k);
+	tensor_key(o, r, &t, &k);
 	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
 			    &s->cap_keys, 1, sizeof(*s->out_keys), s->inl_keys);
 	if (err)

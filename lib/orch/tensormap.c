@@ -23,7 +23,8 @@
  * low bits the bucket mask keeps; addresses are aligned, so the low bits
  * of the product alone would leave most buckets empty. run_id and space
  * need only separate otherwise equal keys, so they are shifted into bits
- * an address or offset does not reach in practice.
+ * an address or offset does not reach in practice (a GM key's device tag,
+ * space bits 8 and up, lands in bits 52 and up).
  */
 uint64_t orch_tm_hash(const struct orch_key *k)
 {

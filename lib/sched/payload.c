@@ -22,6 +22,7 @@ static int fill_tensor(const struct pto_arg_tensor *a,
 	uint64_t stride = 1;
 	int d;
 
+	/* Submit refused it already (kernels_need_heap_space): a backstop. */
 	if (a->t.space != PTO_SPACE_GM) {
 		snprintf(msg, len, "tensor is not in device GM (space %u)",
 			 a->t.space);
@@ -83,19 +84,10 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 		p->block_idx = v->member;
 		p->block_num = v->nmembers;
 	}
-	/*
-	 * Kernels that read no tensor (noop, spin_ns, fault, hang): their
-	 * tensors only order tasks (the keys may be host addresses), so none
-	 * reach the core.
-	 */
-	switch (p->func_id) {
-	case PTO_FUNC_NOOP:
-	case PTO_FUNC_SPIN_NS:
-	case PTO_FUNC_FAULT:
-	case PTO_FUNC_HANG:
+	/* Their tensors only order tasks: none reach the core. */
+	if (orch_kernel_tensorless(SCHED_TENSORLESS_KERNELS, p->func_id))
 		return 0;
-	}
-	/* After the switch: ordering-only tensors are not limited. */
+	/* After that: ordering-only tensors are not limited. */
 	if (v->ntensors > PTO_PAYLOAD_TENSORS) {
 		snprintf(msg, len, "%u tensors: a device kernel takes at most %d",
 			 v->ntensors, PTO_PAYLOAD_TENSORS);

@@ -940,6 +940,8 @@ static const struct orch_backend_ops sched_ops = {
 	.stop = sched_stop,
 	.kick = sched_kick,
 	.check_group = sched_check_group,
+	.kernels_need_heap_space = true,
+	.tensorless_kernels = SCHED_TENSORLESS_KERNELS,
 	.destroy = sched_destroy,
 };
 

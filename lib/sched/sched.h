@@ -134,6 +134,17 @@ struct sched_backend {
 	atomic_int stop;
 };
 
+/*
+ * Kernels that read no tensor (noop, spin_ns, fault, hang): their tensors
+ * only order tasks (the keys may be HOST addresses), so none reach the
+ * core (payload.c) and submit takes tensors of any space for them
+ * (orch_backend_ops.tensorless_kernels); every other kernel's tensors
+ * must be GM. Test with orch_kernel_tensorless().
+ */
+#define SCHED_TENSORLESS_KERNELS					\
+	(1ULL << PTO_FUNC_NOOP | 1ULL << PTO_FUNC_SPIN_NS |		\
+	 1ULL << PTO_FUNC_FAULT | 1ULL << PTO_FUNC_HANG)
+
 /* payload.c: fill @p from the dispatch view; 0 or -errno + @msg. */
 int sched_build_payload(const struct orch_dispatch_view *v,
 			struct pto_payload *p, char *msg, size_t len);

@@ -18,6 +18,8 @@ static const struct pto_callable k_fill = { .kernel_id = PTO_FUNC_FILL };
 static const struct pto_callable k_fault = { .kernel_id = PTO_FUNC_FAULT };
 static const struct pto_callable k_copy = { .kernel_id = PTO_FUNC_COPY };
 static const struct pto_callable k_add = { .kernel_id = PTO_FUNC_ADD };
+static const struct pto_callable k_noop = { .kernel_id = PTO_FUNC_NOOP };
+static const struct pto_callable k_spin = { .kernel_id = PTO_FUNC_SPIN_NS };
 
 FIXTURE(sched) {
 	struct pto_dev *dev;
@@ -161,6 +163,12 @@ TEST_F(sched, device_error_fails_task_and_poisons_consumer)
 	EXPECT_EQ(3, st.tasks);
 }
 
+/*
+ * A host buffer's tensor h and the fixture's GM tensor t. c->kind 0: add
+ * h + t into t (add reads h). Otherwise h orders kernels that read no
+ * tensor: noop writes it, spin_ns reads it, and a fill of t follows the
+ * spin (through t, only an ordering key to spin_ns too).
+ */
 static int host_tensor_dag(pto_orch *o, void *arg)
 {
 	static int32_t host[16];
@@ -171,25 +179,74 @@ static int host_tensor_dag(pto_orch *o, void *arg)
 	int ret;
 
 	pto_args_init(&args);
-	pto_args_add_tensor(&args, &h, PTO_INPUT);
-	pto_args_add_tensor(&args, &t, PTO_INPUT);
-	pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
-	ret = pto_submit_next_level(o, &k_add, &args, NULL,
-				    pto_on_kind(PTO_WK_AIV), &c->h);
+	if (!c->kind) {
+		pto_args_add_tensor(&args, &h, PTO_INPUT);
+		pto_args_add_tensor(&args, &t, PTO_INPUT);
+		pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
+		ret = pto_submit_next_level(o, &k_add, &args, NULL,
+					    pto_on_kind(PTO_WK_AIV), &c->h);
+	} else {
+		pto_args_add_tensor(&args, &h, PTO_OUTPUT_EXISTING);
+		ret = pto_submit_next_level(o, &k_noop, &args, NULL,
+					    pto_on_kind(PTO_WK_AIV), NULL);
+		pto_args_reset(&args);
+		pto_args_add_scalar(&args, 1000);
+		pto_args_add_tensor(&args, &h, PTO_INPUT);
+		pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
+		if (!ret)
+			ret = pto_submit_next_level(o, &k_spin, &args, NULL,
+						    pto_on_kind(PTO_WK_AIC), NULL);
+		pto_args_reset(&args);
+		pto_args_add_scalar(&args, 3);
+		pto_args_add_tensor(&args, &t, PTO_INOUT);	/* after the spin */
+		if (!ret)
+			ret = pto_submit_next_level(o, &k_fill, &args, NULL,
+						    pto_on_kind(PTO_WK_AIV), NULL);
+	}
 	pto_args_fini(&args);
 	return ret;
 }
 
-TEST_F(sched, host_memory_is_refused_with_a_reason)
+/*
+ * Host memory given to a kernel that reads its tensors (add) is refused at
+ * submit, with -EINVAL and a reason: nothing reaches a core and the GM
+ * output keeps its contents. It used to be refused only when its payload
+ * was built at dispatch, failing the task at run time.
+ */
+TEST_F(sched, host_memory_is_refused_at_submit)
 {
 	struct ctx c = { .self = self };
+	struct pto_sched_stats st;
 	pto_run *r;
+	int i;
 
-	ASSERT_EQ(0, pto_submit(self->o, host_tensor_dag, &c, &r));
+	for (i = 0; i < 16; i++)
+		self->map[i] = -1;
+	EXPECT_EQ(-EINVAL, pto_submit(self->o, host_tensor_dag, &c, &r));
+	EXPECT_STREQ("member 0 tensor 0 is a HOST tensor, and kernel 1 reads its tensors from GM only (a kernel that reads none may take any tensor as an ordering key)",
+		     pto_orch_error(self->o));
 	EXPECT_EQ(-EINVAL, pto_run_wait(r, 20000));
-	EXPECT_NE(NULL, strstr(pto_run_error(r), "not in device GM"))
-		TH_LOG("%s", pto_run_error(r));
 	pto_run_release(r);
+	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st));
+	EXPECT_EQ(0, st.tasks);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(-1, self->map[i]);
+}
+
+/* ... and kernels that read no tensor still take host tensors and run. */
+TEST_F(sched, host_keys_of_tensorless_kernels_are_accepted)
+{
+	struct ctx c = { .self = self, .kind = 1 };
+	struct pto_sched_stats st;
+	int i;
+
+	EXPECT_EQ(0, pto_orch_run(self->o, host_tensor_dag, &c))
+		TH_LOG("%s", pto_orch_error(self->o));
+	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st));
+	EXPECT_EQ(3, st.tasks);
+	EXPECT_EQ(0, st.errors);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(3, self->map[i]);
 }
 
 /* A group: member i fills 16 elements at 512 + 16 i with 100 + i. */
@@ -257,8 +314,6 @@ TEST_F(sched, group_across_partitions_is_refused)
  * awake) met a step that skipped the pass without keeping the loop
  * stepping, and the thread slept with the task READY.
  */
-static const struct pto_callable k_noop = { .kernel_id = PTO_FUNC_NOOP };
-static const struct pto_callable k_spin = { .kernel_id = PTO_FUNC_SPIN_NS };
 
 static int aiv_then_mix_dag(pto_orch *o, void *arg)
 {
@@ -338,7 +393,8 @@ TEST(parked_only_task_after_mix)
 }
 
 /*
- * A MIX task whose payload cannot be built (a host tensor) fails, and the
+ * A MIX task whose payload cannot be built (three scalars: submit leaves
+ * that to the payload) fails, and the
  * MIX tasks queued behind it on the cluster still run. Regression: that
  * failure path cleared the cluster's wanted flag and nothing set it again
  * (the orchestrator kicks when work is routed, not when a worker comes
@@ -346,8 +402,6 @@ TEST(parked_only_task_after_mix)
  */
 static int bad_then_good_mix_dag(pto_orch *o, void *arg)
 {
-	static int32_t host[16];
-	struct pto_tensor h = pto_tensor_host(host, sizeof(host));
 	struct pto_task_args a;
 	int i, ret = 0;
 
@@ -358,9 +412,9 @@ static int bad_then_good_mix_dag(pto_orch *o, void *arg)
 
 		pto_args_reset(&a);
 		if (k == &k_add) {
-			pto_args_add_tensor(&a, &h, PTO_INPUT);
-			pto_args_add_tensor(&a, &h, PTO_INPUT);
-			pto_args_add_tensor(&a, &h, PTO_OUTPUT_EXISTING);
+			pto_args_add_scalar(&a, 1);
+			pto_args_add_scalar(&a, 2);
+			pto_args_add_scalar(&a, 3);
 		}
 		ret = pto_submit_next_level(o, k, &a, NULL,
 					    pto_on_worker(PTO_SCHED_MIX_ID(0)),
@@ -385,9 +439,9 @@ TEST(failed_mix_payload_does_not_stall_the_cluster)
 
 		ASSERT_EQ(0, pto_orch_sched_stats(o, &st0));
 		ASSERT_EQ(0, pto_submit(o, bad_then_good_mix_dag, NULL, &r));
-		EXPECT_EQ(-EINVAL, pto_run_wait(r, 10000))
+		EXPECT_EQ(-E2BIG, pto_run_wait(r, 10000))
 			TH_LOG("iteration %d: the queued MIX tasks never ran", it);
-		EXPECT_NE(NULL, strstr(pto_run_error(r), "not in device GM"))
+		EXPECT_NE(NULL, strstr(pto_run_error(r), "at most 2"))
 			TH_LOG("%s", pto_run_error(r));
 		pto_run_release(r);
 		/* The two good MIX tasks ran, each on the cluster's 3 cores. */

@@ -266,17 +266,23 @@ TEST_F(man, waw_earlier_writer_consumed_first_keeps_later_mapping)
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, rd));
 }
 
-/* A GM tensor keys on (space, object, offset), not on its host address:
- * two mappings of one GM byte collide, one address in two objects not. */
-TEST_F(man, gm_tensor_key_is_object_and_offset)
+/*
+ * A GM tensor keys on (space, device, object, offset), not on its host
+ * address: two mappings of one GM byte collide; one address in two
+ * objects does not, nor in two devices' GM (device addresses repeat from
+ * device to device; the device tag used to be left out of the key, which
+ * ordered the second device's reader after the first's writer).
+ */
+TEST_F(man, gm_tensor_key_is_device_object_and_offset)
 {
 	struct pto_tensor w = { .data = 0x1000, .nbytes = 64, .obj = 7,
-				.offset = 128, .space = PTO_SPACE_GM };
-	struct pto_tensor alias = w, other = w;
-	struct pto_task p, c1, c2;
+				.offset = 128, .space = PTO_SPACE_GM, .dev = 1 };
+	struct pto_tensor alias = w, other = w, dev2 = w;
+	struct pto_task p, c1, c2, c3;
 
 	alias.data = 0x9000;	/* another view of the same bytes */
 	other.obj = 8;		/* same address, another object */
+	dev2.dev = 2;		/* same address, another device */
 	pto_args_reset(&self->a);
 	pto_args_add_tensor(&self->a, &w, PTO_OUTPUT);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
@@ -290,8 +296,13 @@ TEST_F(man, gm_tensor_key_is_object_and_offset)
 	pto_args_add_tensor(&self->a, &other, PTO_INPUT);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
 					   pto_on_worker(2), &c2));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &dev2, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(2), &c3));
 	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c1));
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c2));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c3));
 }
 
 TEST_F(man, inout_chain_is_waw_and_raw)
@@ -1080,9 +1091,14 @@ TEST(gm_heap_outputs_are_keyed_by_object_and_offset)
 	EXPECT_EQ(4096u, at.offset);
 	EXPECT_EQ(GM_DEV, at.dev);
 	ASSERT_EQ(0, pto_scope_end(o));
-	/* Another mapping of the same GM bytes depends on the writer. */
+	/*
+	 * Another mapping of the same GM bytes depends on the writer, also
+	 * untagged (hand-built): on a device, 0 keys as the device's own
+	 * tag, which is in the key.
+	 */
 	view = out;
 	view.data = 0xdead000;
+	view.dev = 0;
 	pto_args_reset(&a);
 	pto_args_add_tensor(&a, &view, PTO_INPUT);
 	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(1), &c));
@@ -1141,10 +1157,22 @@ TEST(gm_tensors_of_the_own_device_or_untagged_are_accepted)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
-/* Device 0's tensor, alone or as a group's second member's. */
-static int submit_foreign(pto_orch *o, void *arg)
+/*
+ * A task naming @bad, a tensor submit must refuse, tagged tag[shape]: as a
+ * single's second tensor (shape 0), a group's second member's only tensor
+ * (1), an SPMD task's second tensor (2).
+ */
+struct refused {
+	const struct pto_callable *c;
+	struct pto_tensor bad;
+	enum pto_tag tag[3];
+	uintptr_t shape;
+};
+
+static int submit_refused(pto_orch *o, void *arg)
 {
-	struct pto_tensor own = gm_at(0x10000, GM_DEV), foreign = gm_at(0x10000, 1);
+	struct refused *x = arg;
+	struct pto_tensor own = gm_at(0x10000, GM_DEV);
 	struct pto_task_args a, b, *args[2] = { &a, &b };
 	static const int32_t ids[2] = { 0, 1 };
 	int err;
@@ -1152,18 +1180,43 @@ static int submit_foreign(pto_orch *o, void *arg)
 	pto_args_init(&a);
 	pto_args_init(&b);
 	pto_args_add_tensor(&a, &own, PTO_INPUT);
-	if (arg) {
-		pto_args_add_tensor(&b, &foreign, PTO_OUTPUT_EXISTING);
-		err = pto_submit_next_level_group(o, &NOOP, args, 2, NULL, ids,
+	pto_args_add_tensor(x->shape == 1 ? &b : &a, &x->bad, x->tag[x->shape]);
+	if (x->shape == 1)
+		err = pto_submit_next_level_group(o, x->c, args, 2, NULL, ids,
 						  NULL);
-	} else {
-		pto_args_add_tensor(&a, &foreign, PTO_INPUT);
-		err = pto_submit_next_level(o, &NOOP, &a, NULL,
+	else if (x->shape == 2)
+		err = pto_submit_spmd(o, x->c, &a, NULL, PTO_WK_SUB, 3, NULL);
+	else
+		err = pto_submit_next_level(o, x->c, &a, NULL,
 					    pto_on_worker(0), NULL);
-	}
 	pto_args_fini(&a);
 	pto_args_fini(&b);
 	return err;
+}
+
+/* Shapes 0..@n-1 of @x on @ops: the run fails to build with @err and
+ * msg[shape], with nothing claimed and nothing run. */
+static void expect_refused(struct __test_metadata *_metadata,
+			   const struct orch_backend_ops *ops,
+			   struct refused *x, uintptr_t n, int err,
+			   const char *const *msg)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_run *r;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create(&cfg, ops, NULL, &o));
+	for (x->shape = 0; x->shape < n; x->shape++) {
+		EXPECT_EQ(err, pto_submit(o, submit_refused, x, &r))
+			TH_LOG("shape %lu", (unsigned long)x->shape);
+		EXPECT_STREQ(msg[x->shape], pto_orch_error(o));
+		EXPECT_EQ(0, ot_drain(o));	/* nothing to run */
+		EXPECT_EQ(err, pto_run_wait(r, 1000));
+		pto_run_release(r);
+		EXPECT_TRUE(ot_empty(o));	/* no slot was claimed */
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
 /*
@@ -1173,24 +1226,96 @@ static int submit_foreign(pto_orch *o, void *arg)
  */
 TEST(gm_tensor_of_another_device_is_refused_at_submit)
 {
-	static const char *const msg[2] = {
+	static const char *const msg[3] = {
 		"member 0 tensor 1 is GM of device 0, this orchestrator runs on device 1",
 		"member 1 tensor 0 is GM of device 0, this orchestrator runs on device 1",
+		"member 0 tensor 1 is GM of device 0, this orchestrator runs on device 1",
 	};
+	struct refused x = { &NOOP, gm_at(0x10000, 1),
+			     { PTO_INPUT, PTO_OUTPUT_EXISTING, PTO_INOUT }, 0 };
+
+	expect_refused(_metadata, &gm_ops, &x, 3, -EXDEV, msg);
+}
+
+/* ---- kernels that read GM only (the device's rule, on the test GM) ---- */
+
+#define K_ORDER 3	/* reads no tensor: any space orders */
+#define K_READS 5	/* reads its tensors: GM only */
+
+static const struct orch_backend_ops gm_kernel_ops = {
+	.name = "gm-kernels", .heap_map = gm_heap_map, .heap_unmap = gm_heap_unmap,
+	.start = gm_start, .stop = gm_stop, .kick = gm_kick, .destroy = gm_destroy,
+	.kernels_need_heap_space = true, .tensorless_kernels = 1ULL << K_ORDER,
+};
+
+static const struct pto_callable KC_ORDER = { .fn = noop, .kernel_id = K_ORDER };
+static const struct pto_callable KC_READS = { .fn = noop, .kernel_id = K_READS };
+
+#define READS_GM ", and kernel 5 reads its tensors from GM only (a kernel that reads none may take any tensor as an ordering key)"
+
+/*
+ * On a backend whose kernels read the heap's space only (the device: GM),
+ * a HOST tensor - whatever its tag - given to a kernel that reads tensors
+ * is refused at submit with -EINVAL and a reason, before anything is
+ * claimed, for a single, a group member and SPMD alike; it used to fail
+ * only at dispatch, with the task already in the DAG.
+ */
+TEST(host_tensor_to_a_kernel_that_reads_is_refused_at_submit)
+{
+	static const char *const msg[3] = {
+		"member 0 tensor 1 is a HOST tensor" READS_GM,
+		"member 1 tensor 0 is a HOST tensor" READS_GM,
+		"member 0 tensor 1 is a HOST tensor" READS_GM,
+	};
+	struct refused x = { &KC_READS, pto_tensor_host((void *)0x3000, 64),
+			     { PTO_NO_DEP, PTO_OUTPUT_EXISTING, PTO_INOUT }, 0 };
+
+	expect_refused(_metadata, &gm_kernel_ops, &x, 3, -EINVAL, msg);
+}
+
+/*
+ * On the same backend, a kernel that reads no tensor takes HOST tensors as
+ * ordering keys (they still order: RAW on the HOST key), and a kernel that
+ * reads takes GM tensors and an OUTPUT it has allocated (HOST-space as
+ * asked, carved from the heap's GM). Everything runs.
+ */
+TEST(ordering_kernels_take_host_tensors_readers_take_gm)
+{
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_tensor host = pto_tensor_host((void *)0x3000, 64);
+	struct pto_tensor gm = gm_at(0x10000, GM_DEV);
+	struct pto_tensor out = { .nbytes = 64, .space = PTO_SPACE_HOST };
+	struct pto_task_args a;
+	struct pto_task w, rd;
 	struct pto_run *r;
 	pto_orch *o;
-	int group;
 
-	ASSERT_EQ(0, orch_create(&cfg, &gm_ops, NULL, &o));
-	for (group = 0; group < 2; group++) {
-		EXPECT_EQ(-EXDEV, pto_submit(o, submit_foreign,
-					     group ? (void *)1 : NULL, &r));
-		EXPECT_STREQ(msg[group], pto_orch_error(o));
-		EXPECT_EQ(-EXDEV, pto_run_wait(r, 1000));
-		pto_run_release(r);
-		EXPECT_TRUE(ot_empty(o));	/* no slot was claimed */
-	}
+	ASSERT_EQ(0, orch_create(&cfg, &gm_kernel_ops, NULL, &o));
+	ASSERT_EQ(0, orch_begin_run(o, &r));
+	pto_args_init(&a);
+	pto_args_add_tensor(&a, &host, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_submit_next_level(o, &KC_ORDER, &a, NULL,
+					   pto_on_worker(0), &w))
+		TH_LOG("%s", pto_orch_error(o));
+	pto_args_reset(&a);
+	pto_args_add_tensor(&a, &host, PTO_INPUT);
+	pto_args_add_tensor(&a, &gm, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_spmd(o, &KC_ORDER, &a, NULL, PTO_WK_SUB, 2, &rd))
+		TH_LOG("%s", pto_orch_error(o));
+	EXPECT_EQ(ORCH_PENDING, ot_state(o, rd));	/* the HOST key orders */
+	pto_args_reset(&a);
+	pto_args_add_tensor(&a, &gm, PTO_INPUT);
+	pto_args_add_tensor(&a, &out, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(o, &KC_READS, &a, NULL,
+					   pto_on_worker(1), NULL))
+		TH_LOG("%s", pto_orch_error(o));
+	EXPECT_EQ(PTO_SPACE_GM, a.tensors[1].t.space);	/* carved from GM */
+	orch_close_run_submission(o, r);
+	EXPECT_EQ(4, ot_drain(o));	/* 1 + 2 blocks + 1 */
+	EXPECT_EQ(0, pto_run_wait(r, 1000));
+	pto_run_release(r);
+	pto_args_fini(&a);
+	EXPECT_TRUE(ot_empty(o));
 	EXPECT_EQ(0, pto_orch_close(o, 100));
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }

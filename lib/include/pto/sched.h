@@ -11,7 +11,9 @@
  * hand completions back to the orchestrator. See Documentation/scheduler.md.
  *
  * A device task's callable names a built-in kernel (kernel_id = PTO_FUNC_*
- * of linux/pto.h); its tensors are GM tensors (pto_tensor_gm()); at most
+ * of linux/pto.h); its tensors are GM tensors (pto_tensor_gm()), a HOST
+ * one is -EINVAL at submit, except for kernels that read no tensor (noop,
+ * spin_ns, fault, hang: their tensors only order tasks); at most
  * two scalars. Tensors map onto the kernel's a / b / out slots in order,
  * except that the last written tensor (OUTPUT, INOUT, OUTPUT_EXISTING)
  * is `out`.
@@ -30,8 +32,8 @@ extern "C" {
 
 /*
  * A GM tensor: @nbytes at @offset of buffer @bo, which the caller mapped at
- * @map (pto_bo_map). Its dependency key is (GM, buffer address, offset), so
- * every view of the same bytes collides. @dtype is PTO_DTYPE_* (linux/pto.h).
+ * @map (pto_bo_map). Its dependency key is (GM, device, buffer address,
+ * offset), so every view of the same bytes collides. @dtype is PTO_DTYPE_* (linux/pto.h).
  * It is tagged with @bo's device (pto_tensor.dev): an orchestrator on
  * another device refuses it at submit (-EXDEV).
  */
