@@ -115,8 +115,6 @@ enum orch_slot_kind {
 /* A (run, tensor) identity. HOST keys use obj = 0, off = address. */
 struct orch_key {
 	uint64_t run_id;
-	/* enum pto_space; a non-HOST key also has its device tag (struct
-	 * pto_tensor.dev) from bit 8: devices reuse each other's addresses. */
 	uint64_t space;
 	uint64_t obj;
 	uint64_t off;

@@ -46,8 +46,8 @@ static uint64_t align_up(uint64_t v)
 	return (v + PTO_HEAP_ALIGN - 1) & ~(uint64_t)(PTO_HEAP_ALIGN - 1);
 }
 
-static void tensor_key(const struct pto_orch *o, const struct pto_run *r,
-		       const struct pto_tensor *t, struct orch_key *k)
+static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
+		       struct orch_key *k)
 {
 	k->run_id = r->id;
 	if (t->space == PTO_SPACE_HOST) {
@@ -56,14 +56,14 @@ static void tensor_key(const struct pto_orch *o, const struct pto_run *r,
 		k->off = t->data;
 	} else {
 		/*
-		 * Device addresses repeat from device to device: the device
-		 * tag is part of the key (struct orch_key). On a device
-		 * orchestrator every GM tensor validate() let through is
-		 * this device's, tagged or untagged (0): or-ing in gm_dev
-		 * makes both one key. In-process (gm_dev 0) the tag is
-		 * taken as it is.
+		 * Not the device tag: on a device orchestrator every GM
+		 * tensor validate() lets through is this device's, and
+		 * in-process a tagged and an untagged (0) view of one
+		 * buffer must stay one key. Two devices' buffers at one
+		 * address then share a key in-process: extra ordering,
+		 * never a lost dependency.
 		 */
-		k->space = t->space | (uint64_t)(t->dev | o->gm_dev) << 8;
+		k->space = t->space;
 		k->obj = t->obj;
 		k->off = t->offset;
 	}
@@ -392,7 +392,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 
 			if (tag == PTO_NO_DEP)
 				continue;
-			tensor_key(o, r, &mb->t[j].t, &k);
+			tensor_key(r, &mb->t[j].t, &k);
 			h = orch_tm_hash(&k);	/* once for lookup + insert */
 			if (tag == PTO_INPUT || tag == PTO_INOUT) {
 				struct orch_slotref p = orch_tm_lookup_hashed(o, &k, h);
@@ -773,7 +773,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		t.offset = heap->obj_off + ar.heap_off;
 		t.dev = heap->dev;
 	}
-	tensor_key(o, r, &t, &k);
+	tensor_key(r, &t, &k);
 	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
 			    &s->cap_keys, 1, sizeof(*s->out_keys), s->inl_keys);
 	if (err)

@@ -23,8 +23,7 @@
  * low bits the bucket mask keeps; addresses are aligned, so the low bits
  * of the product alone would leave most buckets empty. run_id and space
  * need only separate otherwise equal keys, so they are shifted into bits
- * an address or offset does not reach in practice (a GM key's device tag,
- * space bits 8 and up, lands in bits 52 and up).
+ * an address or offset does not reach in practice.
  */
 uint64_t orch_tm_hash(const struct orch_key *k)
 {

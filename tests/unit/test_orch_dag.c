@@ -277,12 +277,13 @@ TEST_F(man, gm_tensor_key_is_device_object_and_offset)
 {
 	struct pto_tensor w = { .data = 0x1000, .nbytes = 64, .obj = 7,
 				.offset = 128, .space = PTO_SPACE_GM, .dev = 1 };
-	struct pto_tensor alias = w, other = w, dev2 = w;
-	struct pto_task p, c1, c2, c3;
+	struct pto_tensor alias = w, other = w, dev2 = w, untagged = w;
+	struct pto_task p, c1, c2, c3, c4;
 
 	alias.data = 0x9000;	/* another view of the same bytes */
 	other.obj = 8;		/* same address, another object */
 	dev2.dev = 2;		/* same address, another device */
+	untagged.dev = 0;	/* a hand-built view of the same bytes */
 	pto_args_reset(&self->a);
 	pto_args_add_tensor(&self->a, &w, PTO_OUTPUT);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
@@ -300,9 +301,19 @@ TEST_F(man, gm_tensor_key_is_device_object_and_offset)
 	pto_args_add_tensor(&self->a, &dev2, PTO_INPUT);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
 					   pto_on_worker(2), &c3));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &untagged, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &c4));
 	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c1));
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c2));
-	EXPECT_EQ(ORCH_READY, ot_state(self->o, c3));
+	/*
+	 * The device tag is not in the key: an untagged view of the
+	 * writer's bytes must wait for it. In-process, another device's
+	 * buffer at the same address waits too (extra ordering only).
+	 */
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c4));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c3));
 }
 
 TEST_F(man, inout_chain_is_waw_and_raw)
@@ -1093,8 +1104,7 @@ TEST(gm_heap_outputs_are_keyed_by_object_and_offset)
 	ASSERT_EQ(0, pto_scope_end(o));
 	/*
 	 * Another mapping of the same GM bytes depends on the writer, also
-	 * untagged (hand-built): on a device, 0 keys as the device's own
-	 * tag, which is in the key.
+	 * untagged (hand-built): the tag is not part of the key.
 	 */
 	view = out;
 	view.data = 0xdead000;

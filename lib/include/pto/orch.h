@@ -51,10 +51,9 @@ enum pto_tag {
 
 /*
  * Address spaces of a tensor's dependency key. A HOST tensor's key is its
- * address. Any other space keys on (space, dev, obj, offset): a device GM
- * tensor names its device, its buffer object and the offset inside it, so
- * two views of one GM byte collide whatever host address maps them, and
- * two devices' buffers at one device address do not.
+ * address. Any other space keys on (space, obj, offset): a device GM tensor
+ * names its buffer object and the offset inside it, so two views of one GM
+ * byte collide whatever host address maps them.
  */
 enum pto_space {
 	PTO_SPACE_HOST = 0,
@@ -86,9 +85,10 @@ struct pto_tensor {
 	 * 0: untagged, accepted unchecked, so a program built when this
 	 * field was padding (or a hand-built tensor) runs as before.
 	 * Auto-allocated OUTPUTs and pto_alloc() get the orchestrator's own
-	 * device. Part of a GM tensor's dependency key: on a device, an
-	 * untagged tensor keys as that device's; in-process, 0 is a key of
-	 * its own (tag the tensors of one buffer alike).
+	 * device. Not part of the dependency key: a tagged and an untagged
+	 * view of one buffer are one key (on the in-process orchestrator,
+	 * two devices' buffers at one device address are too: extra
+	 * ordering, never a lost one).
 	 */
 	uint32_t dev;
 	uint64_t strides[4];

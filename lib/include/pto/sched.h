@@ -32,8 +32,8 @@ extern "C" {
 
 /*
  * A GM tensor: @nbytes at @offset of buffer @bo, which the caller mapped at
- * @map (pto_bo_map). Its dependency key is (GM, device, buffer address,
- * offset), so every view of the same bytes collides. @dtype is PTO_DTYPE_* (linux/pto.h).
+ * @map (pto_bo_map). Its dependency key is (GM, buffer address, offset),
+ * so every view of the same bytes collides. @dtype is PTO_DTYPE_* (linux/pto.h).
  * It is tagged with @bo's device (pto_tensor.dev): an orchestrator on
  * another device refuses it at submit (-EXDEV).
  */
