@@ -267,6 +267,29 @@ static int copy_member(struct pto_orch *o, struct orch_slot *s,
 	return 0;
 }
 
+/*
+ * Point @t at @off bytes into @heap, in the heap's space: a HOST heap (the
+ * in-process one) makes it a HOST tensor keyed by its address, any other
+ * names the heap's object, offset and device (backend.h, struct
+ * orch_heap). Whatever @t said of its space before is overwritten, so
+ * that every carved buffer is a key of its own: a GM-declared OUTPUT on
+ * a HOST heap used to keep (GM, 0, 0, 0), one key for all of them.
+ */
+static void heap_tensor(const struct orch_heap *heap, uint64_t off,
+			struct pto_tensor *t)
+{
+	t->data = (uint64_t)(uintptr_t)heap->base + off;
+	t->space = heap->space;
+	t->obj = 0;
+	t->offset = 0;
+	t->dev = 0;
+	if (heap->space != PTO_SPACE_HOST) {
+		t->obj = heap->obj;
+		t->offset = heap->obj_off + off;
+		t->dev = heap->dev;
+	}
+}
+
 /* Task data, group member vectors and OUTPUT carving, while BUILDING:
  * dispatch never allocates after claiming READY -> RUNNING. */
 static int prepare_members(struct pto_orch *o, struct orch_slot *s,
@@ -310,13 +333,7 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 
 			if (t->tag != PTO_OUTPUT || t->t.data)
 				continue;
-			t->t.data = (uint64_t)(uintptr_t)heap->base + cursor;
-			if (heap->space != PTO_SPACE_HOST) {
-				t->t.space = heap->space;
-				t->t.obj = heap->obj;
-				t->t.offset = heap->obj_off + cursor;
-				t->t.dev = heap->dev;
-			}
+			heap_tensor(heap, cursor, &t->t);
 			cursor += align_up(t->t.nbytes);
 			/* Hand the address back so later tasks can name it. */
 			q->args[m]->tensors[j].t = t->t;
@@ -765,14 +782,8 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		return fail_now(o, err);
 
 	memset(&t, 0, sizeof(t));
-	t.data = (uint64_t)(uintptr_t)ar.heap_ptr;
 	t.nbytes = nbytes;
-	t.space = heap->space;
-	if (heap->space != PTO_SPACE_HOST) {
-		t.obj = heap->obj;
-		t.offset = heap->obj_off + ar.heap_off;
-		t.dev = heap->dev;
-	}
+	heap_tensor(heap, ar.heap_off, &t);
 	tensor_key(o, r, &t, &k);
 	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
 			    &s->cap_keys, 1, sizeof(*s->out_keys), s->inl_keys);
