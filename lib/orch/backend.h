@@ -39,8 +39,10 @@ struct orch_slot;
 
 /* A heap ring's memory, provided by the backend. Auto-allocated OUTPUTs
  * and alloc() slabs are carved from it; their tensors get
- * data = base + off, and, for a non-HOST space, obj / offset / dev = obj,
- * obj_off + off, dev, so their dependency keys are (space, obj, offset). */
+ * data = base + off and the heap's space, and, for a non-HOST space,
+ * obj / offset / dev = obj, obj_off + off, dev, so their dependency keys
+ * are (space, dev, obj, offset); 0 for a HOST heap (submit.c,
+ * heap_tensor). */
 struct orch_heap {
 	void *base;
 	uint64_t size;

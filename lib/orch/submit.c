@@ -103,12 +103,35 @@ bad_space(struct pto_orch *o, const struct pto_callable *c, uint32_t m,
 			  space_name(o->rings[0].heap.space));
 }
 
+/*
+ * An orchestrator on a device (o->gm_dev set) refuses another device's
+ * GM: its address would name this device's GM at the same offset (device
+ * addresses repeat), and the task would touch the wrong memory. Untagged
+ * (0, see pto_tensor.dev) passes, and so does any tag in-process (gm_dev
+ * 0). Out of line, called only when the tags differ, so that equal tags
+ * (both 0 in-process, the device's own on a device) cost validate()'s
+ * loop one compare and a branch: written there as one condition, or as
+ * nested ifs, with or without __builtin_expect, GCC 12 evaluated three
+ * of its terms with setcc and and-ed them for every tensor (ifcombine).
+ */
+static __attribute__((noinline)) int
+other_device(struct pto_orch *o, uint32_t m, uint32_t j,
+	     const struct pto_arg_tensor *t)
+{
+	if (!t->t.dev || !o->gm_dev || t->t.space != PTO_SPACE_GM)
+		return 0;
+	return orch_error(o, -EXDEV,
+			  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
+			  m, j, t->t.dev - 1, o->gm_dev - 1);
+}
+
 /* Pure validation, before anything is claimed. */
 static int validate(struct pto_orch *o, struct pto_run *r,
 		    const struct submit_req *q, uint64_t *heap_bytes)
 {
 	uint64_t bytes = 0, next = atomic_load(&o->next_task_id);
-	uint32_t m, j, total = PTO_MAX_RING_DEPTH * o->rings[0].window;
+	uint32_t m, j, nt, total = PTO_MAX_RING_DEPTH * o->rings[0].window;
+	const struct pto_arg_tensor *ts;
 
 	if (!q->c || q->n == 0 || !q->args)
 		return orch_error(o, -EINVAL, "missing callable or arguments");
@@ -131,29 +154,26 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 				return orch_error(o, -EINVAL,
 						  "task handle names no submitted task");
 		}
-		for (j = 0; j < a->ntensors; j++) {
-			const struct pto_arg_tensor *t = &a->tensors[j];
+		/* Locals: other_device() is a call the loop survives, and
+		 * *a would be reloaded after it at every step. */
+		ts = a->tensors;
+		nt = a->ntensors;
+		for (j = 0; j < nt; j++) {
+			const struct pto_arg_tensor *t = &ts[j];
 
 			if (t->tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
 				return orch_error(o, -EINVAL, "bad tag or space");
 			/* Not auto-allocated (that one is carved from the
 			 * heap: on a device, its GM, whatever it names). */
 			if (t->tag != PTO_OUTPUT || t->t.data) {
-				/*
-				 * An orchestrator on a device (o->gm_dev set)
-				 * refuses another device's GM: its address
-				 * would name this device's GM at the same
-				 * offset (device addresses repeat), and the
-				 * task would touch the wrong memory. Untagged
-				 * (0, see pto_tensor.dev) passes. On the
-				 * in-process backend both tags are 0: one
-				 * compare.
-				 */
-				if (t->t.dev != o->gm_dev && t->t.dev &&
-				    o->gm_dev && t->t.space == PTO_SPACE_GM)
-					return orch_error(o, -EXDEV,
-							  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
-							  m, j, t->t.dev - 1, o->gm_dev - 1);
+				/* Tags differ: on a device, an untagged tensor
+				 * (a HOST ordering key) or another device's. */
+				if (t->t.dev != o->gm_dev) {
+					int err = other_device(o, m, j, t);
+
+					if (err)
+						return err;
+				}
 				/* A HOST tensor given to a device kernel that
 				 * reads it would fail only at dispatch. */
 				if (o->kernel_bad_spaces >> t->t.space & 1 &&
@@ -267,6 +287,29 @@ static int copy_member(struct pto_orch *o, struct orch_slot *s,
 	return 0;
 }
 
+/*
+ * Point @t at @off bytes into @heap, in the heap's space: a HOST heap (the
+ * in-process one) makes it a HOST tensor keyed by its address, any other
+ * names the heap's object, offset and device (backend.h, struct
+ * orch_heap). Whatever @t said of its space before is overwritten, so
+ * that every carved buffer is a key of its own: a GM-declared OUTPUT on
+ * a HOST heap used to keep (GM, 0, 0, 0), one key for all of them.
+ */
+static void heap_tensor(const struct orch_heap *heap, uint64_t off,
+			struct pto_tensor *t)
+{
+	t->data = (uint64_t)(uintptr_t)heap->base + off;
+	t->space = heap->space;
+	t->obj = 0;
+	t->offset = 0;
+	t->dev = 0;
+	if (heap->space != PTO_SPACE_HOST) {
+		t->obj = heap->obj;
+		t->offset = heap->obj_off + off;
+		t->dev = heap->dev;
+	}
+}
+
 /* Task data, group member vectors and OUTPUT carving, while BUILDING:
  * dispatch never allocates after claiming READY -> RUNNING. */
 static int prepare_members(struct pto_orch *o, struct orch_slot *s,
@@ -310,13 +353,7 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 
 			if (t->tag != PTO_OUTPUT || t->t.data)
 				continue;
-			t->t.data = (uint64_t)(uintptr_t)heap->base + cursor;
-			if (heap->space != PTO_SPACE_HOST) {
-				t->t.space = heap->space;
-				t->t.obj = heap->obj;
-				t->t.offset = heap->obj_off + cursor;
-				t->t.dev = heap->dev;
-			}
+			heap_tensor(heap, cursor, &t->t);
 			cursor += align_up(t->t.nbytes);
 			/* Hand the address back so later tasks can name it. */
 			q->args[m]->tensors[j].t = t->t;
@@ -765,14 +802,8 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		return fail_now(o, err);
 
 	memset(&t, 0, sizeof(t));
-	t.data = (uint64_t)(uintptr_t)ar.heap_ptr;
 	t.nbytes = nbytes;
-	t.space = heap->space;
-	if (heap->space != PTO_SPACE_HOST) {
-		t.obj = heap->obj;
-		t.offset = heap->obj_off + ar.heap_off;
-		t.dev = heap->dev;
-	}
+	heap_tensor(heap, ar.heap_off, &t);
 	tensor_key(r, &t, &k);
 	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
 			    &s->cap_keys, 1, sizeof(*s->out_keys), s->inl_keys);

@@ -394,6 +394,50 @@ TEST_F(man, output_auto_allocation_carved_and_aligned)
 }
 
 /*
+ * Auto-allocated OUTPUTs declared GM (pto_tensor_gm_auto()) on the
+ * in-process heap, which is HOST memory: each names its own allocation.
+ * They used to keep space GM with obj 0 and offset 0 (only a non-HOST
+ * heap rewrote them), so all of them were one key and a reader of the
+ * first depended on whichever was written last: here C would have
+ * waited on P2 and run before P1.
+ */
+TEST_F(man, gm_declared_outputs_on_the_host_heap_are_keys_of_their_own)
+{
+	struct pto_tensor gm = { .nbytes = 64, .space = PTO_SPACE_GM };
+	struct pto_tensor out1, out2;
+	struct pto_task p1, p2, c;
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &gm, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(0), &p1));
+	out1 = self->a.tensors[0].t;
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &gm, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &p2));
+	out2 = self->a.tensors[0].t;
+	/* What comes back is the heap's: HOST, at its own address. */
+	EXPECT_EQ(PTO_SPACE_HOST, out1.space);
+	EXPECT_EQ(PTO_SPACE_HOST, out2.space);
+	EXPECT_EQ(0u, out1.dev);
+	EXPECT_EQ(out1.data + PTO_HEAP_ALIGN, out2.data);
+	EXPECT_EQ(2u, orch_tm_count(self->o));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &out1, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(2), &c));
+	EXPECT_EQ(1u, orch_slot_at(self->o, p1.slot)->nconsumers);
+	EXPECT_EQ(0u, orch_slot_at(self->o, p2.slot)->nconsumers);
+	/* P2 done, P1 still running: C must wait for P1. */
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
+	EXPECT_EQ(0, ot_run_one(self->o, 2, 0, NULL));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+}
+
+/*
  * Sizes that wrap: 2^16 OUTPUTs of 2^48 bytes sum to 2^64, which wrapped
  * to a reservation of 0 bytes, and pto_alloc of a size within 1023 of
  * 2^64 aligned to 0; each then handed out addresses outside any heap.

@@ -319,7 +319,8 @@ PTO_API void pto_run_release(pto_run *r);
  * return -ECANCELED) and is cancelled when the function returns. Submit
  * blocks only on ring back-pressure (then -ETIMEDOUT / -ESHUTDOWN).
  * *out, when not NULL, receives the run-scoped handle. Auto-allocated
- * OUTPUT addresses are written back into @args.
+ * OUTPUTs are written back into @args, in the heap's space (in-process:
+ * HOST, also when declared GM); name that tensor in later tasks.
  */
 
 /* A task on worker pto_on_worker(id), or any worker pto_on_kind(K). */

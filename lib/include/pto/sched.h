@@ -68,7 +68,8 @@ static inline struct pto_tensor pto_tensor_gm_2d(struct pto_bo *bo, void *map,
 }
 
 /* An OUTPUT the orchestrator allocates in GM (from the scope's ring); it
- * gets the orchestrator's device tag. */
+ * gets the orchestrator's device tag. The tensor written back into the
+ * args is the heap's: on the in-process orchestrator a HOST one. */
 static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 						   uint32_t dtype)
 {
