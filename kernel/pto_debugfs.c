@@ -53,13 +53,29 @@ static const char *const pto_state_names[] = {
 	[PTO_CORE_QUARANTINED] = "quarantined",
 };
 
+/*
+ * The mock faults set on @core (debugfs inject_stall / inject_badid): a
+ * stall stays set until a reset or the debugfs reset clears it (armed, or
+ * holding back the EXIT of a quarantined core), a bad id until the core's
+ * next handshake.
+ */
+static const char *pto_inject_name(struct pto_core *core)
+{
+	bool stall = test_bit(PTO_CORE_F_STALL, &core->flags);
+	bool badid = test_bit(PTO_CORE_F_BADID, &core->flags);
+
+	if (stall && badid)
+		return "stall,badid";
+	return stall ? "stall" : badid ? "badid" : "-";
+}
+
 /* Racy snapshot by design: counters and registers change under it. */
 static int cores_show(struct seq_file *m, void *unused)
 {
 	struct pto_device *pdev = m->private;
 	unsigned int i;
 
-	seq_puts(m, "core type state       owner  parked tasks      errors     parks      doorbells  wakeups    last_cond\n");
+	seq_puts(m, "core type state       owner  parked tasks      errors     parks      doorbells  wakeups    last_cond  inject\n");
 	/* win_lock, not core_lock: never waits behind a launch or release. */
 	down_read(&pdev->win_lock);
 	for (i = 0; i < pdev->cores; i++) {
@@ -70,7 +86,7 @@ static int cores_show(struct seq_file *m, void *unused)
 
 		if (test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
 			st = PTO_CORE_QUARANTINED;
-		seq_printf(m, "%-4u %-4s %-11s %-6d %-6u %-10lld %-10lld %-10lld %-10lld %-10lld 0x%08x\n",
+		seq_printf(m, "%-4u %-4s %-11s %-6d %-6u %-10lld %-10lld %-10lld %-10lld %-10lld 0x%08x %s\n",
 			   i, core->type == PTO_CORE_AIC ? "AIC" : "AIV",
 			   pto_state_names[st], pf ? pid_nr(pf->tgid) : 0,
 			   pto_ureg_read(core, PTO_REG_PARKED),
@@ -79,7 +95,7 @@ static int cores_show(struct seq_file *m, void *unused)
 			   atomic64_read(&core->parks),
 			   atomic64_read(&core->doorbells),
 			   atomic64_read(&core->wakeups),
-			   READ_ONCE(core->last_cond));
+			   READ_ONCE(core->last_cond), pto_inject_name(core));
 	}
 	up_read(&pdev->win_lock);
 	return 0;
@@ -191,13 +207,9 @@ static const struct file_operations inject_stall_fops = {
 static ssize_t reset_write(struct file *file, const char __user *buf,
 			   size_t len, loff_t *ppos)
 {
-	int ret = pto_cores_reset_quarantined(file->private_data, NULL, NULL,
-					      NULL);
+	int ret = pto_cores_reset_debugfs(file->private_data);
 
-	if (ret < 0)
-		return ret;
-	pto_cores_inject_clear(file->private_data);
-	return len;
+	return ret < 0 ? ret : len;
 }
 
 static const struct file_operations reset_fops = {
