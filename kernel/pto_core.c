@@ -525,12 +525,20 @@ int pto_core_inject_badid(struct pto_device *pdev, unsigned int core)
 
 /*
  * Mock fault injection (debugfs reset, after the recovery): drop the
- * injections not yet fired of every core that is not quarantined and whose
- * cluster no file owns. Such a core is idle (a release retires a cluster's
- * cores before it frees the cluster, under core_lock): its kthread waits
- * for a launch and reads neither flag until then. A stall armed on an idle
- * core would otherwise quarantine it at its next owner's retirement, a
- * bad id fail its next launch.
+ * injections not yet fired of every core whose cluster no file owns. Such
+ * a core is idle or quarantined (a release retires a cluster's cores
+ * before it frees the cluster, under core_lock), and no launch can start
+ * on it while core_lock is held and no file owns its cluster. An idle
+ * core's kthread waits for a launch and reads neither flag until then. A
+ * quarantined core's kthread reads F_BADID only at the handshake of a
+ * launch, which needs the core recovered first (recovery runs no
+ * handshake); the launch that quarantined it already consumed its bad id.
+ * So both flags go on an idle core, F_BADID on a quarantined one. Its
+ * F_STALL stays: the reset cleared it on every quarantined core it took,
+ * and one quarantined since (between the two calls) is still held by it,
+ * waiting for the next reset. A stall armed on an idle core would
+ * otherwise quarantine it at its next owner's retirement, a bad id fail
+ * the first launch after the core's recovery.
  */
 void pto_cores_inject_clear(struct pto_device *pdev)
 {
@@ -540,13 +548,28 @@ void pto_cores_inject_clear(struct pto_device *pdev)
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 
-		if (pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER] ||
-		    test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+		if (pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER])
 			continue;
-		clear_bit(PTO_CORE_F_STALL, &core->flags);
 		clear_bit(PTO_CORE_F_BADID, &core->flags);
+		if (!test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+			clear_bit(PTO_CORE_F_STALL, &core->flags);
 	}
 	mutex_unlock(&pdev->core_lock);
+}
+
+/*
+ * The debugfs reset: recover the quarantined cores of clusters no file
+ * owns that now answer, then drop those clusters' injections not yet
+ * fired (pto_cores_inject_clear). 0 or -errno.
+ */
+int pto_cores_reset_debugfs(struct pto_device *pdev)
+{
+	int ret = pto_cores_reset_quarantined(pdev, NULL, NULL, NULL);
+
+	if (ret < 0)
+		return ret;
+	pto_cores_inject_clear(pdev);
+	return 0;
 }
 
 /*

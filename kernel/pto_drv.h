@@ -409,6 +409,7 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma);
 int pto_core_inject_stall(struct pto_device *pdev, unsigned int core);
 int pto_core_inject_badid(struct pto_device *pdev, unsigned int core);
 void pto_cores_inject_clear(struct pto_device *pdev);
+int pto_cores_reset_debugfs(struct pto_device *pdev);
 int pto_cores_reset_quarantined(struct pto_device *pdev,
 				struct pto_file *pf, const unsigned long *mask,
 				unsigned int *remaining);

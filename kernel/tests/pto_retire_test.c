@@ -62,6 +62,7 @@ static int rt_init(struct kunit *test)
 	rt->pdev.retire_ms = 2000;
 	init_waitqueue_head(&rt->pdev.core_wq);
 	mutex_init(&rt->pdev.core_lock);
+	init_rwsem(&rt->pdev.win_lock);
 	for (i = 0; i < NCORES; i++) {
 		ret = pto_core_test_init(&rt->core[i], &rt->pdev, i);
 		KUNIT_ASSERT_EQ(test, ret, 0);
@@ -307,6 +308,51 @@ static void retire_partial_timeout(struct kunit *test)
 					  &rt->core[4].flags));
 }
 
+/*
+ * The debugfs reset drops the bad id armed on a quarantined core it does
+ * not recover (it would fail the launch after a later recovery), and
+ * every fault armed on an idle core, of clusters no file owns only.
+ * Core 4 stays silent through the reset; core 1 is idle; core 0's
+ * cluster is owned (by a stand-in: only the pointer is read).
+ */
+static void reset_drops_badid_of_unrecovered_core(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+
+	rt->pdev.retire_ms = 50;
+	__clear_bit(4, rt->responsive);
+	for (i = 3; i < NCORES; i++)
+		rt_launch(test, rt, i);
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_RELEASE);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[3], 3), 0);
+	pto_retire_run(&ctx);
+	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					 &rt->core[4].flags));
+	for (i = 3; i < NCORES; i++)
+		if (i != 4)
+			rt_return(rt, i);
+	set_bit(PTO_CORE_F_BADID, &rt->core[4].flags);
+	set_bit(PTO_CORE_F_STALL, &rt->core[1].flags);
+	set_bit(PTO_CORE_F_BADID, &rt->core[1].flags);
+	set_bit(PTO_CORE_F_BADID, &rt->core[0].flags);
+	rt->pdev.cluster_owner[0] = (struct pto_file *)rt;
+
+	KUNIT_ASSERT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	rt->pdev.cluster_owner[0] = NULL;
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					 &rt->core[4].flags));
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_BADID,
+					  &rt->core[4].flags));
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_STALL,
+					  &rt->core[1].flags));
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_BADID,
+					  &rt->core[1].flags));
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_BADID,
+					 &rt->core[0].flags));
+}
+
 /* Out of range and duplicate ids: rejected before any bit is set. */
 static void retire_invalid_ids(struct kunit *test)
 {
@@ -512,6 +558,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_gate_reuse_32),
 	KUNIT_CASE(retire_group_order),
 	KUNIT_CASE(retire_partial_timeout),
+	KUNIT_CASE(reset_drops_badid_of_unrecovered_core),
 	KUNIT_CASE(retire_invalid_ids),
 	KUNIT_CASE(retire_invalid_targets),
 	KUNIT_CASE(retire_pending_until_publish),
