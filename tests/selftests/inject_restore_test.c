@@ -4,20 +4,25 @@
  * (st_inject_stall() and st_inject_badid() in pto_selftest.h), as its
  * parameter changes are (param_restore_test). What an injection leaves
  * on the device when its test dies before any cleanup of its own:
- *  - a stall armed on an idle core: invisible in debugfs, it quarantines
- *    the core at its next owner's retirement (after retire_timeout_ms);
+ *  - a stall armed on an idle core: seen only in debugfs "cores"
+ *    (inject), it quarantines the core at its next owner's retirement
+ *    (after retire_timeout_ms);
  *  - a stall that fired: the core stays quarantined, refused for launch;
  *  - a bad id armed on an idle core: the next launch of it fails (-EIO)
  *    and quarantines it;
  *  - a bad id that fired: the core stays quarantined.
- * The first four tests leave one each and return; device_is_clean finds
- * every core of pto0 unlaunched and each cluster launching, running a
- * task on every core and retiring with nothing quarantined. failed_tests_restore_too
+ * The first four tests leave one each and return, each armed fault seen
+ * in debugfs "cores" as it is made; device_is_clean finds every core of
+ * pto0 unlaunched with no fault set and no owner, and each cluster
+ * launching, running a task on every core and retiring with nothing
+ * quarantined. failed_tests_restore_too
  * runs this program again with PTO_INJECT_RESTORE_DEMO set, which ends
  * the four by a failed ASSERT (the harness abort()s the test's child) or
  * by SIGKILL of the test's process group: there they fail, and
- * device_is_clean must still pass. debugfs "fatal" and "reset" act at
- * once and leave nothing armed: no test here.
+ * device_is_clean must still pass. owned_cluster_fails_the_check: the parent's check fails on a
+ * fault armed in a cluster a file still owns (the reset skips it).
+ * debugfs "fatal" and "reset" act at once and leave nothing armed: no
+ * test here.
  * Needs root and debugfs (the VM has them) and no other open file of pto.
  */
 #include "kselftest_harness.h"
@@ -60,6 +65,28 @@ static int cannot_inject(void)
 	       access(PTO_PARAMS "retire_timeout_ms", W_OK);
 }
 
+/* The faults set on core @core of pto0 (debugfs "cores": "-", "stall"...) */
+static const char *injected(unsigned int core)
+{
+	static char inject[32];
+	char state[32];
+
+	if (st_core_row(0, core, state, sizeof(state), NULL, inject,
+			sizeof(inject)))
+		return "unknown";
+	return inject;
+}
+
+/* The state of core @core of pto0 ("unlaunched", ...) */
+static const char *state_of(unsigned int core)
+{
+	static char state[32];
+
+	if (st_core_state(0, core, state, sizeof(state)))
+		return "unknown";
+	return state;
+}
+
 static int is_quarantined(unsigned int core)
 {
 	char state[32];
@@ -83,6 +110,7 @@ static void arm_idle(struct __test_metadata *_metadata, unsigned int k,
 	c = victim_cluster(d, k, cores);
 	pto_dev_close(d);
 	ASSERT_EQ(0, st_inject(0, fault, 3 * c + off));
+	EXPECT_STREQ(fault, injected(3 * c + off));
 	st_demo_end(_metadata, DEMO);
 }
 
@@ -110,6 +138,7 @@ TEST(stall_quarantined)
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, st_inject_stall(0, 3 * c + 1));
+	EXPECT_STREQ("stall", injected(3 * c + 1));
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
 	pto_launch_free(l);
 	EXPECT_TRUE(is_quarantined(3 * c + 1));
@@ -138,24 +167,33 @@ TEST(badid_quarantined)
 	c = victim_cluster(d, 3, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, st_inject_badid(0, 3 * c));
+	EXPECT_STREQ("badid", injected(3 * c));
 	EXPECT_EQ(-EIO, pto_launch_cores(d, cores, &l));
 	EXPECT_TRUE(is_quarantined(3 * c));
+	EXPECT_STREQ("-", injected(3 * c));	/* fired: consumed */
 	st_demo_end(_metadata, DEMO);
 	if (l)
 		pto_launch_free(l);
 	pto_dev_close(d);
 }
 
-/* Each of @c's cores is unlaunched (not quarantined). */
+/*
+ * Each of @c's cores is unlaunched (not quarantined) with no fault set,
+ * and no file owns @c.
+ */
 static void expect_unlaunched(struct __test_metadata *_metadata,
 			      unsigned int c)
 {
-	char state[32];
+	char state[32], inject[32];
 	unsigned int i;
+	int owner;
 
 	for (i = 3 * c; i < 3 * c + 3; i++) {
-		ASSERT_EQ(0, st_core_state(0, i, state, sizeof(state)));
+		ASSERT_EQ(0, st_core_row(0, i, state, sizeof(state), &owner,
+					 inject, sizeof(inject)));
 		EXPECT_STREQ("unlaunched", state) TH_LOG("core %u", i);
+		EXPECT_STREQ("-", inject) TH_LOG("core %u", i);
+		EXPECT_EQ(0, owner) TH_LOG("core %u", i);
 	}
 }
 
@@ -202,6 +240,51 @@ TEST(device_is_clean)
 	pto_dev_close(d);
 }
 
+/*
+ * The parent's check (st_restore_injected) on a record of its own: a
+ * fault armed on an idle core of a cluster this test owns survives the
+ * reset and reads "unlaunched"; the check must fail on it, and pass on
+ * the same cluster released. The program's own record has the cores too,
+ * so the parent drops the faults after this test. Not in the
+ * demonstration run.
+ */
+TEST(owned_cluster_fails_the_check)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct st_restore own = { 0 };
+	struct pto_dev *d;
+	unsigned int c, i;
+
+	if (getenv(DEMO))
+		return;
+	if (cannot_inject())
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	c = victim_cluster(d, 0, cores);
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, st_inject_stall(0, 3 * c));
+	ASSERT_EQ(0, st_inject_badid(0, 3 * c + 1));
+	own.ninject = 2;
+	own.inject[0].core = 3 * c;
+	own.inject[1].core = 3 * c + 1;
+	printf("# the check's two failure lines below are expected:\n");
+	fflush(stdout);
+	st_restore_injected(&own);
+	EXPECT_EQ(1, own.failed);
+	/* What the check saw before it read the faults and the owner. */
+	EXPECT_FALSE(strcmp("unlaunched", state_of(3 * c)) ||
+		     strcmp("unlaunched", state_of(3 * c + 1)));
+	/* Released, the reset drops both: the check passes. */
+	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
+	own = (struct st_restore){ .ninject = 3 };
+	for (i = 0; i < 3; i++)
+		own.inject[i].core = 3 * c + i;
+	st_restore_injected(&own);
+	EXPECT_EQ(0, own.failed);
+	expect_unlaunched(_metadata, c);
+	pto_dev_close(d);
+}
+
 TEST(failed_tests_restore_too)
 {
 	static const char *const hows[] = { "assert", "kill" };
@@ -210,7 +293,7 @@ TEST(failed_tests_restore_too)
 		"global.badid_armed", "global.badid_quarantined",
 	};
 	static char out[1 << 16];
-	char state[32];
+	char state[32], inject[32];
 	unsigned int i, k;
 
 	if (getenv(DEMO))
@@ -234,8 +317,10 @@ TEST(failed_tests_restore_too)
 			fflush(stdout);
 		}
 		/* And pto0 is clean after the demonstration run. */
-		for (k = 0; !st_core_state(0, k, state, sizeof(state)); k++) {
+		for (k = 0; !st_core_row(0, k, state, sizeof(state), NULL,
+					 inject, sizeof(inject)); k++) {
 			EXPECT_STREQ("unlaunched", state) TH_LOG("core %u", k);
+			EXPECT_STREQ("-", inject) TH_LOG("core %u", k);
 		}
 		EXPECT_LT(0, k);
 	}

@@ -106,20 +106,36 @@ out:
 }
 
 /*
- * The state of core @core of device @dev as debugfs "cores" shows it
- * ("unlaunched", "quarantined", ...). 0 or -1.
+ * Core @core of device @dev as debugfs "cores" shows it: its state
+ * ("unlaunched", "quarantined", ...), its cluster's owner (a tgid, 0 for
+ * none) and the mock faults set on it ("-", "stall", "badid",
+ * "stall,badid"). @owner and @inject may be NULL. 0 or -1.
  */
-static inline int st_core_state(unsigned int dev, unsigned int core,
-				char *state, size_t n)
+static inline int st_core_row(unsigned int dev, unsigned int core,
+			      char *state, size_t n, int *owner,
+			      char *inject, size_t m)
 {
-	char path[64], line[256], word[32];
+	char path[64], line[256], word[32], inj[32];
+	int own;
 
 	snprintf(path, sizeof(path), PTO_DBG_FMT, dev, "cores");
 	if (st_dbg_line(path, core, line, sizeof(line)) ||
-	    sscanf(line, "%*u %*s %31s", word) != 1)
+	    sscanf(line, "%*u %*s %31s %d %*u %*d %*d %*d %*d %*d %*x %31s",
+		   word, &own, inj) != 3)
 		return -1;
 	snprintf(state, n, "%s", word);
+	if (owner)
+		*owner = own;
+	if (inject)
+		snprintf(inject, m, "%s", inj);
 	return 0;
+}
+
+/* The state of core @core of device @dev (st_core_row()). 0 or -1. */
+static inline int st_core_state(unsigned int dev, unsigned int core,
+				char *state, size_t n)
+{
+	return st_core_row(dev, core, state, n, NULL, NULL, 0);
 }
 
 /*
@@ -144,7 +160,8 @@ static inline int st_core_state(unsigned int dev, unsigned int core,
  * "reset": it recovers the cores left quarantined (a stall that fired at
  * the test's release, a bad id that failed its launch) and drops the
  * faults not yet fired, which would hit the next test's launch or
- * retirement; a kept core not unlaunched then fails the program.
+ * retirement; a kept core not unlaunched then, or with a fault still set
+ * or its cluster owned, fails the program.
  * Call them from the test's own thread.
  */
 #define ST_RESTORE_MAX 16
@@ -248,12 +265,17 @@ static inline int st_dbg_write(unsigned int dev, const char *name,
  * Undo the recorded fault injections: one debugfs reset per device, then
  * every injected core must be unlaunched (not quarantined, and not still
  * retiring for a test whose reaping gave up: its release would quarantine
- * it after the reset).
+ * it after the reset), with no fault left set and no owner of its
+ * cluster. The reset skips the clusters a file owns, whose cores may read
+ * "unlaunched" (idle) while a fault stays armed on them: a file of a
+ * dying test that outlived its reaping, or one a process outside the
+ * test's process group holds.
  */
 static inline void st_restore_injected(struct st_restore *r)
 {
-	char state[32];
+	char state[32], inject[32];
 	unsigned int i, j;
+	int owner;
 
 	for (i = 0; i < r->ninject; i++) {
 		for (j = 0; j < i; j++)
@@ -266,12 +288,17 @@ static inline void st_restore_injected(struct st_restore *r)
 		}
 	}
 	for (i = 0; i < r->ninject; i++) {
-		if (st_core_state(r->inject[i].dev, r->inject[i].core, state,
-				  sizeof(state)))
+		if (st_core_row(r->inject[i].dev, r->inject[i].core, state,
+				sizeof(state), &owner, inject, sizeof(inject))) {
 			strcpy(state, "unknown");
-		if (strcmp(state, "unlaunched")) {
-			fprintf(stderr, "# pto_selftest: pto%u core %u %s after the reset\n",
-				r->inject[i].dev, r->inject[i].core, state);
+			strcpy(inject, "unknown");
+			owner = -1;
+		}
+		if (strcmp(state, "unlaunched") || strcmp(inject, "-") ||
+		    owner) {
+			fprintf(stderr, "# pto_selftest: pto%u core %u %s, fault %s, cluster owner %d after the reset\n",
+				r->inject[i].dev, r->inject[i].core, state,
+				inject, owner);
 			r->failed = 1;
 		}
 	}
