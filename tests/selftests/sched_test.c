@@ -163,11 +163,15 @@ TEST_F(sched, device_error_fails_task_and_poisons_consumer)
 	EXPECT_EQ(3, st.tasks);
 }
 
+#define HOST_KEY_SPIN_MS 300
+
 /*
  * A host buffer's tensor h and the fixture's GM tensor t. c->kind 0: add
- * h + t into t (add reads h). Otherwise h orders kernels that read no
- * tensor: noop writes it, spin_ns reads it, and a fill of t follows the
- * spin (through t, only an ordering key to spin_ns too).
+ * h + t into t (add addresses h). Otherwise h orders kernels that use no
+ * tensor address: a spin_ns of HOST_KEY_SPIN_MS writes it, a noop reads
+ * it, and a fill of t follows the noop (through t, only an ordering key
+ * to noop too). So the fill's output can appear only once the spin is
+ * over, if h orders the spin before the noop.
  */
 static int host_tensor_dag(pto_orch *o, void *arg)
 {
@@ -186,19 +190,19 @@ static int host_tensor_dag(pto_orch *o, void *arg)
 		ret = pto_submit_next_level(o, &k_add, &args, NULL,
 					    pto_on_kind(PTO_WK_AIV), &c->h);
 	} else {
+		pto_args_add_scalar(&args, HOST_KEY_SPIN_MS * 1000000ull);
 		pto_args_add_tensor(&args, &h, PTO_OUTPUT_EXISTING);
-		ret = pto_submit_next_level(o, &k_noop, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), NULL);
+		ret = pto_submit_next_level(o, &k_spin, &args, NULL,
+					    pto_on_kind(PTO_WK_AIC), NULL);
 		pto_args_reset(&args);
-		pto_args_add_scalar(&args, 1000);
 		pto_args_add_tensor(&args, &h, PTO_INPUT);
 		pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
 		if (!ret)
-			ret = pto_submit_next_level(o, &k_spin, &args, NULL,
-						    pto_on_kind(PTO_WK_AIC), NULL);
+			ret = pto_submit_next_level(o, &k_noop, &args, NULL,
+						    pto_on_kind(PTO_WK_AIV), NULL);
 		pto_args_reset(&args);
 		pto_args_add_scalar(&args, 3);
-		pto_args_add_tensor(&args, &t, PTO_INOUT);	/* after the spin */
+		pto_args_add_tensor(&args, &t, PTO_INOUT);	/* after the noop */
 		if (!ret)
 			ret = pto_submit_next_level(o, &k_fill, &args, NULL,
 						    pto_on_kind(PTO_WK_AIV), NULL);
@@ -233,15 +237,37 @@ TEST_F(sched, host_memory_is_refused_at_submit)
 		EXPECT_EQ(-1, self->map[i]);
 }
 
-/* ... and kernels that read no tensor still take host tensors and run. */
+/*
+ * ... and kernels that use no tensor address still take host tensors as
+ * ordering keys, and run in their order: the fill's output appears no
+ * sooner than the spin's time after the submit.
+ */
 TEST_F(sched, host_keys_of_tensorless_kernels_are_accepted)
 {
 	struct ctx c = { .self = self, .kind = 1 };
 	struct pto_sched_stats st;
+	struct timespec t0, t;
+	long ms;
+	pto_run *r;
 	int i;
 
-	EXPECT_EQ(0, pto_orch_run(self->o, host_tensor_dag, &c))
+	for (i = 0; i < 16; i++)
+		self->map[i] = -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, pto_submit(self->o, host_tensor_dag, &c, &r))
 		TH_LOG("%s", pto_orch_error(self->o));
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 +
+		     (t.tv_nsec - t0.tv_nsec) / 1000000;
+	} while (__atomic_load_n(&self->map[0], __ATOMIC_ACQUIRE) != 3 &&
+		 ms < 10000);
+	printf("# the fill's output appeared %ld ms after the submit (spin %d ms)\n",
+	       ms, HOST_KEY_SPIN_MS);
+	fflush(stdout);
+	EXPECT_LE(HOST_KEY_SPIN_MS, ms);
+	EXPECT_EQ(0, pto_run_wait(r, 20000)) TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
 	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st));
 	EXPECT_EQ(3, st.tasks);
 	EXPECT_EQ(0, st.errors);
