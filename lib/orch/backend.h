@@ -113,7 +113,7 @@ struct orch_backend_ops {
 	void (*destroy)(void *be);
 };
 
-/* Does kernel @id read no tensor, by the backend's mask @tensorless
+/* Does kernel @id use no tensor address, by the backend's mask @tensorless
  * (orch_backend_ops.tensorless_kernels)? Ids of 64 and up never do. */
 static inline bool orch_kernel_tensorless(uint64_t tensorless, uint64_t id)
 {

@@ -97,7 +97,7 @@ bad_space(struct pto_orch *o, const struct pto_callable *c, uint32_t m,
 	  uint32_t j, const struct pto_arg_tensor *t)
 {
 	return orch_error(o, -EINVAL,
-			  "member %u tensor %u is a %s tensor, and kernel %llu reads its tensors from %s only (a kernel that reads none may take any tensor as an ordering key)",
+			  "member %u tensor %u is a %s tensor, and kernel %llu addresses its tensors in %s only (a kernel that uses no tensor address may take any tensor as an ordering key)",
 			  m, j, space_name(t->t.space),
 			  (unsigned long long)c->kernel_id,
 			  space_name(o->rings[0].heap.space));

@@ -135,9 +135,9 @@ struct sched_backend {
 };
 
 /*
- * Kernels that read no tensor (noop, spin_ns, fault, hang): their tensors
- * only order tasks (the keys may be HOST addresses), so none reach the
- * core (payload.c) and submit takes tensors of any space for them
+ * Kernels that use no tensor address (noop, spin_ns, fault, hang): their
+ * tensors only order tasks (the keys may be HOST addresses), so none reach
+ * the core (payload.c) and submit takes tensors of any space for them
  * (orch_backend_ops.tensorless_kernels); every other kernel's tensors
  * must be GM. Test with orch_kernel_tensorless().
  */

@@ -212,7 +212,7 @@ static int host_tensor_dag(pto_orch *o, void *arg)
 }
 
 /*
- * Host memory given to a kernel that reads its tensors (add) is refused at
+ * Host memory given to a kernel that addresses its tensors (add) is refused at
  * submit, with -EINVAL and a reason: nothing reaches a core and the GM
  * output keeps its contents. It used to be refused only when its payload
  * was built at dispatch, failing the task at run time.
@@ -227,7 +227,7 @@ TEST_F(sched, host_memory_is_refused_at_submit)
 	for (i = 0; i < 16; i++)
 		self->map[i] = -1;
 	EXPECT_EQ(-EINVAL, pto_submit(self->o, host_tensor_dag, &c, &r));
-	EXPECT_STREQ("member 0 tensor 0 is a HOST tensor, and kernel 1 reads its tensors from GM only (a kernel that reads none may take any tensor as an ordering key)",
+	EXPECT_STREQ("member 0 tensor 0 is a HOST tensor, and kernel 1 addresses its tensors in GM only (a kernel that uses no tensor address may take any tensor as an ordering key)",
 		     pto_orch_error(self->o));
 	EXPECT_EQ(-EINVAL, pto_run_wait(r, 20000));
 	pto_run_release(r);

@@ -1291,10 +1291,10 @@ TEST(gm_tensor_of_another_device_is_refused_at_submit)
 	expect_refused(_metadata, &gm_ops, &x, 3, -EXDEV, msg);
 }
 
-/* ---- kernels that read GM only (the device's rule, on the test GM) ---- */
+/* ---- kernels that address GM only (the device's rule, on the test GM) ---- */
 
-#define K_ORDER 3	/* reads no tensor: any space orders */
-#define K_READS 5	/* reads its tensors: GM only */
+#define K_ORDER 3	/* uses no tensor address: any space orders */
+#define K_READS 5	/* addresses its tensors: GM only */
 
 static const struct orch_backend_ops gm_kernel_ops = {
 	.name = "gm-kernels", .heap_map = gm_heap_map, .heap_unmap = gm_heap_unmap,
@@ -1305,11 +1305,12 @@ static const struct orch_backend_ops gm_kernel_ops = {
 static const struct pto_callable KC_ORDER = { .fn = noop, .kernel_id = K_ORDER };
 static const struct pto_callable KC_READS = { .fn = noop, .kernel_id = K_READS };
 
-#define READS_GM ", and kernel 5 reads its tensors from GM only (a kernel that reads none may take any tensor as an ordering key)"
+#define READS_GM ", and kernel 5 addresses its tensors in GM only (a kernel that uses no tensor address may take any tensor as an ordering key)"
 
 /*
- * On a backend whose kernels read the heap's space only (the device: GM),
- * a HOST tensor - whatever its tag - given to a kernel that reads tensors
+ * On a backend whose kernels address the heap's space only (the device:
+ * GM), a HOST tensor - whatever its tag - given to a kernel that addresses
+ * its tensors
  * is refused at submit with -EINVAL and a reason, before anything is
  * claimed, for a single, a group member and SPMD alike; it used to fail
  * only at dispatch, with the task already in the DAG.
@@ -1328,9 +1329,9 @@ TEST(host_tensor_to_a_kernel_that_reads_is_refused_at_submit)
 }
 
 /*
- * On the same backend, a kernel that reads no tensor takes HOST tensors as
- * ordering keys (they still order: RAW on the HOST key), and a kernel that
- * reads takes GM tensors and an OUTPUT it has allocated (HOST-space as
+ * On the same backend, a kernel that uses no tensor address takes HOST
+ * tensors as ordering keys (they still order: RAW on the HOST key), and a
+ * kernel that addresses its tensors takes GM tensors and an OUTPUT it has allocated (HOST-space as
  * asked, carved from the heap's GM). Everything runs.
  */
 TEST(ordering_kernels_take_host_tensors_readers_take_gm)

@@ -12,8 +12,8 @@
  *
  * A device task's callable names a built-in kernel (kernel_id = PTO_FUNC_*
  * of linux/pto.h); its tensors are GM tensors (pto_tensor_gm()), a HOST
- * one is -EINVAL at submit, except for kernels that read no tensor (noop,
- * spin_ns, fault, hang: their tensors only order tasks); at most
+ * one is -EINVAL at submit, except for kernels that use no tensor address
+ * (noop, spin_ns, fault, hang: their tensors only order tasks); at most
  * two scalars. Tensors map onto the kernel's a / b / out slots in order,
  * except that the last written tensor (OUTPUT, INOUT, OUTPUT_EXISTING)
  * is `out`.
