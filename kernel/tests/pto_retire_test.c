@@ -312,8 +312,8 @@ static void retire_partial_timeout(struct kunit *test)
  * The debugfs reset drops the bad id armed on a quarantined core it does
  * not recover (it would fail the launch after a later recovery), and
  * every fault armed on an idle core, of clusters no file owns only.
- * Core 4 stays silent through the reset; core 1 is idle; core 0's
- * cluster is owned (by a stand-in: only the pointer is read).
+ * Core 4 stays silent through the reset; core 5 (its cluster's) is idle;
+ * core 0's cluster is owned (by a stand-in: only the pointer is read).
  */
 static void reset_drops_badid_of_unrecovered_core(struct kunit *test)
 {
@@ -334,8 +334,8 @@ static void reset_drops_badid_of_unrecovered_core(struct kunit *test)
 		if (i != 4)
 			rt_return(rt, i);
 	set_bit(PTO_CORE_F_BADID, &rt->core[4].flags);
-	set_bit(PTO_CORE_F_STALL, &rt->core[1].flags);
-	set_bit(PTO_CORE_F_BADID, &rt->core[1].flags);
+	set_bit(PTO_CORE_F_STALL, &rt->core[5].flags);
+	set_bit(PTO_CORE_F_BADID, &rt->core[5].flags);
 	set_bit(PTO_CORE_F_BADID, &rt->core[0].flags);
 	rt->pdev.cluster_owner[0] = (struct pto_file *)rt;
 
@@ -346,9 +346,9 @@ static void reset_drops_badid_of_unrecovered_core(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_BADID,
 					  &rt->core[4].flags));
 	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_STALL,
-					  &rt->core[1].flags));
+					  &rt->core[5].flags));
 	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_BADID,
-					  &rt->core[1].flags));
+					  &rt->core[5].flags));
 	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_BADID,
 					 &rt->core[0].flags));
 }
