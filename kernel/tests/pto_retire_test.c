@@ -257,6 +257,26 @@ static void retire_group_order(struct kunit *test)
 	}
 }
 
+/*
+ * Launch cores @from and up, core @silent never answering, and retire
+ * them with a 50 ms deadline (the ioctl's passes 1 to 4).
+ */
+static void rt_retire_one_silent(struct kunit *test, struct rt *rt,
+				 unsigned int from, unsigned int silent,
+				 struct pto_retire_ctx *ctx)
+{
+	unsigned int i;
+
+	rt->pdev.retire_ms = 50;
+	__clear_bit(silent, rt->responsive);
+	for (i = from; i < NCORES; i++)
+		rt_launch(test, rt, i);
+	pto_retire_init(ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(ctx, &ids_all[from],
+					       NCORES - from), 0);
+	pto_retire_run(ctx);
+}
+
 /* One silent core: its peers retire, it stays unclosed and quarantined. */
 static void retire_partial_timeout(struct kunit *test)
 {
@@ -264,13 +284,7 @@ static void retire_partial_timeout(struct kunit *test)
 	struct pto_retire_ctx ctx;
 	unsigned int i;
 
-	rt->pdev.retire_ms = 50;
-	__clear_bit(4, rt->responsive);
-	for (i = 0; i < NCORES; i++)
-		rt_launch(test, rt, i);
-	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, NCORES), 0);
-	pto_retire_run(&ctx);
+	rt_retire_one_silent(test, rt, 0, 4, &ctx);
 	KUNIT_EXPECT_GE(test, ctx.elapsed, 50ULL * NSEC_PER_MSEC);
 	KUNIT_EXPECT_LT(test, ctx.elapsed, 2000ULL * NSEC_PER_MSEC);
 	KUNIT_EXPECT_EQ(test, bitmap_weight(ctx.acked, PTO_MAX_CORES), 5U);
@@ -321,13 +335,7 @@ static void reset_drops_badid_of_unrecovered_core(struct kunit *test)
 	struct pto_retire_ctx ctx;
 	unsigned int i;
 
-	rt->pdev.retire_ms = 50;
-	__clear_bit(4, rt->responsive);
-	for (i = 3; i < NCORES; i++)
-		rt_launch(test, rt, i);
-	pto_retire_init(&ctx, &rt->pdev, PTO_RR_RELEASE);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[3], 3), 0);
-	pto_retire_run(&ctx);
+	rt_retire_one_silent(test, rt, 3, 4, &ctx);
 	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
 					 &rt->core[4].flags));
 	for (i = 3; i < NCORES; i++)
