@@ -90,10 +90,7 @@ static const char *state_of(unsigned int core)
 
 static int is_quarantined(unsigned int core)
 {
-	char state[32];
-
-	return !st_core_state(0, core, state, sizeof(state)) &&
-	       !strcmp(state, "quarantined");
+	return !strcmp("quarantined", state_of(core));
 }
 
 /*
