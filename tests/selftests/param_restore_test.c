@@ -113,7 +113,10 @@ TEST(failed_tests_restore_too)
 
 		printf("# " DEMO "=%s: exit status %d\n", hows[i], ret);
 		fflush(stdout);
+		/* 1 for the failures on purpose; a failed restore would
+		 * exit 1 too, and says so on its own lines. */
 		EXPECT_EQ(1, ret);
+		EXPECT_EQ(NULL, strstr(out, "# pto_selftest: "));
 		/* "timeout" ends only slow.times_out; the others pass. */
 		EXPECT_EQ(to, st_tap_result(out, "global.params_changed"));
 		EXPECT_EQ(to, st_tap_result(out, "global.module_unloaded"));
