@@ -41,8 +41,8 @@ struct orch_slot;
  * and alloc() slabs are carved from it; their tensors get
  * data = base + off and the heap's space, and, for a non-HOST space,
  * obj / offset / dev = obj, obj_off + off, dev, so their dependency keys
- * are (space, dev, obj, offset); 0 for a HOST heap (submit.c,
- * heap_tensor). */
+ * are (space, obj, offset) (the device tag is not in a key); obj / offset
+ * / dev are 0 for a HOST heap (submit.c, heap_tensor). */
 struct orch_heap {
 	void *base;
 	uint64_t size;

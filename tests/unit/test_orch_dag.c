@@ -267,13 +267,13 @@ TEST_F(man, waw_earlier_writer_consumed_first_keeps_later_mapping)
 }
 
 /*
- * A GM tensor keys on (space, device, object, offset), not on its host
- * address: two mappings of one GM byte collide; one address in two
- * objects does not, nor in two devices' GM (device addresses repeat from
- * device to device; the device tag used to be left out of the key, which
- * ordered the second device's reader after the first's writer).
+ * A GM tensor keys on (space, object, offset), not on its host address:
+ * two mappings of one GM byte collide, one address in two objects does
+ * not. The device tag is not in the key: a tagged and an untagged view of
+ * one buffer collide, and so (in-process) do two devices' buffers at one
+ * address, which orders them needlessly but never loses an edge.
  */
-TEST_F(man, gm_tensor_key_is_device_object_and_offset)
+TEST_F(man, gm_tensor_key_is_object_and_offset)
 {
 	struct pto_tensor w = { .data = 0x1000, .nbytes = 64, .obj = 7,
 				.offset = 128, .space = PTO_SPACE_GM, .dev = 1 };
@@ -1315,7 +1315,7 @@ static const struct pto_callable KC_READS = { .fn = noop, .kernel_id = K_READS }
  * claimed, for a single, a group member and SPMD alike; it used to fail
  * only at dispatch, with the task already in the DAG.
  */
-TEST(host_tensor_to_a_kernel_that_reads_is_refused_at_submit)
+TEST(host_tensor_to_a_kernel_that_addresses_tensors_is_refused_at_submit)
 {
 	static const char *const msg[3] = {
 		"member 0 tensor 1 is a HOST tensor" READS_GM,
@@ -1334,7 +1334,7 @@ TEST(host_tensor_to_a_kernel_that_reads_is_refused_at_submit)
  * kernel that addresses its tensors takes GM tensors and an OUTPUT it has allocated (HOST-space as
  * asked, carved from the heap's GM). Everything runs.
  */
-TEST(ordering_kernels_take_host_tensors_readers_take_gm)
+TEST(ordering_kernels_take_host_tensors_others_take_gm)
 {
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
 	struct pto_tensor host = pto_tensor_host((void *)0x3000, 64);
