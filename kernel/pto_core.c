@@ -834,16 +834,6 @@ static bool pto_handshake_done(struct pto_device *pdev,
 	return true;
 }
 
-/*
- * A retirement's context and its id list, about 1 KB with the maximum
- * core count: allocated by the ioctls that run one (CORE_LAUNCH's unwind,
- * CORE_RETIRE) instead of kept on the kernel stack (their frames were
- * 1080 and 992 bytes, over the debug kernel's FRAME_WARN of 1024).
- */
-struct pto_retire_work {
-	struct pto_retire_ctx ctx;
-	u32 ids[PTO_MAX_CORES];
-};
 
 /*
  * Launch: one serial publisher per call (core_lock held throughout). The
@@ -872,7 +862,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
 	struct file *notify = NULL;
-	struct pto_retire_work *rw;
+	struct pto_retire_ctx *ctx;
 	struct pto_bo *bo;
 	const char *why;
 	unsigned int i, n, k, published = 0;
@@ -890,8 +880,9 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	need = (u64)n * 2 * PTO_PAYLOAD_SIZE;
 	if (!args->payload_addr || args->payload_addr % PTO_PAYLOAD_SIZE)
 		return -EINVAL;
-	rw = kmalloc(sizeof(*rw), GFP_KERNEL);
-	if (!rw)
+	/* ~550 bytes: off the stack (the debug kernel's FRAME_WARN is 1024). */
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
 		return -ENOMEM;
 	if (args->flags & PTO_LAUNCH_FLAG_EVENTFD) {
 		/*
@@ -903,7 +894,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		if (!notify || !pto_is_eventfd(notify)) {
 			if (notify)
 				fput(notify);
-			kfree(rw);
+			kfree(ctx);
 			return -EBADF;
 		}
 	}
@@ -971,7 +962,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		ret = -ETIMEDOUT;
 
 	k = 0;
-	pto_retire_init(&rw->ctx, pdev, PTO_RR_LAUNCH);
+	pto_retire_init(ctx, pdev, PTO_RR_LAUNCH);
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 		struct pto_worker_line *w = &pdev->workers[i];
@@ -1030,7 +1021,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		/* Fully ordered: everything above precedes READY. */
 		if (pto_retire_publish(core)) {
 			/* A request was pending: this publisher owns it. */
-			pto_retire_take(&rw->ctx, core);
+			pto_retire_take(ctx, core);
 			pending = true;
 		}
 	}
@@ -1043,23 +1034,23 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		 * half-open): the pending requests it took above, and its
 		 * other published cores, which it requests now and wins.
 		 */
-		unsigned int m = 0;
+		DECLARE_BITMAP(rest, PTO_MAX_CORES);
 
+		bitmap_zero(rest, PTO_MAX_CORES);
 		for_each_set_bit(i, mask, PTO_MAX_CORES)
 			if (!test_bit(PTO_CORE_F_QUARANTINE,
 				      &pdev->core[i].flags) &&
-			    !test_bit(i, rw->ctx.set) &&
-			    !test_bit(i, rw->ctx.left))
-				rw->ids[m++] = i;
-		pto_retire_claim(&rw->ctx, rw->ids, m);
-		pto_retire_run(&rw->ctx);
-		pto_retire_finish(&rw->ctx);
+			    !test_bit(i, ctx->set) && !test_bit(i, ctx->left))
+				__set_bit(i, rest);
+		pto_retire_claim_mask(ctx, rest);
+		pto_retire_run(ctx);
+		pto_retire_finish(ctx);
 	}
 out_unlock:
 	mutex_unlock(&pdev->core_lock);
 	if (notify)
 		fput(notify);	/* each core holds its own context ref */
-	kfree(rw);
+	kfree(ctx);
 	return ret;
 }
 
@@ -1135,7 +1126,7 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	struct pto_core_retire *args = data;
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	struct pto_retire_work *rw;
+	struct pto_retire_ctx *ctx;
 	unsigned int i;
 	int ret;
 
@@ -1144,8 +1135,9 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	ret = pto_core_mask(pdev, args->cores, mask);
 	if (ret)
 		return ret;
-	rw = kmalloc(sizeof(*rw), GFP_KERNEL);
-	if (!rw)
+	/* Off the stack, as in pto_ioctl_core_launch(). */
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
 		return -ENOMEM;
 	mutex_lock(&pdev->core_lock);
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
@@ -1162,18 +1154,18 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	 * whose ownership was just checked, never on the next owner's. The
 	 * claim does not sleep; the passes run without the lock.
 	 */
-	pto_retire_init(&rw->ctx, pdev, PTO_RR_IOCTL);
-	pto_retire_claim(&rw->ctx, rw->ids, pto_retire_mask_ids(mask, rw->ids));
+	pto_retire_init(ctx, pdev, PTO_RR_IOCTL);
+	pto_retire_claim_mask(ctx, mask);
 	mutex_unlock(&pdev->core_lock);
-	pto_retire_run(&rw->ctx);
-	pto_retire_finish(&rw->ctx);
+	pto_retire_run(ctx);
+	pto_retire_finish(ctx);
 	memset(args->quarantined, 0, sizeof(args->quarantined));
-	for_each_set_bit(i, rw->ctx.left, PTO_MAX_CORES)
+	for_each_set_bit(i, ctx->left, PTO_MAX_CORES)
 		args->quarantined[i / 64] |= BIT_ULL(i % 64);
-	args->retired = bitmap_weight(rw->ctx.acked, PTO_MAX_CORES);
-	args->elapsed_ns = rw->ctx.elapsed;
+	args->retired = bitmap_weight(ctx->acked, PTO_MAX_CORES);
+	args->elapsed_ns = ctx->elapsed;
 out:
-	kfree(rw);
+	kfree(ctx);
 	return ret;
 }
 

@@ -463,7 +463,6 @@ void pto_retire_run(struct pto_retire_ctx *ctx);
 void pto_retire_finish(struct pto_retire_ctx *ctx);
 int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
 		     unsigned int n);
-unsigned int pto_retire_mask_ids(const unsigned long *mask, u32 *ids);
 
 /* pto_exec.c: one task's steps (fetch, validate, run, complete). */
 u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch);

@@ -518,12 +518,3 @@ int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
 	pto_retire_finish(ctx);
 	return 0;
 }
-
-unsigned int pto_retire_mask_ids(const unsigned long *mask, u32 *ids)
-{
-	unsigned int i, n = 0;
-
-	for_each_set_bit(i, mask, PTO_MAX_CORES)
-		ids[n++] = i;
-	return n;
-}
