@@ -59,15 +59,25 @@ static inline void orch_cpu_relax(void)
 extern bool orch_have_prefetchw;
 void orch_cpu_init(void);
 
-static inline void orch_prefetchw(const void *p)
+/* With @have the caller's copy of orch_have_prefetchw: a caller that
+ * prefetches many lines tests it once and inlines both versions. */
+static inline __attribute__((always_inline)) void
+orch_prefetchw_as(const void *p, bool have)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	if (__builtin_expect(orch_have_prefetchw, 1)) {
+	if (have) {
 		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
 		return;
 	}
+#else
+	(void)have;
 #endif
 	__builtin_prefetch(p, 1, 3);
+}
+
+static inline void orch_prefetchw(const void *p)
+{
+	orch_prefetchw_as(p, __builtin_expect(orch_have_prefetchw, 1));
 }
 
 static inline void orch_lock_init(struct orch_lock *l)
@@ -268,6 +278,11 @@ struct orch_ring {
 	 * window takes no lock and reads no line the releasers write. */
 	_Atomic uint64_t seq_next;
 	uint64_t alive_seen;
+	/* Orch thread only: &slots[seq_next % window], advanced with a wrap
+	 * test, so handing out a slot (and finding the ones after it to
+	 * prefetch) divides by nothing. */
+	struct orch_slot *next_slot;
+	struct orch_slot *slots_end;	/* slots + window */
 	_Atomic bool shutdown;
 
 	/* Releasers' side, under mu. */

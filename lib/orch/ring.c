@@ -39,6 +39,7 @@
  * every release, as before.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +69,8 @@ int orch_ring_init(struct pto_orch *o, int r, uint32_t window)
 	ring->slots = calloc(window, sizeof(*ring->slots));
 	if (!ring->slots)
 		return -ENOMEM;
+	ring->next_slot = ring->slots;	/* seq_next 0 */
+	ring->slots_end = ring->slots + window;
 	for (i = 0; i < window; i++) {
 		orch_lock_init(&ring->slots[i].fanout_mu);
 		ring->slots[i].idx = (uint32_t)r * window + i;
@@ -144,6 +147,14 @@ static uint64_t live_slots(struct orch_ring *ring)
 	       atomic_load_explicit(&ring->last_alive, memory_order_acquire);
 }
 
+/* The slot after @s in the window (orch thread: ring->next_slot's walk). */
+static struct orch_slot *ring_after(const struct orch_ring *ring,
+				    const struct orch_slot *s)
+{
+	/* The cast: @s points into ring->slots, which is not const. */
+	return s + 1 == ring->slots_end ? ring->slots : (struct orch_slot *)(s + 1);
+}
+
 /*
  * Prefetch what the next submits will write. Slots are handed out in
  * sequence over the whole window, so with a large window and workers that
@@ -161,40 +172,55 @@ static uint64_t live_slots(struct orch_ring *ring)
  * written only by the orch thread (submit, orch_grow), so reading them
  * races with no one; a stale pointer only makes a useless prefetch, which
  * never faults.
+ *
+ * @have is orch_have_prefetchw, tested once by the caller: inlined for
+ * each value, the dozen prefetches carry no test each, and the hot-line
+ * loop, of a constant trip count, is unrolled.
  */
-static void prefetch_ahead(struct orch_ring *ring, uint64_t seq)
+static inline __attribute__((always_inline)) void
+prefetch_ahead_as(const struct orch_ring *ring, const struct orch_slot *s0,
+		  bool have)
 {
-	const struct orch_slot *s3 = &ring->slots[(seq + 3) % ring->window];
-	const struct orch_slot *s2 = &ring->slots[(seq + 2) % ring->window];
-	const struct orch_slot *s1 = &ring->slots[(seq + 1) % ring->window];
-	const char *p;
+	const struct orch_slot *s1 = ring_after(ring, s0);
+	const struct orch_slot *s2 = ring_after(ring, s1);
+	const char *s3 = (const char *)ring_after(ring, s2);
 	uint32_t i, n;
 
-	for (p = (const char *)s3;
-	     p < (const char *)&s3->inl_tensors[0]; p += 64)
-		orch_prefetchw(p);
+#pragma GCC unroll 16
+	for (i = 0; i < offsetof(struct orch_slot, inl_tensors); i += 64)
+		orch_prefetchw_as(s3 + i, have);
 	if (s2->members != &s2->inl_member)
-		orch_prefetchw(s2->members);
+		orch_prefetchw_as(s2->members, have);
 	if (s2->out_keys != s2->inl_keys)
-		orch_prefetchw(s2->out_keys);
+		orch_prefetchw_as(s2->out_keys, have);
 	if (s1->cap_members) {
 		const struct orch_member *m = &s1->members[0];
 
 		n = m->nt * (uint32_t)sizeof(*m->t);
 		for (i = 0; i < n && i < 1024; i += 64)
-			orch_prefetchw((const char *)m->t + i);
+			orch_prefetchw_as((const char *)m->t + i, have);
 	}
+}
+
+static void prefetch_ahead(const struct orch_ring *ring,
+			   const struct orch_slot *s0)
+{
+	if (__builtin_expect(orch_have_prefetchw, 1))
+		prefetch_ahead_as(ring, s0, true);
+	else
+		prefetch_ahead_as(ring, s0, false);
 }
 
 /* Hand out the slot at seq_next (orch thread; heap fields already set). */
 static struct orch_slot *take_slot(struct orch_ring *ring)
 {
 	uint64_t seq = atomic_load_explicit(&ring->seq_next, memory_order_relaxed);
-	struct orch_slot *s = &ring->slots[seq % ring->window];
+	struct orch_slot *s = ring->next_slot;
 
-	prefetch_ahead(ring, seq);
+	prefetch_ahead(ring, s);
 
 	s->ring_released = false;
+	ring->next_slot = ring_after(ring, s);
 	/*
 	 * Release: a releaser that loads seq_next (acquire) and so walks
 	 * over this slot sees ring_released == false and its heap fields,
@@ -230,7 +256,7 @@ static struct orch_slot *alloc_fast(struct orch_ring *ring)
 		if (seq - ring->alive_seen >= ring->window)
 			return NULL;	/* full: the locked path waits */
 	}
-	s = &ring->slots[seq % ring->window];
+	s = ring->next_slot;	/* seq's */
 	s->heap_charged = 0;
 	s->heap_off = s->heap_end = ring->top;
 	return take_slot(ring);
@@ -363,8 +389,7 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 	}
 	/* Under mu, and live_slots() read last_alive past this slot's
 	 * previous occupant (acquire), as in alloc_fast(). */
-	s = &ring->slots[atomic_load_explicit(&ring->seq_next,
-					      memory_order_relaxed) % ring->window];
+	s = ring->next_slot;	/* seq_next's */
 	s->heap_charged = charged;
 	if (bytes) {
 		s->heap_off = (uint64_t)off;
