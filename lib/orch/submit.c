@@ -4,8 +4,8 @@
  * sub, sub group - goes through submit_impl, in §8's ownership order:
  *
  *   slot claim -> run-slot registration -> scope registration -> charge
- *   -> (task data) -> cleanup journal -> TensorMap and dependency wiring
- *   -> publication
+ *   -> (task data) -> TensorMap lookups -> cleanup journal -> TensorMap
+ *   inserts -> dependency wiring -> publication
  *
  * Failure rules ("a failure here leaves ..."):
  *  - claim fails: nothing was taken.
@@ -399,8 +399,8 @@ add_producer(struct pto_orch *o, struct orch_slot *self, struct orch_slot *p,
 	return 0;
 }
 
-/* Explicit deps, then the tag walk: lookups collect producers; every
- * output key is journaled before it is published. */
+/* Explicit deps, then the tag walk: every lookup collects producers,
+ * then every output key is journaled before it is published. */
 static int infer_deps(struct pto_orch *o, struct pto_run *r,
 		      struct orch_slot *s, const struct submit_req *q)
 {
@@ -426,6 +426,13 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 	 * thread, sees this task's mappings all or nothing), taken at the
 	 * first tensor that has a key: a task without one (ordering only,
 	 * or NO_DEP tensors only) takes no lock.
+	 *
+	 * Every lookup before any insert of this task: an INPUT named after
+	 * an OUTPUT of the same key (k(dst, src) with dst == src, or one
+	 * group member writing what another reads) would otherwise find
+	 * this task's own mapping, and the edge on the previous writer it
+	 * replaced would be lost. A failure here has journaled and
+	 * published nothing.
 	 */
 	err = 0;
 	for (m = 0; m < nm && !err; m++) {
@@ -433,27 +440,36 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 
 		for (j = 0; j < mb->nt && !err; j++) {
 			uint8_t tag = mb->t[j].tag;
+			struct orch_slotref p;
 			struct orch_key k;
-			uint64_t h;
 
-			if (tag == PTO_NO_DEP)
+			if (tag != PTO_INPUT && tag != PTO_INOUT)
 				continue;
 			if (!locked) {
 				orch_tm_lock(o);
 				locked = true;
 			}
 			tensor_key(r, &mb->t[j].t, &k);
-			h = orch_tm_hash(&k);	/* once for lookup + insert */
-			if (tag == PTO_INPUT || tag == PTO_INOUT) {
-				struct orch_slotref p = orch_tm_lookup_hashed(o, &k, h);
+			p = orch_tm_lookup_hashed(o, &k, orch_tm_hash(&k));
+			if (p.s)
+				err = add_producer(o, s, p.s, p.tid, true);
+		}
+	}
+	/* Then the outputs, in the same hold. */
+	for (m = 0; m < nm && !err; m++) {
+		struct orch_member *mb = &s->members[m];
 
-				if (p.s)
-					err = add_producer(o, s, p.s, p.tid, true);
-				if (err)
-					break;
-			}
-			if (tag == PTO_INPUT)
+		for (j = 0; j < mb->nt && !err; j++) {
+			uint8_t tag = mb->t[j].tag;
+			struct orch_key k;
+
+			if (tag == PTO_NO_DEP || tag == PTO_INPUT)
 				continue;
+			if (!locked) {
+				orch_tm_lock(o);
+				locked = true;
+			}
+			tensor_key(r, &mb->t[j].t, &k);
 			/* Journal first: a mapping is never visible unless
 			 * on_consumed / cancellation knows to erase it. */
 			err = orch_grow_inl(o, ORCH_FP_JOURNAL, s,
@@ -465,7 +481,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 				break;
 			}
 			s->out_keys[s->nkeys++] = k;
-			err = orch_tm_insert_hashed(o, &k, h,
+			err = orch_tm_insert_hashed(o, &k, orch_tm_hash(&k),
 						    (struct orch_slotref){ s, s->task_id });
 			if (err)
 				orch_error(o, err, "out of memory (TensorMap)");

@@ -327,6 +327,44 @@ TEST_F(man, inout_chain_is_waw_and_raw)
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
 }
 
+/*
+ * A task that names a key as an output before naming it as an input
+ * (k(dst, src) called with dst == src) still reads the previous writer's
+ * data: its INPUT must find that writer, not the task's own mapping of
+ * the key. The same across the members of a group (member 0 writes,
+ * member 1 reads). The reader runs only after the writer.
+ */
+TEST_F(man, input_named_after_an_output_of_the_same_key_keeps_raw_edge)
+{
+	struct pto_task w = T1(0, 0, PTO_OUTPUT_EXISTING);
+	struct pto_task rd = sub_on(_metadata, self, 1, 2, (int[]){ 0, 0 },
+				    (int[]){ PTO_OUTPUT_EXISTING, PTO_INPUT });
+	struct pto_task w2 = T1(2, 1, PTO_OUTPUT_EXISTING);
+	struct pto_tensor t = pto_tensor_host(self->buf[1], 64);
+	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
+	struct pto_task g;
+
+	pto_args_init(&m0);
+	pto_args_init(&m1);
+	pto_args_add_tensor(&m0, &t, PTO_OUTPUT);	/* data set: no carving */
+	pto_args_add_tensor(&m1, &t, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level_group(self->o, &NOOP, mp, 2, NULL,
+						 (int32_t[]){ 0, 1 }, &g));
+	pto_args_fini(&m0);
+	pto_args_fini(&m1);
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, w));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, rd));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, w2));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, g));
+	EXPECT_EQ(0, ot_run_one(self->o, 1, 0, NULL));	/* rd not ready */
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));	/* w */
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, rd));
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));	/* rd */
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, g));	/* w2 still to run */
+	EXPECT_EQ(1, ot_run_one(self->o, 2, 0, NULL));	/* w2 */
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, g));
+}
+
 TEST_F(man, alloc_inout_pins_slab)
 {
 	struct pto_tensor t;

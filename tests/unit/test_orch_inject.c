@@ -193,6 +193,75 @@ TEST(every_fail_point_is_reclaimed)
 	EXPECT_GT(total, ORCH_FP_CANCEL_SNAPSHOT * 2);
 }
 
+/*
+ * infer_deps looks every INPUT up before it journals or publishes any
+ * output of the task (an INPUT named after an output of the same key
+ * must find the previous writer). The third task below names Y as an
+ * output before X as an input; its collection of X's producer is the
+ * first growth of the dependency array (the writers look nothing up),
+ * and must find nothing journaled yet. Failed there, the task has
+ * journaled and published nothing, and cancellation reclaims the rest.
+ */
+struct order {
+	int deps_calls;
+	uint32_t nkeys_at_deps;
+};
+
+static int order_hook(void *ctx, struct pto_orch *o, int fp,
+		      struct orch_slot *s)
+{
+	struct order *ord = ctx;
+
+	(void)o;
+	if (fp != ORCH_FP_DEPS || !s)
+		return 0;
+	ord->deps_calls++;
+	ord->nkeys_at_deps = s->nkeys;
+	return 1;
+}
+
+static int build_output_then_input(pto_orch *o, void *arg)
+{
+	struct dag *d = arg;
+	struct pto_task_args a;
+	int err;
+
+	pto_args_init(&a);
+	add_t(&a, d->buf[0], PTO_OUTPUT_EXISTING);	/* writes X */
+	err = pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_reset(&a);
+	add_t(&a, d->buf[1], PTO_OUTPUT_EXISTING);	/* writes Y */
+	err = err ?: pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_reset(&a);
+	add_t(&a, d->buf[1], PTO_OUTPUT_EXISTING);	/* Y, then */
+	add_t(&a, d->buf[0], PTO_INPUT);		/* X */
+	err = err ?: pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(every_lookup_precedes_the_journal)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 32, .timeout_ms = 500 };
+	struct order ord = { 0 };
+	struct dag d;
+	pto_run *r = NULL;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	o->fail_hook = order_hook;
+	o->fail_ctx = &ord;
+	EXPECT_EQ(-ENOMEM, pto_submit(o, build_output_then_input, &d, &r));
+	EXPECT_EQ(1, ord.deps_calls);
+	EXPECT_EQ(0u, ord.nkeys_at_deps);
+	EXPECT_EQ(-ENOMEM, pto_run_wait(r, 0));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 500));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 static _Atomic int gate_open;
 
 static int k_gate(struct pto_task_ctx *c)
