@@ -1032,6 +1032,37 @@ TEST_F(man, done_pop_keeps_released_consumer_without_kick)
 
 /* ---- acceptance vs completion -------------------------------------- */
 
+/*
+ * The saved kick is paid back when the completing worker's pop takes
+ * something else: t (on worker 0) has consumers c (any AIV) and then e
+ * (exact on worker 0). c is routed while worker 0's exact FIFO is still
+ * empty, so its kick is saved; e is routed next, and the pop takes e
+ * (exact first). c must not wait behind e with workers 1 and 2 idle.
+ */
+TEST_F(man, done_pop_kicks_for_a_consumer_its_pop_did_not_take)
+{
+	struct orch_dispatch d, next;
+	struct pto_task t, c, e;
+	uint64_t k0;
+
+	t = T1(0, 0, PTO_OUTPUT_EXISTING);
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, t);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &c));
+	e = T1(0, 0, PTO_INPUT);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
+	EXPECT_EQ(t.task_id, d.task_id);
+	k0 = orch_manual_kicks(self->o);
+	ASSERT_EQ(1, orch_member_done_pop(self->o, &d, 0, NULL, &next));
+	EXPECT_EQ(e.task_id, next.task_id);
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+	EXPECT_EQ(k0 + 1, orch_manual_kicks(self->o));	/* for c */
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));	/* c */
+	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, e));
+	orch_member_done(self->o, &next, 0, NULL);
+}
+
 TEST_F(man, acceptance_fence_precedes_completion)
 {
 	struct orch_dispatch d;
