@@ -603,6 +603,17 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 		orch_ready_defer(o, s);
 }
 
+/* The first construction error is the run's: its code, and its message
+ * (the one orch_error just wrote). */
+static int construction_failed(struct pto_orch *o, struct pto_run *r, int err)
+{
+	if (!r->construction_err) {
+		r->construction_err = err;
+		memcpy(r->construction_msg, o->errmsg, sizeof(r->construction_msg));
+	}
+	return err;
+}
+
 static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 		       struct pto_task *out)
 {
@@ -645,8 +656,7 @@ fail_owned:
 	/* BUILDING (or FAILED, propagation pending) and the run's: its
 	 * cancellation reclaims it. */
 fail_early:
-	r->construction_err = err;
-	return err;
+	return construction_failed(o, r, err);
 }
 
 static int resolve_target(struct pto_orch *o, struct pto_target t,
@@ -674,7 +684,7 @@ static int resolve_target(struct pto_orch *o, struct pto_target t,
 static int fail_now(struct pto_orch *o, int err)
 {
 	if (o->building && err)
-		o->building->construction_err = err;
+		construction_failed(o, o->building, err);
 	return err;
 }
 
