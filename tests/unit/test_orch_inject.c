@@ -399,6 +399,58 @@ TEST(orch_run_returns_when_cancellation_is_left_pending)
 	closed_and_settled(_metadata, o, &in);
 }
 
+/*
+ * Two runs left with a pending cancellation: one close settles both (it
+ * settled one per call, then waited out its whole budget for the other
+ * run, which only a settle can finish, and returned -ETIMEDOUT). With
+ * one more snapshot failure, close goes on past the run whose settle
+ * failed, settles the other, and then retries the first.
+ */
+static int one_then_fail(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int err;
+
+	(void)arg;
+	pto_args_init(&a);
+	err = pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_fini(&a);
+	return err ?: -ENOTRECOVERABLE;
+}
+
+TEST(close_settles_every_pending_cancellation)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 32, .timeout_ms = 500,
+				       .run_depth = 2 };
+	int extra;
+
+	for (extra = 0; extra < 2; extra++) {
+		struct inj in = { .fp = -1, .snapshot_failures = 6 };
+		pto_run *r1 = NULL, *r2 = NULL;
+		pto_orch *o;
+
+		ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+		o->fail_hook = hook;
+		o->fail_ctx = &in;
+		/* Three attempts each in pto_submit: both left pending. */
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, one_then_fail, NULL, &r1));
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, one_then_fail, NULL, &r2));
+		EXPECT_EQ(0, in.snapshot_failures);
+		EXPECT_EQ(2u, orch_runs_alive(o));
+		pto_run_release(r1);
+		pto_run_release(r2);
+		in.snapshot_failures = extra;
+		EXPECT_EQ(0, pto_orch_close(o, 300)) TH_LOG("extra %d", extra);
+		EXPECT_EQ(0, in.snapshot_failures);
+		EXPECT_EQ(0u, orch_runs_alive(o));
+		EXPECT_TRUE(ot_empty(o));
+		if (!o->closed)
+			EXPECT_EQ(0, pto_orch_close(o, 300));
+		EXPECT_EQ(0, pto_orch_destroy(o));
+	}
+}
+
 /* The same, step by step on the manual backend: after a failed snapshot
  * every claimed slot is FAILED with its debt recorded and nothing was
  * released; the retry settles them. */
