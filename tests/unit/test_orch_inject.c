@@ -451,6 +451,52 @@ TEST(close_settles_every_pending_cancellation)
 	}
 }
 
+/* An out-of-memory scope registration says so (the message was
+ * "orchestration function returned -12"). */
+static int fail_scope_register(void *ctx, struct pto_orch *o, int fp,
+			       struct orch_slot *s)
+{
+	(void)ctx;
+	(void)o;
+	(void)s;
+	return fp == ORCH_FP_SCOPE_REGISTER;
+}
+
+static int many_subs(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int err, i;
+
+	(void)arg;
+	pto_args_init(&a);
+	/* Until the outer frame has to grow (at once or past its first
+	 * capacity). */
+	for (i = 0, err = 0; i < 1000 && !err; i++)
+		err = pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(scope_registration_out_of_memory_has_a_message)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 2048, .timeout_ms = 500 };
+	pto_run *r = NULL;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	o->fail_hook = fail_scope_register;
+	EXPECT_EQ(-ENOMEM, pto_submit(o, many_subs, NULL, &r));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), "scope registration"))
+		TH_LOG("\"%s\"", pto_orch_error(o));
+	EXPECT_EQ(-ENOMEM, pto_run_wait(r, 0));
+	pto_run_release(r);
+	o->fail_hook = NULL;
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 500));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 /* The same, step by step on the manual backend: after a failed snapshot
  * every claimed slot is FAILED with its debt recorded and nothing was
  * released; the retry settles them. */
