@@ -103,6 +103,19 @@ bad_space(struct pto_orch *o, const struct pto_callable *c, uint32_t m,
 			  space_name(o->rings[0].heap.space));
 }
 
+/* Out of line, like bad_space: validate()'s check stays one compare. */
+static __attribute__((noinline, cold)) int
+bad_output_size(struct pto_orch *o, uint32_t m, uint32_t j, uint64_t nbytes)
+{
+	if (!nbytes)
+		return orch_error(o, -EINVAL,
+				  "member %u tensor %u: auto-allocated OUTPUT needs a size",
+				  m, j);
+	return orch_error(o, -E2BIG,
+			  "member %u tensor %u: auto-allocated OUTPUT of %llu bytes is too large (at most 2^48)",
+			  m, j, (unsigned long long)nbytes);
+}
+
 /*
  * An orchestrator on a device (o->gm_dev set) refuses another device's
  * GM: its address would name this device's GM at the same offset (device
@@ -184,8 +197,7 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 				continue;
 			}
 			if (!t->t.nbytes || t->t.nbytes > (1ULL << 48))
-				return orch_error(o, -EINVAL,
-						  "auto-allocated OUTPUT needs a size");
+				return bad_output_size(o, m, j, t->t.nbytes);
 			/* Each term is below 2^49; the sum may still wrap. */
 			if (__builtin_add_overflow(bytes, align_up(t->t.nbytes),
 						   &bytes))

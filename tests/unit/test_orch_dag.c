@@ -495,6 +495,32 @@ TEST_F(man, output_sizes_that_wrap_are_refused)
 	EXPECT_EQ(0u, self->a.tensors[0].t.data);
 }
 
+/* An auto-allocated OUTPUT over 2^48 bytes is refused as too large (it
+ * said it "needs a size"); one of 0 bytes does need a size. */
+TEST_F(man, auto_output_over_2_48_bytes_is_too_large)
+{
+	struct pto_tensor t = { .nbytes = (1ULL << 48) + 1 };
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT);
+	EXPECT_EQ(-E2BIG, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						pto_on_worker(0), NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "too large"))
+		TH_LOG("\"%s\"", pto_orch_error(self->o));
+	EXPECT_EQ(0u, ot_heap_used(self->o));
+}
+
+TEST_F(man, auto_output_of_0_bytes_needs_a_size)
+{
+	struct pto_tensor t = { .nbytes = 0 };
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT);
+	EXPECT_EQ(-EINVAL, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						 pto_on_worker(0), NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "needs a size"));
+}
+
 TEST_F(man, alloc_size_that_wraps_is_refused)
 {
 	struct pto_tensor got = { 0 };
