@@ -335,15 +335,33 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	 * finish, so it stays listed. Cancellation takes runs_mu itself:
 	 * hold a reference instead.
 	 */
-	for (r = o->runs; r; r = r->next) {
-		if (!r->cancel_pending)
+	r = o->runs;
+	while (r) {
+		struct pto_run *next;
+
+		if (!r->cancel_pending) {
+			r = r->next;
 			continue;
+		}
 		r->refs++;
 		pthread_mutex_unlock(&o->runs_mu);
 		err = orch_cancel_unstarted_run(o, r);
 		pthread_mutex_lock(&o->runs_mu);
 		if (!err)
 			r->cancel_pending = false;
+		/*
+		 * Every pending run, not one per call: a run left pending can
+		 * only finish through a settle, and the drain below would wait
+		 * out its budget for it. Still failing, the run stays pending,
+		 * so it cannot finish and stays listed: go on after it (a
+		 * retry of close settles it). Settled, it may have finished
+		 * and left the list, and the list may have changed meanwhile:
+		 * rescan from the head. That ends: each rescan follows a
+		 * settle, which clears a run's cancel_pending for good, and a
+		 * pending run keeps its pipeline lease (it cannot finish), so
+		 * at most run_depth of them exist at a time.
+		 */
+		next = err ? r->next : o->runs;
 		err = 0;
 		/*
 		 * A cancellation that settled the debts may have consumed the
@@ -353,7 +371,7 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 		 */
 		if (orch_run_unref_locked(r))
 			free(r);
-		break;		/* the list may have changed; one per call */
+		r = next;
 	}
 	o->closing = true;	/* begin_run now fails; wake blocked ones */
 	pthread_cond_broadcast(&o->runs_cv);

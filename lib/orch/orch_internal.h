@@ -413,6 +413,9 @@ struct pto_run {
 	bool cancel_pending;	/* cancellation must be retried (close) */
 	/* Orch thread only: */
 	int construction_err;
+	/* Its message: later calls overwrite o->errmsg (a refused submit
+	 * says why it was refused); pto_submit puts this back. */
+	char construction_msg[ORCH_MSG_LEN];
 	/* Counts added to active / unlaunched ahead of registration, spent
 	 * one per slot: the orch thread touches those shared counters once
 	 * per ORCH_RUN_CREDIT slots instead of twice per submit. Unspent

@@ -151,11 +151,17 @@ static void kick_group_head(struct pto_orch *o)
  * parked) another worker only to race this one for the task. This is what
  * keeps a chain on one worker with the other parked. Only a hint about
  * wake-ups: the task is queued as usual, and whoever pops first runs it.
+ * The credit is decided at routing but spent by the pop after the whole
+ * completion, and a later routing (an exact consumer of the same
+ * completion, a group that became head) can make that pop take other
+ * work: @saved remembers the kick, and orch_member_done_pop pays it back
+ * if its pop did not take the kind FIFO's head.
  */
 static _Thread_local struct {
 	struct pto_orch *o;
 	int32_t widx;
 	bool credit;
+	bool saved;	/* a kick was skipped on the credit */
 } self_pop;
 
 /* Caller holds sched_mu. Will worker self_pop.widx's next pop reach the
@@ -171,6 +177,7 @@ static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
 	    (o->group_rq.head && group_targets(o->group_rq.head, self_pop.widx)))
 		return false;
 	self_pop.credit = false;
+	self_pop.saved = true;
 	return true;
 }
 
@@ -902,8 +909,9 @@ void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
 int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
 			 int err, const char *msg, struct orch_dispatch *next)
 {
-	struct orch_slot *s = d->slot;
+	struct orch_slot *s = d->slot, *head;
 	int32_t widx = d->widx;
+	uint32_t kind = o->workers[widx].kind;
 	int n;
 
 	if (member_outcome(s, d, err, msg)) {
@@ -916,7 +924,22 @@ int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
 	}
 	orch_lock(&o->sched_mu);
 	o->workers[widx].inflight--;
+	head = o->kind_rq[kind].head;
 	n = pop_locked(o, widx, next, o->ops->kick_wakes_server);
+	/*
+	 * A kick saved for kind work on the promise of this pop: if the pop
+	 * took something else (exact work, a group routed meanwhile) and
+	 * the kind FIFO still holds work, make the kick now, in this same
+	 * sched_mu hold, so no idle worker of the kind is left parked while
+	 * it waits. Not when the pop took the head: that is the work the
+	 * credit was for, or work queued ahead of it, whose own routing
+	 * kicked as usual.
+	 */
+	if (self_pop.saved) {
+		self_pop.saved = false;
+		if (o->kind_rq[kind].head && !(n && next->slot == head))
+			kick_kind(o, kind, 1);
+	}
 	orch_unlock(&o->sched_mu);
 	return n;
 }

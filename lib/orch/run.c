@@ -273,8 +273,13 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 		ret = orch_error(o, -EINVAL,
 				 "orchestration function returned %d (not 0 or "
 				 "a negative errno)", ret);
-	if (!ret && r->construction_err)
-		ret = r->construction_err;	/* a swallowed submit error */
+	/* The first construction error is the run's, whatever came after
+	 * it (refused submits, the function's return): a swallowed one
+	 * too. */
+	if (r->construction_err) {
+		ret = r->construction_err;
+		memcpy(o->errmsg, r->construction_msg, sizeof(o->errmsg));
+	}
 	if (!ret && o->scope.depth != 1)
 		ret = orch_error(o, -EINVAL,
 				 "%u scope(s) left open by the orchestration function",

@@ -62,7 +62,7 @@ int orch_scope_register(struct pto_orch *o, struct orch_slot *s)
 	err = orch_grow(o, ORCH_FP_SCOPE_REGISTER, s, (void **)&f->refs, &f->cap,
 			f->n + 1, sizeof(*f->refs));
 	if (err)
-		return err;
+		return orch_error(o, err, "out of memory (scope registration)");
 	f->refs[f->n].s = s;
 	f->refs[f->n].tid = s->task_id;
 	f->n++;

@@ -4,8 +4,8 @@
  * sub, sub group - goes through submit_impl, in §8's ownership order:
  *
  *   slot claim -> run-slot registration -> scope registration -> charge
- *   -> (task data) -> cleanup journal -> TensorMap and dependency wiring
- *   -> publication
+ *   -> (task data) -> TensorMap lookups -> cleanup journal -> TensorMap
+ *   inserts -> dependency wiring -> publication
  *
  * Failure rules ("a failure here leaves ..."):
  *  - claim fails: nothing was taken.
@@ -103,6 +103,19 @@ bad_space(struct pto_orch *o, const struct pto_callable *c, uint32_t m,
 			  space_name(o->rings[0].heap.space));
 }
 
+/* Out of line, like bad_space: validate()'s check stays one compare. */
+static __attribute__((noinline, cold)) int
+bad_output_size(struct pto_orch *o, uint32_t m, uint32_t j, uint64_t nbytes)
+{
+	if (!nbytes)
+		return orch_error(o, -EINVAL,
+				  "member %u tensor %u: auto-allocated OUTPUT needs a size",
+				  m, j);
+	return orch_error(o, -E2BIG,
+			  "member %u tensor %u: auto-allocated OUTPUT of %llu bytes is too large (at most 2^48)",
+			  m, j, (unsigned long long)nbytes);
+}
+
 /*
  * An orchestrator on a device (o->gm_dev set) refuses another device's
  * GM: its address would name this device's GM at the same offset (device
@@ -184,8 +197,7 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 				continue;
 			}
 			if (!t->t.nbytes || t->t.nbytes > (1ULL << 48))
-				return orch_error(o, -EINVAL,
-						  "auto-allocated OUTPUT needs a size");
+				return bad_output_size(o, m, j, t->t.nbytes);
 			/* Each term is below 2^49; the sum may still wrap. */
 			if (__builtin_add_overflow(bytes, align_up(t->t.nbytes),
 						   &bytes))
@@ -399,8 +411,8 @@ add_producer(struct pto_orch *o, struct orch_slot *self, struct orch_slot *p,
 	return 0;
 }
 
-/* Explicit deps, then the tag walk: lookups collect producers; every
- * output key is journaled before it is published. */
+/* Explicit deps, then the tag walk: every lookup collects producers,
+ * then every output key is journaled before it is published. */
 static int infer_deps(struct pto_orch *o, struct pto_run *r,
 		      struct orch_slot *s, const struct submit_req *q)
 {
@@ -426,6 +438,13 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 	 * thread, sees this task's mappings all or nothing), taken at the
 	 * first tensor that has a key: a task without one (ordering only,
 	 * or NO_DEP tensors only) takes no lock.
+	 *
+	 * Every lookup before any insert of this task: an INPUT named after
+	 * an OUTPUT of the same key (k(dst, src) with dst == src, or one
+	 * group member writing what another reads) would otherwise find
+	 * this task's own mapping, and the edge on the previous writer it
+	 * replaced would be lost. A failure here has journaled and
+	 * published nothing.
 	 */
 	err = 0;
 	for (m = 0; m < nm && !err; m++) {
@@ -433,27 +452,36 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 
 		for (j = 0; j < mb->nt && !err; j++) {
 			uint8_t tag = mb->t[j].tag;
+			struct orch_slotref p;
 			struct orch_key k;
-			uint64_t h;
 
-			if (tag == PTO_NO_DEP)
+			if (tag != PTO_INPUT && tag != PTO_INOUT)
 				continue;
 			if (!locked) {
 				orch_tm_lock(o);
 				locked = true;
 			}
 			tensor_key(r, &mb->t[j].t, &k);
-			h = orch_tm_hash(&k);	/* once for lookup + insert */
-			if (tag == PTO_INPUT || tag == PTO_INOUT) {
-				struct orch_slotref p = orch_tm_lookup_hashed(o, &k, h);
+			p = orch_tm_lookup_hashed(o, &k, orch_tm_hash(&k));
+			if (p.s)
+				err = add_producer(o, s, p.s, p.tid, true);
+		}
+	}
+	/* Then the outputs, in the same hold. */
+	for (m = 0; m < nm && !err; m++) {
+		struct orch_member *mb = &s->members[m];
 
-				if (p.s)
-					err = add_producer(o, s, p.s, p.tid, true);
-				if (err)
-					break;
-			}
-			if (tag == PTO_INPUT)
+		for (j = 0; j < mb->nt && !err; j++) {
+			uint8_t tag = mb->t[j].tag;
+			struct orch_key k;
+
+			if (tag == PTO_NO_DEP || tag == PTO_INPUT)
 				continue;
+			if (!locked) {
+				orch_tm_lock(o);
+				locked = true;
+			}
+			tensor_key(r, &mb->t[j].t, &k);
 			/* Journal first: a mapping is never visible unless
 			 * on_consumed / cancellation knows to erase it. */
 			err = orch_grow_inl(o, ORCH_FP_JOURNAL, s,
@@ -465,7 +493,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 				break;
 			}
 			s->out_keys[s->nkeys++] = k;
-			err = orch_tm_insert_hashed(o, &k, h,
+			err = orch_tm_insert_hashed(o, &k, orch_tm_hash(&k),
 						    (struct orch_slotref){ s, s->task_id });
 			if (err)
 				orch_error(o, err, "out of memory (TensorMap)");
@@ -587,6 +615,17 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 		orch_ready_defer(o, s);
 }
 
+/* The first construction error is the run's: its code, and its message
+ * (the one orch_error just wrote). */
+static int construction_failed(struct pto_orch *o, struct pto_run *r, int err)
+{
+	if (!r->construction_err) {
+		r->construction_err = err;
+		memcpy(r->construction_msg, o->errmsg, sizeof(r->construction_msg));
+	}
+	return err;
+}
+
 static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 		       struct pto_task *out)
 {
@@ -629,8 +668,7 @@ fail_owned:
 	/* BUILDING (or FAILED, propagation pending) and the run's: its
 	 * cancellation reclaims it. */
 fail_early:
-	r->construction_err = err;
-	return err;
+	return construction_failed(o, r, err);
 }
 
 static int resolve_target(struct pto_orch *o, struct pto_target t,
@@ -658,7 +696,7 @@ static int resolve_target(struct pto_orch *o, struct pto_target t,
 static int fail_now(struct pto_orch *o, int err)
 {
 	if (o->building && err)
-		o->building->construction_err = err;
+		construction_failed(o, o->building, err);
 	return err;
 }
 

@@ -327,6 +327,44 @@ TEST_F(man, inout_chain_is_waw_and_raw)
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
 }
 
+/*
+ * A task that names a key as an output before naming it as an input
+ * (k(dst, src) called with dst == src) still reads the previous writer's
+ * data: its INPUT must find that writer, not the task's own mapping of
+ * the key. The same across the members of a group (member 0 writes,
+ * member 1 reads). The reader runs only after the writer.
+ */
+TEST_F(man, input_named_after_an_output_of_the_same_key_keeps_raw_edge)
+{
+	struct pto_task w = T1(0, 0, PTO_OUTPUT_EXISTING);
+	struct pto_task rd = sub_on(_metadata, self, 1, 2, (int[]){ 0, 0 },
+				    (int[]){ PTO_OUTPUT_EXISTING, PTO_INPUT });
+	struct pto_task w2 = T1(2, 1, PTO_OUTPUT_EXISTING);
+	struct pto_tensor t = pto_tensor_host(self->buf[1], 64);
+	struct pto_task_args m0, m1, *mp[2] = { &m0, &m1 };
+	struct pto_task g;
+
+	pto_args_init(&m0);
+	pto_args_init(&m1);
+	pto_args_add_tensor(&m0, &t, PTO_OUTPUT);	/* data set: no carving */
+	pto_args_add_tensor(&m1, &t, PTO_INPUT);
+	ASSERT_EQ(0, pto_submit_next_level_group(self->o, &NOOP, mp, 2, NULL,
+						 (int32_t[]){ 0, 1 }, &g));
+	pto_args_fini(&m0);
+	pto_args_fini(&m1);
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, w));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, rd));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, w2));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, g));
+	EXPECT_EQ(0, ot_run_one(self->o, 1, 0, NULL));	/* rd not ready */
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));	/* w */
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, rd));
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));	/* rd */
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, g));	/* w2 still to run */
+	EXPECT_EQ(1, ot_run_one(self->o, 2, 0, NULL));	/* w2 */
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, g));
+}
+
 TEST_F(man, alloc_inout_pins_slab)
 {
 	struct pto_tensor t;
@@ -455,6 +493,32 @@ TEST_F(man, output_sizes_that_wrap_are_refused)
 						pto_on_worker(0), NULL));
 	EXPECT_EQ(0u, ot_heap_used(self->o));
 	EXPECT_EQ(0u, self->a.tensors[0].t.data);
+}
+
+/* An auto-allocated OUTPUT over 2^48 bytes is refused as too large (it
+ * said it "needs a size"); one of 0 bytes does need a size. */
+TEST_F(man, auto_output_over_2_48_bytes_is_too_large)
+{
+	struct pto_tensor t = { .nbytes = (1ULL << 48) + 1 };
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT);
+	EXPECT_EQ(-E2BIG, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						pto_on_worker(0), NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "too large"))
+		TH_LOG("\"%s\"", pto_orch_error(self->o));
+	EXPECT_EQ(0u, ot_heap_used(self->o));
+}
+
+TEST_F(man, auto_output_of_0_bytes_needs_a_size)
+{
+	struct pto_tensor t = { .nbytes = 0 };
+
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT);
+	EXPECT_EQ(-EINVAL, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						 pto_on_worker(0), NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "needs a size"));
 }
 
 TEST_F(man, alloc_size_that_wraps_is_refused)
@@ -993,6 +1057,37 @@ TEST_F(man, done_pop_keeps_released_consumer_without_kick)
 }
 
 /* ---- acceptance vs completion -------------------------------------- */
+
+/*
+ * The saved kick is paid back when the completing worker's pop takes
+ * something else: t (on worker 0) has consumers c (any AIV) and then e
+ * (exact on worker 0). c is routed while worker 0's exact FIFO is still
+ * empty, so its kick is saved; e is routed next, and the pop takes e
+ * (exact first). c must not wait behind e with workers 1 and 2 idle.
+ */
+TEST_F(man, done_pop_kicks_for_a_consumer_its_pop_did_not_take)
+{
+	struct orch_dispatch d, next;
+	struct pto_task t, c, e;
+	uint64_t k0;
+
+	t = T1(0, 0, PTO_OUTPUT_EXISTING);
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, t);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_kind(PTO_WK_AIV), &c));
+	e = T1(0, 0, PTO_INPUT);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
+	EXPECT_EQ(t.task_id, d.task_id);
+	k0 = orch_manual_kicks(self->o);
+	ASSERT_EQ(1, orch_member_done_pop(self->o, &d, 0, NULL, &next));
+	EXPECT_EQ(e.task_id, next.task_id);
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+	EXPECT_EQ(k0 + 1, orch_manual_kicks(self->o));	/* for c */
+	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));	/* c */
+	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, e));
+	orch_member_done(self->o, &next, 0, NULL);
+}
 
 TEST_F(man, acceptance_fence_precedes_completion)
 {

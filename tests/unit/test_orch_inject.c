@@ -193,6 +193,75 @@ TEST(every_fail_point_is_reclaimed)
 	EXPECT_GT(total, ORCH_FP_CANCEL_SNAPSHOT * 2);
 }
 
+/*
+ * infer_deps looks every INPUT up before it journals or publishes any
+ * output of the task (an INPUT named after an output of the same key
+ * must find the previous writer). The third task below names Y as an
+ * output before X as an input; its collection of X's producer is the
+ * first growth of the dependency array (the writers look nothing up),
+ * and must find nothing journaled yet. Failed there, the task has
+ * journaled and published nothing, and cancellation reclaims the rest.
+ */
+struct order {
+	int deps_calls;
+	uint32_t nkeys_at_deps;
+};
+
+static int order_hook(void *ctx, struct pto_orch *o, int fp,
+		      struct orch_slot *s)
+{
+	struct order *ord = ctx;
+
+	(void)o;
+	if (fp != ORCH_FP_DEPS || !s)
+		return 0;
+	ord->deps_calls++;
+	ord->nkeys_at_deps = s->nkeys;
+	return 1;
+}
+
+static int build_output_then_input(pto_orch *o, void *arg)
+{
+	struct dag *d = arg;
+	struct pto_task_args a;
+	int err;
+
+	pto_args_init(&a);
+	add_t(&a, d->buf[0], PTO_OUTPUT_EXISTING);	/* writes X */
+	err = pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_reset(&a);
+	add_t(&a, d->buf[1], PTO_OUTPUT_EXISTING);	/* writes Y */
+	err = err ?: pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_reset(&a);
+	add_t(&a, d->buf[1], PTO_OUTPUT_EXISTING);	/* Y, then */
+	add_t(&a, d->buf[0], PTO_INPUT);		/* X */
+	err = err ?: pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(every_lookup_precedes_the_journal)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 32, .timeout_ms = 500 };
+	struct order ord = { 0 };
+	struct dag d;
+	pto_run *r = NULL;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	o->fail_hook = order_hook;
+	o->fail_ctx = &ord;
+	EXPECT_EQ(-ENOMEM, pto_submit(o, build_output_then_input, &d, &r));
+	EXPECT_EQ(1, ord.deps_calls);
+	EXPECT_EQ(0u, ord.nkeys_at_deps);
+	EXPECT_EQ(-ENOMEM, pto_run_wait(r, 0));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 500));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 static _Atomic int gate_open;
 
 static int k_gate(struct pto_task_ctx *c)
@@ -328,6 +397,104 @@ TEST(orch_run_returns_when_cancellation_is_left_pending)
 	pto_orch *o = pending_cancel(_metadata, &in, &d, true, NULL);
 
 	closed_and_settled(_metadata, o, &in);
+}
+
+/*
+ * Two runs left with a pending cancellation: one close settles both (it
+ * settled one per call, then waited out its whole budget for the other
+ * run, which only a settle can finish, and returned -ETIMEDOUT). With
+ * one more snapshot failure, close goes on past the run whose settle
+ * failed, settles the other, and then retries the first.
+ */
+static int one_then_fail(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int err;
+
+	(void)arg;
+	pto_args_init(&a);
+	err = pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_fini(&a);
+	return err ?: -ENOTRECOVERABLE;
+}
+
+TEST(close_settles_every_pending_cancellation)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 32, .timeout_ms = 500,
+				       .run_depth = 2 };
+	int extra;
+
+	for (extra = 0; extra < 2; extra++) {
+		struct inj in = { .fp = -1, .snapshot_failures = 6 };
+		pto_run *r1 = NULL, *r2 = NULL;
+		pto_orch *o;
+
+		ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+		o->fail_hook = hook;
+		o->fail_ctx = &in;
+		/* Three attempts each in pto_submit: both left pending. */
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, one_then_fail, NULL, &r1));
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, one_then_fail, NULL, &r2));
+		EXPECT_EQ(0, in.snapshot_failures);
+		EXPECT_EQ(2u, orch_runs_alive(o));
+		pto_run_release(r1);
+		pto_run_release(r2);
+		in.snapshot_failures = extra;
+		EXPECT_EQ(0, pto_orch_close(o, 300)) TH_LOG("extra %d", extra);
+		EXPECT_EQ(0, in.snapshot_failures);
+		EXPECT_EQ(0u, orch_runs_alive(o));
+		EXPECT_TRUE(ot_empty(o));
+		if (!o->closed)
+			EXPECT_EQ(0, pto_orch_close(o, 300));
+		EXPECT_EQ(0, pto_orch_destroy(o));
+	}
+}
+
+/* An out-of-memory scope registration says so (the message was
+ * "orchestration function returned -12"). */
+static int fail_scope_register(void *ctx, struct pto_orch *o, int fp,
+			       struct orch_slot *s)
+{
+	(void)ctx;
+	(void)o;
+	(void)s;
+	return fp == ORCH_FP_SCOPE_REGISTER;
+}
+
+static int many_subs(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int err, i;
+
+	(void)arg;
+	pto_args_init(&a);
+	/* Until the outer frame has to grow (at once or past its first
+	 * capacity). */
+	for (i = 0, err = 0; i < 1000 && !err; i++)
+		err = pto_submit_sub(o, &NOOP, &a, NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(scope_registration_out_of_memory_has_a_message)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
+				       .task_window = 2048, .timeout_ms = 500 };
+	pto_run *r = NULL;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
+	o->fail_hook = fail_scope_register;
+	EXPECT_EQ(-ENOMEM, pto_submit(o, many_subs, NULL, &r));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), "scope registration"))
+		TH_LOG("\"%s\"", pto_orch_error(o));
+	EXPECT_EQ(-ENOMEM, pto_run_wait(r, 0));
+	pto_run_release(r);
+	o->fail_hook = NULL;
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 500));
+	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
 /* The same, step by step on the manual backend: after a failed snapshot

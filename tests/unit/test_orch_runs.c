@@ -370,6 +370,49 @@ TEST(orchestration_error_is_synchronous_and_cancels)
 	done(_metadata, o);
 }
 
+/*
+ * The first construction error is the run's: its code and message survive
+ * what the function does next - a submit refused because the run already
+ * failed (0), another failing call with a message of its own (1), or
+ * returning the refusal's code (2). pto_submit returns the first code,
+ * pto_orch_error() and the run's wait describe it.
+ */
+static int orch_error_then_more(pto_orch *o, void *arg)
+{
+	int mode = (int)(intptr_t)arg, err;
+	struct pto_callable c = { .fn = k_count };
+	struct pto_task_args a;
+
+	pto_args_init(&a);
+	pto_submit_next_level(o, &c, &a, NULL, pto_on_worker(42), NULL);
+	if (mode == 1)
+		err = pto_submit_next_level(o, &c, &a, NULL, pto_on_worker(43), NULL);
+	else
+		err = pto_submit_sub(o, &c, &a, NULL);
+	pto_args_fini(&a);
+	return mode ? err : 0;
+}
+
+TEST(first_construction_error_is_kept)
+{
+	int mode;
+
+	for (mode = 0; mode < 3; mode++) {
+		pto_orch *o = mk(_metadata, 2);
+		pto_run *r;
+
+		EXPECT_EQ(-EINVAL, pto_submit(o, orch_error_then_more,
+					      (void *)(intptr_t)mode, &r));
+		EXPECT_NE(NULL, strstr(pto_orch_error(o), "no worker with id 42"))
+			TH_LOG("mode %d: \"%s\"", mode, pto_orch_error(o));
+		EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
+		EXPECT_NE(NULL, strstr(pto_run_error(r), "no worker with id 42"))
+			TH_LOG("mode %d: run \"%s\"", mode, pto_run_error(r));
+		pto_run_release(r);
+		done(_metadata, o);
+	}
+}
+
 TEST(submit_outside_run_rejected)
 {
 	pto_orch *o = mk(_metadata, 2);

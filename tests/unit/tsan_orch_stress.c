@@ -143,9 +143,11 @@ static int build(pto_orch *o, void *arg)
 				add_edge(r, p);
 			}
 		}
-		/* The model TensorMap: explicit deps first, then tags in
-		 * member / tensor order; OUTPUT tensors have data set, so
-		 * none is auto-allocated. */
+		/* The model TensorMap: explicit deps first, then every
+		 * lookup (member / tensor order), then every insert, as
+		 * infer_deps: an INPUT named after an output of the same
+		 * key still reads the previous writer. OUTPUT tensors have
+		 * data set, so none is auto-allocated. */
 		for (m = 0; m < nargs; m++)
 			for (j = 0; j < (int)a[m].ntensors; j++) {
 				int b = (int)(((char *)(uintptr_t)a[m].tensors[j].t.data -
@@ -153,8 +155,15 @@ static int build(pto_orch *o, void *arg)
 				int tag = a[m].tensors[j].tag;
 
 				if ((tag == PTO_INPUT || tag == PTO_INOUT) &&
-				    writer[b] >= 0 && writer[b] != i)
+				    writer[b] >= 0)
 					add_edge(r, writer[b]);
+			}
+		for (m = 0; m < nargs; m++)
+			for (j = 0; j < (int)a[m].ntensors; j++) {
+				int b = (int)(((char *)(uintptr_t)a[m].tensors[j].t.data -
+					       x->buf[0]) / 64);
+				int tag = a[m].tensors[j].tag;
+
 				if (tag == PTO_OUTPUT || tag == PTO_INOUT ||
 				    tag == PTO_OUTPUT_EXISTING)
 					writer[b] = i;
