@@ -413,17 +413,32 @@ TEST(first_construction_error_is_kept)
 	}
 }
 
+/*
+ * Submit and alloc outside an orchestration function are usage errors:
+ * -EINVAL, as scope_begin there (-ECANCELED means a doomed run, orch.h),
+ * with a message, and nothing is queued or run.
+ */
 TEST(submit_outside_run_rejected)
 {
 	pto_orch *o = mk(_metadata, 2);
+	struct pto_tensor t = { .nbytes = 1 };
+	struct pto_task h = { .run_id = 77 };
 	struct pto_task_args a;
 
 	pto_args_init(&a);
-	EXPECT_EQ(-ECANCELED, pto_submit_sub(o, &(struct pto_callable){ .fn = k_count },
-					     &a, NULL));
+	EXPECT_EQ(-EINVAL, pto_submit_sub(o, &(struct pto_callable){ .fn = k_count },
+					  &a, &h));
 	EXPECT_NE(NULL, strstr(pto_orch_error(o), "outside"));
+	EXPECT_EQ(77, h.run_id);	/* no handle written */
+	o->errmsg[0] = 0;
+	EXPECT_EQ(-EINVAL, pto_alloc(o, 1024, &t, NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), "outside"));
+	EXPECT_EQ(1, t.nbytes);		/* *out untouched */
 	EXPECT_EQ(-EINVAL, pto_scope_begin(o));
 	pto_args_fini(&a);
+	gate_set(1);
+	ot_sleep_ms(20);
+	EXPECT_EQ(0, atomic_load(&G.ran));
 	done(_metadata, o);
 }
 

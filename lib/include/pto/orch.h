@@ -316,7 +316,8 @@ PTO_API void pto_run_release(pto_run *r);
  * (inside the orchestration function), never concurrently with another
  * call on the same orchestrator. Each returns 0 or a negative errno with
  * pto_orch_error() set; after an error the run is doomed (further submits
- * return -ECANCELED) and is cancelled when the function returns. Submit
+ * return -ECANCELED) and is cancelled when the function returns. Called
+ * outside an orchestration function, each is -EINVAL. Submit
  * blocks only on ring back-pressure (then -ETIMEDOUT / -ESHUTDOWN).
  * *out, when not NULL, receives the run-scoped handle. Auto-allocated
  * OUTPUTs are written back into @args, in the heap's space (in-process:
