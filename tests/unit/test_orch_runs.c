@@ -442,6 +442,25 @@ TEST(submit_outside_run_rejected)
 	done(_metadata, o);
 }
 
+/* A failed create leaves *out NULL (as pto_orch_create_device does), so
+ * cleanup code that tests it frees nothing stale. */
+TEST(failed_create_clears_out)
+{
+	static const struct pto_worker_desc w[2] = {
+		{ 3, PTO_WK_SUB }, { 3, PTO_WK_SUB },
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .nworkers = 2, .workers = w };
+	pto_orch *o = (pto_orch *)&cfg;	/* stale garbage */
+
+	EXPECT_EQ(-EINVAL, pto_orch_create_inproc(&cfg, &o));
+	EXPECT_EQ(NULL, o);
+	cfg.workers = NULL;	/* nworkers without workers */
+	o = (pto_orch *)&cfg;
+	EXPECT_EQ(-EINVAL, pto_orch_create_inproc(&cfg, &o));
+	EXPECT_EQ(NULL, o);
+}
+
 TEST(fork_hygiene_defaults_do_not_overwrite)
 {
 	pto_orch *o;

@@ -240,6 +240,8 @@ struct pto_orch_config {
  * mmap(MAP_SHARED | MAP_ANONYMOUS) regions taken here, before any fork.
  * Also performs the once-per-process fork hygiene (thread-pool env
  * defaults with overwrite = 0, pthread_atfork registration).
+ * On failure *out is NULL; there is no orchestrator to hold a message, the
+ * errno alone says what failed (-EINVAL: a bad or duplicate worker).
  * Thread safety: any thread.
  */
 PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
