@@ -399,7 +399,8 @@ PTO_API int pto_orch_destroy(pto_orch *o)
 {
 	if (!o)
 		return 0;
-	if (!o->closed)
+	/* A handle still held would reach into @o when released. */
+	if (!o->closed || orch_runs_alive(o))
 		return -EBUSY;
 	orch_free(o);
 	return 0;

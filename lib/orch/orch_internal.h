@@ -631,7 +631,7 @@ struct pto_orch {
 	pthread_cond_t runs_cv;
 	struct pto_run *runs;	/* live (not yet released by the runtime) */
 	uint32_t runs_in_flight;/* leases held */
-	uint32_t runs_alive;	/* allocated, not yet freed (tests) */
+	uint32_t runs_alive;	/* allocated, not yet freed (destroy, tests) */
 	bool closing, closed;
 	struct pto_run *building;	/* orch thread only */
 

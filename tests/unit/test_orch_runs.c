@@ -318,6 +318,32 @@ TEST(close_drains_within_budget_and_is_retryable)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+/*
+ * A run handle still held keeps the orchestrator: destroy is -EBUSY and
+ * frees nothing (releasing the handle later would reach into freed
+ * memory), and succeeds once the handle is released.
+ */
+TEST(destroy_with_an_outstanding_run_handle_is_ebusy)
+{
+	pto_orch *o = mk(_metadata, 2);
+	pto_run *r;
+
+	gate_set(1);
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	ASSERT_EQ(0, pto_run_wait(r, -1));
+	ASSERT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(1u, orch_runs_alive(o));
+	EXPECT_EQ(-EBUSY, pto_orch_destroy(o));
+	/* Nothing was freed: the handle still answers. */
+	EXPECT_EQ(1, pto_run_done(r));
+	EXPECT_EQ(0, pto_run_result(r));
+	EXPECT_STREQ("", pto_run_error(r));
+	EXPECT_EQ(1, atomic_load(&G.ran));
+	pto_run_release(r);
+	EXPECT_EQ(0u, orch_runs_alive(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 static int orch_open_scope(pto_orch *o, void *arg)
 {
 	int err = pto_scope_begin(o);

@@ -257,8 +257,9 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
 
-/* Free everything. Requires a successful pto_orch_close(); returns -EBUSY
- * otherwise (nothing freed). Outstanding run handles must be released.
+/* Free everything. Requires a successful pto_orch_close() and every run
+ * handle released (pto_run_release()); returns -EBUSY otherwise, freeing
+ * nothing: release the handles and call it again.
  * Thread safety: once, with no other call in flight. */
 PTO_API int pto_orch_destroy(pto_orch *o);
 
