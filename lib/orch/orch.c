@@ -303,6 +303,16 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 
 	struct pto_run *r;
 
+	/*
+	 * From inside one of this orchestrator's orchestration functions the
+	 * drain would wait for the run being built, which cannot finish
+	 * before the function returns: it would burn the whole budget, then
+	 * leave the orchestrator closing. Refuse at once, as pto_submit()
+	 * does there. tl_building, not o->building: close may run on any
+	 * thread, beside another thread's build.
+	 */
+	if (orch_building_here(o))
+		return -EDEADLK;
 	pthread_mutex_lock(&o->runs_mu);
 	if (o->closed) {
 		pthread_mutex_unlock(&o->runs_mu);

@@ -344,6 +344,42 @@ TEST(destroy_with_an_outstanding_run_handle_is_ebusy)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+struct close_inside {
+	int err;
+	uint64_t ns;
+};
+
+static int orch_close_inside(pto_orch *o, void *arg)
+{
+	struct close_inside *ci = arg;
+	uint64_t t0 = ot_now_ns();
+
+	ci->err = pto_orch_close(o, 500);
+	ci->ns = ot_now_ns() - t0;
+	return one_sub(o, k_count, NULL, 0, PTO_NO_DEP, NULL);
+}
+
+/*
+ * Close from inside the orchestration function cannot drain the run being
+ * built: -EDEADLK at once (as pto_submit there), not -ETIMEDOUT after the
+ * whole budget; the orchestrator is left open, so this run's later submit
+ * and the next run go through.
+ */
+TEST(close_from_the_orchestration_function_is_edeadlk)
+{
+	struct close_inside ci = { 0, 0 };
+	pto_orch *o = mk(_metadata, 2);
+	struct stash st = { .x = 0 };
+
+	EXPECT_EQ(0, pto_orch_run(o, orch_close_inside, &ci));
+	EXPECT_EQ(-EDEADLK, ci.err);
+	EXPECT_GT(100 * 1000000ULL, ci.ns);
+	EXPECT_EQ(1, atomic_load(&G.ran));
+	EXPECT_EQ(0, pto_orch_run(o, orch_stash, &st));
+	EXPECT_EQ(5, st.x);
+	done(_metadata, o);
+}
+
 static int orch_open_scope(pto_orch *o, void *arg)
 {
 	int err = pto_scope_begin(o);

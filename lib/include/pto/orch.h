@@ -22,7 +22,9 @@
  *  - pto_submit() / pto_orch_run(): serialized per orchestrator by the caller
  *    (one run is built at a time); concurrent callers are not supported.
  *  - pto_run_*(): any thread, concurrently with everything.
- *  - pto_orch_close(): any thread; pto_orch_destroy(): once, after close.
+ *  - pto_orch_close(): any thread (inside one of the orchestrator's own
+ *    orchestration functions: -EDEADLK); pto_orch_destroy(): once, after
+ *    close.
  */
 #ifndef PTO_ORCH_H
 #define PTO_ORCH_H
@@ -251,8 +253,12 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  * Reject new submissions, settle any cancellation left pending by a failed
  * run, then drain every accepted run within @budget_ms. Returns 0 when
  * drained (workers are then stopped), or -ETIMEDOUT: nothing is torn down
- * and close() may be retried. Sets no message (pto_orch_error() belongs
- * to the orch thread, and close may run on another).
+ * and close() may be retried, but the orchestrator stays closing: new
+ * submissions are still refused (-ESHUTDOWN). From inside one of this
+ * orchestrator's orchestration functions it is -EDEADLK at once (the run
+ * being built cannot drain) and changes nothing. Sets no message
+ * (pto_orch_error() belongs to the orch thread, and close may run on
+ * another).
  * Thread safety: any thread; not concurrently with itself.
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
