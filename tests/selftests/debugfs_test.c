@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* debugfs /sys/kernel/debug/pto/pto0/{info,bos} show what the driver holds. */
+/*
+ * debugfs /sys/kernel/debug/pto/pto0/{info,bos} show what the driver holds;
+ * and through them, what libpto's device layer (pto/pto.h) leaves there.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <pto/pto.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 
@@ -113,6 +117,39 @@ TEST(release_frees_everything)
 	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
 	for (i = 0; i < 4; i++)
 		EXPECT_FALSE(find_bo(text, a[i].dev_addr, &size, &refs));
+}
+
+/*
+ * pto.h: pto_dev_close() frees the buffers still allocated. A mapping holds
+ * the device file, so closing the fd alone released nothing, mapped or not.
+ */
+TEST(libpto_dev_close_frees_every_buffer)
+{
+	static char text[1 << 16];
+	struct pto_bo *mapped, *unmapped;
+	unsigned int refs = 0;
+	uint64_t size = 0, am, au;
+	struct pto_dev *dev;
+	uint32_t *p = NULL;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 8192, 0, &mapped));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 4096, 0, &unmapped));
+	ASSERT_EQ(0, pto_bo_map(mapped, (void **)&p));
+	p[0] = 0x5a5a;
+	am = pto_bo_dev_addr(mapped);
+	au = pto_bo_dev_addr(unmapped);
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	ASSERT_TRUE(find_bo(text, am, &size, &refs));
+	EXPECT_EQ(8192, size);
+	EXPECT_EQ(2, refs);		/* handle + mapping */
+	ASSERT_TRUE(find_bo(text, au, &size, &refs));
+	EXPECT_EQ(1, refs);
+
+	pto_dev_close(dev);
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	EXPECT_FALSE(find_bo(text, am, &size, &refs)) TH_LOG("mapped: refs %u", refs);
+	EXPECT_FALSE(find_bo(text, au, &size, &refs)) TH_LOG("unmapped: refs %u", refs);
 }
 
 TEST_HARNESS_MAIN

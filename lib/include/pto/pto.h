@@ -54,7 +54,13 @@ struct pto_dev_info {
 PTO_API int pto_dev_open(unsigned int index, struct pto_dev **out);
 /* Same as pto_dev_open() for an explicit device node path. */
 PTO_API int pto_dev_open_path(const char *path, struct pto_dev **out);
-/* Closes the fd; buffers still allocated are freed by the driver. */
+/*
+ * Unmap and free every buffer of @dev not yet freed with pto_bo_free(),
+ * then close the fd: the driver then releases all the device objects of
+ * this handle. Every struct pto_bo of @dev and every mapping of its
+ * buffers is invalid afterwards (a later pto_bo_free() on one is a
+ * use-after-free); an orchestrator on @dev must be destroyed first.
+ */
 PTO_API void pto_dev_close(struct pto_dev *dev);
 /* The device's fd, for poll() and for ioctls libpto does not wrap. */
 PTO_API int pto_dev_fd(const struct pto_dev *dev);
