@@ -18,6 +18,7 @@
 
 struct pto_dev {
 	int fd;
+	pid_t pid;			/* the opener (fork: see pto_bo_free()) */
 	struct pto_dev_info info;
 	_Atomic uint64_t claimed;	/* pto_dev_claim_clusters() */
 	/*
@@ -78,6 +79,7 @@ int pto_dev_open_path(const char *path, struct pto_dev **out)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
+	dev->pid = getpid();
 	pthread_mutex_init(&dev->bos_mu, NULL);
 	/*
 	 * Non-blocking: several scheduler threads poll() the fd and drain its
@@ -118,6 +120,12 @@ void pto_dev_close(struct pto_dev *dev)
 
 	if (!dev)
 		return;
+	/* A forked child: its fd and memory only (see pto_bo_free()). */
+	if (getpid() != dev->pid) {
+		close(dev->fd);
+		free(dev);
+		return;
+	}
 	pthread_mutex_lock(&dev->bos_mu);
 	bo = dev->bos;
 	dev->bos = NULL;
@@ -227,6 +235,20 @@ int pto_bo_free(struct pto_bo *bo)
 
 	if (!bo)
 		return 0;
+	/*
+	 * A forked child shares the parent's open file: BO_FREE there would
+	 * drop the parent's handle. Release only the child's mapping and
+	 * memory. Nor may the child take bos_mu: another of the parent's
+	 * threads may have held it at the fork, and it stays held in the
+	 * child. So the child's copy of the list is left stale, and the
+	 * child's pto_dev_close() does not walk it.
+	 */
+	if (getpid() != bo->dev->pid) {
+		if (bo->map)
+			munmap(bo->map, bo->size);
+		free(bo);
+		return 0;
+	}
 	pthread_mutex_lock(&bo->dev->bos_mu);
 	if (bo->prev)
 		bo->prev->next = bo->next;

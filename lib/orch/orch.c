@@ -261,6 +261,7 @@ int orch_create(const struct pto_orch_config *cfg,
 		return -ENOMEM;
 	}
 	o->cfg = c;
+	o->owner_pid = getpid();
 	o->ops = ops;
 	o->be = be;
 	atomic_init(&o->next_task_id, 1);	/* 0 names no task */
@@ -303,6 +304,15 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 
 	struct pto_run *r;
 
+	/*
+	 * A forked child's copy: the workers and scheduler threads are not
+	 * there to drain or stop, the locks and condition variables may be
+	 * copies of ones held or waited on at the fork (destroying one hangs
+	 * in glibc), and the device objects are the parent's, through the
+	 * shared file. Nothing can be done safely.
+	 */
+	if (getpid() != o->owner_pid)
+		return -ECHILD;
 	/*
 	 * From inside one of this orchestrator's orchestration functions the
 	 * drain would wait for the run being built, which cannot finish
@@ -409,6 +419,8 @@ PTO_API int pto_orch_destroy(pto_orch *o)
 {
 	if (!o)
 		return 0;
+	if (getpid() != o->owner_pid)	/* as in pto_orch_close() */
+		return -ECHILD;
 	/* A handle still held would reach into @o when released. */
 	if (!o->closed || orch_runs_alive(o))
 		return -EBUSY;

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/types.h>
 #include <pto/orch.h>
 #include "orch/backend.h"
 
@@ -633,6 +634,7 @@ struct pto_orch {
 	struct pto_run *runs;	/* live (not yet released by the runtime) */
 	uint32_t runs_in_flight;/* leases held */
 	uint32_t runs_alive;	/* allocated, not yet freed (destroy, tests) */
+	pid_t owner_pid;	/* the creator: a forked child's copy is inert */
 	bool closing, closed;
 	struct pto_run *building;	/* orch thread only */
 

@@ -4,6 +4,8 @@
  * depth, close() with a drain budget.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "orch_test.h"
 
@@ -521,6 +523,49 @@ TEST(failed_create_clears_out)
 	o = (pto_orch *)&cfg;
 	EXPECT_EQ(-EINVAL, pto_orch_create_inproc(&cfg, &o));
 	EXPECT_EQ(NULL, o);
+}
+
+/*
+ * A forked child that cleans up its inherited copy (an atexit handler, a
+ * destructor) must neither hang (the workers' condition variables were
+ * copied with waiters registered: destroying them hung) nor touch the
+ * parent's orchestrator: close and destroy are -ECHILD there, and the
+ * parent's orchestrator runs on.
+ */
+TEST(fork_child_close_and_destroy_are_echild)
+{
+	int i, st;
+
+	for (i = 0; i < 5; i++) {
+		pto_orch *o = mk(_metadata, 2);
+		struct stash s = { .x = 0 };
+		pid_t pid;
+
+		gate_set(1);
+		ASSERT_EQ(0, pto_orch_run(o, orch_stash, &s));
+		ot_sleep_ms(200);	/* the workers park on their cv */
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			int bad = 0;
+
+			alarm(5);
+			/* Both, as a cleanup would; a bit per unexpected
+			 * result. */
+			bad |= (pto_orch_close(o, 100) != -ECHILD) << 0;
+			bad |= (pto_orch_destroy(o) != -ECHILD) << 1;
+			_exit(bad);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		ASSERT_TRUE(WIFEXITED(st)) TH_LOG("child hung in cleanup (signal %d)",
+						  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		EXPECT_EQ(0, WEXITSTATUS(st));
+		/* The parent's orchestrator is whole. */
+		s.x = 0;
+		EXPECT_EQ(0, pto_orch_run(o, orch_stash, &s));
+		EXPECT_EQ(5, s.x);
+		done(_metadata, o);
+	}
 }
 
 TEST(fork_hygiene_defaults_do_not_overwrite)

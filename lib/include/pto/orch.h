@@ -25,6 +25,14 @@
  *  - pto_orch_close(): any thread (inside one of the orchestrator's own
  *    orchestration functions: -EDEADLK); pto_orch_destroy(): once, after
  *    close.
+ *
+ * fork(): a child may not use an orchestrator created by its parent (its
+ * worker and scheduler threads are not in the child, and a device
+ * orchestrator's objects are the parent's, through the shared file). In a
+ * process other than the creator, pto_orch_close() and pto_orch_destroy()
+ * return -ECHILD and do nothing at all (no ioctl, no join, no lock): the
+ * child's copy is released when it exits or execs, the parent's
+ * orchestrator is untouched. Device handles: pto/pto.h.
  */
 #ifndef PTO_ORCH_H
 #define PTO_ORCH_H
@@ -258,14 +266,15 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  * orchestrator's orchestration functions it is -EDEADLK at once (the run
  * being built cannot drain) and changes nothing. Sets no message
  * (pto_orch_error() belongs to the orch thread, and close may run on
- * another).
+ * another). In a forked child: -ECHILD, nothing done (see the top).
  * Thread safety: any thread; not concurrently with itself.
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
 
 /* Free everything. Requires a successful pto_orch_close() and every run
  * handle released (pto_run_release()); returns -EBUSY otherwise, freeing
- * nothing: release the handles and call it again.
+ * nothing: release the handles and call it again. In a forked child:
+ * -ECHILD, nothing freed (see the top).
  * Thread safety: once, with no other call in flight. */
 PTO_API int pto_orch_destroy(pto_orch *o);
 

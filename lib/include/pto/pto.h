@@ -10,6 +10,15 @@
  * for pto_dev_info(), pto_bo_alloc() and pto_bo_*() on distinct buffers.
  * pto_dev_close() must not race any other call on the same device, and a
  * struct pto_bo must not be freed while another thread uses it.
+ *
+ * fork(): a child shares the parent's open device file, so the handles it
+ * inherits name the parent's device objects and the child may not use
+ * them. It may only clean up: in a process other than the one that opened
+ * the device, pto_bo_free() unmaps and frees the child's copy of the
+ * buffer and pto_dev_close() closes the child's fd and frees the child's
+ * copy of the device, without any ioctl; the parent's buffers stay. (The
+ * child's pto_dev_close() leaves buffers it did not free mapped until it
+ * exits or execs.)
  */
 #ifndef PTO_PTO_H
 #define PTO_PTO_H
