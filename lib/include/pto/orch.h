@@ -104,10 +104,15 @@ struct pto_tensor {
 	uint64_t strides[4];
 };
 
+/* Member by member, not designated initializers: the header is also C++
+ * (before C++20, which has none). */
 static inline struct pto_tensor pto_tensor_host(void *p, uint64_t nbytes)
 {
-	struct pto_tensor t = { .data = (uint64_t)(uintptr_t)p,
-				.nbytes = nbytes, .space = PTO_SPACE_HOST };
+	struct pto_tensor t = PTO_ZERO_INIT;
+
+	t.data = (uint64_t)(uintptr_t)p;
+	t.nbytes = nbytes;
+	t.space = PTO_SPACE_HOST;
 	return t;
 }
 

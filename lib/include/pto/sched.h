@@ -41,7 +41,7 @@ static inline struct pto_tensor pto_tensor_gm(struct pto_bo *bo, void *map,
 					      uint64_t offset, uint64_t nbytes,
 					      uint32_t dtype)
 {
-	struct pto_tensor t = { 0 };
+	struct pto_tensor t = PTO_ZERO_INIT;
 
 	t.data = (uint64_t)(uintptr_t)map + offset;
 	t.nbytes = nbytes;
@@ -73,9 +73,11 @@ static inline struct pto_tensor pto_tensor_gm_2d(struct pto_bo *bo, void *map,
 static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 						   uint32_t dtype)
 {
-	struct pto_tensor t = { .nbytes = nbytes, .space = PTO_SPACE_GM,
-				.dtype = dtype };
+	struct pto_tensor t = PTO_ZERO_INIT;	/* C++ too: pto_tensor_host() */
 
+	t.nbytes = nbytes;
+	t.space = PTO_SPACE_GM;
+	t.dtype = dtype;
 	return t;
 }
 
