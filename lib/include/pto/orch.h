@@ -253,11 +253,21 @@ struct pto_orch_config {
  * Create an orchestrator on the in-process backend: one thread per worker
  * running the callables' host callbacks; heap rings are
  * mmap(MAP_SHARED | MAP_ANONYMOUS) regions taken here, before any fork.
- * Also performs the once-per-process fork hygiene (thread-pool env
- * defaults with overwrite = 0, pthread_atfork registration).
+ * The first orchestrator created in a process (this call or
+ * pto_orch_create_device()) also performs the once-per-process fork
+ * hygiene: setenv(name, "1", 0) of OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
+ * MKL_NUM_THREADS and BLIS_NUM_THREADS (a value already set is kept), so
+ * that thread pools of libraries initialised later start single-threaded
+ * and a fork inherits no pool threads; and a pthread_atfork()
+ * registration.
  * On failure *out is NULL; there is no orchestrator to hold a message, the
  * errno alone says what failed (-EINVAL: a bad or duplicate worker).
- * Thread safety: any thread.
+ * Thread safety: any thread, but the first create in a process calls
+ * setenv(), which must not run concurrently with getenv(), setenv(),
+ * putenv() or anything else reading the environment (localtime(), locale
+ * code) in another thread: make the first create before starting such
+ * threads (setting all four variables first leaves glibc's environment
+ * untouched).
  */
 PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
 				   pto_orch **out);

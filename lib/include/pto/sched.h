@@ -111,9 +111,16 @@ struct pto_sched_stats {
  * Create an orchestrator on @dev (which must outlive it). @ocfg may be
  * NULL; its workers are ignored (the cores are the workers) and its
  * heap_ring_size defaults to 16 MiB of GM per ring.
- * Thread safety: any thread; @dev may be shared, but partitions start at
- * cluster 0: while one orchestrator holds its clusters, another on the
- * same device - through this handle or another - is -EBUSY.
+ * The first orchestrator created in a process performs the fork hygiene
+ * of pto_orch_create_inproc(): it sets OMP_NUM_THREADS,
+ * OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and BLIS_NUM_THREADS to 1 unless
+ * already set (setenv with overwrite = 0).
+ * Thread safety: any thread, but the first create in a process calls
+ * setenv(), which must not run concurrently with getenv(), setenv() or
+ * anything else reading the environment in another thread (pto/orch.h).
+ * @dev may be shared, but partitions start at cluster 0: while one
+ * orchestrator holds its clusters, another on the same device - through
+ * this handle or another - is -EBUSY.
  */
 PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   const struct pto_orch_config *ocfg,
