@@ -13,10 +13,17 @@
  * A device task's callable names a built-in kernel (kernel_id = PTO_FUNC_*
  * of linux/pto.h); its tensors are GM tensors (pto_tensor_gm()), a HOST
  * one is -EINVAL at submit, except for kernels that use no tensor address
- * (noop, spin_ns, fault, hang: their tensors only order tasks); at most
- * two scalars. Tensors map onto the kernel's a / b / out slots in order,
- * except that the last written tensor (OUTPUT, INOUT, OUTPUT_EXISTING)
- * is `out`.
+ * (noop, spin_ns, fault, hang: their tensors only order tasks). Tensors
+ * map onto the kernel's a / b / out slots in order, except that the last
+ * written tensor (OUTPUT, INOUT, OUTPUT_EXISTING) is `out`.
+ *
+ * Checked at dispatch, not at submit (the submit succeeds; the task then
+ * fails, its consumers are poisoned and the run's wait returns the error
+ * with pto_run_error() naming it): more than two scalars (-E2BIG); for
+ * kernels that use tensor addresses, more than three tensors or more than
+ * two inputs (-E2BIG), a tensor whose nbytes is not a whole number of
+ * 4-byte elements or whose rank exceeds PTO_TENSOR_MAX_RANK (-EINVAL);
+ * a kernel_id above UINT32_MAX (-EINVAL).
  */
 #ifndef PTO_SCHED_H
 #define PTO_SCHED_H
