@@ -28,8 +28,10 @@ CPPFLAGS := -Iuapi -Ilib/include -Ilib -D_GNU_SOURCE
 # and pop), and in the TCG test VM every call and return is dear (a
 # return is a jump-cache lookup): measured there, device fan-out went from
 # 267k to 336k tasks/s (median of 8 interleaved runs) and independent from
-# 361k to 524k (Documentation/scheduler.md). Fat objects: libpto.a also
-# links with a compiler or linker that does not read GCC's LTO bytecode.
+# 361k to 524k (Documentation/scheduler.md). Fat objects: the internal
+# archives also link with a compiler or linker that does not read GCC's
+# LTO bytecode (lib/libpto.a is one plain object, optimised across the
+# library's files when it is made: "Static archives" below).
 OPT := -O2 -flto=auto -ffat-lto-objects
 AR := gcc-ar
 # At the link, GCC inlines across files and re-runs its flow warnings on
@@ -40,6 +42,9 @@ AR := gcc-ar
 LTO_LINK := -Wno-error
 CFLAGS := -std=gnu11 $(OPT) -g -pthread $(WARN)
 LIB_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden
+# Hidden too: the static archives are made from these objects (see
+# "Static archives" below), and a static link resolves hidden symbols.
+STATIC_CFLAGS := $(CFLAGS) -fvisibility=hidden
 SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
 	-fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread -Wno-tsan
@@ -54,6 +59,9 @@ STATIC_OBJS := $(LIB_SRCS:%.c=$(O)/static/%.o)
 
 SONAME := libpto.so.1
 LIBS := lib/libpto.a lib/$(SONAME) lib/libpto.so
+# Every library symbol, for the programs that use internals (core.h):
+# ptoctl and the selftests. Not installed, not for users.
+INTERNAL_LIB := $(O)/libpto-internal.a
 
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOLS := $(TOOL_SRCS:tools/%.c=tools/%)
@@ -109,9 +117,30 @@ $(O)/tsan/%.o: %.c $(LIB_HDRS)
 
 $(O)/static/%.o: %.c $(LIB_HDRS) | $(BOOTSTRAP_BUILD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(STATIC_CFLAGS) -c -o $@ $<
+
+# Static archives. The documented lib/libpto.a exports only the PTO_API
+# symbols, as the .so does: its internal functions (orch_*, pto_ioctl,
+# ...) are global across its files, and an application defining one of
+# those generic names failed to link against it ("multiple definition").
+# So its objects are linked into one relocatable object (with LTO across
+# the library's files, -flinker-output=nolto-rel: a plain object, which
+# any compiler or linker reads), whose hidden symbols - everything not
+# PTO_API - are then made local. tests/abi-symbols checks the result.
+# $(1): the objects' compiler flags, for the LTO code generation.
+define public_archive
+	rm -f $@ $@.o
+	$(CC) $(1) $(LTO_LINK) -r -nostdlib -flinker-output=nolto-rel -o $@.o $^
+	objcopy --localize-hidden $@.o
+	$(AR) rcs $@ $@.o
+	rm -f $@.o
+endef
 
 lib/libpto.a: $(LIB_OBJS)
+	$(call public_archive,$(LIB_CFLAGS))
+
+$(INTERNAL_LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
 lib/$(SONAME): $(LIB_OBJS)
@@ -121,6 +150,9 @@ lib/libpto.so: lib/$(SONAME)
 	ln -sf $(SONAME) $@
 
 $(O)/static/libpto.a: $(STATIC_OBJS)
+	$(call public_archive,$(STATIC_CFLAGS))
+
+$(O)/static/libpto-internal.a: $(STATIC_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
 # ---- tools ----------------------------------------------------------------
@@ -137,14 +169,14 @@ $(O)/ex/examples/%.o: examples/%.c $(EX_HDRS) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DEX_NO_MAIN $(CFLAGS) -c -o $@ $<
 
-tools/ptoctl: tools/ptoctl.c $(EX_OBJS) lib/libpto.a $(LIB_HDRS) $(EX_HDRS)
-	$(CC) $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(EX_OBJS) lib/libpto.a -lm
+tools/ptoctl: tools/ptoctl.c $(EX_OBJS) $(INTERNAL_LIB) $(LIB_HDRS) $(EX_HDRS)
+	$(CC) $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(EX_OBJS) $(INTERNAL_LIB) -lm
 
-$(O)/static/tools/ptoctl: tools/ptoctl.c $(EX_OBJS) $(O)/static/libpto.a \
+$(O)/static/tools/ptoctl: tools/ptoctl.c $(EX_OBJS) $(O)/static/libpto-internal.a \
 		$(LIB_HDRS) $(EX_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(EX_OBJS) \
-		$(O)/static/libpto.a -lm
+		$(O)/static/libpto-internal.a -lm
 
 # Static builds for the VM's initramfs (busybox only, no shared libraries).
 static: $(STATIC_TOOLS) $(SELFTEST_BINS) $(EXAMPLE_BINS)
@@ -158,10 +190,11 @@ $(O)/static/examples/%: examples/%.c $(O)/static/libpto.a $(LIB_HDRS) $(EX_HDRS)
 	$(CC) -static $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(O)/static/libpto.a -lm
 
 $(O)/static/selftests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) \
-		$(O)/static/libpto.a $(LIB_HDRS)
+		$(O)/static/libpto-internal.a $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) $(LTO_LINK) \
-		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(O)/static/libpto.a -lm
+		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< \
+		$(O)/static/libpto-internal.a -lm
 
 # ---- tests ----------------------------------------------------------------
 $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard tests/unit/*.h) $(SAN_OBJS)

@@ -92,10 +92,10 @@ EX_MAIN(chain_dummy)
 	ex_buf_alloc(dev, 4096, &y);
 	run_one(o, &x, &y, 0);
 	run_one(o, &x, &y, 1);
-	pto_orch_close(o, 10000);
-	pto_orch_destroy(o);
-	pto_bo_free(x.bo);
-	pto_bo_free(y.bo);
-	pto_dev_close(dev);
+	if (!ex_close(o, "chain_dummy")) {
+		pto_bo_free(x.bo);
+		pto_bo_free(y.bo);
+		pto_dev_close(dev);
+	}
 	return ex_failed;
 }

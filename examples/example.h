@@ -103,15 +103,24 @@ static inline int ex_run(pto_orch *o, pto_orch_fn fn, void *arg,
 	pto_run *r;
 	int ret;
 
+	char why[256] = "";
+
 	pto_orch_sched_stats(o, &s0);
 	t0 = ex_now();
 	ret = pto_submit(o, fn, arg, &r);
 	t1 = ex_now();
+	/* A construction error's reason is the orchestrator's (this thread
+	 * built the run); an execution error's is the run's: which core,
+	 * which device error. */
+	if (ret)
+		snprintf(why, sizeof(why), "%s", pto_orch_error(o));
 	if (r) {
 		int wret = pto_run_wait(r, -1);
 
-		if (!ret)
+		if (!ret && wret) {
 			ret = wret;
+			snprintf(why, sizeof(why), "%s", pto_run_error(r));
+		}
 		pto_run_release(r);
 	}
 	t2 = ex_now();
@@ -122,8 +131,29 @@ static inline int ex_run(pto_orch *o, pto_orch_fn fn, void *arg,
 	       (unsigned long long)(s1.doorbells - s0.doorbells),
 	       (unsigned long long)(s1.sleeps - s0.sleeps));
 	if (ret)
-		printf("# %s: %s\n", pto_strerror(ret), pto_orch_error(o));
+		printf("# %s: %s\n", pto_strerror(ret), why);
 	return ret;
+}
+
+/*
+ * Close and destroy @o, a TAP check each; returns close's result. A close
+ * that timed out leaves the scheduler threads running on the device and
+ * its buffers: the caller then must not free them (nor the device).
+ */
+static inline int ex_close(pto_orch *o, const char *name)
+{
+	char what[96];
+	int ret = pto_orch_close(o, 10000);
+
+	snprintf(what, sizeof(what), "%s: orchestrator drains and closes", name);
+	ex_check(ret == 0, what);
+	if (ret) {
+		printf("# close: %s\n", pto_strerror(ret));
+		return ret;
+	}
+	snprintf(what, sizeof(what), "%s: orchestrator destroyed", name);
+	ex_check(pto_orch_destroy(o) == 0, what);
+	return 0;
 }
 
 #ifdef EX_NO_MAIN

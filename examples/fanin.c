@@ -72,10 +72,10 @@ EX_MAIN(fanin)
 	for (j = 0; j < NP; j++)
 		bad += ((int32_t *)((char *)c.map + j * SLOT))[0] != 42;
 	ex_check(bad == 0, "fanin: every consumer's output slot[0] = 42");
-	pto_orch_close(o, 10000);
-	pto_orch_destroy(o);
-	pto_bo_free(p.bo);
-	pto_bo_free(c.bo);
-	pto_dev_close(dev);
+	if (!ex_close(o, "fanin")) {
+		pto_bo_free(p.bo);
+		pto_bo_free(c.bo);
+		pto_dev_close(dev);
+	}
 	return ex_failed;
 }

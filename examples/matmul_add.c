@@ -126,12 +126,12 @@ EX_MAIN(matmul_add)
 	printf("# worst relative error %g over %d tiles\n", worst, BATCH);
 	ex_check(ref && bad == 0, "matmul_add: every D_i = A_i x B_i + E_i (CPU reference)");
 	free(ref);
-	pto_orch_close(o, 10000);
-	pto_orch_destroy(o);
-	pto_bo_free(a.bo);
-	pto_bo_free(b.bo);
-	pto_bo_free(e.bo);
-	pto_bo_free(d.bo);
-	pto_dev_close(dev);
+	if (!ex_close(o, "matmul_add")) {
+		pto_bo_free(a.bo);
+		pto_bo_free(b.bo);
+		pto_bo_free(e.bo);
+		pto_bo_free(d.bo);
+		pto_dev_close(dev);
+	}
 	return ex_failed;
 }

@@ -47,9 +47,8 @@ static int run_with_ring(const struct ex_opts *opts, uint64_t ring, char *msg,
 	ret = pto_orch_run(o, ring_dag, NULL);
 	*seconds = ex_now() - t0;
 	snprintf(msg, len, "%s", pto_orch_error(o));
-	pto_orch_close(o, 10000);
-	pto_orch_destroy(o);
-	pto_dev_close(dev);
+	if (!ex_close(o, "small_ring"))
+		pto_dev_close(dev);
 	return ret;
 }
 

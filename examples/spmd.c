@@ -81,9 +81,9 @@ EX_MAIN(spmd)
 		run_one(o, &out, PTO_WK_AIV, aiv[i]);
 	for (i = 0; i < sizeof(mix) / sizeof(mix[0]); i++)
 		run_one(o, &out, PTO_WK_MIX, mix[i]);
-	pto_orch_close(o, 10000);
-	pto_orch_destroy(o);
-	pto_bo_free(out.bo);
-	pto_dev_close(dev);
+	if (!ex_close(o, "spmd")) {
+		pto_bo_free(out.bo);
+		pto_dev_close(dev);
+	}
 	return ex_failed;
 }

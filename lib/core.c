@@ -288,7 +288,10 @@ int pto_ring(struct pto_launch *l, const uint64_t *cores)
 	struct pto_doorbell d = { 0 };
 
 	memcpy(d.cores, cores, sizeof(d.cores));
-	l->doorbells++;
+	/* pto_orch_sched_stats() reads it on any thread (atomic load): a
+	 * plain ++ would be a data race. Relaxed: a count, ordering nothing;
+	 * the ioctl beside it costs far more than the locked add. */
+	__atomic_fetch_add(&l->doorbells, 1, __ATOMIC_RELAXED);
 	return pto_ioctl(pto_dev_fd(l->dev), PTO_IOCTL_DOORBELL, &d);
 }
 

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +18,22 @@
 
 struct pto_dev {
 	int fd;
+	pid_t pid;			/* the opener (fork: see pto_bo_free()) */
 	struct pto_dev_info info;
 	_Atomic uint64_t claimed;	/* pto_dev_claim_clusters() */
+	/*
+	 * Every live buffer of this device, for pto_dev_close(): a mapping
+	 * holds a reference on the device file, so closing the fd releases
+	 * nothing in the driver (no buffer, cluster or core of the file)
+	 * while any buffer is still mapped.
+	 */
+	pthread_mutex_t bos_mu;
+	struct pto_bo *bos;
 };
 
 struct pto_bo {
 	struct pto_dev *dev;
+	struct pto_bo *prev, *next;	/* dev->bos, under dev->bos_mu */
 	uint32_t handle;
 	uint64_t size;
 	uint64_t dev_addr;
@@ -68,6 +79,8 @@ int pto_dev_open_path(const char *path, struct pto_dev **out)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
+	dev->pid = getpid();
+	pthread_mutex_init(&dev->bos_mu, NULL);
 	/*
 	 * Non-blocking: several scheduler threads poll() the fd and drain its
 	 * completion counter with read(); one may drain what woke another,
@@ -76,6 +89,7 @@ int pto_dev_open_path(const char *path, struct pto_dev **out)
 	dev->fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (dev->fd < 0) {
 		ret = -errno;
+		pthread_mutex_destroy(&dev->bos_mu);
 		free(dev);
 		return ret;
 	}
@@ -84,6 +98,7 @@ int pto_dev_open_path(const char *path, struct pto_dev **out)
 		ret = -EPROTO;
 	if (ret) {
 		close(dev->fd);
+		pthread_mutex_destroy(&dev->bos_mu);
 		free(dev);
 		return ret;
 	}
@@ -101,9 +116,32 @@ int pto_dev_open(unsigned int index, struct pto_dev **out)
 
 void pto_dev_close(struct pto_dev *dev)
 {
+	struct pto_bo *bo, *next;
+
 	if (!dev)
 		return;
+	/* A forked child: its fd and memory only (see pto_bo_free()). */
+	if (getpid() != dev->pid) {
+		close(dev->fd);
+		free(dev);
+		return;
+	}
+	pthread_mutex_lock(&dev->bos_mu);
+	bo = dev->bos;
+	dev->bos = NULL;
+	pthread_mutex_unlock(&dev->bos_mu);
+	/*
+	 * Unmap what the caller left: only then does closing the fd below
+	 * release the file, and with it every buffer (no BO_FREE needed).
+	 */
+	for (; bo; bo = next) {
+		next = bo->next;
+		if (bo->map)
+			munmap(bo->map, bo->size);
+		free(bo);
+	}
 	close(dev->fd);
+	pthread_mutex_destroy(&dev->bos_mu);
 	free(dev);
 }
 
@@ -165,6 +203,12 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 		free(bo);
 		return -EPROTO;
 	}
+	pthread_mutex_lock(&dev->bos_mu);
+	bo->next = dev->bos;
+	if (bo->next)
+		bo->next->prev = bo;
+	dev->bos = bo;
+	pthread_mutex_unlock(&dev->bos_mu);
 	*out = bo;
 	return 0;
 }
@@ -191,6 +235,28 @@ int pto_bo_free(struct pto_bo *bo)
 
 	if (!bo)
 		return 0;
+	/*
+	 * A forked child shares the parent's open file: BO_FREE there would
+	 * drop the parent's handle. Release only the child's mapping and
+	 * memory. Nor may the child take bos_mu: another of the parent's
+	 * threads may have held it at the fork, and it stays held in the
+	 * child. So the child's copy of the list is left stale, and the
+	 * child's pto_dev_close() does not walk it.
+	 */
+	if (getpid() != bo->dev->pid) {
+		if (bo->map)
+			munmap(bo->map, bo->size);
+		free(bo);
+		return 0;
+	}
+	pthread_mutex_lock(&bo->dev->bos_mu);
+	if (bo->prev)
+		bo->prev->next = bo->next;
+	else
+		bo->dev->bos = bo->next;
+	if (bo->next)
+		bo->next->prev = bo->prev;
+	pthread_mutex_unlock(&bo->dev->bos_mu);
 	if (bo->map)
 		munmap(bo->map, bo->size);
 	args = (struct pto_bo_free){ .handle = bo->handle };

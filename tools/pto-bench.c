@@ -347,20 +347,27 @@ static double peer(const char *path, enum shape s, long n, uint32_t workers)
 static int run_once(pto_orch *o, struct job *j, uint64_t *t)
 {
 	uint64_t t0 = now_ns();
+	const char *why;
 	pto_run *r;
 	int err;
 
 	err = pto_submit(o, orch_fn, j, &r);
-	if (!err)
+	/* A construction error's text is the orchestrator's, an execution
+	 * error's the run's (orch.h). */
+	why = err ? pto_orch_error(o) : "";
+	if (!err) {
 		err = pto_run_wait(r, -1);
-	*t = now_ns() - t0;
-	if (err) {
-		fprintf(stderr, "pto-bench: %s failed: %d %s\n",
-			shape_name[j->shape], err, pto_orch_error(o));
-		return err;
+		why = err ? pto_run_error(r) : "";
 	}
-	pto_run_release(r);
-	return 0;
+	*t = now_ns() - t0;
+	if (err)
+		fprintf(stderr, "pto-bench: %s failed: %d %s\n",
+			shape_name[j->shape], err, why);
+	/* Set also after a construction error, and it must be released:
+	 * pto_orch_destroy() refuses while a handle is held. */
+	if (r)
+		pto_run_release(r);
+	return err;
 }
 
 /*
@@ -429,9 +436,14 @@ static void submit_cost(uint32_t workers, int reps)
 		exit(1);
 	}
 	for (rep = -2; rep < nrep; rep++) {
-		if (pto_submit(o, orch_fn, &j, &r) || pto_run_wait(r, -1)) {
+		if (pto_submit(o, orch_fn, &j, &r)) {
 			fprintf(stderr, "pto-bench: submit run failed: %s\n",
 				pto_orch_error(o));
+			exit(1);
+		}
+		if (pto_run_wait(r, -1)) {
+			fprintf(stderr, "pto-bench: submit run failed: %s\n",
+				pto_run_error(r));
 			exit(1);
 		}
 		pto_run_release(r);

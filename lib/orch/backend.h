@@ -179,7 +179,8 @@ int orch_create_manual_server(const struct pto_orch_config *cfg,
 uint64_t orch_manual_kicks(struct pto_orch *o);
 /* Test-only: heavy sleeps so far (ready.c, before_sleep). */
 uint64_t orch_heavy_sleeps(struct pto_orch *o);
-/* Test-only: run states allocated and not yet freed (run.c). */
+/* Run states allocated and not yet freed (run.c): pto_orch_destroy()
+ * refuses while any is left, and tests. */
 uint32_t orch_runs_alive(struct pto_orch *o);
 
 #endif

@@ -326,10 +326,14 @@ static const struct orch_backend_ops manual_server_ops = {
 static int create(const struct pto_orch_config *cfg, bool manual,
 		  const struct orch_backend_ops *ops, struct pto_orch **out)
 {
-	struct inproc *be = calloc(1, sizeof(*be));
+	struct inproc *be;
 	bool batch;
 	int err;
 
+	/* As pto_orch_create_device(): a failed create leaves no stale
+	 * pointer for the caller's cleanup to free. */
+	*out = NULL;
+	be = calloc(1, sizeof(*be));
 	if (!be)
 		return -ENOMEM;
 	be->manual = manual;

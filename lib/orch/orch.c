@@ -261,6 +261,7 @@ int orch_create(const struct pto_orch_config *cfg,
 		return -ENOMEM;
 	}
 	o->cfg = c;
+	o->owner_pid = getpid();
 	o->ops = ops;
 	o->be = be;
 	atomic_init(&o->next_task_id, 1);	/* 0 names no task */
@@ -303,6 +304,25 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 
 	struct pto_run *r;
 
+	/*
+	 * A forked child's copy: the workers and scheduler threads are not
+	 * there to drain or stop, the locks and condition variables may be
+	 * copies of ones held or waited on at the fork (destroying one hangs
+	 * in glibc), and the device objects are the parent's, through the
+	 * shared file. Nothing can be done safely.
+	 */
+	if (getpid() != o->owner_pid)
+		return -ECHILD;
+	/*
+	 * From inside one of this orchestrator's orchestration functions the
+	 * drain would wait for the run being built, which cannot finish
+	 * before the function returns: it would burn the whole budget, then
+	 * leave the orchestrator closing. Refuse at once, as pto_submit()
+	 * does there. tl_building, not o->building: close may run on any
+	 * thread, beside another thread's build.
+	 */
+	if (orch_building_here(o))
+		return -EDEADLK;
 	pthread_mutex_lock(&o->runs_mu);
 	if (o->closed) {
 		pthread_mutex_unlock(&o->runs_mu);
@@ -399,7 +419,10 @@ PTO_API int pto_orch_destroy(pto_orch *o)
 {
 	if (!o)
 		return 0;
-	if (!o->closed)
+	if (getpid() != o->owner_pid)	/* as in pto_orch_close() */
+		return -ECHILD;
+	/* A handle still held would reach into @o when released. */
+	if (!o->closed || orch_runs_alive(o))
 		return -EBUSY;
 	orch_free(o);
 	return 0;

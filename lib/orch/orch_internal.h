@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/types.h>
 #include <pto/orch.h>
 #include "orch/backend.h"
 
@@ -428,6 +429,7 @@ struct pto_run {
 
 void orch_run_record_error(struct pto_run *r, int err, const char *msg);
 bool orch_run_unref_locked(struct pto_run *r);
+bool orch_building_here(const struct pto_orch *o);
 void orch_run_task_consumed(struct pto_run *r);
 void orch_run_tasks_consumed(struct pto_run *r, int64_t n);
 void orch_run_task_launched(struct pto_run *r);
@@ -631,7 +633,8 @@ struct pto_orch {
 	pthread_cond_t runs_cv;
 	struct pto_run *runs;	/* live (not yet released by the runtime) */
 	uint32_t runs_in_flight;/* leases held */
-	uint32_t runs_alive;	/* allocated, not yet freed (tests) */
+	uint32_t runs_alive;	/* allocated, not yet freed (destroy, tests) */
+	pid_t owner_pid;	/* the creator: a forked child's copy is inert */
 	bool closing, closed;
 	struct pto_run *building;	/* orch thread only */
 

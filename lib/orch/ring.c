@@ -373,6 +373,9 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		}
 	}
 	if (err) {
+		/* Releasers update used under mu: read it before dropping mu. */
+		uint64_t used = ring->used;
+
 		pthread_mutex_unlock(&ring->mu);
 		if (err == -ESHUTDOWN)
 			return orch_error(o, err, "orchestrator is shutting down");
@@ -381,7 +384,7 @@ int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 					  "HeapRing exhausted, increase heap_ring_size "
 					  "(ring %d, %llu bytes wanted, %llu of %llu in use)",
 					  r, (unsigned long long)bytes,
-					  (unsigned long long)ring->used,
+					  (unsigned long long)used,
 					  (unsigned long long)ring->heap.size);
 		return orch_error(o, -ETIMEDOUT,
 				  "task window full (ring %d, %u slots)", r,

@@ -35,6 +35,12 @@
  */
 static _Thread_local struct pto_orch *tl_building;
 
+/* True on the thread running one of @o's orchestration functions. */
+bool orch_building_here(const struct pto_orch *o)
+{
+	return tl_building == o;
+}
+
 static void flush_if_building(struct pto_orch *o)
 {
 	if (tl_building == o)

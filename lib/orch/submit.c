@@ -69,21 +69,25 @@ static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
 	}
 }
 
-static struct pto_run *building_run(struct pto_orch *o)
+/*
+ * The run being built, or an error: -EINVAL outside an orchestration
+ * function (a usage error, as pto_scope_begin() there), -ECANCELED once
+ * the run is doomed by an earlier error (orch.h).
+ */
+static int building_run(struct pto_orch *o, struct pto_run **rp)
 {
 	struct pto_run *r = o->building;
 
-	if (!r) {
-		orch_error(o, -EINVAL, "submit outside an orchestration function");
-		return NULL;
-	}
-	if (r->construction_err) {
-		orch_error(o, -ECANCELED,
-			   "run %llu already failed to build; submit refused",
-			   (unsigned long long)r->id);
-		return NULL;
-	}
-	return r;
+	*rp = NULL;
+	if (!r)
+		return orch_error(o, -EINVAL,
+				  "submit outside an orchestration function");
+	if (r->construction_err)
+		return orch_error(o, -ECANCELED,
+				  "run %llu already failed to build; submit refused",
+				  (unsigned long long)r->id);
+	*rp = r;
+	return 0;
 }
 
 static const char *space_name(uint32_t space)
@@ -630,14 +634,15 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 		       struct pto_task *out)
 {
 	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
-	struct pto_run *r = building_run(o);
 	struct orch_slot *s;
+	struct pto_run *r;
 	uint64_t bytes = 0;
 	int32_t live = 0;
 	int err;
 
-	if (!r)
-		return -ECANCELED;
+	err = building_run(o, &r);
+	if (err)
+		return err;
 	err = validate(o, r, q, &bytes);
 	if (err)
 		goto fail_early;
@@ -832,16 +837,17 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		      struct pto_task *handle)
 {
-	struct pto_run *r = building_run(o);
 	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
 	struct orch_heap *heap;
 	struct pto_tensor t;
 	struct orch_slot *s;
+	struct pto_run *r;
 	struct orch_key k;
 	int err;
 
-	if (!r)
-		return -ECANCELED;
+	err = building_run(o, &r);
+	if (err)
+		return err;
 	if (!nbytes || !out)
 		return fail_now(o, orch_error(o, -EINVAL, "alloc of 0 bytes"));
 	err = claim_slot(o, r, ORCH_ALLOC, nbytes, &ar, false);

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* debugfs /sys/kernel/debug/pto/pto0/{info,bos} show what the driver holds. */
+/*
+ * debugfs /sys/kernel/debug/pto/pto0/{info,bos} show what the driver holds;
+ * and through them, what libpto's device layer (pto/pto.h) leaves there.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <pto/pto.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 
@@ -113,6 +118,82 @@ TEST(release_frees_everything)
 	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
 	for (i = 0; i < 4; i++)
 		EXPECT_FALSE(find_bo(text, a[i].dev_addr, &size, &refs));
+}
+
+/*
+ * pto.h: pto_dev_close() frees the buffers still allocated. A mapping holds
+ * the device file, so closing the fd alone released nothing, mapped or not.
+ */
+TEST(libpto_dev_close_frees_every_buffer)
+{
+	static char text[1 << 16];
+	struct pto_bo *mapped, *unmapped;
+	unsigned int refs = 0;
+	uint64_t size = 0, am, au;
+	struct pto_dev *dev;
+	uint32_t *p = NULL;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 8192, 0, &mapped));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 4096, 0, &unmapped));
+	ASSERT_EQ(0, pto_bo_map(mapped, (void **)&p));
+	p[0] = 0x5a5a;
+	am = pto_bo_dev_addr(mapped);
+	au = pto_bo_dev_addr(unmapped);
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	ASSERT_TRUE(find_bo(text, am, &size, &refs));
+	EXPECT_EQ(8192, size);
+	EXPECT_EQ(2, refs);		/* handle + mapping */
+	ASSERT_TRUE(find_bo(text, au, &size, &refs));
+	EXPECT_EQ(1, refs);
+
+	pto_dev_close(dev);
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	EXPECT_FALSE(find_bo(text, am, &size, &refs)) TH_LOG("mapped: refs %u", refs);
+	EXPECT_FALSE(find_bo(text, au, &size, &refs)) TH_LOG("unmapped: refs %u", refs);
+}
+
+/*
+ * A forked child shares the parent's device file: its cleanup of inherited
+ * handles (pto_bo_free, pto_dev_close) must not drop the parent's buffer
+ * handle (BO_FREE on the shared file did: the parent's own free was then
+ * -ENOENT).
+ */
+TEST(libpto_fork_child_cleanup_leaves_the_parents_buffer)
+{
+	static char text[1 << 16];
+	unsigned int refs = 0;
+	uint64_t size = 0, addr;
+	struct pto_dev *dev;
+	struct pto_bo *bo;
+	uint32_t *p = NULL;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 4096, 0, &bo));
+	ASSERT_EQ(0, pto_bo_map(bo, (void **)&p));
+	p[0] = 0x1234;
+	addr = pto_bo_dev_addr(bo);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int ret = pto_bo_free(bo);
+
+		pto_dev_close(dev);
+		_exit(ret ? 1 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	ASSERT_TRUE(find_bo(text, addr, &size, &refs));
+	EXPECT_EQ(2, refs);		/* still the parent's handle + mapping */
+	EXPECT_EQ(0x1234, p[0]);
+	EXPECT_EQ(0, pto_bo_free(bo));
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	EXPECT_FALSE(find_bo(text, addr, &size, &refs));
+	pto_dev_close(dev);
 }
 
 TEST_HARNESS_MAIN

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
@@ -557,6 +558,55 @@ static int fill_one_dag(pto_orch *o, void *arg)
 				    pto_on_kind(PTO_WK_AIV), NULL);
 	pto_args_fini(&a);
 	return ret;
+}
+
+/*
+ * A forked child that cleans up its inherited orchestrator and device
+ * (an atexit handler, a destructor) must leave the parent's alone: close
+ * and destroy are -ECHILD there. Its destroy used to release the parent's
+ * clusters through the shared file and free its heap and payload buffers:
+ * the parent's next run died with SIGBUS.
+ */
+TEST(fork_child_cleanup_leaves_the_parents_orchestrator)
+{
+	struct pto_sched_config sc = { .clusters = 1 };
+	struct devrun d = { .v = 7 };
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d.dev));
+	ASSERT_EQ(0, pto_bo_alloc(d.dev, 4096, 0, &d.bo));
+	ASSERT_EQ(0, pto_bo_map(d.bo, (void **)&d.map));
+	d.t = pto_tensor_gm(d.bo, d.map, 0, 64 * 4, PTO_DTYPE_I32);
+	ASSERT_EQ(0, pto_orch_create_device(d.dev, NULL, &sc, &d.o));
+	ASSERT_EQ(0, pto_orch_run(d.o, fill_one_dag, &d));
+	EXPECT_EQ(7, d.map[63]);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int bad = 0;
+
+		alarm(10);
+		/* All of it, as a cleanup would; a bit per unexpected result. */
+		bad |= (pto_orch_close(d.o, 200) != -ECHILD) << 0;
+		bad |= (pto_orch_destroy(d.o) != -ECHILD) << 1;
+		bad |= (pto_bo_free(d.bo) != 0) << 2;
+		pto_dev_close(d.dev);
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st)) TH_LOG("child: signal %d",
+					  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	/* The parent's cores, heap and buffer are still its own. */
+	d.v = 9;
+	EXPECT_EQ(0, pto_orch_run(d.o, fill_one_dag, &d));
+	EXPECT_EQ(9, d.map[0]);
+	EXPECT_EQ(9, d.map[63]);
+	EXPECT_EQ(0, pto_orch_close(d.o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(d.o));
+	EXPECT_EQ(0, pto_bo_free(d.bo));
+	pto_dev_close(d.dev);
 }
 
 TEST(every_device_runs_its_own_dag)

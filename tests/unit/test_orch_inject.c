@@ -56,6 +56,7 @@ static const struct pto_callable NOOP = { .fn = k_noop };
 
 struct dag {
 	char buf[4][64];
+	char msg[ORCH_MSG_LEN];	/* pto_orch_error() right after a failed call */
 };
 
 static int add_t(struct pto_task_args *a, void *p, enum pto_tag tag)
@@ -128,6 +129,10 @@ static int build(pto_orch *o, void *arg)
 		goto out;
 	err = pto_scope_end(o);
 out:
+	/* Read here: once the function returns, pto_submit() writes its
+	 * own message over an empty one. */
+	if (err)
+		snprintf(d->msg, sizeof(d->msg), "%s", pto_orch_error(o));
 	pto_args_fini(&a);
 	pto_args_fini(&m0);
 	pto_args_fini(&m1);
@@ -153,7 +158,7 @@ TEST(every_fail_point_is_reclaimed)
 	for (fp = 0; fp < ORCH_FP_CANCEL_SNAPSHOT; fp++) {
 		for (k = 1;; k++) {
 			struct inj in = { .fp = fp, .k = k };
-			struct dag d;
+			struct dag d = { .msg = "" };
 			pto_orch *o = mk(_metadata, &in);
 			pto_run *r = NULL;
 			int ret, st;
@@ -166,6 +171,9 @@ TEST(every_fail_point_is_reclaimed)
 				failed++;
 				EXPECT_EQ(ret, st);
 				EXPECT_NE(0, ret);
+				/* Every failing call sets a message (orch.h). */
+				EXPECT_STRNE("", d.msg)
+					TH_LOG("fp %d k %d: no message", fp, k);
 			} else {
 				EXPECT_EQ(0, ret);
 				EXPECT_EQ(0, st);

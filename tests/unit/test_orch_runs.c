@@ -4,6 +4,8 @@
  * depth, close() with a drain budget.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "orch_test.h"
 
@@ -318,6 +320,68 @@ TEST(close_drains_within_budget_and_is_retryable)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+/*
+ * A run handle still held keeps the orchestrator: destroy is -EBUSY and
+ * frees nothing (releasing the handle later would reach into freed
+ * memory), and succeeds once the handle is released.
+ */
+TEST(destroy_with_an_outstanding_run_handle_is_ebusy)
+{
+	pto_orch *o = mk(_metadata, 2);
+	pto_run *r;
+
+	gate_set(1);
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	ASSERT_EQ(0, pto_run_wait(r, -1));
+	ASSERT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(1u, orch_runs_alive(o));
+	EXPECT_EQ(-EBUSY, pto_orch_destroy(o));
+	/* Nothing was freed: the handle still answers. */
+	EXPECT_EQ(1, pto_run_done(r));
+	EXPECT_EQ(0, pto_run_result(r));
+	EXPECT_STREQ("", pto_run_error(r));
+	EXPECT_EQ(1, atomic_load(&G.ran));
+	pto_run_release(r);
+	EXPECT_EQ(0u, orch_runs_alive(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+struct close_inside {
+	int err;
+	uint64_t ns;
+};
+
+static int orch_close_inside(pto_orch *o, void *arg)
+{
+	struct close_inside *ci = arg;
+	uint64_t t0 = ot_now_ns();
+
+	ci->err = pto_orch_close(o, 500);
+	ci->ns = ot_now_ns() - t0;
+	return one_sub(o, k_count, NULL, 0, PTO_NO_DEP, NULL);
+}
+
+/*
+ * Close from inside the orchestration function cannot drain the run being
+ * built: -EDEADLK at once (as pto_submit there), not -ETIMEDOUT after the
+ * whole budget; the orchestrator is left open, so this run's later submit
+ * and the next run go through.
+ */
+TEST(close_from_the_orchestration_function_is_edeadlk)
+{
+	struct close_inside ci = { 0, 0 };
+	pto_orch *o = mk(_metadata, 2);
+	struct stash st = { .x = 0 };
+
+	EXPECT_EQ(0, pto_orch_run(o, orch_close_inside, &ci));
+	EXPECT_EQ(-EDEADLK, ci.err);
+	EXPECT_GT(100 * 1000000ULL, ci.ns);
+	EXPECT_EQ(1, atomic_load(&G.ran));
+	EXPECT_EQ(0, pto_orch_run(o, orch_stash, &st));
+	EXPECT_EQ(5, st.x);
+	done(_metadata, o);
+}
+
 static int orch_open_scope(pto_orch *o, void *arg)
 {
 	int err = pto_scope_begin(o);
@@ -413,18 +477,95 @@ TEST(first_construction_error_is_kept)
 	}
 }
 
+/*
+ * Submit and alloc outside an orchestration function are usage errors:
+ * -EINVAL, as scope_begin there (-ECANCELED means a doomed run, orch.h),
+ * with a message, and nothing is queued or run.
+ */
 TEST(submit_outside_run_rejected)
 {
 	pto_orch *o = mk(_metadata, 2);
+	struct pto_tensor t = { .nbytes = 1 };
+	struct pto_task h = { .run_id = 77 };
 	struct pto_task_args a;
 
 	pto_args_init(&a);
-	EXPECT_EQ(-ECANCELED, pto_submit_sub(o, &(struct pto_callable){ .fn = k_count },
-					     &a, NULL));
+	EXPECT_EQ(-EINVAL, pto_submit_sub(o, &(struct pto_callable){ .fn = k_count },
+					  &a, &h));
 	EXPECT_NE(NULL, strstr(pto_orch_error(o), "outside"));
+	EXPECT_EQ(77, h.run_id);	/* no handle written */
+	o->errmsg[0] = 0;
+	EXPECT_EQ(-EINVAL, pto_alloc(o, 1024, &t, NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(o), "outside"));
+	EXPECT_EQ(1, t.nbytes);		/* *out untouched */
 	EXPECT_EQ(-EINVAL, pto_scope_begin(o));
 	pto_args_fini(&a);
+	gate_set(1);
+	ot_sleep_ms(20);
+	EXPECT_EQ(0, atomic_load(&G.ran));
 	done(_metadata, o);
+}
+
+/* A failed create leaves *out NULL (as pto_orch_create_device does), so
+ * cleanup code that tests it frees nothing stale. */
+TEST(failed_create_clears_out)
+{
+	static const struct pto_worker_desc w[2] = {
+		{ 3, PTO_WK_SUB }, { 3, PTO_WK_SUB },
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .nworkers = 2, .workers = w };
+	pto_orch *o = (pto_orch *)&cfg;	/* stale garbage */
+
+	EXPECT_EQ(-EINVAL, pto_orch_create_inproc(&cfg, &o));
+	EXPECT_EQ(NULL, o);
+	cfg.workers = NULL;	/* nworkers without workers */
+	o = (pto_orch *)&cfg;
+	EXPECT_EQ(-EINVAL, pto_orch_create_inproc(&cfg, &o));
+	EXPECT_EQ(NULL, o);
+}
+
+/*
+ * A forked child that cleans up its inherited copy (an atexit handler, a
+ * destructor) must neither hang (the workers' condition variables were
+ * copied with waiters registered: destroying them hung) nor touch the
+ * parent's orchestrator: close and destroy are -ECHILD there, and the
+ * parent's orchestrator runs on.
+ */
+TEST(fork_child_close_and_destroy_are_echild)
+{
+	int i, st;
+
+	for (i = 0; i < 5; i++) {
+		pto_orch *o = mk(_metadata, 2);
+		struct stash s = { .x = 0 };
+		pid_t pid;
+
+		gate_set(1);
+		ASSERT_EQ(0, pto_orch_run(o, orch_stash, &s));
+		ot_sleep_ms(200);	/* the workers park on their cv */
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			int bad = 0;
+
+			alarm(5);
+			/* Both, as a cleanup would; a bit per unexpected
+			 * result. */
+			bad |= (pto_orch_close(o, 100) != -ECHILD) << 0;
+			bad |= (pto_orch_destroy(o) != -ECHILD) << 1;
+			_exit(bad);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		ASSERT_TRUE(WIFEXITED(st)) TH_LOG("child hung in cleanup (signal %d)",
+						  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		EXPECT_EQ(0, WEXITSTATUS(st));
+		/* The parent's orchestrator is whole. */
+		s.x = 0;
+		EXPECT_EQ(0, pto_orch_run(o, orch_stash, &s));
+		EXPECT_EQ(5, s.x);
+		done(_metadata, o);
+	}
 }
 
 TEST(fork_hygiene_defaults_do_not_overwrite)

@@ -22,7 +22,17 @@
  *  - pto_submit() / pto_orch_run(): serialized per orchestrator by the caller
  *    (one run is built at a time); concurrent callers are not supported.
  *  - pto_run_*(): any thread, concurrently with everything.
- *  - pto_orch_close(): any thread; pto_orch_destroy(): once, after close.
+ *  - pto_orch_close(): any thread (inside one of the orchestrator's own
+ *    orchestration functions: -EDEADLK); pto_orch_destroy(): once, after
+ *    close.
+ *
+ * fork(): a child may not use an orchestrator created by its parent (its
+ * worker and scheduler threads are not in the child, and a device
+ * orchestrator's objects are the parent's, through the shared file). In a
+ * process other than the creator, pto_orch_close() and pto_orch_destroy()
+ * return -ECHILD and do nothing at all (no ioctl, no join, no lock): the
+ * child's copy is released when it exits or execs, the parent's
+ * orchestrator is untouched. Device handles: pto/pto.h.
  */
 #ifndef PTO_ORCH_H
 #define PTO_ORCH_H
@@ -94,10 +104,15 @@ struct pto_tensor {
 	uint64_t strides[4];
 };
 
+/* Member by member, not designated initializers: the header is also C++
+ * (before C++20, which has none). */
 static inline struct pto_tensor pto_tensor_host(void *p, uint64_t nbytes)
 {
-	struct pto_tensor t = { .data = (uint64_t)(uintptr_t)p,
-				.nbytes = nbytes, .space = PTO_SPACE_HOST };
+	struct pto_tensor t = PTO_ZERO_INIT;
+
+	t.data = (uint64_t)(uintptr_t)p;
+	t.nbytes = nbytes;
+	t.space = PTO_SPACE_HOST;
 	return t;
 }
 
@@ -238,9 +253,21 @@ struct pto_orch_config {
  * Create an orchestrator on the in-process backend: one thread per worker
  * running the callables' host callbacks; heap rings are
  * mmap(MAP_SHARED | MAP_ANONYMOUS) regions taken here, before any fork.
- * Also performs the once-per-process fork hygiene (thread-pool env
- * defaults with overwrite = 0, pthread_atfork registration).
- * Thread safety: any thread.
+ * The first orchestrator created in a process (this call or
+ * pto_orch_create_device()) also performs the once-per-process fork
+ * hygiene: setenv(name, "1", 0) of OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
+ * MKL_NUM_THREADS and BLIS_NUM_THREADS (a value already set is kept), so
+ * that thread pools of libraries initialised later start single-threaded
+ * and a fork inherits no pool threads; and a pthread_atfork()
+ * registration.
+ * On failure *out is NULL; there is no orchestrator to hold a message, the
+ * errno alone says what failed (-EINVAL: a bad or duplicate worker).
+ * Thread safety: any thread, but the first create in a process calls
+ * setenv(), which must not run concurrently with getenv(), setenv(),
+ * putenv() or anything else reading the environment (localtime(), locale
+ * code) in another thread: make the first create before starting such
+ * threads (setting all four variables first leaves glibc's environment
+ * untouched).
  */
 PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
 				   pto_orch **out);
@@ -249,14 +276,20 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  * Reject new submissions, settle any cancellation left pending by a failed
  * run, then drain every accepted run within @budget_ms. Returns 0 when
  * drained (workers are then stopped), or -ETIMEDOUT: nothing is torn down
- * and close() may be retried. Sets no message (pto_orch_error() belongs
- * to the orch thread, and close may run on another).
+ * and close() may be retried, but the orchestrator stays closing: new
+ * submissions are still refused (-ESHUTDOWN). From inside one of this
+ * orchestrator's orchestration functions it is -EDEADLK at once (the run
+ * being built cannot drain) and changes nothing. Sets no message
+ * (pto_orch_error() belongs to the orch thread, and close may run on
+ * another). In a forked child: -ECHILD, nothing done (see the top).
  * Thread safety: any thread; not concurrently with itself.
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
 
-/* Free everything. Requires a successful pto_orch_close(); returns -EBUSY
- * otherwise (nothing freed). Outstanding run handles must be released.
+/* Free everything. Requires a successful pto_orch_close() and every run
+ * handle released (pto_run_release()); returns -EBUSY otherwise, freeing
+ * nothing: release the handles and call it again. In a forked child:
+ * -ECHILD, nothing freed (see the top).
  * Thread safety: once, with no other call in flight. */
 PTO_API int pto_orch_destroy(pto_orch *o);
 
@@ -316,7 +349,8 @@ PTO_API void pto_run_release(pto_run *r);
  * (inside the orchestration function), never concurrently with another
  * call on the same orchestrator. Each returns 0 or a negative errno with
  * pto_orch_error() set; after an error the run is doomed (further submits
- * return -ECANCELED) and is cancelled when the function returns. Submit
+ * return -ECANCELED) and is cancelled when the function returns. Called
+ * outside an orchestration function, each is -EINVAL. Submit
  * blocks only on ring back-pressure (then -ETIMEDOUT / -ESHUTDOWN).
  * *out, when not NULL, receives the run-scoped handle. Auto-allocated
  * OUTPUTs are written back into @args, in the heap's space (in-process:

@@ -10,6 +10,15 @@
  * for pto_dev_info(), pto_bo_alloc() and pto_bo_*() on distinct buffers.
  * pto_dev_close() must not race any other call on the same device, and a
  * struct pto_bo must not be freed while another thread uses it.
+ *
+ * fork(): a child shares the parent's open device file, so the handles it
+ * inherits name the parent's device objects and the child may not use
+ * them. It may only clean up: in a process other than the one that opened
+ * the device, pto_bo_free() unmaps and frees the child's copy of the
+ * buffer and pto_dev_close() closes the child's fd and frees the child's
+ * copy of the device, without any ioctl; the parent's buffers stay. (The
+ * child's pto_dev_close() leaves buffers it did not free mapped until it
+ * exits or execs.)
  */
 #ifndef PTO_PTO_H
 #define PTO_PTO_H
@@ -54,7 +63,13 @@ struct pto_dev_info {
 PTO_API int pto_dev_open(unsigned int index, struct pto_dev **out);
 /* Same as pto_dev_open() for an explicit device node path. */
 PTO_API int pto_dev_open_path(const char *path, struct pto_dev **out);
-/* Closes the fd; buffers still allocated are freed by the driver. */
+/*
+ * Unmap and free every buffer of @dev not yet freed with pto_bo_free(),
+ * then close the fd: the driver then releases all the device objects of
+ * this handle. Every struct pto_bo of @dev and every mapping of its
+ * buffers is invalid afterwards (a later pto_bo_free() on one is a
+ * use-after-free); an orchestrator on @dev must be destroyed first.
+ */
 PTO_API void pto_dev_close(struct pto_dev *dev);
 /* The device's fd, for poll() and for ioctls libpto does not wrap. */
 PTO_API int pto_dev_fd(const struct pto_dev *dev);

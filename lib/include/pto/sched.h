@@ -13,10 +13,17 @@
  * A device task's callable names a built-in kernel (kernel_id = PTO_FUNC_*
  * of linux/pto.h); its tensors are GM tensors (pto_tensor_gm()), a HOST
  * one is -EINVAL at submit, except for kernels that use no tensor address
- * (noop, spin_ns, fault, hang: their tensors only order tasks); at most
- * two scalars. Tensors map onto the kernel's a / b / out slots in order,
- * except that the last written tensor (OUTPUT, INOUT, OUTPUT_EXISTING)
- * is `out`.
+ * (noop, spin_ns, fault, hang: their tensors only order tasks). Tensors
+ * map onto the kernel's a / b / out slots in order, except that the last
+ * written tensor (OUTPUT, INOUT, OUTPUT_EXISTING) is `out`.
+ *
+ * Checked at dispatch, not at submit (the submit succeeds; the task then
+ * fails, its consumers are poisoned and the run's wait returns the error
+ * with pto_run_error() naming it): more than two scalars (-E2BIG); for
+ * kernels that use tensor addresses, more than three tensors or more than
+ * two inputs (-E2BIG), a tensor whose nbytes is not a whole number of
+ * 4-byte elements or whose rank exceeds PTO_TENSOR_MAX_RANK (-EINVAL);
+ * a kernel_id above UINT32_MAX (-EINVAL).
  */
 #ifndef PTO_SCHED_H
 #define PTO_SCHED_H
@@ -41,7 +48,7 @@ static inline struct pto_tensor pto_tensor_gm(struct pto_bo *bo, void *map,
 					      uint64_t offset, uint64_t nbytes,
 					      uint32_t dtype)
 {
-	struct pto_tensor t = { 0 };
+	struct pto_tensor t = PTO_ZERO_INIT;
 
 	t.data = (uint64_t)(uintptr_t)map + offset;
 	t.nbytes = nbytes;
@@ -73,9 +80,11 @@ static inline struct pto_tensor pto_tensor_gm_2d(struct pto_bo *bo, void *map,
 static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 						   uint32_t dtype)
 {
-	struct pto_tensor t = { .nbytes = nbytes, .space = PTO_SPACE_GM,
-				.dtype = dtype };
+	struct pto_tensor t = PTO_ZERO_INIT;	/* C++ too: pto_tensor_host() */
 
+	t.nbytes = nbytes;
+	t.space = PTO_SPACE_GM;
+	t.dtype = dtype;
 	return t;
 }
 
@@ -109,9 +118,16 @@ struct pto_sched_stats {
  * Create an orchestrator on @dev (which must outlive it). @ocfg may be
  * NULL; its workers are ignored (the cores are the workers) and its
  * heap_ring_size defaults to 16 MiB of GM per ring.
- * Thread safety: any thread; @dev may be shared, but partitions start at
- * cluster 0: while one orchestrator holds its clusters, another on the
- * same device - through this handle or another - is -EBUSY.
+ * The first orchestrator created in a process performs the fork hygiene
+ * of pto_orch_create_inproc(): it sets OMP_NUM_THREADS,
+ * OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and BLIS_NUM_THREADS to 1 unless
+ * already set (setenv with overwrite = 0).
+ * Thread safety: any thread, but the first create in a process calls
+ * setenv(), which must not run concurrently with getenv(), setenv() or
+ * anything else reading the environment in another thread (pto/orch.h).
+ * @dev may be shared, but partitions start at cluster 0: while one
+ * orchestrator holds its clusters, another on the same device - through
+ * this handle or another - is -EBUSY.
  */
 PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   const struct pto_orch_config *ocfg,

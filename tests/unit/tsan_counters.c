@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Values the library reads on one thread while another updates them, on
+ * paths documented "any thread", under ThreadSanitizer (a race it reports
+ * fails the test):
+ *  - the scheduler's doorbell counter (lib/core.c pto_ring()), which
+ *    pto_orch_sched_stats() loads on any thread;
+ *  - the heap ring's use, which the back-pressure message reports while
+ *    releasers update it (lib/orch/ring.c).
+ * No device: ioctl() below stands in for the driver on one fd, so that a
+ * real struct pto_dev and pto_ring() run unchanged.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/pto.h>
+#include <pto/pto.h>
+#include "core.h"
+#include "kselftest_harness.h"
+#include "orch_test.h"
+
+/* Linked ahead of libc's: pto's GET_INFO and DOORBELL succeed on any fd
+ * (the test's device is /dev/null); every other ioctl goes to the kernel. */
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (_IOC_TYPE(req) != _IOC_TYPE(PTO_IOCTL_GET_INFO))
+		return (int)syscall(SYS_ioctl, fd, req, arg);
+	if (req == PTO_IOCTL_GET_INFO) {
+		struct pto_info *i = arg;
+
+		i->abi_major = PTO_ABI_MAJOR;
+		i->abi_minor = PTO_ABI_MINOR;
+		i->clusters = 1;
+		i->cores = 0;
+		return 0;
+	}
+	if (req == PTO_IOCTL_DOORBELL)
+		return 0;
+	errno = ENOTTY;
+	return -1;
+}
+
+#define RINGS 20000
+
+static void *ring_loop(void *arg)
+{
+	struct pto_launch *l = arg;
+	uint64_t cores[sizeof(((struct pto_doorbell *)0)->cores) /
+		       sizeof(uint64_t)] = { 1 };
+	int i;
+
+	for (i = 0; i < RINGS; i++)
+		if (pto_ring(l, cores))
+			return (void *)1;
+	return NULL;
+}
+
+/*
+ * The scheduler thread rings while another thread reads the count as
+ * pto_orch_sched_stats() does (sched.c: an atomic load, no lock).
+ */
+TEST(doorbell_count_is_read_while_rung)
+{
+	struct pto_launch *l = calloc(1, sizeof(*l));
+	struct pto_dev *dev;
+	uint64_t seen, last = 0;
+	void *ret;
+	pthread_t th;
+
+	ASSERT_NE(NULL, l);
+	ASSERT_EQ(0, pto_dev_open_path("/dev/null", &dev));
+	l->dev = dev;
+	l->evfd = -1;
+	ASSERT_EQ(0, pthread_create(&th, NULL, ring_loop, l));
+	do {
+		seen = __atomic_load_n(&l->doorbells, __ATOMIC_RELAXED);
+		EXPECT_LE(last, seen);	/* a count never goes back */
+		last = seen;
+	} while (seen < RINGS && !usleep(10));
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	EXPECT_EQ(NULL, ret);
+	EXPECT_EQ(RINGS, __atomic_load_n(&l->doorbells, __ATOMIC_RELAXED));
+	pto_dev_close(dev);
+	free(l);
+}
+
+static int k_sleep(struct pto_task_ctx *c)
+{
+	usleep((useconds_t)c->scalars[0] * 1000);
+	return 0;
+}
+
+/* One SUB task sleeping @ms with an auto-allocated OUTPUT of @nbytes. */
+static int sleeper(pto_orch *o, uint64_t nbytes, uint64_t ms)
+{
+	struct pto_callable c = { .fn = k_sleep };
+	struct pto_tensor t = { .nbytes = nbytes };
+	struct pto_task_args a;
+	int err;
+
+	pto_args_init(&a);
+	pto_args_add_tensor(&a, &t, PTO_OUTPUT);
+	pto_args_add_scalar(&a, ms);
+	err = pto_submit_sub(o, &c, &a, NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+static int orch_hold(pto_orch *o, void *arg)
+{
+	return sleeper(o, 48 << 10, 200);
+}
+
+struct pressed {
+	int err;
+	char msg[256];
+};
+
+/*
+ * The heap is held by the previous run's task until it finishes (200 ms),
+ * after this submit's 50 ms back-pressure timeout. Then stay here, taking
+ * no lock, while that task ends and its release updates the ring's use:
+ * a message formatted from the use read after dropping the ring's lock
+ * is a read no lock orders against that write.
+ */
+static int orch_pressed(pto_orch *o, void *arg)
+{
+	struct pressed *p = arg;
+
+	p->err = sleeper(o, 32 << 10, 0);
+	snprintf(p->msg, sizeof(p->msg), "%s", pto_orch_error(o));
+	ot_sleep_ms(400);
+	return p->err;
+}
+
+TEST(heap_pressure_message_is_read_under_the_ring_lock)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 64 << 10,
+				       .task_window = 16, .timeout_ms = 50 };
+	unsigned long long want = 0, used = 0, size = 0;
+	struct pressed p = { 0, "" };
+	pto_run *r1, *r2;
+	pto_orch *o;
+	int ring = -1;
+	const char *at;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	ASSERT_EQ(0, pto_submit(o, orch_hold, NULL, &r1));
+	EXPECT_EQ(-ETIMEDOUT, pto_submit(o, orch_pressed, &p, &r2));
+	EXPECT_EQ(-ETIMEDOUT, p.err);
+	at = strstr(p.msg, "(ring ");
+	ASSERT_NE(NULL, at) TH_LOG("message: %s", p.msg);
+	ASSERT_EQ(4, sscanf(at, "(ring %d, %llu bytes wanted, %llu of %llu in use)",
+			    &ring, &want, &used, &size)) TH_LOG("message: %s", p.msg);
+	EXPECT_EQ(0, ring);
+	EXPECT_EQ(32 << 10, want);
+	EXPECT_EQ(48 << 10, used);	/* as it was at the timeout */
+	EXPECT_EQ(64 << 10, size);
+	EXPECT_EQ(0, pto_run_wait(r1, -1));
+	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r2, -1));
+	pto_run_release(r1);
+	pto_run_release(r2);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+TEST_HARNESS_MAIN
