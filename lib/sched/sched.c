@@ -218,8 +218,9 @@ static void sched_send(struct sched_backend *be, struct sched_core *c,
 	int ret;
 
 	orch_dispatch_view(d, &v);
-	ret = sched_build_payload(&v, pto_rc_next_payload(c->rc), msg,
-				  sizeof(msg));
+	ret = sched_build_payload(&v, pto_rc_next_payload(c->rc),
+				  &c->payload_dirty[pto_rc_next_parity(c->rc)],
+				  msg, sizeof(msg));
 	if (ret)
 		orch_member_done(be->orch, d, ret, msg);
 	else
@@ -275,6 +276,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 {
 	struct orch_dispatch d;
 	struct pto_payload *first;
+	uint8_t first_dirty = SCHED_PAYLOAD_DIRTY_ALL;
 	unsigned int i;
 
 	for (i = 0; i < 3; i++)
@@ -295,19 +297,22 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 		struct sched_core *c = cl->core[i];
 		struct orch_dispatch_view v;
 		struct pto_payload *p = pto_rc_next_payload(c->rc);
+		uint8_t *dirty = &c->payload_dirty[pto_rc_next_parity(c->rc)];
 		int ret;
 
 		if (!first) {
 			orch_dispatch_view(&d, &v);
-			ret = sched_build_payload(&v, p, cl->mix_msg,
+			ret = sched_build_payload(&v, p, dirty, cl->mix_msg,
 						  sizeof(cl->mix_msg));
 			if (ret) {
 				sched_mix_end(be, cl, ret, cl->mix_msg);
 				return 1;
 			}
 			first = p;
+			first_dirty = *dirty;
 		} else {
-			*p = *first;
+			*p = *first;	/* whole: its tensor slots too */
+			*dirty = first_dirty;
 		}
 		sched_post(c, &d, 1, ring);
 	}
@@ -992,6 +997,8 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		t->cores[k].rc = rc;
 		t->cores[k].cl = cl;
 		t->cores[k].t = t;
+		t->cores[k].payload_dirty[0] = SCHED_PAYLOAD_DIRTY_ALL;
+		t->cores[k].payload_dirty[1] = SCHED_PAYLOAD_DIRTY_ALL;
 		mask_set(&t->all, k);
 		t->cores[k].widx = (int32_t)be->nworkers;
 		add_worker(be, (int32_t)rc->index,
