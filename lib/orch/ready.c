@@ -882,36 +882,69 @@ static bool member_outcome(struct orch_slot *s, const struct orch_dispatch *d,
 					 memory_order_acq_rel) == 1;
 }
 
-/*
- * A member finished on its worker. The worker goes idle first (so its own
- * next pop may start the head group), then the outcome is recorded; the
- * member that takes members_left to zero (a lone member at once) runs the
- * slot's completion, so
- * consumers are released or poisoned once, after every member - running
- * peers of a failed one included - has finished.
- */
-void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
-		      int err, const char *msg)
+/* The member's outcome; the member that takes members_left to zero (a
+ * lone member at once) runs the slot's completion. */
+static void member_finish(struct pto_orch *o, const struct orch_dispatch *d,
+			  int err, const char *msg)
 {
 	struct orch_slot *s = d->slot;
 
-	orch_lock(&o->sched_mu);
-	o->workers[d->widx].inflight--;
-	orch_unlock(&o->sched_mu);
 	if (member_outcome(s, d, err, msg))
 		orch_on_task_complete(o, s, atomic_load(&s->first_err),
 				      s->member_message);
 }
 
 /*
- * orch_member_done + orch_ready_pop for the same worker, with one sched_mu
- * round trip. The worker stays loaded while the completion runs: consumers
- * it releases are not kicked to it (it pops right after) and a group that
- * names it waits the few instructions until that pop, which is the one
- * that then starts it.
+ * A member finished on its worker. The worker goes idle first (so its own
+ * next pop may start the head group) - for this member and the @kept
+ * earlier ones the caller finished with orch_member_done_keep - then the
+ * outcome is recorded; the last member runs the slot's completion, so
+ * consumers are released or poisoned once, after every member - running
+ * peers of a failed one included - has finished.
  */
-int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
-			 int err, const char *msg, struct orch_dispatch *next)
+void orch_member_done_kept(struct pto_orch *o, const struct orch_dispatch *d,
+			   int err, const char *msg, uint32_t kept)
+{
+	orch_lock(&o->sched_mu);
+	o->workers[d->widx].inflight -= 1 + kept;
+	orch_unlock(&o->sched_mu);
+	member_finish(o, d, err, msg);
+}
+
+void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
+		      int err, const char *msg)
+{
+	orch_member_done_kept(o, d, err, msg, 0);
+}
+
+/*
+ * Step 4 without the worker going idle, for a member whose worker the
+ * caller completes another member of next (a device core whose two tasks
+ * one reap found done): that next call, orch_member_done_kept or
+ * orch_member_done_pop_kept, makes the worker idle for both in its one
+ * sched_mu hold - a lock round trip per such pair fewer. Meanwhile the
+ * worker stays loaded, as it does while orch_member_done_pop runs a
+ * completion: routing kicks no consumer to it, and a group naming it
+ * waits until that next call, whose pop (or the backend's next pop for
+ * the worker) starts it.
+ */
+void orch_member_done_keep(struct pto_orch *o, const struct orch_dispatch *d,
+			   int err, const char *msg)
+{
+	member_finish(o, d, err, msg);
+}
+
+/*
+ * orch_member_done + orch_ready_pop for the same worker, with one sched_mu
+ * round trip (which also makes it idle for the @kept members before, see
+ * orch_member_done_keep). The worker stays loaded while the completion
+ * runs: consumers it releases are not kicked to it (it pops right after)
+ * and a group that names it waits the few instructions until that pop,
+ * which is the one that then starts it.
+ */
+int orch_member_done_pop_kept(struct pto_orch *o, const struct orch_dispatch *d,
+			      int err, const char *msg,
+			      struct orch_dispatch *next, uint32_t kept)
 {
 	struct orch_slot *s = d->slot;
 	int32_t widx = d->widx;
@@ -926,10 +959,16 @@ int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
 		self_pop.credit = false;
 	}
 	orch_lock(&o->sched_mu);
-	o->workers[widx].inflight--;
+	o->workers[widx].inflight -= 1 + kept;
 	n = pop_locked(o, widx, next, o->ops->kick_wakes_server);
 	orch_unlock(&o->sched_mu);
 	return n;
+}
+
+int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
+			 int err, const char *msg, struct orch_dispatch *next)
+{
+	return orch_member_done_pop_kept(o, d, err, msg, next, 0);
 }
 
 uint64_t orch_ready_gen(struct pto_orch *o)

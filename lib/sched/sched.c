@@ -334,6 +334,7 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 	for_each_core_in(k, &t->busy) {
 		struct sched_core *c = &t->cores[k];
 		int i, n = pto_rc_reap(c->rc, done);
+		uint32_t kept = 0;
 
 		for (i = 0; i < n; i++) {
 			struct sched_slot *s = &c->slot[done[i].id & 1];
@@ -363,25 +364,42 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 				continue;
 			}
 			/*
-			 * The second completion of a pair, a core that parked
-			 * already (its next task would cost a doorbell: leave
-			 * the work to sched_dispatch()'s placement), or a
-			 * cluster that wants its cores for a MIX task: no pop
-			 * for this core.
+			 * Both of the core's tasks done (the older one
+			 * implied by the next's ACK): the older one's worker
+			 * stays loaded, and the next completion makes the
+			 * core's worker idle for both in its one sched_mu
+			 * hold (orch_member_done_keep; about half of the
+			 * independent shape's completions come in pairs).
+			 */
+			if (i + 1 < n && !c->slot[done[i + 1].id & 1].mix) {
+				orch_member_done_keep(be->orch, &s->d, err,
+						      err ? msg : NULL);
+				kept++;
+				continue;
+			}
+			/*
+			 * Not the core's last completion (its next is a MIX
+			 * member's), a core that parked already (its next
+			 * task would cost a doorbell: leave the work to
+			 * sched_dispatch()'s placement), or a cluster that
+			 * wants its cores for a MIX task: no pop for this
+			 * core.
 			 */
 			if (i + 1 < n || !pto_rc_can_dispatch(c->rc) ||
 			    pto_rc_parked(c->rc) ||
 			    atomic_load_explicit(&c->cl->mix_wanted,
 						 memory_order_relaxed)) {
-				orch_member_done(be->orch, &s->d, err,
-						 err ? msg : NULL);
+				orch_member_done_kept(be->orch, &s->d, err,
+						      err ? msg : NULL, kept);
 			} else {
-				got = orch_member_done_pop(be->orch, &s->d, err,
-							   err ? msg : NULL,
-							   &next);
+				got = orch_member_done_pop_kept(be->orch, &s->d,
+								err,
+								err ? msg : NULL,
+								&next, kept);
 				if (got)
 					sched_send(be, c, &next, ring);
 			}
+			kept = 0;
 		}
 		if (!c->rc->ninflight)
 			mask_clear(&t->busy, k);
