@@ -657,6 +657,9 @@ static void sched_retire(struct sched_thread *t)
 				__builtin_popcountll(r.quarantined[1])));
 }
 
+/* The scheduler thread this thread is, NULL on any other (wake_thread). */
+static _Thread_local struct sched_thread *sched_self;
+
 static void *sched_thread_main(void *arg)
 {
 	struct sched_thread *t = arg;
@@ -687,6 +690,7 @@ static void *sched_thread_main(void *arg)
 	t->consume.n = 0;
 	t->consume_steps = 0;
 	orch_set_consume_batch(&t->consume);
+	sched_self = t;
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		int moved, kicked;
 
@@ -755,6 +759,7 @@ static void *sched_thread_main(void *arg)
 	}
 	orch_consume_flush(be->orch, &t->consume);
 	orch_set_consume_batch(NULL);
+	sched_self = NULL;
 	sched_retire(t);
 	return NULL;
 }
@@ -878,6 +883,21 @@ static void wake_thread(struct sched_thread *t, bool again)
 
 	if (again && atomic_load_explicit(&t->kicked, memory_order_relaxed))
 		return;
+	/*
+	 * The thread kicks itself (the routing of its own completions, a
+	 * steal at its pop or before it sleeps: on one thread, most kicks):
+	 * it is awake, and @sleeping is 0 whenever it runs orchestrator code
+	 * (sched_sleep() stores 1 after orch_ready_steal() and 0 again
+	 * before it returns). Its own later load of @kicked in sched_sleep()
+	 * and its exchange at the next step see this store by program
+	 * order, and so does its next look at mix_wanted / mix_any stored
+	 * before a MIX kick: no fence, no eventfd write. The fence costs
+	 * about as much as a locked instruction in the TCG guest.
+	 */
+	if (t == sched_self) {
+		atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
+		return;
+	}
 	/* Dekker with sched_sleep(): see there. */
 	atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
