@@ -521,30 +521,35 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
 }
 
 /*
- * READY -> RUNNING. Cannot fail under sched_mu: the only other way out of
- * READY (cancellation) unlinks under sched_mu too. A load and a store,
- * not a compare-and-swap: every writer of a READY slot's state holds its
- * fanout_mu (cancellation, failure claims, completion), as we do here, so
- * the pair is as atomic as the CAS, without a locked instruction per
- * dispatch. Release: as every other state store.
+ * READY -> RUNNING, under sched_mu (the caller's) alone. Cannot fail: the
+ * slot is linked in a ready queue, so it is READY, and the only other
+ * way out of READY (cancellation, claim_ready in cancel.c) unlinks it
+ * under sched_mu too. No fanout_mu either (two locked instructions per
+ * dispatch fewer): while the slot is READY, every writer of its state
+ * and every reader or writer of its unlaunched flag holds sched_mu -
+ * cancellation's claim_ready, and this. The other paths that take the
+ * state out of a non-terminal one under fanout_mu do not act on a READY
+ * slot: failure claims take BUILDING or PENDING only (poisoning, a
+ * submit wiring onto a failed producer; a READY slot's producers have
+ * all completed), and PENDING -> READY happened before the slot was
+ * linked. Wiring a consumer onto this slot under its fanout_mu may see
+ * READY or RUNNING: both are "not terminal" there. So the load and the
+ * store are one step, and a later fanout_mu holder (the completion)
+ * runs after this on the same thread or after a sched_mu hold that
+ * follows it. Release: as every other state store (a lockless reader,
+ * submit.c's ordering-only edge, acquires the state).
  */
 static void claim_running(struct orch_slot *s)
 {
-	struct pto_run *run;
-	bool launched;
-
-	orch_lock(&s->fanout_mu);
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_READY)
 		atomic_store_explicit(&s->state, ORCH_RUNNING,
 				      memory_order_release);
-	launched = s->unlaunched;
-	s->unlaunched = false;
-	run = s->run;
-	orch_unlock(&s->fanout_mu);
 	/* The slot is RUNNING: nothing can consume it before it completes,
 	 * so the run (whose fence counts it) is alive too. */
-	if (launched)
-		orch_run_task_launched(run);
+	if (s->unlaunched) {
+		s->unlaunched = false;
+		orch_run_task_launched(s->run);
+	}
 }
 
 static void fill(struct orch_dispatch *d, struct orch_slot *s, uint32_t m,
