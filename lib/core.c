@@ -158,7 +158,7 @@ err:
 
 struct pto_payload *pto_rc_next_payload(struct pto_rc *c)
 {
-	return c->payload[c->next_id & 1];
+	return c->payload[pto_rc_next_parity(c)];
 }
 
 int pto_rc_can_dispatch(const struct pto_rc *c)

@@ -83,6 +83,11 @@ void pto_launch_free(struct pto_launch *l);
 
 /* The core's payload buffer for its next id; fill it, then pto_rc_dispatch(). */
 struct pto_payload *pto_rc_next_payload(struct pto_rc *c);
+/* Which of the two (payload[] index) that is. */
+static inline unsigned int pto_rc_next_parity(const struct pto_rc *c)
+{
+	return c->next_id & 1;
+}
 /* May a new task be dispatched now (running + pending slots)? */
 int pto_rc_can_dispatch(const struct pto_rc *c);
 /*

@@ -23,6 +23,10 @@
  *                                     producer release, self release,
  *                                     consumption, ring reclamation)
  *      or orch_member_done_pop()      4 then 1 for the same worker
+ *      or orch_member_done_keep()     4 without the worker going idle,
+ *                                     when the caller's next 4 for the
+ *                                     same worker (the _kept variants)
+ *                                     makes it idle for both
  *
  * The slot, and with it the args view, stays valid from step 1 until
  * step 4 returns: a RUNNING slot cannot be consumed.
@@ -160,6 +164,21 @@ void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
  * orch_ready_pop for d->widx. Thread safety: any thread. */
 int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
 			 int err, const char *msg, struct orch_dispatch *next);
+/*
+ * Step 4 for a member whose worker the caller completes another member of
+ * next, on the same thread (a device core's two tasks found done in one
+ * reap): the outcome and the slot's completion, but the worker stays
+ * loaded. That next call must be one of the two below with @kept = the
+ * number of orch_member_done_keep calls for the worker since its last
+ * step 4; it makes the worker idle for all of them in one sched_mu hold.
+ */
+void orch_member_done_keep(struct pto_orch *o, const struct orch_dispatch *d,
+			   int err, const char *msg);
+void orch_member_done_kept(struct pto_orch *o, const struct orch_dispatch *d,
+			   int err, const char *msg, uint32_t kept);
+int orch_member_done_pop_kept(struct pto_orch *o, const struct orch_dispatch *d,
+			      int err, const char *msg,
+			      struct orch_dispatch *next, uint32_t kept);
 /* Generation counter bumped by every enqueue: idle workers may spin on it
  * before parking (no lock, no system call). */
 uint64_t orch_ready_gen(struct pto_orch *o);

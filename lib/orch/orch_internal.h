@@ -171,11 +171,11 @@ struct orch_slot {
 	/*
 	 * fanout_mu guards the pair (fanin_count, fanin_released), the pair
 	 * (fanout_total, fanout_released), the consumer list, the failure
-	 * claim and message, and every state transition. READY -> RUNNING
-	 * and READY -> FAILED (cancellation) are also under sched_mu, which
-	 * orders them against each other (ready.c); claim_running() relies
-	 * on fanout_mu too: its load and store of the state are one step
-	 * only because every writer of a READY slot's state holds it.
+	 * claim and message, and every state transition but READY ->
+	 * RUNNING. That one is made under sched_mu alone (claim_running()
+	 * in ready.c), and READY -> FAILED (cancellation) under both: while
+	 * a slot is READY, every writer of its state and of @unlaunched
+	 * holds sched_mu, which orders the two claims.
 	 */
 	struct orch_lock fanout_mu;
 	_Atomic int state;

@@ -183,10 +183,18 @@ static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
 
 /* Wake idle workers of @kind with room, up to @want of them, skipping
  * ones the head group reserves (they would find nothing). Returns how
- * many such workers were left un-kicked. Caller holds sched_mu and has
- * linked the work. */
-static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
+ * many such workers were left un-kicked if @count_left, else 0: a caller
+ * that does not use the count stops at the last kick instead of scanning
+ * every worker (a device has 16 workers and routes once or twice per
+ * task in the chain and wavefront shapes: the rest of the scan was ~300
+ * instructions per call there, most of the routing). Caller holds
+ * sched_mu and has linked the work. */
+static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want,
+			  bool count_left)
 {
+	/* The kick is a wake-up that touches no queue: the head is stable
+	 * under our sched_mu across the calls. */
+	const struct orch_slot *g = o->group_rq.head;
 	uint32_t i, left = 0;
 
 	for (i = 0; i < o->nworkers; i++) {
@@ -194,9 +202,11 @@ static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
 
 		if (w->kind != kind || !worker_has_room(w))
 			continue;
-		if (o->group_rq.head && group_targets(o->group_rq.head, (int32_t)i))
+		if (g && group_targets(g, (int32_t)i))
 			continue;
 		if (!want) {
+			if (!count_left)
+				break;
 			left++;
 			continue;
 		}
@@ -271,7 +281,7 @@ void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
 	}
 	for (k = 0; k < PTO_WK_NR; k++)
 		if (want[k])
-			kick_kind(o, k, want[k]);
+			kick_kind(o, k, want[k], false);
 	/* Release: an idle worker that sees the new generation and then takes
 	 * sched_mu finds the entries. */
 	if (any)
@@ -390,7 +400,8 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 	 * workers waiting for a kick of their own.
 	 */
 	for (k = 0; k < PTO_WK_NR; k++)
-		if (want[k] && (!kick_kind(o, k, want[k]) ||
+		if (want[k] && (!kick_kind(o, k, want[k],
+					   !o->ops->kick_wakes_server) ||
 				o->ops->kick_wakes_server))
 			fed |= 1u << k;
 	if (atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & fed)
@@ -517,30 +528,35 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
 }
 
 /*
- * READY -> RUNNING. Cannot fail under sched_mu: the only other way out of
- * READY (cancellation) unlinks under sched_mu too. A load and a store,
- * not a compare-and-swap: every writer of a READY slot's state holds its
- * fanout_mu (cancellation, failure claims, completion), as we do here, so
- * the pair is as atomic as the CAS, without a locked instruction per
- * dispatch. Release: as every other state store.
+ * READY -> RUNNING, under sched_mu (the caller's) alone. Cannot fail: the
+ * slot is linked in a ready queue, so it is READY, and the only other
+ * way out of READY (cancellation, claim_ready in cancel.c) unlinks it
+ * under sched_mu too. No fanout_mu either (two locked instructions per
+ * dispatch fewer): while the slot is READY, every writer of its state
+ * and every reader or writer of its unlaunched flag holds sched_mu -
+ * cancellation's claim_ready, and this. The other paths that take the
+ * state out of a non-terminal one under fanout_mu do not act on a READY
+ * slot: failure claims take BUILDING or PENDING only (poisoning, a
+ * submit wiring onto a failed producer; a READY slot's producers have
+ * all completed), and PENDING -> READY happened before the slot was
+ * linked. Wiring a consumer onto this slot under its fanout_mu may see
+ * READY or RUNNING: both are "not terminal" there. So the load and the
+ * store are one step, and a later fanout_mu holder (the completion)
+ * runs after this on the same thread or after a sched_mu hold that
+ * follows it. Release: as every other state store (a lockless reader,
+ * submit.c's ordering-only edge, acquires the state).
  */
 static void claim_running(struct orch_slot *s)
 {
-	struct pto_run *run;
-	bool launched;
-
-	orch_lock(&s->fanout_mu);
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_READY)
 		atomic_store_explicit(&s->state, ORCH_RUNNING,
 				      memory_order_release);
-	launched = s->unlaunched;
-	s->unlaunched = false;
-	run = s->run;
-	orch_unlock(&s->fanout_mu);
 	/* The slot is RUNNING: nothing can consume it before it completes,
 	 * so the run (whose fence counts it) is alive too. */
-	if (launched)
-		orch_run_task_launched(run);
+	if (s->unlaunched) {
+		s->unlaunched = false;
+		orch_run_task_launched(s->run);
+	}
 }
 
 static void fill(struct orch_dispatch *d, struct orch_slot *s, uint32_t m,
@@ -683,7 +699,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	 */
 	if (o->ready_batch > 1 && !o->ops->kick_wakes_server &&
 	    q == &o->kind_rq[w->kind] && q->head)
-		kick_kind(o, w->kind, 1);
+		kick_kind(o, w->kind, 1, false);
 	return 1;
 }
 
@@ -878,36 +894,69 @@ static bool member_outcome(struct orch_slot *s, const struct orch_dispatch *d,
 					 memory_order_acq_rel) == 1;
 }
 
-/*
- * A member finished on its worker. The worker goes idle first (so its own
- * next pop may start the head group), then the outcome is recorded; the
- * member that takes members_left to zero (a lone member at once) runs the
- * slot's completion, so
- * consumers are released or poisoned once, after every member - running
- * peers of a failed one included - has finished.
- */
-void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
-		      int err, const char *msg)
+/* The member's outcome; the member that takes members_left to zero (a
+ * lone member at once) runs the slot's completion. */
+static void member_finish(struct pto_orch *o, const struct orch_dispatch *d,
+			  int err, const char *msg)
 {
 	struct orch_slot *s = d->slot;
 
-	orch_lock(&o->sched_mu);
-	o->workers[d->widx].inflight--;
-	orch_unlock(&o->sched_mu);
 	if (member_outcome(s, d, err, msg))
 		orch_on_task_complete(o, s, atomic_load(&s->first_err),
 				      s->member_message);
 }
 
 /*
- * orch_member_done + orch_ready_pop for the same worker, with one sched_mu
- * round trip. The worker stays loaded while the completion runs: consumers
- * it releases are not kicked to it (it pops right after) and a group that
- * names it waits the few instructions until that pop, which is the one
- * that then starts it.
+ * A member finished on its worker. The worker goes idle first (so its own
+ * next pop may start the head group) - for this member and the @kept
+ * earlier ones the caller finished with orch_member_done_keep - then the
+ * outcome is recorded; the last member runs the slot's completion, so
+ * consumers are released or poisoned once, after every member - running
+ * peers of a failed one included - has finished.
  */
-int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
-			 int err, const char *msg, struct orch_dispatch *next)
+void orch_member_done_kept(struct pto_orch *o, const struct orch_dispatch *d,
+			   int err, const char *msg, uint32_t kept)
+{
+	orch_lock(&o->sched_mu);
+	o->workers[d->widx].inflight -= 1 + kept;
+	orch_unlock(&o->sched_mu);
+	member_finish(o, d, err, msg);
+}
+
+void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
+		      int err, const char *msg)
+{
+	orch_member_done_kept(o, d, err, msg, 0);
+}
+
+/*
+ * Step 4 without the worker going idle, for a member whose worker the
+ * caller completes another member of next (a device core whose two tasks
+ * one reap found done): that next call, orch_member_done_kept or
+ * orch_member_done_pop_kept, makes the worker idle for both in its one
+ * sched_mu hold - a lock round trip per such pair fewer. Meanwhile the
+ * worker stays loaded, as it does while orch_member_done_pop runs a
+ * completion: routing kicks no consumer to it, and a group naming it
+ * waits until that next call, whose pop (or the backend's next pop for
+ * the worker) starts it.
+ */
+void orch_member_done_keep(struct pto_orch *o, const struct orch_dispatch *d,
+			   int err, const char *msg)
+{
+	member_finish(o, d, err, msg);
+}
+
+/*
+ * orch_member_done + orch_ready_pop for the same worker, with one sched_mu
+ * round trip (which also makes it idle for the @kept members before, see
+ * orch_member_done_keep). The worker stays loaded while the completion
+ * runs: consumers it releases are not kicked to it (it pops right after)
+ * and a group that names it waits the few instructions until that pop,
+ * which is the one that then starts it.
+ */
+int orch_member_done_pop_kept(struct pto_orch *o, const struct orch_dispatch *d,
+			      int err, const char *msg,
+			      struct orch_dispatch *next, uint32_t kept)
 {
 	struct orch_slot *s = d->slot, *head;
 	int32_t widx = d->widx;
@@ -923,7 +972,7 @@ int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
 		self_pop.credit = false;
 	}
 	orch_lock(&o->sched_mu);
-	o->workers[widx].inflight--;
+	o->workers[widx].inflight -= 1 + kept;
 	head = o->kind_rq[kind].head;
 	n = pop_locked(o, widx, next, o->ops->kick_wakes_server);
 	/*
@@ -938,10 +987,16 @@ int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
 	if (self_pop.saved) {
 		self_pop.saved = false;
 		if (o->kind_rq[kind].head && !(n && next->slot == head))
-			kick_kind(o, kind, 1);
+			kick_kind(o, kind, 1, false);
 	}
 	orch_unlock(&o->sched_mu);
 	return n;
+}
+
+int orch_member_done_pop(struct pto_orch *o, const struct orch_dispatch *d,
+			 int err, const char *msg, struct orch_dispatch *next)
+{
+	return orch_member_done_pop_kept(o, d, err, msg, next, 0);
 }
 
 uint64_t orch_ready_gen(struct pto_orch *o)

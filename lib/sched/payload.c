@@ -57,11 +57,20 @@ static int fill_tensor(const struct pto_arg_tensor *a,
 	return 0;
 }
 
+/* Zero the tensor slots in @mask (bits 1 << PTO_ARG_*). */
+static void clear_slots(struct pto_payload *p, unsigned int mask)
+{
+	for (; mask; mask &= mask - 1)
+		memset(&p->t[__builtin_ctz(mask)], 0, sizeof(p->t[0]));
+}
+
 int sched_build_payload(const struct orch_dispatch_view *v,
-			struct pto_payload *p, char *msg, size_t len)
+			struct pto_payload *p, uint8_t *dirty,
+			char *msg, size_t len)
 {
 	int out = -1, slot = PTO_ARG_A;
-	uint32_t i;
+	unsigned int used = 0;
+	uint32_t i, nin;
 	int ret;
 
 	/* A wider id would be truncated into another kernel's (or NOOP). */
@@ -75,18 +84,32 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 			 v->nscalars);
 		return -E2BIG;
 	}
-	memset(p, 0, sizeof(*p));
+	/*
+	 * The core wants every field it is not given zero (flags, reserved,
+	 * unused tensor slots and dimensions). Clearing the whole 256 bytes
+	 * first was ~40 of the scheduler thread's instructions per task
+	 * (rep stosq, and slow under TCG); instead every field outside the
+	 * tensor slots is stored below, and a tensor slot is cleared only if
+	 * an earlier task left a descriptor in it (@dirty). The payload the
+	 * core reads is the same. The core itself writes only status and
+	 * done_id, which are stored here too.
+	 */
 	p->func_id = (uint32_t)v->callable->kernel_id;
-	for (i = 0; i < v->nscalars; i++)
-		p->scalar[i] = v->scalars[i];
+	p->flags = 0;
+	p->status = 0;
+	p->done_id = 0;
+	p->scalar[0] = v->nscalars > 0 ? v->scalars[0] : 0;
+	p->scalar[1] = v->nscalars > 1 ? v->scalars[1] : 0;
 	/* An SPMD block, MIX block or group member is told which one it is. */
-	if (v->nmembers > 1) {
-		p->block_idx = v->member;
-		p->block_num = v->nmembers;
-	}
+	p->block_idx = v->nmembers > 1 ? v->member : 0;
+	p->block_num = v->nmembers > 1 ? v->nmembers : 0;
+	memset(p->reserved, 0, sizeof(p->reserved));
 	/* Their tensors only order tasks: none reach the core. */
-	if (orch_kernel_tensorless(SCHED_TENSORLESS_KERNELS, p->func_id))
+	if (orch_kernel_tensorless(SCHED_TENSORLESS_KERNELS, p->func_id)) {
+		clear_slots(p, *dirty);
+		*dirty = 0;
 		return 0;
+	}
 	/* After that: ordering-only tensors are not limited. */
 	if (v->ntensors > PTO_PAYLOAD_TENSORS) {
 		snprintf(msg, len, "%u tensors: a device kernel takes at most %d",
@@ -96,6 +119,15 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	for (i = 0; i < v->ntensors; i++)
 		if (is_written(v->tensors[i].tag))
 			out = (int)i;
+	/* The slots the loop below writes: inputs fill a and b in order
+	 * (a third is refused there), the written tensor out. */
+	nin = v->ntensors - (out >= 0);
+	used = ((1u << (nin < PTO_ARG_OUT ? nin : PTO_ARG_OUT)) - 1) |
+	       (out >= 0 ? 1u << PTO_ARG_OUT : 0);
+	/* fill_tensor() clears the slots it writes. Marked before: a failure
+	 * may leave one half written. */
+	clear_slots(p, *dirty & ~used);
+	*dirty = (uint8_t)used;
 	for (i = 0; i < v->ntensors; i++) {
 		int s = (int)i == out ? PTO_ARG_OUT : slot++;
 

@@ -218,8 +218,9 @@ static void sched_send(struct sched_backend *be, struct sched_core *c,
 	int ret;
 
 	orch_dispatch_view(d, &v);
-	ret = sched_build_payload(&v, pto_rc_next_payload(c->rc), msg,
-				  sizeof(msg));
+	ret = sched_build_payload(&v, pto_rc_next_payload(c->rc),
+				  &c->payload_dirty[pto_rc_next_parity(c->rc)],
+				  msg, sizeof(msg));
 	if (ret)
 		orch_member_done(be->orch, d, ret, msg);
 	else
@@ -275,6 +276,7 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 {
 	struct orch_dispatch d;
 	struct pto_payload *first;
+	uint8_t first_dirty = SCHED_PAYLOAD_DIRTY_ALL;
 	unsigned int i;
 
 	for (i = 0; i < 3; i++)
@@ -295,19 +297,22 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 		struct sched_core *c = cl->core[i];
 		struct orch_dispatch_view v;
 		struct pto_payload *p = pto_rc_next_payload(c->rc);
+		uint8_t *dirty = &c->payload_dirty[pto_rc_next_parity(c->rc)];
 		int ret;
 
 		if (!first) {
 			orch_dispatch_view(&d, &v);
-			ret = sched_build_payload(&v, p, cl->mix_msg,
+			ret = sched_build_payload(&v, p, dirty, cl->mix_msg,
 						  sizeof(cl->mix_msg));
 			if (ret) {
 				sched_mix_end(be, cl, ret, cl->mix_msg);
 				return 1;
 			}
 			first = p;
+			first_dirty = *dirty;
 		} else {
-			*p = *first;
+			*p = *first;	/* whole: its tensor slots too */
+			*dirty = first_dirty;
 		}
 		sched_post(c, &d, 1, ring);
 	}
@@ -329,6 +334,7 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 	for_each_core_in(k, &t->busy) {
 		struct sched_core *c = &t->cores[k];
 		int i, n = pto_rc_reap(c->rc, done);
+		uint32_t kept = 0;
 
 		for (i = 0; i < n; i++) {
 			struct sched_slot *s = &c->slot[done[i].id & 1];
@@ -358,25 +364,42 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 				continue;
 			}
 			/*
-			 * The second completion of a pair, a core that parked
-			 * already (its next task would cost a doorbell: leave
-			 * the work to sched_dispatch()'s placement), or a
-			 * cluster that wants its cores for a MIX task: no pop
-			 * for this core.
+			 * Both of the core's tasks done (the older one
+			 * implied by the next's ACK): the older one's worker
+			 * stays loaded, and the next completion makes the
+			 * core's worker idle for both in its one sched_mu
+			 * hold (orch_member_done_keep; about half of the
+			 * independent shape's completions come in pairs).
+			 */
+			if (i + 1 < n && !c->slot[done[i + 1].id & 1].mix) {
+				orch_member_done_keep(be->orch, &s->d, err,
+						      err ? msg : NULL);
+				kept++;
+				continue;
+			}
+			/*
+			 * Not the core's last completion (its next is a MIX
+			 * member's), a core that parked already (its next
+			 * task would cost a doorbell: leave the work to
+			 * sched_dispatch()'s placement), or a cluster that
+			 * wants its cores for a MIX task: no pop for this
+			 * core.
 			 */
 			if (i + 1 < n || !pto_rc_can_dispatch(c->rc) ||
 			    pto_rc_parked(c->rc) ||
 			    atomic_load_explicit(&c->cl->mix_wanted,
 						 memory_order_relaxed)) {
-				orch_member_done(be->orch, &s->d, err,
-						 err ? msg : NULL);
+				orch_member_done_kept(be->orch, &s->d, err,
+						      err ? msg : NULL, kept);
 			} else {
-				got = orch_member_done_pop(be->orch, &s->d, err,
-							   err ? msg : NULL,
-							   &next);
+				got = orch_member_done_pop_kept(be->orch, &s->d,
+								err,
+								err ? msg : NULL,
+								&next, kept);
 				if (got)
 					sched_send(be, c, &next, ring);
 			}
+			kept = 0;
 		}
 		if (!c->rc->ninflight)
 			mask_clear(&t->busy, k);
@@ -634,6 +657,9 @@ static void sched_retire(struct sched_thread *t)
 				__builtin_popcountll(r.quarantined[1])));
 }
 
+/* The scheduler thread this thread is, NULL on any other (wake_thread). */
+static _Thread_local struct sched_thread *sched_self;
+
 static void *sched_thread_main(void *arg)
 {
 	struct sched_thread *t = arg;
@@ -664,6 +690,7 @@ static void *sched_thread_main(void *arg)
 	t->consume.n = 0;
 	t->consume_steps = 0;
 	orch_set_consume_batch(&t->consume);
+	sched_self = t;
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		int moved, kicked;
 
@@ -732,6 +759,7 @@ static void *sched_thread_main(void *arg)
 	}
 	orch_consume_flush(be->orch, &t->consume);
 	orch_set_consume_batch(NULL);
+	sched_self = NULL;
 	sched_retire(t);
 	return NULL;
 }
@@ -855,6 +883,21 @@ static void wake_thread(struct sched_thread *t, bool again)
 
 	if (again && atomic_load_explicit(&t->kicked, memory_order_relaxed))
 		return;
+	/*
+	 * The thread kicks itself (the routing of its own completions, a
+	 * steal at its pop or before it sleeps: on one thread, most kicks):
+	 * it is awake, and @sleeping is 0 whenever it runs orchestrator code
+	 * (sched_sleep() stores 1 after orch_ready_steal() and 0 again
+	 * before it returns). Its own later load of @kicked in sched_sleep()
+	 * and its exchange at the next step see this store by program
+	 * order, and so does its next look at mix_wanted / mix_any stored
+	 * before a MIX kick: no fence, no eventfd write. The fence costs
+	 * about as much as a locked instruction in the TCG guest.
+	 */
+	if (t == sched_self) {
+		atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
+		return;
+	}
 	/* Dekker with sched_sleep(): see there. */
 	atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -992,6 +1035,8 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		t->cores[k].rc = rc;
 		t->cores[k].cl = cl;
 		t->cores[k].t = t;
+		t->cores[k].payload_dirty[0] = SCHED_PAYLOAD_DIRTY_ALL;
+		t->cores[k].payload_dirty[1] = SCHED_PAYLOAD_DIRTY_ALL;
 		mask_set(&t->all, k);
 		t->cores[k].widx = (int32_t)be->nworkers;
 		add_worker(be, (int32_t)rc->index,

@@ -28,7 +28,17 @@ struct sched_core {
 	struct sched_cluster *cl;
 	struct sched_thread *t;		/* its index in t->cores is its mask bit */
 	struct sched_slot slot[2];	/* by id parity */
+	/*
+	 * By payload buffer (id parity): the tensor slots (1 << PTO_ARG_*)
+	 * that may hold an earlier task's descriptor. Only this thread writes
+	 * the buffers' inputs (the core writes status and done_id), so
+	 * sched_build_payload() clears just these instead of the whole
+	 * buffer. All set at launch: the buffers' content is not known.
+	 */
+	uint8_t payload_dirty[2];
 };
+
+#define SCHED_PAYLOAD_DIRTY_ALL ((1u << PTO_PAYLOAD_TENSORS) - 1)
 
 /* A set of a thread's cores, by their index in sched_thread.cores. */
 struct sched_mask {
@@ -145,8 +155,13 @@ struct sched_backend {
 	(1ULL << PTO_FUNC_NOOP | 1ULL << PTO_FUNC_SPIN_NS |		\
 	 1ULL << PTO_FUNC_FAULT | 1ULL << PTO_FUNC_HANG)
 
-/* payload.c: fill @p from the dispatch view; 0 or -errno + @msg. */
+/*
+ * payload.c: fill @p from the dispatch view; 0 or -errno + @msg. @dirty:
+ * the tensor slots of @p that may be non-zero (SCHED_PAYLOAD_DIRTY_ALL for
+ * a buffer of unknown content); updated for the next build into @p.
+ */
 int sched_build_payload(const struct orch_dispatch_view *v,
-			struct pto_payload *p, char *msg, size_t len);
+			struct pto_payload *p, uint8_t *dirty,
+			char *msg, size_t len);
 
 #endif

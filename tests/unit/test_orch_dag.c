@@ -1056,6 +1056,47 @@ TEST_F(man, done_pop_keeps_released_consumer_without_kick)
 	orch_close_run_submission(self->o, self->r);
 }
 
+/*
+ * A core's two tasks found done at once (the device's reap): the older
+ * one completes with orch_member_done_keep - its slot completes and
+ * releases its consumer, but the worker stays loaded - and the next
+ * completion's _kept call makes the worker idle for both in one step.
+ */
+TEST_F(man, keep_then_kept_idles_the_worker_once_for_both)
+{
+	struct orch_dispatch d1, d2, d3, dc, next;
+	struct pto_task c;
+
+	orch_set_worker_capacity(self->o, 0, 2);
+	T1(0, 0, PTO_OUTPUT_EXISTING);
+	T1(0, 1, PTO_NO_DEP);
+	T1(0, 2, PTO_NO_DEP);
+	c = T1(1, 0, PTO_INPUT);		/* consumer of the first */
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d1));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d2));
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
+	orch_member_done_keep(self->o, &d1, 0, NULL);
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));	/* completed */
+	EXPECT_EQ(0, orch_ready_pop(self->o, 0, &d3));	/* still loaded */
+	ASSERT_EQ(1, orch_member_done_pop_kept(self->o, &d2, 0, NULL, &next, 1));
+	/* Idle for both, then the pop: room for one more. */
+	T1(0, 3, PTO_NO_DEP);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d3));
+	EXPECT_EQ(0, orch_ready_pop(self->o, 0, &d1));	/* full again */
+	orch_member_done_keep(self->o, &next, 0, NULL);
+	orch_member_done_kept(self->o, &d3, 0, NULL, 1);
+	/* Idle: two singles fit again. */
+	T1(0, 4, PTO_NO_DEP);
+	T1(0, 5, PTO_NO_DEP);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d1));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d2));
+	orch_member_done(self->o, &d1, 0, NULL);
+	orch_member_done(self->o, &d2, 0, NULL);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &dc));
+	EXPECT_EQ(c.task_id, dc.task_id);
+	orch_member_done(self->o, &dc, 0, NULL);
+}
+
 /* ---- acceptance vs completion -------------------------------------- */
 
 /*

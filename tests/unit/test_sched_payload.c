@@ -35,6 +35,15 @@ static void view(struct orch_dispatch_view *v, const struct pto_callable *c,
 	v->nmembers = 1;
 }
 
+/* A build into a buffer of unknown content: every tensor slot cleared. */
+static int build(const struct orch_dispatch_view *v, struct pto_payload *p,
+		 char *msg, size_t len)
+{
+	uint8_t dirty = SCHED_PAYLOAD_DIRTY_ALL;
+
+	return sched_build_payload(v, p, &dirty, msg, len);
+}
+
 TEST(inputs_fill_a_b_and_the_written_tensor_is_out)
 {
 	static const struct pto_callable add = { .kernel_id = PTO_FUNC_ADD };
@@ -49,7 +58,7 @@ TEST(inputs_fill_a_b_and_the_written_tensor_is_out)
 
 	view(&v, &add, t, 3, NULL, 0);
 	memset(&p, 0xa5, sizeof(p));	/* a zero below is written, not left */
-	ASSERT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	ASSERT_EQ(0, build(&v, &p, msg, sizeof(msg)));
 	EXPECT_EQ(PTO_FUNC_ADD, p.func_id);
 	EXPECT_EQ(0x20000 + 128, p.t[PTO_ARG_A].addr);
 	EXPECT_EQ(0x30000 + 256, p.t[PTO_ARG_B].addr);
@@ -83,14 +92,14 @@ TEST(shapes_and_default_strides)
 	t[2].t.shape[0] = 8;
 	t[2].t.shape[1] = 6;
 	view(&v, &mm, t, 3, NULL, 0);
-	ASSERT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	ASSERT_EQ(0, build(&v, &p, msg, sizeof(msg)));
 	EXPECT_EQ(4, p.t[PTO_ARG_A].strides[0]);	/* contiguous rows */
 	EXPECT_EQ(1, p.t[PTO_ARG_A].strides[1]);
 	EXPECT_EQ(10, p.t[PTO_ARG_B].strides[0]);	/* as given */
 	EXPECT_EQ(1, p.t[PTO_ARG_B].strides[1]);
 	EXPECT_EQ(6, p.t[PTO_ARG_OUT].strides[0]);
 	t[0].t.rank = 5;
-	EXPECT_EQ(-EINVAL, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(-EINVAL, build(&v, &p, msg, sizeof(msg)));
 	EXPECT_NE(NULL, strstr(msg, "rank"));
 }
 
@@ -106,11 +115,11 @@ TEST(host_tensors_and_odd_sizes_are_refused)
 
 	t[0].t.space = PTO_SPACE_HOST;
 	view(&v, &cp, t, 2, NULL, 0);
-	EXPECT_EQ(-EINVAL, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(-EINVAL, build(&v, &p, msg, sizeof(msg)));
 	EXPECT_NE(NULL, strstr(msg, "not in device GM"));
 	t[0].t.space = PTO_SPACE_GM;
 	t[0].t.nbytes = 6;
-	EXPECT_EQ(-EINVAL, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(-EINVAL, build(&v, &p, msg, sizeof(msg)));
 	EXPECT_NE(NULL, strstr(msg, "whole number"));
 }
 
@@ -127,13 +136,13 @@ TEST(too_many_arguments)
 	char msg[128];
 
 	view(&v, &add, t, 4, NULL, 0);
-	EXPECT_EQ(-E2BIG, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(-E2BIG, build(&v, &p, msg, sizeof(msg)));
 	view(&v, &add, t + 1, 3, s, 3);
-	EXPECT_EQ(-E2BIG, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(-E2BIG, build(&v, &p, msg, sizeof(msg)));
 	/* Three inputs would need a fourth slot. */
 	t[3].tag = PTO_INPUT;
 	view(&v, &add, t + 1, 3, NULL, 0);
-	EXPECT_EQ(-E2BIG, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(-E2BIG, build(&v, &p, msg, sizeof(msg)));
 }
 
 TEST(tensorless_kernels_get_no_tensors_and_blocks_their_index)
@@ -150,7 +159,7 @@ TEST(tensorless_kernels_get_no_tensors_and_blocks_their_index)
 	v.member = 5;
 	v.nmembers = 12;
 	memset(&p, 0xa5, sizeof(p));	/* a zero below is written, not left */
-	ASSERT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	ASSERT_EQ(0, build(&v, &p, msg, sizeof(msg)));
 	EXPECT_EQ(0, p.t[PTO_ARG_A].addr);
 	EXPECT_EQ(0, p.t[PTO_ARG_OUT].rank);
 	EXPECT_EQ(7, p.scalar[0]);
@@ -177,12 +186,85 @@ TEST(noop_orders_on_many_tensors_and_wide_ids_are_refused)
 		t[i] = gm((uint64_t)(i + 1) << 16, 0, 64, PTO_INPUT);
 	view(&v, &noop, t, 6, NULL, 0);
 	memset(&p, 0xa5, sizeof(p));
-	EXPECT_EQ(0, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(0, build(&v, &p, msg, sizeof(msg)));
 	EXPECT_EQ(PTO_FUNC_NOOP, p.func_id);
 	EXPECT_EQ(0, p.t[PTO_ARG_A].addr);
 	view(&v, &wide, NULL, 0, NULL, 0);
-	EXPECT_EQ(-EINVAL, sched_build_payload(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(-EINVAL, build(&v, &p, msg, sizeof(msg)));
 	EXPECT_NE(NULL, strstr(msg, "not a device kernel"));
+}
+
+/*
+ * One buffer reused with its dirty mask, as a core's payload buffer is,
+ * through tasks with three, two, one and no tensors, failed builds and a
+ * core's status write: after every successful build it holds exactly what
+ * a build into a zeroed buffer holds (the whole-buffer clear it replaces).
+ */
+TEST(reused_buffer_matches_a_fresh_build)
+{
+	static const struct pto_callable add = { .kernel_id = PTO_FUNC_ADD };
+	static const struct pto_callable cp = { .kernel_id = PTO_FUNC_COPY };
+	static const struct pto_callable fill = { .kernel_id = PTO_FUNC_FILL };
+	static const struct pto_callable noop = { .kernel_id = PTO_FUNC_NOOP };
+	static const struct pto_callable mm = { .kernel_id = PTO_FUNC_MATMUL };
+	struct pto_arg_tensor t3[3] = {
+		gm(0x10000, 0, 64, PTO_INPUT), gm(0x20000, 64, 64, PTO_INPUT),
+		gm(0x30000, 0, 64, PTO_OUTPUT),
+	};
+	struct pto_arg_tensor out_only[1] = { gm(0x40000, 0, 64, PTO_OUTPUT) };
+	struct pto_arg_tensor in_only[1] = { gm(0x50000, 0, 64, PTO_INPUT) };
+	struct pto_arg_tensor bad[2] = {
+		gm(0x10000, 0, 64, PTO_INPUT), gm(0x20000, 0, 6, PTO_OUTPUT),
+	};
+	struct pto_arg_tensor mm3[3] = {
+		gm(0x10000, 0, 0, PTO_INPUT), gm(0x20000, 0, 0, PTO_INPUT),
+		gm(0x30000, 0, 0, PTO_OUTPUT),
+	};
+	uint64_t s[2] = { 3, 9 };
+	struct {
+		const struct pto_callable *c;
+		const struct pto_arg_tensor *t;
+		uint32_t nt, ns, member, nmembers;
+		int ret;
+	} seq[] = {
+		{ &add, t3, 3, 0, 0, 1, 0 },
+		{ &noop, t3, 3, 2, 1, 4, 0 },
+		{ &cp, t3 + 1, 2, 0, 0, 1, 0 },
+		{ &fill, out_only, 1, 1, 0, 1, 0 },
+		{ &mm, mm3, 3, 0, 0, 1, 0 },
+		{ &cp, bad, 2, 0, 0, 1, -EINVAL },	/* out half written */
+		{ &noop, NULL, 0, 0, 0, 1, 0 },
+		{ &add, t3, 3, 0, 0, 1, 0 },
+		{ &cp, in_only, 1, 0, 0, 1, 0 },	/* a only */
+		{ &add, t3, 3, 0, 0, 1, 0 },
+		{ &noop, NULL, 0, 1, 2, 3, 0 },
+	};
+	struct orch_dispatch_view v;
+	struct pto_payload p, fresh;
+	uint8_t dirty = SCHED_PAYLOAD_DIRTY_ALL;
+	char msg[128];
+	unsigned int i;
+
+	mm3[0].t.rank = mm3[1].t.rank = mm3[2].t.rank = 2;
+	mm3[0].t.shape[0] = mm3[2].t.shape[0] = 8;
+	mm3[0].t.shape[1] = mm3[1].t.shape[0] = 4;
+	mm3[1].t.shape[1] = mm3[2].t.shape[1] = 6;
+	memset(&p, 0xa5, sizeof(p));
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		view(&v, seq[i].c, seq[i].t, seq[i].nt, s, seq[i].ns);
+		v.member = seq[i].member;
+		v.nmembers = seq[i].nmembers;
+		ASSERT_EQ(seq[i].ret,
+			  sched_build_payload(&v, &p, &dirty, msg, sizeof(msg)));
+		if (seq[i].ret)
+			continue;
+		memset(&fresh, 0, sizeof(fresh));
+		ASSERT_EQ(0, build(&v, &fresh, msg, sizeof(msg)));
+		ASSERT_EQ(0, memcmp(&p, &fresh, sizeof(p))) TH_LOG("task %u", i);
+		/* The core's completion writes these two. */
+		p.status = 1;
+		p.done_id = 77;
+	}
 }
 
 TEST_HARNESS_MAIN
