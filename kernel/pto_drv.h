@@ -443,6 +443,8 @@ void pto_core_test_fini(struct pto_core *core);
  * hold it). Steps separable for KUnit; pto_retire_cores() runs them all.
  */
 extern bool mock_old_protocol;
+void pto_retire_arm_prepare(struct pto_core *core);
+void pto_retire_arm_commit(struct pto_core *core);
 void pto_retire_arm(struct pto_core *core);
 bool pto_retire_publish(struct pto_core *core);
 bool pto_retire_request(struct pto_core *core);

@@ -68,22 +68,62 @@ static void pto_retire_note(struct pto_core *core, enum pto_rw what, u32 val)
 
 /*
  * Launch leader, before the handshake (core_lock held, previous generation
- * complete: the core returned, F_LAUNCH clear). Resets the election bits,
- * the request and the gate of the new generation; the caller's smp_wmb()
- * before F_LAUNCH orders all of it ahead of the handshake, so a request
- * or release value of the previous generation can never reach this one.
+ * complete: the core returned, F_LAUNCH clear). Two separable steps (KUnit
+ * forces a request between them); pto_retire_arm() runs both in order.
+ *
+ * Step 1, pto_retire_arm_prepare(): reset the election bits, the request
+ * and the gate of the new generation. The caller's smp_wmb() before
+ * F_LAUNCH orders all of it ahead of the handshake, so a request or
+ * release value of the previous generation can never reach this one.
  */
-void pto_retire_arm(struct pto_core *core)
+void pto_retire_arm_prepare(struct pto_core *core)
 {
 	struct pto_device *pdev = core->pdev;
 
-	spin_lock(&core->launch_lock);
-	core->gen++;
-	spin_unlock(&core->launch_lock);
 	atomic_set(&core->rbits, 0);
 	WRITE_ONCE(pdev->gates[core->id].gate, PTO_GATE_ARMED);
 	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), 0);
 	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
+}
+
+/*
+ * Step 2, pto_retire_arm_commit(): only then move the generation. A
+ * requester (pto_retire_claim_core(), which takes no lock: the fatal path
+ * overlaps a launch) reads gen, then does a fully ordered fetch_or of
+ * REQUESTED, which keeps its gen read ahead of it:
+ *
+ *	arm				requester
+ *	rbits = 0 (step 1)		g = READ_ONCE(gen)
+ *	smp_wmb()			fetch_or(REQUESTED, rbits) (full)
+ *	WRITE_ONCE(gen, gen + 1)
+ *
+ * A requester that read the new gen also sees the reset (message
+ * passing: smp_wmb() here, the fetch_or's full ordering there), so its
+ * REQUESTED lands on the new generation after the reset and stays
+ * pending: the publisher services it. A requester that read the old gen
+ * waits only for that generation, which has already ended (F_LAUNCH is
+ * clear, then gen moves); if its REQUESTED lands after the reset it is
+ * pending on the new generation as well, and the publisher services it
+ * (the launch fails with -EIO, as for any fatal error before READY). No
+ * request is ever both erased and waited on.
+ * With the steps the other way round, a request landing between them
+ * read the new gen, was erased by the reset and then waited on the new
+ * generation until its owner retired it: lost and waited on at once.
+ */
+void pto_retire_arm_commit(struct pto_core *core)
+{
+	/* The reset (step 1) before the new generation number. */
+	smp_wmb();
+	spin_lock(&core->launch_lock);
+	/* WRITE_ONCE: read locklessly (claim, pto_retire_done, status). */
+	WRITE_ONCE(core->gen, core->gen + 1);
+	spin_unlock(&core->launch_lock);
+}
+
+void pto_retire_arm(struct pto_core *core)
+{
+	pto_retire_arm_prepare(core);
+	pto_retire_arm_commit(core);
 }
 
 /*
@@ -180,7 +220,9 @@ static void pto_retire_claim_core(struct pto_retire_ctx *ctx,
 	/*
 	 * The generation before the request: the fully ordered fetch_or
 	 * keeps the read ahead of it, so a launch arming after this read is
-	 * seen as a new generation, not waited on.
+	 * seen as a new generation, not waited on; a launch whose new
+	 * generation this read saw has already reset the bits, so the
+	 * request stays pending on it (pto_retire_arm_commit()).
 	 */
 	ctx->gen[core->id] = READ_ONCE(core->gen);
 	if (pto_retire_request(core))

@@ -561,6 +561,84 @@ static void retire_generation_reset(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, pto_retire_publish(core));
 }
 
+/*
+ * A lockless (fatal) request landing inside a launch's arm, at each of the
+ * three positions around its two steps: its REQUESTED is either pending
+ * on the new generation (the publisher services it) or it waits for the
+ * old generation, which has ended. Never erased and waited on at once:
+ * with the generation moved before the bits were reset, a request between
+ * the steps read the new generation, lost its bit to the reset, and its
+ * pto_retire_finish() waited until the owner retired the core.
+ */
+static void retire_claim_during_arm(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[0];
+	struct pto_worker_line *w = &rt->pdev.workers[0];
+	struct pto_retire_ctx ctx, em;
+	unsigned int pos;
+
+	for (pos = 0; pos < 3; pos++) {
+		bool pending;
+
+		/* A whole round first: rbits = READY | REQUESTED. */
+		rt_launch(test, rt, 0);
+		pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+		KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1), 0);
+		pto_retire_run(&ctx);
+		rt_return(rt, 0);
+		KUNIT_ASSERT_EQ(test, atomic_read(&core->rbits),
+				PTO_RB_READY | PTO_RB_REQUESTED);
+
+		/* The next launch's arm, a fatal's claim at @pos. */
+		memset(w, 0, sizeof(*w));
+		pto_retire_init(&em, &rt->pdev, PTO_RR_FATAL);
+		if (pos == 0)
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+					0);
+		pto_retire_arm_prepare(core);
+		if (pos == 1)
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+					0);
+		pto_retire_arm_commit(core);
+		if (pos == 2)
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+					0);
+		KUNIT_EXPECT_TRUE(test, bitmap_empty(em.set, PTO_MAX_CORES));
+		KUNIT_EXPECT_TRUE(test, test_bit(0, em.others));
+
+		/* The handshake, then READY. */
+		set_bit(PTO_CORE_F_LAUNCH, &core->flags);
+		WRITE_ONCE(core->state, PTO_CORE_HANDSHAKE);
+		w->phys_id = 0;
+		w->core_type = core->type;
+		/* Release: the report precedes done, as in rt_arm(). */
+		smp_store_release(&w->done, 1);
+		*(u32 *)(core->kregs + PTO_KREG_FAST_PATH_ENABLE) =
+			PTO_FAST_PATH_OPEN;
+		pending = pto_retire_publish(core);
+		kunit_info(test, "claim at %u: pending %d, gen %u, waits on %u",
+			   pos, pending, core->gen, em.gen[0]);
+		KUNIT_EXPECT_TRUE(test, pending || core->gen != em.gen[0]);
+		/* A request on the new generation is the publisher's. */
+		KUNIT_EXPECT_EQ(test, pending, pos != 0);
+		if (pending) {
+			/* Service it, as the launcher does. */
+			pto_retire_init(&ctx, &rt->pdev, PTO_RR_LAUNCH);
+			pto_retire_take(&ctx, core);
+			pto_retire_run(&ctx);
+			KUNIT_EXPECT_TRUE(test, pto_core_may_return(core));
+		} else {
+			WRITE_ONCE(core->state, PTO_CORE_READY);
+			pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1),
+					0);
+			pto_retire_run(&ctx);
+		}
+		rt_return(rt, 0);
+	}
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -572,6 +650,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_pending_until_publish),
 	KUNIT_CASE(retire_normal_emergency_race),
 	KUNIT_CASE(retire_generation_reset),
+	KUNIT_CASE(retire_claim_during_arm),
 	{}
 };
 
