@@ -229,23 +229,35 @@ void pto_core_fin(struct pto_core *core, u32 cond)
 	smp_mb();
 }
 
-bool pto_core_wake_check(struct pto_core *core)
+/*
+ * Serve an armed completion wake-up: consume WAKE_REQ and wake @notify,
+ * or @pf's poll() waiters. The one delivery, used by the core after a FIN
+ * (pto_core_wake_check(), the launch's fields) and by retirement after the
+ * EXIT echo (pto_retire_pass_close(), the claimed references). Fully
+ * ordered xchg: a request the owner re-armed after the caller's read is
+ * either consumed here (and this wake-up, which comes after the clear,
+ * serves it) or left for the next one; never lost.
+ */
+bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
+			 struct pto_file *pf)
 {
-	/*
-	 * Fully ordered xchg: a request the owner re-armed after the read is
-	 * either consumed here (and this wake-up, which comes after the
-	 * clear, serves it) or left for the next FIN; never lost.
-	 */
-	if (!pto_ureg_read(core, PTO_REG_WAKE_REQ) ||
-	    !xchg(pto_ureg(core, PTO_REG_WAKE_REQ), 0))
+	if (!xchg(pto_ureg(core, PTO_REG_WAKE_REQ), 0))
 		return false;
 	atomic64_inc(&core->wakeups);
-	/* The launch's fields are stable between READY and the echo. */
-	if (core->notify)
-		eventfd_signal(core->notify, 1);
-	else
-		pto_file_wake(core->owner);
+	if (notify)
+		eventfd_signal(notify, 1);
+	else if (pf)
+		pto_file_wake(pf);
 	return true;
+}
+
+bool pto_core_wake_check(struct pto_core *core)
+{
+	/* A plain read first: most FINs find no request armed. */
+	if (!pto_ureg_read(core, PTO_REG_WAKE_REQ))
+		return false;
+	/* The launch's fields are stable between READY and the echo. */
+	return pto_core_wake_serve(core, core->notify, core->owner);
 }
 
 static void pto_task_complete(struct pto_core *core, struct pto_task *t,

@@ -428,6 +428,8 @@ bool pto_core_park_recheck(struct pto_core *core);
 bool pto_core_park_prepare(struct pto_core *core);
 void pto_core_park_finish(struct pto_core *core);
 void pto_core_fin(struct pto_core *core, u32 cond);
+bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
+			 struct pto_file *pf);
 bool pto_core_wake_check(struct pto_core *core);
 void pto_core_exit_ack(struct pto_core *core);
 bool pto_core_may_return(struct pto_core *core);

@@ -404,6 +404,28 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 		pto_retire_note(core, PTO_RW_CLOSE, PTO_FAST_PATH_CLOSE);
 		if (core->r_pf)
 			pto_window_zap(core->r_pf, core);
+		/*
+		 * The echo ends the launch's work as a FIN ends a task:
+		 * serve a completion wake-up the owner armed, or a sleeper
+		 * whose dispatched id the core never took (an emergency
+		 * retirement) sleeps on. The kernel, not the core, so the
+		 * echo stays the core's last window write; the references
+		 * are held until pass 4. Dekker with the owner's arm, the
+		 * same as at FIN, through a release / acquire chain:
+		 *
+		 *	owner		core		retirer
+		 *	WAKE_REQ = 1	COND = echo	resp == nonce (acq.)
+		 *	full fence	resp = echo	xchg(WAKE_REQ, 0)
+		 *	read COND	(release)	(fully ordered)
+		 *
+		 * The echo's COND store precedes the release of resp, which
+		 * pass 2 acquired; the release is A-cumulative and the xchg
+		 * a full barrier, so the COND store reaches every CPU, the
+		 * owner's included, before the xchg reads WAKE_REQ. With
+		 * the owner's fence, either its COND read sees the echo (it
+		 * does not sleep) or the xchg sees its WAKE_REQ and wakes it.
+		 */
+		pto_core_wake_serve(core, core->r_notify, core->r_pf);
 	}
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];

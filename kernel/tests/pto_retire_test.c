@@ -639,6 +639,49 @@ static void retire_claim_during_arm(struct kunit *test)
 	}
 }
 
+/*
+ * The EXIT echo serves an armed completion wake-up: the owner dispatched
+ * an id the core never took, armed WAKE_REQ and found nothing in COND, so
+ * it sleeps; an emergency retirement echoes EXITED. Retirement wakes it
+ * before it drops the launch's references (a stand-in file: its kref,
+ * its wait queue and wake-up count are all the path touches).
+ */
+static void retire_echo_serves_wake_req(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[0];
+	struct pto_retire_ctx ctx;
+	struct pto_file *pf;
+
+	pf = kunit_kzalloc(test, sizeof(*pf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pf);
+	kref_init(&pf->ref);
+	kref_get(&pf->ref);	/* the launch's reference */
+	init_waitqueue_head(&pf->poll_wq);
+	atomic64_set(&pf->wakeups, 0);
+
+	rt_arm(rt, 0);
+	core->owner = pf;
+	KUNIT_EXPECT_FALSE(test, pto_retire_publish(core));
+	WRITE_ONCE(core->state, PTO_CORE_READY);
+	/* Dispatched, never taken; the owner armed its wake-up. */
+	WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_DATA_MAIN_BASE), 1);
+	WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_WAKE_REQ), 1);
+
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_FATAL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1), 0);
+	pto_retire_run(&ctx);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + PTO_REG_COND) &
+			PTO_COND_STATE_MASK, (u32)PTO_COND_EXITED);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&pf->wakeups), 1LL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&core->wakeups), 1LL);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + PTO_REG_WAKE_REQ), 0U);
+	/* Dropped after the wake-up: only the stand-in's own is left. */
+	KUNIT_EXPECT_EQ(test, kref_read(&pf->ref), 1U);
+	KUNIT_EXPECT_TRUE(test, pto_core_may_return(core));
+	rt_return(rt, 0);
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -651,6 +694,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_normal_emergency_race),
 	KUNIT_CASE(retire_generation_reset),
 	KUNIT_CASE(retire_claim_during_arm),
+	KUNIT_CASE(retire_echo_serves_wake_req),
 	{}
 };
 
