@@ -607,22 +607,27 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 	pto_retire_init(ctx, pdev, PTO_RR_RESET);
 	ctx->recovery = true;
 	mutex_lock(&pdev->core_lock);
+	/*
+	 * Validate the whole mask before touching any core: a refused reset
+	 * (-EBUSY) has no effect at all.
+	 */
+	for (i = 0; mask && i < pdev->cores; i++) {
+		struct pto_file *owner =
+			pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER];
+
+		if (test_bit(i, mask) && owner && owner != pf) {
+			mutex_unlock(&pdev->core_lock);
+			kfree(ctx);
+			return -EBUSY;
+		}
+	}
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 		struct pto_file *owner =
 			pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER];
 
-		if (mask && !test_bit(i, mask))
-			continue;
-		if (owner && owner != pf) {
-			if (mask) {
-				mutex_unlock(&pdev->core_lock);
-				kfree(ctx);
-				return -EBUSY;
-			}
-			continue;
-		}
-		if (!test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+		if ((mask && !test_bit(i, mask)) || (owner && owner != pf) ||
+		    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
 			continue;
 		__set_bit(i, ctx->set);
 		ctx->gen[i] = core->gen;

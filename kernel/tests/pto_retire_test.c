@@ -28,6 +28,7 @@ struct rt {
 	struct rev ev[NEV];
 	unsigned int nev;
 	DECLARE_BITMAP(responsive, PTO_MAX_CORES);
+	DECLARE_BITMAP(gate_returns, PTO_MAX_CORES);
 };
 
 static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
@@ -40,6 +41,11 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 	/* A responsive core answers its EXIT right away. */
 	if (what == PTO_RW_EXIT && test_bit(core->id, rt->responsive))
 		pto_core_exit_ack(core);
+	/* One that returns at once once its gate is released (rt_return). */
+	if (what == PTO_RW_GATE && test_bit(core->id, rt->gate_returns)) {
+		clear_bit(PTO_CORE_F_LAUNCH, &core->flags);
+		WRITE_ONCE(core->state, PTO_CORE_UNLAUNCHED);
+	}
 }
 
 static int rt_init(struct kunit *test)
@@ -682,6 +688,47 @@ static void retire_echo_serves_wake_req(struct kunit *test)
 	rt_return(rt, 0);
 }
 
+/*
+ * A refused reset (-EBUSY: the mask names a core of another file's
+ * cluster) has no effect at all, not even on the quarantined cores of
+ * the mask it would have recovered: their stall stays armed and their
+ * last record unchanged. Core 1 is quarantined (cluster 0, no owner);
+ * core 3's cluster is owned by a stand-in (only the pointer is read).
+ */
+static void reset_refused_has_no_side_effect(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	unsigned int i;
+
+	rt_retire_one_silent(test, rt, 0, 1, &ctx);
+	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					 &rt->core[1].flags));
+	for (i = 0; i < NCORES; i++)
+		if (i != 1)
+			rt_return(rt, i);
+	set_bit(PTO_CORE_F_STALL, &rt->core[1].flags);
+	/* Core 1 (quarantined) comes before core 3 (another file's). */
+	rt->pdev.cluster_owner[1] = (struct pto_file *)rt;
+	bitmap_zero(mask, PTO_MAX_CORES);
+	__set_bit(1, mask);
+	__set_bit(3, mask);
+	rt->nev = 0;
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_quarantined(&rt->pdev, NULL,
+							  mask, NULL),
+			-EBUSY);
+	rt->pdev.cluster_owner[1] = NULL;
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_STALL,
+					 &rt->core[1].flags));
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					 &rt->core[1].flags));
+	KUNIT_EXPECT_EQ(test, rt->core[1].r_reason, (u32)PTO_RR_IOCTL);
+	KUNIT_EXPECT_EQ(test, rt->core[1].r_result,
+			(u32)PTO_RETIRE_QUARANTINED);
+	KUNIT_EXPECT_EQ(test, rt->nev, 0U);
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -695,6 +742,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_generation_reset),
 	KUNIT_CASE(retire_claim_during_arm),
 	KUNIT_CASE(retire_echo_serves_wake_req),
+	KUNIT_CASE(reset_refused_has_no_side_effect),
 	{}
 };
 
