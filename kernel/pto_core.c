@@ -629,9 +629,7 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 		if ((mask && !test_bit(i, mask)) || (owner && owner != pf) ||
 		    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
 			continue;
-		__set_bit(i, ctx->set);
-		ctx->gen[i] = core->gen;
-		core->r_reason = PTO_RR_RESET;
+		pto_retire_adopt(ctx, core);
 		clear_bit(PTO_CORE_F_STALL, &core->flags);
 		wake_up_all(&core->wq);
 	}

@@ -457,6 +457,7 @@ int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 void pto_retire_claim_mask(struct pto_retire_ctx *ctx,
 			   const unsigned long *mask);
 void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core);
+void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core);
 void pto_retire_pass_request(struct pto_retire_ctx *ctx);
 bool pto_retire_pass_poll(struct pto_retire_ctx *ctx);
 void pto_retire_put_refs(struct pto_core *core);

@@ -210,6 +210,23 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 }
 
 /*
+ * Recovery (the reset, core_lock held) takes over a quarantined core whose
+ * claim an earlier retirement consumed: it joins the set without a
+ * request, keeping the references that retirement claimed (r_pf, r_bo,
+ * r_notify), and starts a new record: the last retirement's QUARANTINED
+ * result and times are not this one's.
+ */
+void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core)
+{
+	ctx->gen[core->id] = READ_ONCE(core->gen);
+	WRITE_ONCE(core->r_reason, ctx->reason);
+	WRITE_ONCE(core->r_result, 0);
+	WRITE_ONCE(core->r_core_ns, 0);
+	WRITE_ONCE(core->r_set_ns, 0);
+	__set_bit(core->id, ctx->set);
+}
+
+/*
  * Request @core's retirement: if this call wins it, the core joins @set,
  * otherwise (pending on a publisher, or owned by another retirement)
  * @others.

@@ -729,6 +729,34 @@ static void reset_refused_has_no_side_effect(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt->nev, 0U);
 }
 
+/*
+ * A reset that recovers a quarantined core starts a new record: the
+ * result is the recovery's alone (ACKED | CLOSED | RELEASED), not the
+ * quarantining retirement's QUARANTINED with those bits ORed in.
+ */
+static void reset_record_is_the_recovery(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+
+	rt_retire_one_silent(test, rt, 3, 4, &ctx);
+	for (i = 3; i < NCORES; i++)
+		if (i != 4)
+			rt_return(rt, i);
+	KUNIT_ASSERT_EQ(test, rt->core[4].r_result,
+			(u32)PTO_RETIRE_QUARANTINED);
+	__set_bit(4, rt->responsive);
+	__set_bit(4, rt->gate_returns);
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					  &rt->core[4].flags));
+	KUNIT_EXPECT_EQ(test, rt->core[4].r_reason, (u32)PTO_RR_RESET);
+	KUNIT_EXPECT_EQ(test, rt->core[4].r_result,
+			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+			      PTO_RETIRE_RELEASED));
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -743,6 +771,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_claim_during_arm),
 	KUNIT_CASE(retire_echo_serves_wake_req),
 	KUNIT_CASE(reset_refused_has_no_side_effect),
+	KUNIT_CASE(reset_record_is_the_recovery),
 	{}
 };
 
