@@ -1174,8 +1174,9 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	mutex_unlock(&pdev->core_lock);
 	pto_retire_run(ctx);
 	pto_retire_finish(ctx);
+	pto_retire_quarantined(ctx, mask);
 	memset(args->quarantined, 0, sizeof(args->quarantined));
-	for_each_set_bit(i, ctx->left, PTO_MAX_CORES)
+	for_each_set_bit(i, mask, PTO_MAX_CORES)
 		args->quarantined[i / 64] |= BIT_ULL(i % 64);
 	args->retired = bitmap_weight(ctx->acked, PTO_MAX_CORES);
 	args->elapsed_ns = ctx->elapsed;

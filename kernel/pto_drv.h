@@ -466,6 +466,8 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx);
 void pto_retire_pass_release(struct pto_retire_ctx *ctx);
 void pto_retire_run(struct pto_retire_ctx *ctx);
 void pto_retire_finish(struct pto_retire_ctx *ctx);
+void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
+			    unsigned long *mask);
 int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
 		     unsigned int n);
 

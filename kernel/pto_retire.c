@@ -587,6 +587,24 @@ void pto_retire_finish(struct pto_retire_ctx *ctx)
 		   pto_retire_all_done(ctx, ctx->others));
 }
 
+/*
+ * After pto_retire_finish(): the cores of this call that ended
+ * quarantined, into @mask. Those this call left (ctx->left), and those it
+ * waited for while another owner retired them (ctx->others) that ended
+ * quarantined: neither retired nor quarantined would otherwise be
+ * reported for them.
+ */
+void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
+			    unsigned long *mask)
+{
+	unsigned int i;
+
+	bitmap_copy(mask, ctx->left, PTO_MAX_CORES);
+	for_each_set_bit(i, ctx->others, PTO_MAX_CORES)
+		if (test_bit(PTO_CORE_F_QUARANTINE, &ctx->pdev->core[i].flags))
+			__set_bit(i, mask);
+}
+
 /* The whole protocol for @ids: claim, passes 1 to 4, wait for the return. */
 int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
 		     unsigned int n)

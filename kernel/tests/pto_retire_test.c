@@ -757,6 +757,36 @@ static void reset_record_is_the_recovery(struct kunit *test)
 			      PTO_RETIRE_RELEASED));
 }
 
+/*
+ * CORE_RETIRE's quarantined report: a core this call only waited for
+ * (another owner held its claim) and that ended quarantined is reported,
+ * as are the cores the call left itself.
+ */
+static void retire_report_quarantined_others(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx first, ctx;
+	DECLARE_BITMAP(q, PTO_MAX_CORES);
+
+	rt_retire_one_silent(test, rt, 3, 4, &first);
+	/* Another call over cores 3 to 5: 3 and 5 released, 4 left. */
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[3], 3), 0);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(ctx.set, PTO_MAX_CORES));
+	KUNIT_EXPECT_EQ(test, bitmap_weight(ctx.others, PTO_MAX_CORES), 3U);
+	rt_return(rt, 3);
+	rt_return(rt, 5);
+	pto_retire_run(&ctx);
+	pto_retire_finish(&ctx);
+	pto_retire_quarantined(&ctx, q);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(q, PTO_MAX_CORES), 1U);
+	KUNIT_EXPECT_TRUE(test, test_bit(4, q));
+	/* The quarantining call reports it too. */
+	pto_retire_quarantined(&first, q);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(q, PTO_MAX_CORES), 1U);
+	KUNIT_EXPECT_TRUE(test, test_bit(4, q));
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -772,6 +802,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_echo_serves_wake_req),
 	KUNIT_CASE(reset_refused_has_no_side_effect),
 	KUNIT_CASE(reset_record_is_the_recovery),
+	KUNIT_CASE(retire_report_quarantined_others),
 	{}
 };
 

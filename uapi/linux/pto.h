@@ -418,8 +418,11 @@ struct pto_core_stats {
  *		Cores not launched are skipped; cores another path is
  *		already retiring are waited for, never written twice.
  * @flags:	In: a subset of PTO_RETIRE_FLAGS_VALID (none defined yet).
- * @quarantined: Out: cores that missed the deadline (left unclosed,
- *		unreleased, refused for launch and mmap until a reset).
+ * @quarantined: Out: cores of @cores quarantined when the call returns:
+ *		those that missed this call's deadline, and those it waited
+ *		for while another path (a fatal error) retired them (left
+ *		unclosed, unreleased, refused for launch and mmap until a
+ *		reset).
  * @retired:	Out: cores this call closed and released.
  * @pad:	In: must be zero.
  * @elapsed_ns:	Out: the set's retirement time, first request to the gates.
