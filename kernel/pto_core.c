@@ -165,6 +165,15 @@ bool pto_core_poll(struct pto_core *core, u32 *dispatch)
 void pto_core_park_publish(struct pto_core *core)
 {
 	clear_bit(PTO_CORE_F_DOORBELL, &core->flags);
+	/*
+	 * clear_bit() returns no value and so orders nothing. The owner
+	 * rings (set_bit) only after it read PARKED == 1: the clear must be
+	 * visible before that store, or on a weakly ordered CPU a ring that
+	 * saw this park's PARKED could come first in the flag's coherence
+	 * order and be erased by it (a lost wake-up). A full barrier on x86,
+	 * where the locked RMW already is one.
+	 */
+	smp_mb__after_atomic();
 	WRITE_ONCE(*pto_ureg(core, PTO_REG_PARKED), 1);
 	/* Dekker: PARKED store before the DATA_MAIN_BASE re-check. */
 	smp_mb();
