@@ -860,6 +860,21 @@ static bool pto_handshake_done(struct pto_device *pdev,
 
 
 /*
+ * Clear a handshake line before a launch, word by word: debugfs handshake
+ * reads it locklessly (READ_ONCE), and the core writes it only after it
+ * sees F_LAUNCH (behind the launcher's smp_wmb()).
+ */
+static void pto_worker_line_clear(struct pto_worker_line *w)
+{
+	WRITE_ONCE(w->phys_id, 0);
+	WRITE_ONCE(w->core_type, 0);
+	WRITE_ONCE(w->done, 0);
+	WRITE_ONCE(w->gen, 0);
+	WRITE_ONCE(w->payload[0], 0);
+	WRITE_ONCE(w->payload[1], 0);
+}
+
+/*
  * Launch: one serial publisher per call (core_lock held throughout). The
  * set it publishes for retirement is its initialized set: every core whose
  * handshake report is complete and correct gets its ownership and payload
@@ -965,7 +980,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	 * before any window opens (seed 003).
 	 */
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
-		memset(&pdev->workers[i], 0, sizeof(pdev->workers[i]));
+		pto_worker_line_clear(&pdev->workers[i]);
 		pto_retire_arm(&pdev->core[i]);
 	}
 	/*
@@ -1005,8 +1020,9 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 			/* Init failed: left for recovery, never published. */
 			set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
 			atomic64_inc(&core->quarantines);
-			core->r_result = PTO_RETIRE_QUARANTINED;
-			core->r_reason = PTO_RR_LAUNCH;
+			/* Read locklessly (RETIRE_STATUS, debugfs). */
+			WRITE_ONCE(core->r_result, PTO_RETIRE_QUARANTINED);
+			WRITE_ONCE(core->r_reason, PTO_RR_LAUNCH);
 			pr_err("pto%u: retirement: core %u not released (%s)\n",
 			       pdev->index, i, why);
 			/*
@@ -1030,8 +1046,9 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		core->payload_kaddr = bo->vaddr + (addr - bo->dev_addr);
 		core->notify = notify ? eventfd_ctx_fileget(notify) : NULL;
 		core->last_id = PTO_DISPATCH_IDLE;
-		w->payload[0] = addr;
-		w->payload[1] = addr + PTO_PAYLOAD_SIZE;
+		/* WRITE_ONCE: debugfs handshake reads the line locklessly. */
+		WRITE_ONCE(w->payload[0], addr);
+		WRITE_ONCE(w->payload[1], addr + PTO_PAYLOAD_SIZE);
 		WRITE_ONCE(*pto_ureg(core, PTO_REG_COND), 0);
 		WRITE_ONCE(*pto_ureg(core, PTO_REG_PARKED), 0);
 		WRITE_ONCE(*pto_ureg(core, PTO_REG_WAKE_REQ), 0);

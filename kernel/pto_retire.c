@@ -168,7 +168,13 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 			     struct pto_core *core, const char *why)
 {
 	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
-	core->r_result = PTO_RETIRE_QUARANTINED;
+	WRITE_ONCE(core->r_result, PTO_RETIRE_QUARANTINED);
+	/*
+	 * The set's time up to here: recorded now, while this call owns the
+	 * core. After pass 4 a reset may have taken it over (recovery), and
+	 * this call must not write to it then.
+	 */
+	WRITE_ONCE(core->r_set_ns, ctx->t0 ? ktime_get_ns() - ctx->t0 : 0);
 	atomic64_inc(&core->quarantines);
 	__clear_bit(core->id, ctx->set);
 	__set_bit(core->id, ctx->left);
@@ -194,10 +200,11 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 	core->r_notify = core->notify;
 	core->r_gen = core->gen;
 	ctx->gen[core->id] = core->gen;
-	core->r_reason = ctx->reason;
-	core->r_result = 0;
-	core->r_core_ns = 0;
-	core->r_set_ns = 0;
+	/* WRITE_ONCE, these four: RETIRE_STATUS, debugfs read locklessly. */
+	WRITE_ONCE(core->r_reason, ctx->reason);
+	WRITE_ONCE(core->r_result, 0);
+	WRITE_ONCE(core->r_core_ns, 0);
+	WRITE_ONCE(core->r_set_ns, 0);
 	__set_bit(core->id, ctx->set);
 	/* Acquire: pairs with the core's release of its report's done. */
 	done = smp_load_acquire(&w->done);
@@ -313,10 +320,11 @@ void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 		 * to echo (its claim was consumed): same nonce. Otherwise,
 		 * and for a core never requested this generation, a new one.
 		 */
+		/* WRITE_ONCE: RETIRE_STATUS, debugfs read it locklessly. */
 		if (ctx->recovery && pending)
-			core->nonce = pending;
+			WRITE_ONCE(core->nonce, pending);
 		else
-			core->nonce = pto_retire_nonce(core);
+			WRITE_ONCE(core->nonce, pto_retire_nonce(core));
 		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), core->nonce);
 		pto_retire_note(core, PTO_RW_NONCE, core->nonce);
 	}
@@ -362,9 +370,10 @@ bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
 			continue;
 		}
 		__set_bit(i, ctx->acked);
-		core->r_response = core->nonce;
-		core->r_core_ns = ktime_get_ns() - ctx->t0;
-		core->r_result |= PTO_RETIRE_ACKED;
+		/* The record, read locklessly (RETIRE_STATUS, debugfs). */
+		WRITE_ONCE(core->r_response, core->nonce);
+		WRITE_ONCE(core->r_core_ns, ktime_get_ns() - ctx->t0);
+		WRITE_ONCE(core->r_result, core->r_result | PTO_RETIRE_ACKED);
 	}
 	return all;
 }
@@ -450,7 +459,8 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 
 		pto_retire_note(core, PTO_RW_READBACK, v);
 		if (v == PTO_FAST_PATH_CLOSE)
-			core->r_result |= PTO_RETIRE_CLOSED;
+			WRITE_ONCE(core->r_result,
+				   core->r_result | PTO_RETIRE_CLOSED);
 		else
 			pr_err("pto%u: core %u window read back open\n",
 			       pdev->index, i);
@@ -518,15 +528,14 @@ void pto_retire_pass_release(struct pto_retire_ctx *ctx)
 	unsigned int i;
 
 	ctx->elapsed = ktime_get_ns() - ctx->t0;
+	/* The left cores recorded theirs when they were left. */
 	for_each_set_bit(i, ctx->set, PTO_MAX_CORES)
-		pdev->core[i].r_set_ns = ctx->elapsed;
-	for_each_set_bit(i, ctx->left, PTO_MAX_CORES)
-		pdev->core[i].r_set_ns = ctx->elapsed;
+		WRITE_ONCE(pdev->core[i].r_set_ns, ctx->elapsed);
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 
 		pto_retire_drop(core);
-		core->r_result |= PTO_RETIRE_RELEASED;
+		WRITE_ONCE(core->r_result, core->r_result | PTO_RETIRE_RELEASED);
 		atomic64_inc(&core->retirements);
 		if (ctx->recovery)
 			clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);

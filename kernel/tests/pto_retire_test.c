@@ -787,6 +787,51 @@ static void retire_report_quarantined_others(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, test_bit(4, q));
 }
 
+/*
+ * A retirement writes nothing to a core it left after leaving it: a reset
+ * may take the core over before the retirement's pass 4 (the owner's
+ * reset ioctl while its own CORE_RETIRE is still closing the others).
+ * The left core's set time is recorded when it is left, so pass 4 of the
+ * first call does not overwrite the recovery's record.
+ */
+static void retire_left_core_untouched_after_leave(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx *ctx;
+	struct pto_core *core = &rt->core[4];
+	u64 set_ns;
+	unsigned int i;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	rt->pdev.retire_ms = 50;
+	__clear_bit(4, rt->responsive);
+	for (i = 3; i < NCORES; i++)
+		rt_launch(test, rt, i);
+	pto_retire_init(ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(ctx, &ids_all[3], 3), 0);
+	pto_retire_pass_request(ctx);
+	pto_retire_pass_wait(ctx);
+	KUNIT_ASSERT_TRUE(test, test_bit(4, ctx->left));
+	KUNIT_EXPECT_GE(test, core->r_set_ns, 50ULL * NSEC_PER_MSEC);
+	pto_retire_pass_close(ctx);
+
+	/* The reset recovers core 4 between the first call's passes. */
+	__set_bit(4, rt->responsive);
+	__set_bit(4, rt->gate_returns);
+	KUNIT_ASSERT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	KUNIT_ASSERT_EQ(test, core->r_reason, (u32)PTO_RR_RESET);
+	set_ns = core->r_set_ns;
+
+	pto_retire_pass_release(ctx);
+	KUNIT_EXPECT_EQ(test, core->r_set_ns, set_ns);
+	KUNIT_EXPECT_EQ(test, core->r_reason, (u32)PTO_RR_RESET);
+	for (i = 3; i < NCORES; i++)
+		if (i != 4)
+			KUNIT_EXPECT_TRUE(test,
+					  pto_core_may_return(&rt->core[i]));
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -803,6 +848,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(reset_refused_has_no_side_effect),
 	KUNIT_CASE(reset_record_is_the_recovery),
 	KUNIT_CASE(retire_report_quarantined_others),
+	KUNIT_CASE(retire_left_core_untouched_after_leave),
 	{}
 };
 

@@ -456,7 +456,9 @@ struct pto_core_retire {
  * @reason:	Out: PTO_RETIRE_BY_* of the last retirement.
  * @pad:	In: must be zero.
  * @core_ns:	Out: request to this core's response, last retirement.
- * @set_ns:	Out: the whole set's time (first request to the gates).
+ * @set_ns:	Out: the whole set's time (first request to the gates); for
+ *		a core the retirement quarantined, first request to the
+ *		quarantine (0 if left by the checks before any request).
  * @retirements: Out: retirements of this core since module load.
  * @quarantines: Out: times it was quarantined since module load.
  */
