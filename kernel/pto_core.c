@@ -642,21 +642,18 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 		clear_bit(PTO_CORE_F_STALL, &core->flags);
 		wake_up_all(&core->wq);
 	}
+	/*
+	 * A recovered core's window page, which kept what the owner it was
+	 * quarantined under left in it (see pto_cluster_clear_windows), is
+	 * cleared before the core is unquarantined and can be mapped again
+	 * (pto_retire_unquarantine(), pass 4).
+	 */
 	pto_retire_run(ctx);
 	pto_retire_finish(ctx);
-	/*
-	 * A recovered core can be mapped again: clear what its window page
-	 * kept from the owner it was quarantined under (see
-	 * pto_cluster_clear_windows). Its kthread has returned through the
-	 * gate and does not touch the page until a launch.
-	 */
-	down_write(&pdev->win_lock);
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
-		clear_page(pdev->core[i].uregs);
 		pr_info("pto%u: reset: core %u recovered\n", pdev->index, i);
 		n++;
 	}
-	up_write(&pdev->win_lock);
 	left = bitmap_weight(ctx->left, PTO_MAX_CORES);
 	mutex_unlock(&pdev->core_lock);
 	kfree(ctx);
@@ -717,9 +714,9 @@ static int pto_cluster_mask(struct pto_device *pdev, u64 clusters)
  * window before it launches anything, so without this the page would be
  * a channel from one file to the next. A free cluster's cores are
  * unlaunched and their kthreads do not touch the page; a quarantined core
- * cannot be mapped (-EIO) and is cleared when a reset recovers it
- * (pto_cores_reset_quarantined). Caller holds core_lock and win_lock
- * (write), and the cluster has no owner.
+ * cannot be mapped (-EIO) and is cleared when a reset recovers it,
+ * before it can be mapped (pto_retire_unquarantine). Caller holds
+ * core_lock and win_lock (write), and the cluster has no owner.
  */
 static void pto_cluster_clear_windows(struct pto_device *pdev, unsigned int c)
 {

@@ -21,9 +21,11 @@
  * was already released.
  *
  * Locking: never takes core_lock (the launcher and release paths call it
- * with core_lock held). What it writes belongs to the owner by election;
- * @launch_lock orders the clearing of the claimed generation's launch
- * fields against the next launch's generation bump.
+ * with core_lock held); recovery takes win_lock (write) to unquarantine a
+ * core (the reset holds core_lock: core_lock -> win_lock). What it writes
+ * belongs to the owner by election; @launch_lock orders the clearing of
+ * the claimed generation's launch fields against the next launch's
+ * generation bump.
  */
 #include <linux/bitmap.h>
 #include <linux/delay.h>
@@ -518,6 +520,25 @@ static void pto_retire_drop(struct pto_core *core)
 }
 
 /*
+ * Recovery, pass 4: the core may be mapped again once F_QUARANTINE is
+ * clear, and its user page still holds what the file it was quarantined
+ * under left there (pto_cluster_clear_windows() skips quarantined cores).
+ * Clear the page first, under win_lock (write): window mmap and faults
+ * check F_QUARANTINE under win_lock (read), so no mapping can see the
+ * bit clear before the page is. The core's echo was its last window
+ * write and pass 3's IDLE has landed; it writes nothing after the gate.
+ */
+static void pto_retire_unquarantine(struct pto_core *core)
+{
+	struct pto_device *pdev = core->pdev;
+
+	down_write(&pdev->win_lock);
+	clear_page(core->uregs);
+	clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	up_write(&pdev->win_lock);
+}
+
+/*
  * Pass 4: record, drop the launch's references, then store the release
  * value into each acknowledged core's gate. The core observes it and only
  * then returns; nothing of this call touches the core afterwards.
@@ -538,7 +559,7 @@ void pto_retire_pass_release(struct pto_retire_ctx *ctx)
 		WRITE_ONCE(core->r_result, core->r_result | PTO_RETIRE_RELEASED);
 		atomic64_inc(&core->retirements);
 		if (ctx->recovery)
-			clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+			pto_retire_unquarantine(core);
 		/*
 		 * Release: the close, the drain and every write above
 		 * precede the gate (pairs with pto_core_may_return()).

@@ -29,6 +29,9 @@ struct rt {
 	unsigned int nev;
 	DECLARE_BITMAP(responsive, PTO_MAX_CORES);
 	DECLARE_BITMAP(gate_returns, PTO_MAX_CORES);
+	/* At core @seen_core's gate: unquarantined with the marker kept? */
+	int seen_core;
+	bool seen_leak;
 };
 
 static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
@@ -41,7 +44,11 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 	/* A responsive core answers its EXIT right away. */
 	if (what == PTO_RW_EXIT && test_bit(core->id, rt->responsive))
 		pto_core_exit_ack(core);
-	/* One that returns at once once its gate is released (rt_return). */
+	/* A core that returns as soon as its gate is released (rt_return). */
+	if (what == PTO_RW_GATE && (int)core->id == rt->seen_core &&
+	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags) &&
+	    *(u32 *)(core->uregs + 0x800) == 0x5ec2e7a1)
+		rt->seen_leak = true;
 	if (what == PTO_RW_GATE && test_bit(core->id, rt->gate_returns)) {
 		clear_bit(PTO_CORE_F_LAUNCH, &core->flags);
 		WRITE_ONCE(core->state, PTO_CORE_UNLAUNCHED);
@@ -74,6 +81,7 @@ static int rt_init(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, ret, 0);
 	}
 	bitmap_set(rt->responsive, 0, NCORES);
+	rt->seen_core = -1;
 	test->priv = rt;
 	return 0;
 }
@@ -832,6 +840,36 @@ static void retire_left_core_untouched_after_leave(struct kunit *test)
 					  pto_core_may_return(&rt->core[i]));
 }
 
+/*
+ * A recovering reset clears the page the previous owner left in the
+ * quarantined core's window before the core can be mapped again: by the
+ * time its gate is released (and F_QUARANTINE is clear, so the cluster's
+ * new owner can map and fault the window), the previous file's data is
+ * gone. It used to be cleared only after the core returned.
+ */
+static void reset_clears_page_before_unquarantine(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[4];
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+
+	rt_retire_one_silent(test, rt, 3, 4, &ctx);
+	for (i = 3; i < NCORES; i++)
+		if (i != 4)
+			rt_return(rt, i);
+	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
+	/* What the file it was quarantined under wrote into its page. */
+	*(u32 *)(core->uregs + 0x800) = 0x5ec2e7a1;
+	__set_bit(4, rt->responsive);
+	__set_bit(4, rt->gate_returns);
+	rt->seen_core = 4;
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	KUNIT_EXPECT_FALSE(test, rt->seen_leak);
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + 0x800), 0U);
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -849,6 +887,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(reset_record_is_the_recovery),
 	KUNIT_CASE(retire_report_quarantined_others),
 	KUNIT_CASE(retire_left_core_untouched_after_leave),
+	KUNIT_CASE(reset_clears_page_before_unquarantine),
 	{}
 };
 
