@@ -127,6 +127,25 @@ static void pto_bo_unpublish(struct pto_file *pf, struct pto_bo *bo)
 	pto_bo_put(bo);
 }
 
+/*
+ * BO_ALLOC's reply could not be written back: the caller never learned
+ * the handle, so free the buffer as its BO_FREE would (the handle is the
+ * one this call published, unless another thread of the file freed it
+ * already: then there is nothing left to do). A mapping or a launch that
+ * already took a reference keeps the buffer alive, as after BO_FREE.
+ */
+void pto_ioctl_bo_alloc_undo(struct pto_file *pf, void *data)
+{
+	struct pto_bo_alloc *args = data;
+	struct pto_bo *bo;
+
+	mutex_lock(&pf->lock);
+	bo = xa_load(&pf->bos, args->handle);
+	if (bo && bo->dev_addr == args->dev_addr)
+		pto_bo_unpublish(pf, bo);
+	mutex_unlock(&pf->lock);
+}
+
 int pto_ioctl_bo_free(struct pto_file *pf, void *data)
 {
 	struct pto_bo_free *args = data;

@@ -389,6 +389,7 @@ void pto_file_put(struct pto_file *pf);
 
 /* pto_bo.c */
 int pto_ioctl_bo_alloc(struct pto_file *pf, void *data);
+void pto_ioctl_bo_alloc_undo(struct pto_file *pf, void *data);
 int pto_ioctl_bo_free(struct pto_file *pf, void *data);
 int pto_ioctl_bo_info(struct pto_file *pf, void *data);
 void pto_bo_put(struct pto_bo *bo);

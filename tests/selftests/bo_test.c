@@ -156,6 +156,52 @@ TEST_F(dev, alloc_info_free)
 	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
 }
 
+/*
+ * A struct the driver cannot write back (here: a read-only page) never
+ * leaves a committed effect behind an -EFAULT. BO_ALLOC frees the buffer
+ * whose handle the caller never learned; commands without Out fields
+ * (BO_FREE, CLUSTER_ACQUIRE / _RELEASE) never write the struct, so they
+ * succeed. Documentation/abi.md, Conventions.
+ */
+TEST_F(dev, out_copy_failure_leaves_no_side_effect)
+{
+	struct pto_core_stats st = { 0 };
+	struct pto_bo_info bi = { 0 };
+	struct pto_cluster_acquire *ca;
+	struct pto_bo_alloc *a, b;
+	struct pto_bo_free *f;
+	char *ro;
+
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	a = (void *)ro;
+	ca = (void *)(ro + 256);
+	f = (void *)(ro + 512);
+	a->size = 4096;
+	ca->clusters = 1;
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 4096, &b));
+	f->handle = b.handle;
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+
+	EXPECT_EQ(-EFAULT, pto_sioctl(self->fd, PTO_IOCTL_BO_ALLOC, a));
+	/* The handle it would have had (the next after b's) names nothing. */
+	bi.handle = b.handle + 1;
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, f));
+	bi.handle = b.handle;
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CLUSTER_ACQUIRE, ca));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(getpid(), (pid_t)st.owner);
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CLUSTER_RELEASE, ca));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(0, st.owner);
+	munmap(ro, 4096);
+}
+
 TEST_F(dev, alloc_sizes)
 {
 	struct pto_bo_alloc a;

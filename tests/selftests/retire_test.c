@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
@@ -386,6 +388,45 @@ TEST(fatal_error_emergency_latch)
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	EXPECT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
+	pto_launch_free(l);
+	pto_dev_close(d);
+}
+
+/*
+ * CORE_RETIRE's effect cannot be undone and its report is needed: a
+ * struct the driver could not write the report into is refused with
+ * -EFAULT before any core is touched (abi.md, Conventions).
+ */
+TEST(retire_unwritable_report_refused_first)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_retire_status st;
+	struct pto_core_retire *ro, r;
+	struct pto_launch *l;
+	struct pto_dev *d;
+	unsigned int i;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	cluster_mask(0, cores);
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(ro, 0, sizeof(*ro));
+	memcpy(ro->cores, cores, sizeof(ro->cores));
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	EXPECT_EQ(-1, ioctl(pto_dev_fd(d), PTO_IOCTL_CORE_RETIRE, ro));
+	EXPECT_EQ(EFAULT, errno);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pto_retire_status(d, i, &st));
+		EXPECT_EQ(PTO_RETIRE_BIT_READY, st.bits);	/* not requested */
+	}
+	EXPECT_EQ(0, pto_noop_all(l));	/* still serving */
+	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	EXPECT_EQ(3, r.retired);
+	munmap(ro, 4096);
+	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	pto_launch_free(l);
 	pto_dev_close(d);
 }
