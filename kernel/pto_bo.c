@@ -249,7 +249,12 @@ int pto_bo_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
-	if (!(vma->vm_flags & VM_SHARED))
+	/*
+	 * VM_MAYSHARE, not VM_SHARED: MAP_SHARED of a read-only file has no
+	 * VM_SHARED (nor VM_MAYWRITE, so it can never become writable); it is
+	 * refused for what it maps, not as a MAP_PRIVATE.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 
 	mutex_lock(&pf->lock);

@@ -1319,7 +1319,8 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
-	if (!(vma->vm_flags & VM_SHARED))
+	/* VM_MAYSHARE: as in pto_bo_mmap(), a read-only MAP_SHARED too. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	/*
 	 * Owned is enough, launched or not (Documentation/mock-cores.md):

@@ -3,6 +3,7 @@
  * GET_INFO and GM buffer object ioctls, mmap, and their error paths.
  * Runs in the VM with pto.ko loaded (default parameters or any others).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -465,6 +466,55 @@ TEST(alloc_free_race)
 	close(fd);
 	ASSERT_NE(NULL, strchr(text, '\n'));
 	EXPECT_EQ(0, strchr(text, '\n')[1]) TH_LOG("left over: %s", text);
+}
+
+/*
+ * A file opened read-only observes: GET_INFO, BO_INFO, CORE_STATS and
+ * RETIRE_STATUS work; every command that changes state is -EBADF (as
+ * write(2) on it), so read access to the node grants no control of the
+ * device. A read-only shared mapping is refused for what it maps (the
+ * file owns no cluster), not as a MAP_PRIVATE.
+ */
+TEST(rdonly_fd_observes_only)
+{
+	struct pto_info info = { 0 };
+	struct pto_bo_alloc a = { .size = 4096 };
+	struct pto_bo_free f = { .handle = 1 };
+	struct pto_bo_info bi = { .handle = 1 };
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	struct pto_core_launch cl = { 0 };
+	struct pto_doorbell db = { 0 };
+	struct pto_core_stats st = { 0 };
+	struct pto_core_retire r = { 0 };
+	struct pto_retire_status rs = { 0 };
+	struct pto_core_reset z = { 0 };
+	void *p;
+	int fd;
+
+	fd = open(PTO_DEV0, O_RDONLY);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_RETIRE_STATUS, &rs));
+	EXPECT_EQ(-ENOENT, pto_sioctl(fd, PTO_IOCTL_BO_INFO, &bi));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_BO_ALLOC, &a));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_BO_FREE, &f));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
+	cl.cores[0] = 1;
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	db.cores[0] = 1;
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_DOORBELL, &db));
+	r.cores[0] = 1;
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CORE_RETIRE, &r));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CORE_RESET, &z));
+	/* Nothing was acquired. */
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(0, st.owner);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);	/* not owned; not "MAP_PRIVATE" */
+	close(fd);
 }
 
 TEST(rmmod_refused_while_open)

@@ -9,7 +9,10 @@
  *  - pointers travel as __u64, arrays as count + pointer;
  *  - the driver accepts a shorter (older) struct and zero-extends it, and a
  *    longer (newer) one only if the extra bytes are zero (else -E2BIG);
- *  - a call that waits takes an absolute CLOCK_MONOTONIC timeout in ns.
+ *  - a call that waits takes an absolute CLOCK_MONOTONIC timeout in ns;
+ *  - a command that changes state needs a file open for writing (else
+ *    -EBADF): an O_RDONLY file only observes (GET_INFO, BO_INFO,
+ *    CORE_STATS, RETIRE_STATUS, poll, read).
  */
 #ifndef _UAPI_LINUX_PTO_H
 #define _UAPI_LINUX_PTO_H
