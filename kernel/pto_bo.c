@@ -215,9 +215,36 @@ static void pto_bo_vm_close(struct vm_area_struct *vma)
 	pto_bo_put(vma->vm_private_data);
 }
 
+/*
+ * mmap inserts every page at once (pto_bo_insert_pages()); this fault
+ * serves an access after a PTE was removed while the mapping lives
+ * (MADV_DONTNEED zaps it: the vma is not PFNMAP). The vma holds a
+ * reference on @bo, so its pages stay. The page goes back to the core MM
+ * with a reference (vmf->page), as drivers with vmalloc-backed buffers
+ * do (ALSA's snd_pcm_mmap_data_fault()): the PTE then gets the same
+ * accounting as vm_insert_page() gave it at mmap (a refcounted, rmapped
+ * page). Not vmf_insert_mixed(): with pte special (x86) it would insert
+ * a special PTE, which GUP refuses, unlike the page mmap inserted.
+ */
+static vm_fault_t pto_bo_vm_fault(struct vm_fault *vmf)
+{
+	struct pto_bo *bo = vmf->vma->vm_private_data;
+	unsigned long pgoff = vmf->pgoff &
+			      ((1UL << (PTO_MMAP_BO_SHIFT - PAGE_SHIFT)) - 1);
+	struct page *page;
+
+	if (pgoff >= bo->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	page = vmalloc_to_page((char *)bo->vaddr + (pgoff << PAGE_SHIFT));
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
 static const struct vm_operations_struct pto_bo_vm_ops = {
 	.open = pto_bo_vm_open,
 	.close = pto_bo_vm_close,
+	.fault = pto_bo_vm_fault,
 };
 
 /* Map @vma's range, starting at page @pgoff of @bo, page by page. */

@@ -341,6 +341,47 @@ TEST_F(dev, mmap_errors)
 	munmap(p, 4096);
 }
 
+/*
+ * A buffer mapping survives MADV_DONTNEED: the zapped PTE is faulted back
+ * in to the same (live) page, not SIGBUS. The debug kernel (tinyconfig)
+ * has no madvise(2): skipped there.
+ */
+TEST_F(dev, mmap_survives_madv_dontneed)
+{
+	struct pto_bo_alloc a;
+	struct pto_bo_free f = { 0 };
+	volatile uint32_t *p, *q;
+
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 3 * 4096, &a));
+	p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	/* The buffer's second page alone: the fault's page offset. */
+	q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 a.mmap_offset + 4096);
+	ASSERT_NE(MAP_FAILED, q);
+	p[0] = 0x1234;
+	p[1024 + 5] = 0x5678;
+	p[2048 + 7] = 0x9abc;
+	if (madvise((void *)p, 3 * 4096, MADV_DONTNEED) && errno == ENOSYS) {
+		munmap((void *)q, 4096);
+		munmap((void *)p, 3 * 4096);
+		SKIP(return, "no madvise(2) in this kernel");
+	}
+	ASSERT_EQ(0, madvise((void *)q, 4096, MADV_DONTNEED));
+	EXPECT_EQ(0x5678, q[5]);
+	/* A read, a write, and a page touched only after the BO_FREE. */
+	EXPECT_EQ(0x1234, p[0]);
+	p[1024 + 6] = 0x4321;
+	EXPECT_EQ(0x4321, q[6]);
+	f.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	EXPECT_EQ(0x9abc, p[2048 + 7]);
+	EXPECT_EQ(0x5678, p[1024 + 5]);
+	munmap((void *)q, 4096);
+	munmap((void *)p, 3 * 4096);
+}
+
 TEST(mapping_outlives_free_and_close)
 {
 	struct pto_bo_alloc a;
