@@ -405,6 +405,37 @@ TEST(mapping_outlives_free_and_close)
 	munmap(p, 4096);
 }
 
+/*
+ * close() with a live buffer mapping releases nothing: the mapping holds
+ * the file, whose release (clusters, cores, every buffer) runs at the
+ * last munmap. Documentation/abi.md, Conventions.
+ */
+TEST(close_with_live_mapping_keeps_file)
+{
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	struct pto_core_stats st = { 0 };
+	struct pto_bo_alloc a;
+	int fd, fd2;
+	void *p;
+
+	fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd);
+	fd2 = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ASSERT_EQ(0, st_bo_alloc(fd, 4096, &a));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	close(fd);
+	EXPECT_EQ(-EBUSY, pto_sioctl(fd2, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ASSERT_EQ(0, pto_sioctl(fd2, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(getpid(), (pid_t)st.owner);
+	munmap(p, 4096);	/* the last reference: the release runs */
+	EXPECT_EQ(0, pto_sioctl(fd2, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	close(fd2);
+}
+
 TEST(freed_memory_is_not_seen_by_next_owner)
 {
 	struct pto_bo_alloc a, b;
