@@ -92,6 +92,7 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 	/*
 	 * Cyclic handles: a stale handle (or mmap offset) of a freed buffer
 	 * names nothing rather than the next buffer, until the space wraps.
+	 * A full space (2^19 - 1 live handles) is -EBUSY, as documented.
 	 */
 	ret = xa_alloc_cyclic(&pf->bos, &handle, bo,
 			      XA_LIMIT(1, (1U << (63 - PTO_MMAP_BO_SHIFT -

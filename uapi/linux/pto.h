@@ -87,7 +87,9 @@ struct pto_info {
  *		to struct pto_info.gm_align.
  * @mmap_offset: Out: offset to pass to mmap() on the same fd.
  *
- * Errors: -EINVAL (bad size, flags or padding), -ENOMEM (GM exhausted).
+ * Errors: -EINVAL (bad size, flags or padding), -ENOMEM (GM exhausted),
+ * -EBUSY (the file's handle space is full: 2^19 - 1 live handles, which
+ * only a GM larger than 2 GiB of 4 KiB buffers can reach; free one).
  */
 struct pto_bo_alloc {
 	__u64 size;
