@@ -92,6 +92,7 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 	/*
 	 * Cyclic handles: a stale handle (or mmap offset) of a freed buffer
 	 * names nothing rather than the next buffer, until the space wraps.
+	 * A full space (2^19 - 1 live handles) is -EBUSY, as documented.
 	 */
 	ret = xa_alloc_cyclic(&pf->bos, &handle, bo,
 			      XA_LIMIT(1, (1U << (63 - PTO_MMAP_BO_SHIFT -
@@ -125,6 +126,25 @@ static void pto_bo_unpublish(struct pto_file *pf, struct pto_bo *bo)
 	xa_erase(&pf->bos, bo->handle);
 	mtree_erase(&pf->ranges, bo->dev_addr);
 	pto_bo_put(bo);
+}
+
+/*
+ * BO_ALLOC's reply could not be written back: the caller never learned
+ * the handle, so free the buffer as its BO_FREE would (the handle is the
+ * one this call published, unless another thread of the file freed it
+ * already: then there is nothing left to do). A mapping or a launch that
+ * already took a reference keeps the buffer alive, as after BO_FREE.
+ */
+void pto_ioctl_bo_alloc_undo(struct pto_file *pf, void *data)
+{
+	struct pto_bo_alloc *args = data;
+	struct pto_bo *bo;
+
+	mutex_lock(&pf->lock);
+	bo = xa_load(&pf->bos, args->handle);
+	if (bo && bo->dev_addr == args->dev_addr)
+		pto_bo_unpublish(pf, bo);
+	mutex_unlock(&pf->lock);
 }
 
 int pto_ioctl_bo_free(struct pto_file *pf, void *data)
@@ -196,9 +216,36 @@ static void pto_bo_vm_close(struct vm_area_struct *vma)
 	pto_bo_put(vma->vm_private_data);
 }
 
+/*
+ * mmap inserts every page at once (pto_bo_insert_pages()); this fault
+ * serves an access after a PTE was removed while the mapping lives
+ * (MADV_DONTNEED zaps it: the vma is not PFNMAP). The vma holds a
+ * reference on @bo, so its pages stay. The page goes back to the core MM
+ * with a reference (vmf->page), as drivers with vmalloc-backed buffers
+ * do (ALSA's snd_pcm_mmap_data_fault()): the PTE then gets the same
+ * accounting as vm_insert_page() gave it at mmap (a refcounted, rmapped
+ * page). Not vmf_insert_mixed(): with pte special (x86) it would insert
+ * a special PTE, which GUP refuses, unlike the page mmap inserted.
+ */
+static vm_fault_t pto_bo_vm_fault(struct vm_fault *vmf)
+{
+	struct pto_bo *bo = vmf->vma->vm_private_data;
+	unsigned long pgoff = vmf->pgoff &
+			      ((1UL << (PTO_MMAP_BO_SHIFT - PAGE_SHIFT)) - 1);
+	struct page *page;
+
+	if (pgoff >= bo->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	page = vmalloc_to_page((char *)bo->vaddr + (pgoff << PAGE_SHIFT));
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
 static const struct vm_operations_struct pto_bo_vm_ops = {
 	.open = pto_bo_vm_open,
 	.close = pto_bo_vm_close,
+	.fault = pto_bo_vm_fault,
 };
 
 /* Map @vma's range, starting at page @pgoff of @bo, page by page. */
@@ -230,7 +277,12 @@ int pto_bo_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
-	if (!(vma->vm_flags & VM_SHARED))
+	/*
+	 * VM_MAYSHARE, not VM_SHARED: MAP_SHARED of a read-only file has no
+	 * VM_SHARED (nor VM_MAYWRITE, so it can never become writable); it is
+	 * refused for what it maps, not as a MAP_PRIVATE.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 
 	mutex_lock(&pf->lock);

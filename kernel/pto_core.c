@@ -165,6 +165,15 @@ bool pto_core_poll(struct pto_core *core, u32 *dispatch)
 void pto_core_park_publish(struct pto_core *core)
 {
 	clear_bit(PTO_CORE_F_DOORBELL, &core->flags);
+	/*
+	 * clear_bit() returns no value and so orders nothing. The owner
+	 * rings (set_bit) only after it read PARKED == 1: the clear must be
+	 * visible before that store, or on a weakly ordered CPU a ring that
+	 * saw this park's PARKED could come first in the flag's coherence
+	 * order and be erased by it (a lost wake-up). A full barrier on x86,
+	 * where the locked RMW already is one.
+	 */
+	smp_mb__after_atomic();
 	WRITE_ONCE(*pto_ureg(core, PTO_REG_PARKED), 1);
 	/* Dekker: PARKED store before the DATA_MAIN_BASE re-check. */
 	smp_mb();
@@ -229,23 +238,35 @@ void pto_core_fin(struct pto_core *core, u32 cond)
 	smp_mb();
 }
 
-bool pto_core_wake_check(struct pto_core *core)
+/*
+ * Serve an armed completion wake-up: consume WAKE_REQ and wake @notify,
+ * or @pf's poll() waiters. The one delivery, used by the core after a FIN
+ * (pto_core_wake_check(), the launch's fields) and by retirement after the
+ * EXIT echo (pto_retire_pass_close(), the claimed references). Fully
+ * ordered xchg: a request the owner re-armed after the caller's read is
+ * either consumed here (and this wake-up, which comes after the clear,
+ * serves it) or left for the next one; never lost.
+ */
+bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
+			 struct pto_file *pf)
 {
-	/*
-	 * Fully ordered xchg: a request the owner re-armed after the read is
-	 * either consumed here (and this wake-up, which comes after the
-	 * clear, serves it) or left for the next FIN; never lost.
-	 */
-	if (!pto_ureg_read(core, PTO_REG_WAKE_REQ) ||
-	    !xchg(pto_ureg(core, PTO_REG_WAKE_REQ), 0))
+	if (!xchg(pto_ureg(core, PTO_REG_WAKE_REQ), 0))
 		return false;
 	atomic64_inc(&core->wakeups);
-	/* The launch's fields are stable between READY and the echo. */
-	if (core->notify)
-		eventfd_signal(core->notify, 1);
-	else
-		pto_file_wake(core->owner);
+	if (notify)
+		eventfd_signal(notify, 1);
+	else if (pf)
+		pto_file_wake(pf);
 	return true;
+}
+
+bool pto_core_wake_check(struct pto_core *core)
+{
+	/* A plain read first: most FINs find no request armed. */
+	if (!pto_ureg_read(core, PTO_REG_WAKE_REQ))
+		return false;
+	/* The launch's fields are stable between READY and the echo. */
+	return pto_core_wake_serve(core, core->notify, core->owner);
 }
 
 static void pto_task_complete(struct pto_core *core, struct pto_task *t,
@@ -595,44 +616,44 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 	pto_retire_init(ctx, pdev, PTO_RR_RESET);
 	ctx->recovery = true;
 	mutex_lock(&pdev->core_lock);
+	/*
+	 * Validate the whole mask before touching any core: a refused reset
+	 * (-EBUSY) has no effect at all.
+	 */
+	for (i = 0; mask && i < pdev->cores; i++) {
+		struct pto_file *owner =
+			pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER];
+
+		if (test_bit(i, mask) && owner && owner != pf) {
+			mutex_unlock(&pdev->core_lock);
+			kfree(ctx);
+			return -EBUSY;
+		}
+	}
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 		struct pto_file *owner =
 			pdev->cluster_owner[i / PTO_CORES_PER_CLUSTER];
 
-		if (mask && !test_bit(i, mask))
+		if ((mask && !test_bit(i, mask)) || (owner && owner != pf) ||
+		    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
 			continue;
-		if (owner && owner != pf) {
-			if (mask) {
-				mutex_unlock(&pdev->core_lock);
-				kfree(ctx);
-				return -EBUSY;
-			}
-			continue;
-		}
-		if (!test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
-			continue;
-		__set_bit(i, ctx->set);
-		ctx->gen[i] = core->gen;
-		core->r_reason = PTO_RR_RESET;
+		pto_retire_adopt(ctx, core);
 		clear_bit(PTO_CORE_F_STALL, &core->flags);
 		wake_up_all(&core->wq);
 	}
+	/*
+	 * A recovered core's window page, which kept what the owner it was
+	 * quarantined under left in it (see pto_cluster_clear_windows), is
+	 * cleared before the core is unquarantined and can be mapped again
+	 * (pto_retire_unquarantine(), pass 4).
+	 */
 	pto_retire_run(ctx);
 	pto_retire_finish(ctx);
-	/*
-	 * A recovered core can be mapped again: clear what its window page
-	 * kept from the owner it was quarantined under (see
-	 * pto_cluster_clear_windows). Its kthread has returned through the
-	 * gate and does not touch the page until a launch.
-	 */
-	down_write(&pdev->win_lock);
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
-		clear_page(pdev->core[i].uregs);
 		pr_info("pto%u: reset: core %u recovered\n", pdev->index, i);
 		n++;
 	}
-	up_write(&pdev->win_lock);
 	left = bitmap_weight(ctx->left, PTO_MAX_CORES);
 	mutex_unlock(&pdev->core_lock);
 	kfree(ctx);
@@ -693,9 +714,9 @@ static int pto_cluster_mask(struct pto_device *pdev, u64 clusters)
  * window before it launches anything, so without this the page would be
  * a channel from one file to the next. A free cluster's cores are
  * unlaunched and their kthreads do not touch the page; a quarantined core
- * cannot be mapped (-EIO) and is cleared when a reset recovers it
- * (pto_cores_reset_quarantined). Caller holds core_lock and win_lock
- * (write), and the cluster has no owner.
+ * cannot be mapped (-EIO) and is cleared when a reset recovers it,
+ * before it can be mapped (pto_retire_unquarantine). Caller holds
+ * core_lock and win_lock (write), and the cluster has no owner.
  */
 static void pto_cluster_clear_windows(struct pto_device *pdev, unsigned int c)
 {
@@ -836,6 +857,21 @@ static bool pto_handshake_done(struct pto_device *pdev,
 
 
 /*
+ * Clear a handshake line before a launch, word by word: debugfs handshake
+ * reads it locklessly (READ_ONCE), and the core writes it only after it
+ * sees F_LAUNCH (behind the launcher's smp_wmb()).
+ */
+static void pto_worker_line_clear(struct pto_worker_line *w)
+{
+	WRITE_ONCE(w->phys_id, 0);
+	WRITE_ONCE(w->core_type, 0);
+	WRITE_ONCE(w->done, 0);
+	WRITE_ONCE(w->gen, 0);
+	WRITE_ONCE(w->payload[0], 0);
+	WRITE_ONCE(w->payload[1], 0);
+}
+
+/*
  * Launch: one serial publisher per call (core_lock held throughout). The
  * set it publishes for retirement is its initialized set: every core whose
  * handshake report is complete and correct gets its ownership and payload
@@ -941,7 +977,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	 * before any window opens (seed 003).
 	 */
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
-		memset(&pdev->workers[i], 0, sizeof(pdev->workers[i]));
+		pto_worker_line_clear(&pdev->workers[i]);
 		pto_retire_arm(&pdev->core[i]);
 	}
 	/*
@@ -981,8 +1017,9 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 			/* Init failed: left for recovery, never published. */
 			set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
 			atomic64_inc(&core->quarantines);
-			core->r_result = PTO_RETIRE_QUARANTINED;
-			core->r_reason = PTO_RR_LAUNCH;
+			/* Read locklessly (RETIRE_STATUS, debugfs). */
+			WRITE_ONCE(core->r_result, PTO_RETIRE_QUARANTINED);
+			WRITE_ONCE(core->r_reason, PTO_RR_LAUNCH);
 			pr_err("pto%u: retirement: core %u not released (%s)\n",
 			       pdev->index, i, why);
 			/*
@@ -1006,8 +1043,9 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		core->payload_kaddr = bo->vaddr + (addr - bo->dev_addr);
 		core->notify = notify ? eventfd_ctx_fileget(notify) : NULL;
 		core->last_id = PTO_DISPATCH_IDLE;
-		w->payload[0] = addr;
-		w->payload[1] = addr + PTO_PAYLOAD_SIZE;
+		/* WRITE_ONCE: debugfs handshake reads the line locklessly. */
+		WRITE_ONCE(w->payload[0], addr);
+		WRITE_ONCE(w->payload[1], addr + PTO_PAYLOAD_SIZE);
 		WRITE_ONCE(*pto_ureg(core, PTO_REG_COND), 0);
 		WRITE_ONCE(*pto_ureg(core, PTO_REG_PARKED), 0);
 		WRITE_ONCE(*pto_ureg(core, PTO_REG_WAKE_REQ), 0);
@@ -1159,8 +1197,9 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	mutex_unlock(&pdev->core_lock);
 	pto_retire_run(ctx);
 	pto_retire_finish(ctx);
+	pto_retire_quarantined(ctx, mask);
 	memset(args->quarantined, 0, sizeof(args->quarantined));
-	for_each_set_bit(i, ctx->left, PTO_MAX_CORES)
+	for_each_set_bit(i, mask, PTO_MAX_CORES)
 		args->quarantined[i / 64] |= BIT_ULL(i % 64);
 	args->retired = bitmap_weight(ctx->acked, PTO_MAX_CORES);
 	args->elapsed_ns = ctx->elapsed;
@@ -1280,7 +1319,8 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
-	if (!(vma->vm_flags & VM_SHARED))
+	/* VM_MAYSHARE: as in pto_bo_mmap(), a read-only MAP_SHARED too. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	/*
 	 * Owned is enough, launched or not (Documentation/mock-cores.md):

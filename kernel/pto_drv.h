@@ -389,6 +389,7 @@ void pto_file_put(struct pto_file *pf);
 
 /* pto_bo.c */
 int pto_ioctl_bo_alloc(struct pto_file *pf, void *data);
+void pto_ioctl_bo_alloc_undo(struct pto_file *pf, void *data);
 int pto_ioctl_bo_free(struct pto_file *pf, void *data);
 int pto_ioctl_bo_info(struct pto_file *pf, void *data);
 void pto_bo_put(struct pto_bo *bo);
@@ -428,6 +429,8 @@ bool pto_core_park_recheck(struct pto_core *core);
 bool pto_core_park_prepare(struct pto_core *core);
 void pto_core_park_finish(struct pto_core *core);
 void pto_core_fin(struct pto_core *core, u32 cond);
+bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
+			 struct pto_file *pf);
 bool pto_core_wake_check(struct pto_core *core);
 void pto_core_exit_ack(struct pto_core *core);
 bool pto_core_may_return(struct pto_core *core);
@@ -443,6 +446,8 @@ void pto_core_test_fini(struct pto_core *core);
  * hold it). Steps separable for KUnit; pto_retire_cores() runs them all.
  */
 extern bool mock_old_protocol;
+void pto_retire_arm_prepare(struct pto_core *core);
+void pto_retire_arm_commit(struct pto_core *core);
 void pto_retire_arm(struct pto_core *core);
 bool pto_retire_publish(struct pto_core *core);
 bool pto_retire_request(struct pto_core *core);
@@ -453,6 +458,7 @@ int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 void pto_retire_claim_mask(struct pto_retire_ctx *ctx,
 			   const unsigned long *mask);
 void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core);
+void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core);
 void pto_retire_pass_request(struct pto_retire_ctx *ctx);
 bool pto_retire_pass_poll(struct pto_retire_ctx *ctx);
 void pto_retire_put_refs(struct pto_core *core);
@@ -461,6 +467,8 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx);
 void pto_retire_pass_release(struct pto_retire_ctx *ctx);
 void pto_retire_run(struct pto_retire_ctx *ctx);
 void pto_retire_finish(struct pto_retire_ctx *ctx);
+void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
+			    unsigned long *mask);
 int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
 		     unsigned int n);
 

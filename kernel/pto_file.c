@@ -113,44 +113,78 @@ static int pto_ioctl_get_info(struct pto_file *pf, void *data)
 	return 0;
 }
 
+/*
+ * How the dispatch treats a command's struct after its handler:
+ * PTO_IOC_OUT	it has Out fields: copy it back. A command without any never
+ *		writes the struct, so it cannot fail with -EFAULT after it
+ *		acted.
+ * PTO_IOC_PROBE	its effect cannot be undone and the caller needs its
+ *		report: write the caller's own bytes back before the
+ *		handler runs, so a struct the caller cannot have written
+ *		back fails with -EFAULT before anything happens.
+ * PTO_IOC_WRITE	it changes state (allocates, acquires, launches, rings,
+ *		retires, resets): the file must be open for writing, else
+ *		-EBADF as for write(2). A read-only file observes only
+ *		(GET_INFO, BO_INFO, CORE_STATS, RETIRE_STATUS, poll, read).
+ * A command whose copy-back can still fail after it acted (the struct
+ * unmapped meanwhile) and whose effect can be undone has an @undo, run
+ * before -EFAULT is returned (BO_ALLOC frees the buffer it created: the
+ * caller never learned its handle). Documentation/abi.md, Conventions.
+ */
+#define PTO_IOC_OUT	BIT(0)
+#define PTO_IOC_PROBE	BIT(1)
+#define PTO_IOC_WRITE	BIT(2)
+
 struct pto_ioctl_desc {
 	unsigned int nr;
 	unsigned int min_size;
 	unsigned int size;
+	unsigned int flags;
 	int (*fn)(struct pto_file *pf, void *data);
+	void (*undo)(struct pto_file *pf, void *data);
 };
 
-#define PTO_IOCTL(_cmd, _fn, _struct, _last)				\
+#define PTO_IOCTL_UNDO(_cmd, _fn, _undo, _struct, _last, _flags)	\
 	[_IOC_NR(_cmd)] = {						\
 		.nr = _IOC_NR(_cmd),					\
 		.min_size = offsetofend(_struct, _last),		\
 		.size = sizeof(_struct),				\
+		.flags = _flags,					\
 		.fn = _fn,						\
+		.undo = _undo,						\
 	}
 
+#define PTO_IOCTL(_cmd, _fn, _struct, _last, _flags)			\
+	PTO_IOCTL_UNDO(_cmd, _fn, NULL, _struct, _last, _flags)
+
 static const struct pto_ioctl_desc pto_ioctls[] = {
-	PTO_IOCTL(PTO_IOCTL_GET_INFO, pto_ioctl_get_info, struct pto_info, pad),
-	PTO_IOCTL(PTO_IOCTL_BO_ALLOC, pto_ioctl_bo_alloc, struct pto_bo_alloc,
-		  mmap_offset),
-	PTO_IOCTL(PTO_IOCTL_BO_FREE, pto_ioctl_bo_free, struct pto_bo_free, pad),
+	PTO_IOCTL(PTO_IOCTL_GET_INFO, pto_ioctl_get_info, struct pto_info, pad,
+		  PTO_IOC_OUT),
+	PTO_IOCTL_UNDO(PTO_IOCTL_BO_ALLOC, pto_ioctl_bo_alloc,
+		       pto_ioctl_bo_alloc_undo, struct pto_bo_alloc,
+		       mmap_offset, PTO_IOC_OUT | PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_BO_FREE, pto_ioctl_bo_free, struct pto_bo_free, pad,
+		  PTO_IOC_WRITE),
 	PTO_IOCTL(PTO_IOCTL_BO_INFO, pto_ioctl_bo_info, struct pto_bo_info,
-		  flags),
+		  flags, PTO_IOC_OUT),
 	PTO_IOCTL(PTO_IOCTL_CLUSTER_ACQUIRE, pto_ioctl_cluster_acquire,
-		  struct pto_cluster_acquire, flags),
+		  struct pto_cluster_acquire, flags, PTO_IOC_WRITE),
 	PTO_IOCTL(PTO_IOCTL_CLUSTER_RELEASE, pto_ioctl_cluster_release,
-		  struct pto_cluster_acquire, flags),
+		  struct pto_cluster_acquire, flags, PTO_IOC_WRITE),
 	PTO_IOCTL(PTO_IOCTL_CORE_LAUNCH, pto_ioctl_core_launch,
-		  struct pto_core_launch, flags),
+		  struct pto_core_launch, flags, PTO_IOC_WRITE),
 	PTO_IOCTL(PTO_IOCTL_DOORBELL, pto_ioctl_doorbell, struct pto_doorbell,
-		  flags),
+		  flags, PTO_IOC_WRITE),
 	PTO_IOCTL(PTO_IOCTL_CORE_STATS, pto_ioctl_core_stats,
-		  struct pto_core_stats, launches),
+		  struct pto_core_stats, launches, PTO_IOC_OUT),
 	PTO_IOCTL(PTO_IOCTL_CORE_RETIRE, pto_ioctl_core_retire,
-		  struct pto_core_retire, elapsed_ns),
+		  struct pto_core_retire, elapsed_ns,
+		  PTO_IOC_OUT | PTO_IOC_PROBE | PTO_IOC_WRITE),
 	PTO_IOCTL(PTO_IOCTL_RETIRE_STATUS, pto_ioctl_retire_status,
-		  struct pto_retire_status, quarantines),
+		  struct pto_retire_status, quarantines, PTO_IOC_OUT),
 	PTO_IOCTL(PTO_IOCTL_CORE_RESET, pto_ioctl_core_reset,
-		  struct pto_core_reset, remaining),
+		  struct pto_core_reset, remaining,
+		  PTO_IOC_OUT | PTO_IOC_PROBE | PTO_IOC_WRITE),
 };
 
 /* Large enough for any command's struct (the table uses sizeof). */
@@ -185,15 +219,24 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	desc = &pto_ioctls[nr];
 	if (usize < desc->min_size)
 		return -EINVAL;
+	if ((desc->flags & PTO_IOC_WRITE) && !(file->f_mode & FMODE_WRITE))
+		return -EBADF;
 
 	ret = copy_struct_from_user(&buf, desc->size, uarg, usize);
 	if (ret)
 		return ret;
-	ret = desc->fn(pf, &buf);
-	if (ret)
-		return ret;
-	if (copy_to_user(uarg, &buf, min(usize, desc->size)))
+	/* The caller's own bytes (a longer struct's tail is zero and kept). */
+	if ((desc->flags & PTO_IOC_PROBE) &&
+	    copy_to_user(uarg, &buf, min(usize, desc->size)))
 		return -EFAULT;
+	ret = desc->fn(pf, &buf);
+	if (ret || !(desc->flags & PTO_IOC_OUT))
+		return ret;
+	if (copy_to_user(uarg, &buf, min(usize, desc->size))) {
+		if (desc->undo)
+			desc->undo(pf, &buf);
+		return -EFAULT;
+	}
 	return 0;
 }
 

@@ -21,9 +21,11 @@
  * was already released.
  *
  * Locking: never takes core_lock (the launcher and release paths call it
- * with core_lock held). What it writes belongs to the owner by election;
- * @launch_lock orders the clearing of the claimed generation's launch
- * fields against the next launch's generation bump.
+ * with core_lock held); recovery takes win_lock (write) to unquarantine a
+ * core (the reset holds core_lock: core_lock -> win_lock). What it writes
+ * belongs to the owner by election; @launch_lock orders the clearing of
+ * the claimed generation's launch fields against the next launch's
+ * generation bump.
  */
 #include <linux/bitmap.h>
 #include <linux/delay.h>
@@ -68,22 +70,62 @@ static void pto_retire_note(struct pto_core *core, enum pto_rw what, u32 val)
 
 /*
  * Launch leader, before the handshake (core_lock held, previous generation
- * complete: the core returned, F_LAUNCH clear). Resets the election bits,
- * the request and the gate of the new generation; the caller's smp_wmb()
- * before F_LAUNCH orders all of it ahead of the handshake, so a request
- * or release value of the previous generation can never reach this one.
+ * complete: the core returned, F_LAUNCH clear). Two separable steps (KUnit
+ * forces a request between them); pto_retire_arm() runs both in order.
+ *
+ * Step 1, pto_retire_arm_prepare(): reset the election bits, the request
+ * and the gate of the new generation. The caller's smp_wmb() before
+ * F_LAUNCH orders all of it ahead of the handshake, so a request or
+ * release value of the previous generation can never reach this one.
  */
-void pto_retire_arm(struct pto_core *core)
+void pto_retire_arm_prepare(struct pto_core *core)
 {
 	struct pto_device *pdev = core->pdev;
 
-	spin_lock(&core->launch_lock);
-	core->gen++;
-	spin_unlock(&core->launch_lock);
 	atomic_set(&core->rbits, 0);
 	WRITE_ONCE(pdev->gates[core->id].gate, PTO_GATE_ARMED);
 	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), 0);
 	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
+}
+
+/*
+ * Step 2, pto_retire_arm_commit(): only then move the generation. A
+ * requester (pto_retire_claim_core(), which takes no lock: the fatal path
+ * overlaps a launch) reads gen, then does a fully ordered fetch_or of
+ * REQUESTED, which keeps its gen read ahead of it:
+ *
+ *	arm				requester
+ *	rbits = 0 (step 1)		g = READ_ONCE(gen)
+ *	smp_wmb()			fetch_or(REQUESTED, rbits) (full)
+ *	WRITE_ONCE(gen, gen + 1)
+ *
+ * A requester that read the new gen also sees the reset (message
+ * passing: smp_wmb() here, the fetch_or's full ordering there), so its
+ * REQUESTED lands on the new generation after the reset and stays
+ * pending: the publisher services it. A requester that read the old gen
+ * waits only for that generation, which has already ended (F_LAUNCH is
+ * clear, then gen moves); if its REQUESTED lands after the reset it is
+ * pending on the new generation as well, and the publisher services it
+ * (the launch fails with -EIO, as for any fatal error before READY). No
+ * request is ever both erased and waited on.
+ * With the steps the other way round, a request landing between them
+ * read the new gen, was erased by the reset and then waited on the new
+ * generation until its owner retired it: lost and waited on at once.
+ */
+void pto_retire_arm_commit(struct pto_core *core)
+{
+	/* The reset (step 1) before the new generation number. */
+	smp_wmb();
+	spin_lock(&core->launch_lock);
+	/* WRITE_ONCE: read locklessly (claim, pto_retire_done, status). */
+	WRITE_ONCE(core->gen, core->gen + 1);
+	spin_unlock(&core->launch_lock);
+}
+
+void pto_retire_arm(struct pto_core *core)
+{
+	pto_retire_arm_prepare(core);
+	pto_retire_arm_commit(core);
 }
 
 /*
@@ -128,7 +170,13 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 			     struct pto_core *core, const char *why)
 {
 	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
-	core->r_result = PTO_RETIRE_QUARANTINED;
+	WRITE_ONCE(core->r_result, PTO_RETIRE_QUARANTINED);
+	/*
+	 * The set's time up to here: recorded now, while this call owns the
+	 * core. After pass 4 a reset may have taken it over (recovery), and
+	 * this call must not write to it then.
+	 */
+	WRITE_ONCE(core->r_set_ns, ctx->t0 ? ktime_get_ns() - ctx->t0 : 0);
 	atomic64_inc(&core->quarantines);
 	__clear_bit(core->id, ctx->set);
 	__set_bit(core->id, ctx->left);
@@ -154,10 +202,11 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 	core->r_notify = core->notify;
 	core->r_gen = core->gen;
 	ctx->gen[core->id] = core->gen;
-	core->r_reason = ctx->reason;
-	core->r_result = 0;
-	core->r_core_ns = 0;
-	core->r_set_ns = 0;
+	/* WRITE_ONCE, these four: RETIRE_STATUS, debugfs read locklessly. */
+	WRITE_ONCE(core->r_reason, ctx->reason);
+	WRITE_ONCE(core->r_result, 0);
+	WRITE_ONCE(core->r_core_ns, 0);
+	WRITE_ONCE(core->r_set_ns, 0);
 	__set_bit(core->id, ctx->set);
 	/* Acquire: pairs with the core's release of its report's done. */
 	done = smp_load_acquire(&w->done);
@@ -167,6 +216,23 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 		pto_retire_leave(ctx, core, "incomplete handshake");
 	else if (READ_ONCE(w->phys_id) != core->id)
 		pto_retire_leave(ctx, core, "invalid physical id");
+}
+
+/*
+ * Recovery (the reset, core_lock held) takes over a quarantined core whose
+ * claim an earlier retirement consumed: it joins the set without a
+ * request, keeping the references that retirement claimed (r_pf, r_bo,
+ * r_notify), and starts a new record: the last retirement's QUARANTINED
+ * result and times are not this one's.
+ */
+void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core)
+{
+	ctx->gen[core->id] = READ_ONCE(core->gen);
+	WRITE_ONCE(core->r_reason, ctx->reason);
+	WRITE_ONCE(core->r_result, 0);
+	WRITE_ONCE(core->r_core_ns, 0);
+	WRITE_ONCE(core->r_set_ns, 0);
+	__set_bit(core->id, ctx->set);
 }
 
 /*
@@ -180,7 +246,9 @@ static void pto_retire_claim_core(struct pto_retire_ctx *ctx,
 	/*
 	 * The generation before the request: the fully ordered fetch_or
 	 * keeps the read ahead of it, so a launch arming after this read is
-	 * seen as a new generation, not waited on.
+	 * seen as a new generation, not waited on; a launch whose new
+	 * generation this read saw has already reset the bits, so the
+	 * request stays pending on it (pto_retire_arm_commit()).
 	 */
 	ctx->gen[core->id] = READ_ONCE(core->gen);
 	if (pto_retire_request(core))
@@ -254,10 +322,11 @@ void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 		 * to echo (its claim was consumed): same nonce. Otherwise,
 		 * and for a core never requested this generation, a new one.
 		 */
+		/* WRITE_ONCE: RETIRE_STATUS, debugfs read it locklessly. */
 		if (ctx->recovery && pending)
-			core->nonce = pending;
+			WRITE_ONCE(core->nonce, pending);
 		else
-			core->nonce = pto_retire_nonce(core);
+			WRITE_ONCE(core->nonce, pto_retire_nonce(core));
 		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), core->nonce);
 		pto_retire_note(core, PTO_RW_NONCE, core->nonce);
 	}
@@ -303,9 +372,10 @@ bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
 			continue;
 		}
 		__set_bit(i, ctx->acked);
-		core->r_response = core->nonce;
-		core->r_core_ns = ktime_get_ns() - ctx->t0;
-		core->r_result |= PTO_RETIRE_ACKED;
+		/* The record, read locklessly (RETIRE_STATUS, debugfs). */
+		WRITE_ONCE(core->r_response, core->nonce);
+		WRITE_ONCE(core->r_core_ns, ktime_get_ns() - ctx->t0);
+		WRITE_ONCE(core->r_result, core->r_result | PTO_RETIRE_ACKED);
 	}
 	return all;
 }
@@ -362,6 +432,28 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 		pto_retire_note(core, PTO_RW_CLOSE, PTO_FAST_PATH_CLOSE);
 		if (core->r_pf)
 			pto_window_zap(core->r_pf, core);
+		/*
+		 * The echo ends the launch's work as a FIN ends a task:
+		 * serve a completion wake-up the owner armed, or a sleeper
+		 * whose dispatched id the core never took (an emergency
+		 * retirement) sleeps on. The kernel, not the core, so the
+		 * echo stays the core's last window write; the references
+		 * are held until pass 4. Dekker with the owner's arm, the
+		 * same as at FIN, through a release / acquire chain:
+		 *
+		 *	owner		core		retirer
+		 *	WAKE_REQ = 1	COND = echo	resp == nonce (acq.)
+		 *	full fence	resp = echo	xchg(WAKE_REQ, 0)
+		 *	read COND	(release)	(fully ordered)
+		 *
+		 * The echo's COND store precedes the release of resp, which
+		 * pass 2 acquired; the release is A-cumulative and the xchg
+		 * a full barrier, so the COND store reaches every CPU, the
+		 * owner's included, before the xchg reads WAKE_REQ. With
+		 * the owner's fence, either its COND read sees the echo (it
+		 * does not sleep) or the xchg sees its WAKE_REQ and wakes it.
+		 */
+		pto_core_wake_serve(core, core->r_notify, core->r_pf);
 	}
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
@@ -369,7 +461,8 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 
 		pto_retire_note(core, PTO_RW_READBACK, v);
 		if (v == PTO_FAST_PATH_CLOSE)
-			core->r_result |= PTO_RETIRE_CLOSED;
+			WRITE_ONCE(core->r_result,
+				   core->r_result | PTO_RETIRE_CLOSED);
 		else
 			pr_err("pto%u: core %u window read back open\n",
 			       pdev->index, i);
@@ -427,6 +520,25 @@ static void pto_retire_drop(struct pto_core *core)
 }
 
 /*
+ * Recovery, pass 4: the core may be mapped again once F_QUARANTINE is
+ * clear, and its user page still holds what the file it was quarantined
+ * under left there (pto_cluster_clear_windows() skips quarantined cores).
+ * Clear the page first, under win_lock (write): window mmap and faults
+ * check F_QUARANTINE under win_lock (read), so no mapping can see the
+ * bit clear before the page is. The core's echo was its last window
+ * write and pass 3's IDLE has landed; it writes nothing after the gate.
+ */
+static void pto_retire_unquarantine(struct pto_core *core)
+{
+	struct pto_device *pdev = core->pdev;
+
+	down_write(&pdev->win_lock);
+	clear_page(core->uregs);
+	clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	up_write(&pdev->win_lock);
+}
+
+/*
  * Pass 4: record, drop the launch's references, then store the release
  * value into each acknowledged core's gate. The core observes it and only
  * then returns; nothing of this call touches the core afterwards.
@@ -437,18 +549,17 @@ void pto_retire_pass_release(struct pto_retire_ctx *ctx)
 	unsigned int i;
 
 	ctx->elapsed = ktime_get_ns() - ctx->t0;
+	/* The left cores recorded theirs when they were left. */
 	for_each_set_bit(i, ctx->set, PTO_MAX_CORES)
-		pdev->core[i].r_set_ns = ctx->elapsed;
-	for_each_set_bit(i, ctx->left, PTO_MAX_CORES)
-		pdev->core[i].r_set_ns = ctx->elapsed;
+		WRITE_ONCE(pdev->core[i].r_set_ns, ctx->elapsed);
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 
 		pto_retire_drop(core);
-		core->r_result |= PTO_RETIRE_RELEASED;
+		WRITE_ONCE(core->r_result, core->r_result | PTO_RETIRE_RELEASED);
 		atomic64_inc(&core->retirements);
 		if (ctx->recovery)
-			clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+			pto_retire_unquarantine(core);
 		/*
 		 * Release: the close, the drain and every write above
 		 * precede the gate (pairs with pto_core_may_return()).
@@ -504,6 +615,24 @@ void pto_retire_finish(struct pto_retire_ctx *ctx)
 
 	wait_event(pdev->core_wq, pto_retire_all_done(ctx, ctx->acked) &&
 		   pto_retire_all_done(ctx, ctx->others));
+}
+
+/*
+ * After pto_retire_finish(): the cores of this call that ended
+ * quarantined, into @mask. Those this call left (ctx->left), and those it
+ * waited for while another owner retired them (ctx->others) that ended
+ * quarantined: neither retired nor quarantined would otherwise be
+ * reported for them.
+ */
+void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
+			    unsigned long *mask)
+{
+	unsigned int i;
+
+	bitmap_copy(mask, ctx->left, PTO_MAX_CORES);
+	for_each_set_bit(i, ctx->others, PTO_MAX_CORES)
+		if (test_bit(PTO_CORE_F_QUARANTINE, &ctx->pdev->core[i].flags))
+			__set_bit(i, mask);
 }
 
 /* The whole protocol for @ids: claim, passes 1 to 4, wait for the return. */

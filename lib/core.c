@@ -200,9 +200,12 @@ uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring)
  * PTO_RC_STOPPED: EXITED. The core left this launch under us: a
  *	retirement its owner did not ask for (the kernel's emergency
  *	retirement after a fatal device error) echoed EXITED over the last
- *	ACK/FIN, and its nonce may look like any id. Nothing in flight will
- *	complete, and an id written since goes to a closed window: each ends
- *	as stopped, so its task fails instead of waiting forever.
+ *	ACK/FIN, and its nonce may look like any id. Nothing in flight
+ *	completes after it, and an id written since goes to a closed window:
+ *	each ends as stopped, so its task fails instead of waiting forever.
+ *	Except an id the core completed before the echo (its FIN overwritten
+ *	before we read it): its payload buffer holds done_id == id and its
+ *	status, and it ends as completed with that status.
  * PTO_RC_IMPLIED: two in flight and the core took the second (ACK or FIN
  *	of it): the oldest is complete, its status in its payload buffer.
  * PTO_RC_FIN: FIN of the oldest id still in flight (the second, after an
@@ -255,8 +258,21 @@ int pto_rc_reap(struct pto_rc *c, struct pto_done *done)
 	cond = pto_win_read(c, PTO_REG_COND);
 	ends = pto_rc_ends(c, cond);
 	if (ends & PTO_RC_STOPPED) {
-		while (c->ninflight)
-			pto_rc_pop(c, &done[n++], PTO_TASK_ESTOP);
+		while (c->ninflight) {
+			struct pto_payload *p = c->payload[c->inflight[0] & 1];
+			uint32_t status = PTO_TASK_ESTOP;
+
+			/*
+			 * The core writes status, then done_id, then FIN,
+			 * then the echo (both releases); the acquire of COND
+			 * above orders these loads after all of them.
+			 */
+			if (__atomic_load_n(&p->done_id, __ATOMIC_RELAXED) ==
+			    c->inflight[0])
+				status = __atomic_load_n(&p->status,
+							 __ATOMIC_RELAXED);
+			pto_rc_pop(c, &done[n++], status);
+		}
 		return n;
 	}
 	if (ends & PTO_RC_IMPLIED) {

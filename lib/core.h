@@ -81,7 +81,11 @@ int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
 /* Unmap and free (the cores stay launched until their clusters are released). */
 void pto_launch_free(struct pto_launch *l);
 
-/* The core's payload buffer for its next id; fill it, then pto_rc_dispatch(). */
+/*
+ * The core's payload buffer for its next id; fill it (done_id 0: after an
+ * EXITED echo pto_rc_reap() takes done_id == id for a completed task),
+ * then pto_rc_dispatch().
+ */
 struct pto_payload *pto_rc_next_payload(struct pto_rc *c);
 /* Which of the two (payload[] index) that is. */
 static inline unsigned int pto_rc_next_parity(const struct pto_rc *c)

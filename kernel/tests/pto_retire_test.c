@@ -28,6 +28,10 @@ struct rt {
 	struct rev ev[NEV];
 	unsigned int nev;
 	DECLARE_BITMAP(responsive, PTO_MAX_CORES);
+	DECLARE_BITMAP(gate_returns, PTO_MAX_CORES);
+	/* At core @seen_core's gate: unquarantined with the marker kept? */
+	int seen_core;
+	bool seen_leak;
 };
 
 static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
@@ -40,6 +44,15 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 	/* A responsive core answers its EXIT right away. */
 	if (what == PTO_RW_EXIT && test_bit(core->id, rt->responsive))
 		pto_core_exit_ack(core);
+	/* A core that returns as soon as its gate is released (rt_return). */
+	if (what == PTO_RW_GATE && (int)core->id == rt->seen_core &&
+	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags) &&
+	    *(u32 *)(core->uregs + 0x800) == 0x5ec2e7a1)
+		rt->seen_leak = true;
+	if (what == PTO_RW_GATE && test_bit(core->id, rt->gate_returns)) {
+		clear_bit(PTO_CORE_F_LAUNCH, &core->flags);
+		WRITE_ONCE(core->state, PTO_CORE_UNLAUNCHED);
+	}
 }
 
 static int rt_init(struct kunit *test)
@@ -68,6 +81,7 @@ static int rt_init(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, ret, 0);
 	}
 	bitmap_set(rt->responsive, 0, NCORES);
+	rt->seen_core = -1;
 	test->priv = rt;
 	return 0;
 }
@@ -561,6 +575,301 @@ static void retire_generation_reset(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, pto_retire_publish(core));
 }
 
+/*
+ * A lockless (fatal) request landing inside a launch's arm, at each of the
+ * three positions around its two steps: its REQUESTED is either pending
+ * on the new generation (the publisher services it) or it waits for the
+ * old generation, which has ended. Never erased and waited on at once:
+ * with the generation moved before the bits were reset, a request between
+ * the steps read the new generation, lost its bit to the reset, and its
+ * pto_retire_finish() waited until the owner retired the core.
+ */
+static void retire_claim_during_arm(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[0];
+	struct pto_worker_line *w = &rt->pdev.workers[0];
+	struct pto_retire_ctx ctx, em;
+	unsigned int pos;
+
+	for (pos = 0; pos < 3; pos++) {
+		bool pending;
+
+		/* A whole round first: rbits = READY | REQUESTED. */
+		rt_launch(test, rt, 0);
+		pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+		KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1), 0);
+		pto_retire_run(&ctx);
+		rt_return(rt, 0);
+		KUNIT_ASSERT_EQ(test, atomic_read(&core->rbits),
+				PTO_RB_READY | PTO_RB_REQUESTED);
+
+		/* The next launch's arm, a fatal's claim at @pos. */
+		memset(w, 0, sizeof(*w));
+		pto_retire_init(&em, &rt->pdev, PTO_RR_FATAL);
+		if (pos == 0)
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+					0);
+		pto_retire_arm_prepare(core);
+		if (pos == 1)
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+					0);
+		pto_retire_arm_commit(core);
+		if (pos == 2)
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+					0);
+		KUNIT_EXPECT_TRUE(test, bitmap_empty(em.set, PTO_MAX_CORES));
+		KUNIT_EXPECT_TRUE(test, test_bit(0, em.others));
+
+		/* The handshake, then READY. */
+		set_bit(PTO_CORE_F_LAUNCH, &core->flags);
+		WRITE_ONCE(core->state, PTO_CORE_HANDSHAKE);
+		w->phys_id = 0;
+		w->core_type = core->type;
+		/* Release: the report precedes done, as in rt_arm(). */
+		smp_store_release(&w->done, 1);
+		*(u32 *)(core->kregs + PTO_KREG_FAST_PATH_ENABLE) =
+			PTO_FAST_PATH_OPEN;
+		pending = pto_retire_publish(core);
+		kunit_info(test, "claim at %u: pending %d, gen %u, waits on %u",
+			   pos, pending, core->gen, em.gen[0]);
+		KUNIT_EXPECT_TRUE(test, pending || core->gen != em.gen[0]);
+		/* A request on the new generation is the publisher's. */
+		KUNIT_EXPECT_EQ(test, pending, pos != 0);
+		if (pending) {
+			/* Service it, as the launcher does. */
+			pto_retire_init(&ctx, &rt->pdev, PTO_RR_LAUNCH);
+			pto_retire_take(&ctx, core);
+			pto_retire_run(&ctx);
+			KUNIT_EXPECT_TRUE(test, pto_core_may_return(core));
+		} else {
+			WRITE_ONCE(core->state, PTO_CORE_READY);
+			pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1),
+					0);
+			pto_retire_run(&ctx);
+		}
+		rt_return(rt, 0);
+	}
+}
+
+/*
+ * The EXIT echo serves an armed completion wake-up: the owner dispatched
+ * an id the core never took, armed WAKE_REQ and found nothing in COND, so
+ * it sleeps; an emergency retirement echoes EXITED. Retirement wakes it
+ * before it drops the launch's references (a stand-in file: its kref,
+ * its wait queue and wake-up count are all the path touches).
+ */
+static void retire_echo_serves_wake_req(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[0];
+	struct pto_retire_ctx ctx;
+	struct pto_file *pf;
+
+	pf = kunit_kzalloc(test, sizeof(*pf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pf);
+	kref_init(&pf->ref);
+	kref_get(&pf->ref);	/* the launch's reference */
+	init_waitqueue_head(&pf->poll_wq);
+	atomic64_set(&pf->wakeups, 0);
+
+	rt_arm(rt, 0);
+	core->owner = pf;
+	KUNIT_EXPECT_FALSE(test, pto_retire_publish(core));
+	WRITE_ONCE(core->state, PTO_CORE_READY);
+	/* Dispatched, never taken; the owner armed its wake-up. */
+	WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_DATA_MAIN_BASE), 1);
+	WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_WAKE_REQ), 1);
+
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_FATAL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1), 0);
+	pto_retire_run(&ctx);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + PTO_REG_COND) &
+			PTO_COND_STATE_MASK, (u32)PTO_COND_EXITED);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&pf->wakeups), 1LL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&core->wakeups), 1LL);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + PTO_REG_WAKE_REQ), 0U);
+	/* Dropped after the wake-up: only the stand-in's own is left. */
+	KUNIT_EXPECT_EQ(test, kref_read(&pf->ref), 1U);
+	KUNIT_EXPECT_TRUE(test, pto_core_may_return(core));
+	rt_return(rt, 0);
+}
+
+/*
+ * A refused reset (-EBUSY: the mask names a core of another file's
+ * cluster) has no effect at all, not even on the quarantined cores of
+ * the mask it would have recovered: their stall stays armed and their
+ * last record unchanged. Core 1 is quarantined (cluster 0, no owner);
+ * core 3's cluster is owned by a stand-in (only the pointer is read).
+ */
+static void reset_refused_has_no_side_effect(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	unsigned int i;
+
+	rt_retire_one_silent(test, rt, 0, 1, &ctx);
+	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					 &rt->core[1].flags));
+	for (i = 0; i < NCORES; i++)
+		if (i != 1)
+			rt_return(rt, i);
+	set_bit(PTO_CORE_F_STALL, &rt->core[1].flags);
+	/* Core 1 (quarantined) comes before core 3 (another file's). */
+	rt->pdev.cluster_owner[1] = (struct pto_file *)rt;
+	bitmap_zero(mask, PTO_MAX_CORES);
+	__set_bit(1, mask);
+	__set_bit(3, mask);
+	rt->nev = 0;
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_quarantined(&rt->pdev, NULL,
+							  mask, NULL),
+			-EBUSY);
+	rt->pdev.cluster_owner[1] = NULL;
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_STALL,
+					 &rt->core[1].flags));
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					 &rt->core[1].flags));
+	KUNIT_EXPECT_EQ(test, rt->core[1].r_reason, (u32)PTO_RR_IOCTL);
+	KUNIT_EXPECT_EQ(test, rt->core[1].r_result,
+			(u32)PTO_RETIRE_QUARANTINED);
+	KUNIT_EXPECT_EQ(test, rt->nev, 0U);
+}
+
+/*
+ * A reset that recovers a quarantined core starts a new record: the
+ * result is the recovery's alone (ACKED | CLOSED | RELEASED), not the
+ * quarantining retirement's QUARANTINED with those bits ORed in.
+ */
+static void reset_record_is_the_recovery(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+
+	rt_retire_one_silent(test, rt, 3, 4, &ctx);
+	for (i = 3; i < NCORES; i++)
+		if (i != 4)
+			rt_return(rt, i);
+	KUNIT_ASSERT_EQ(test, rt->core[4].r_result,
+			(u32)PTO_RETIRE_QUARANTINED);
+	__set_bit(4, rt->responsive);
+	__set_bit(4, rt->gate_returns);
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					  &rt->core[4].flags));
+	KUNIT_EXPECT_EQ(test, rt->core[4].r_reason, (u32)PTO_RR_RESET);
+	KUNIT_EXPECT_EQ(test, rt->core[4].r_result,
+			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+			      PTO_RETIRE_RELEASED));
+}
+
+/*
+ * CORE_RETIRE's quarantined report: a core this call only waited for
+ * (another owner held its claim) and that ended quarantined is reported,
+ * as are the cores the call left itself.
+ */
+static void retire_report_quarantined_others(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx first, ctx;
+	DECLARE_BITMAP(q, PTO_MAX_CORES);
+
+	rt_retire_one_silent(test, rt, 3, 4, &first);
+	/* Another call over cores 3 to 5: 3 and 5 released, 4 left. */
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[3], 3), 0);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(ctx.set, PTO_MAX_CORES));
+	KUNIT_EXPECT_EQ(test, bitmap_weight(ctx.others, PTO_MAX_CORES), 3U);
+	rt_return(rt, 3);
+	rt_return(rt, 5);
+	pto_retire_run(&ctx);
+	pto_retire_finish(&ctx);
+	pto_retire_quarantined(&ctx, q);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(q, PTO_MAX_CORES), 1U);
+	KUNIT_EXPECT_TRUE(test, test_bit(4, q));
+	/* The quarantining call reports it too. */
+	pto_retire_quarantined(&first, q);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(q, PTO_MAX_CORES), 1U);
+	KUNIT_EXPECT_TRUE(test, test_bit(4, q));
+}
+
+/*
+ * A retirement writes nothing to a core it left after leaving it: a reset
+ * may take the core over before the retirement's pass 4 (the owner's
+ * reset ioctl while its own CORE_RETIRE is still closing the others).
+ * The left core's set time is recorded when it is left, so pass 4 of the
+ * first call does not overwrite the recovery's record.
+ */
+static void retire_left_core_untouched_after_leave(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx *ctx;
+	struct pto_core *core = &rt->core[4];
+	u64 set_ns;
+	unsigned int i;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	rt->pdev.retire_ms = 50;
+	__clear_bit(4, rt->responsive);
+	for (i = 3; i < NCORES; i++)
+		rt_launch(test, rt, i);
+	pto_retire_init(ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(ctx, &ids_all[3], 3), 0);
+	pto_retire_pass_request(ctx);
+	pto_retire_pass_wait(ctx);
+	KUNIT_ASSERT_TRUE(test, test_bit(4, ctx->left));
+	KUNIT_EXPECT_GE(test, core->r_set_ns, 50ULL * NSEC_PER_MSEC);
+	pto_retire_pass_close(ctx);
+
+	/* The reset recovers core 4 between the first call's passes. */
+	__set_bit(4, rt->responsive);
+	__set_bit(4, rt->gate_returns);
+	KUNIT_ASSERT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	KUNIT_ASSERT_EQ(test, core->r_reason, (u32)PTO_RR_RESET);
+	set_ns = core->r_set_ns;
+
+	pto_retire_pass_release(ctx);
+	KUNIT_EXPECT_EQ(test, core->r_set_ns, set_ns);
+	KUNIT_EXPECT_EQ(test, core->r_reason, (u32)PTO_RR_RESET);
+	for (i = 3; i < NCORES; i++)
+		if (i != 4)
+			KUNIT_EXPECT_TRUE(test,
+					  pto_core_may_return(&rt->core[i]));
+}
+
+/*
+ * A recovering reset clears the page the previous owner left in the
+ * quarantined core's window before the core can be mapped again: by the
+ * time its gate is released (and F_QUARANTINE is clear, so the cluster's
+ * new owner can map and fault the window), the previous file's data is
+ * gone. It used to be cleared only after the core returned.
+ */
+static void reset_clears_page_before_unquarantine(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[4];
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+
+	rt_retire_one_silent(test, rt, 3, 4, &ctx);
+	for (i = 3; i < NCORES; i++)
+		if (i != 4)
+			rt_return(rt, i);
+	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
+	/* What the file it was quarantined under wrote into its page. */
+	*(u32 *)(core->uregs + 0x800) = 0x5ec2e7a1;
+	__set_bit(4, rt->responsive);
+	__set_bit(4, rt->gate_returns);
+	rt->seen_core = 4;
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	KUNIT_EXPECT_FALSE(test, rt->seen_leak);
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
+	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + 0x800), 0U);
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -572,6 +881,13 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_pending_until_publish),
 	KUNIT_CASE(retire_normal_emergency_race),
 	KUNIT_CASE(retire_generation_reset),
+	KUNIT_CASE(retire_claim_during_arm),
+	KUNIT_CASE(retire_echo_serves_wake_req),
+	KUNIT_CASE(reset_refused_has_no_side_effect),
+	KUNIT_CASE(reset_record_is_the_recovery),
+	KUNIT_CASE(retire_report_quarantined_others),
+	KUNIT_CASE(retire_left_core_untouched_after_leave),
+	KUNIT_CASE(reset_clears_page_before_unquarantine),
 	{}
 };
 

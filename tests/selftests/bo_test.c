@@ -3,6 +3,7 @@
  * GET_INFO and GM buffer object ioctls, mmap, and their error paths.
  * Runs in the VM with pto.ko loaded (default parameters or any others).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -156,6 +157,52 @@ TEST_F(dev, alloc_info_free)
 	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
 }
 
+/*
+ * A struct the driver cannot write back (here: a read-only page) never
+ * leaves a committed effect behind an -EFAULT. BO_ALLOC frees the buffer
+ * whose handle the caller never learned; commands without Out fields
+ * (BO_FREE, CLUSTER_ACQUIRE / _RELEASE) never write the struct, so they
+ * succeed. Documentation/abi.md, Conventions.
+ */
+TEST_F(dev, out_copy_failure_leaves_no_side_effect)
+{
+	struct pto_core_stats st = { 0 };
+	struct pto_bo_info bi = { 0 };
+	struct pto_cluster_acquire *ca;
+	struct pto_bo_alloc *a, b;
+	struct pto_bo_free *f;
+	char *ro;
+
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	a = (void *)ro;
+	ca = (void *)(ro + 256);
+	f = (void *)(ro + 512);
+	a->size = 4096;
+	ca->clusters = 1;
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 4096, &b));
+	f->handle = b.handle;
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+
+	EXPECT_EQ(-EFAULT, pto_sioctl(self->fd, PTO_IOCTL_BO_ALLOC, a));
+	/* The handle it would have had (the next after b's) names nothing. */
+	bi.handle = b.handle + 1;
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, f));
+	bi.handle = b.handle;
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_BO_INFO, &bi));
+
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CLUSTER_ACQUIRE, ca));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(getpid(), (pid_t)st.owner);
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CLUSTER_RELEASE, ca));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(0, st.owner);
+	munmap(ro, 4096);
+}
+
 TEST_F(dev, alloc_sizes)
 {
 	struct pto_bo_alloc a;
@@ -294,6 +341,47 @@ TEST_F(dev, mmap_errors)
 	munmap(p, 4096);
 }
 
+/*
+ * A buffer mapping survives MADV_DONTNEED: the zapped PTE is faulted back
+ * in to the same (live) page, not SIGBUS. The debug kernel (tinyconfig)
+ * has no madvise(2): skipped there.
+ */
+TEST_F(dev, mmap_survives_madv_dontneed)
+{
+	struct pto_bo_alloc a;
+	struct pto_bo_free f = { 0 };
+	volatile uint32_t *p, *q;
+
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 3 * 4096, &a));
+	p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	/* The buffer's second page alone: the fault's page offset. */
+	q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 a.mmap_offset + 4096);
+	ASSERT_NE(MAP_FAILED, q);
+	p[0] = 0x1234;
+	p[1024 + 5] = 0x5678;
+	p[2048 + 7] = 0x9abc;
+	if (madvise((void *)p, 3 * 4096, MADV_DONTNEED) && errno == ENOSYS) {
+		munmap((void *)q, 4096);
+		munmap((void *)p, 3 * 4096);
+		SKIP(return, "no madvise(2) in this kernel");
+	}
+	ASSERT_EQ(0, madvise((void *)q, 4096, MADV_DONTNEED));
+	EXPECT_EQ(0x5678, q[5]);
+	/* A read, a write, and a page touched only after the BO_FREE. */
+	EXPECT_EQ(0x1234, p[0]);
+	p[1024 + 6] = 0x4321;
+	EXPECT_EQ(0x4321, q[6]);
+	f.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	EXPECT_EQ(0x9abc, p[2048 + 7]);
+	EXPECT_EQ(0x5678, p[1024 + 5]);
+	munmap((void *)q, 4096);
+	munmap((void *)p, 3 * 4096);
+}
+
 TEST(mapping_outlives_free_and_close)
 {
 	struct pto_bo_alloc a;
@@ -315,6 +403,37 @@ TEST(mapping_outlives_free_and_close)
 	p[1] = 5;
 	EXPECT_EQ(5, p[1]);
 	munmap(p, 4096);
+}
+
+/*
+ * close() with a live buffer mapping releases nothing: the mapping holds
+ * the file, whose release (clusters, cores, every buffer) runs at the
+ * last munmap. Documentation/abi.md, Conventions.
+ */
+TEST(close_with_live_mapping_keeps_file)
+{
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	struct pto_core_stats st = { 0 };
+	struct pto_bo_alloc a;
+	int fd, fd2;
+	void *p;
+
+	fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd);
+	fd2 = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ASSERT_EQ(0, st_bo_alloc(fd, 4096, &a));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 a.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	close(fd);
+	EXPECT_EQ(-EBUSY, pto_sioctl(fd2, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ASSERT_EQ(0, pto_sioctl(fd2, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(getpid(), (pid_t)st.owner);
+	munmap(p, 4096);	/* the last reference: the release runs */
+	EXPECT_EQ(0, pto_sioctl(fd2, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	close(fd2);
 }
 
 TEST(freed_memory_is_not_seen_by_next_owner)
@@ -419,6 +538,55 @@ TEST(alloc_free_race)
 	close(fd);
 	ASSERT_NE(NULL, strchr(text, '\n'));
 	EXPECT_EQ(0, strchr(text, '\n')[1]) TH_LOG("left over: %s", text);
+}
+
+/*
+ * A file opened read-only observes: GET_INFO, BO_INFO, CORE_STATS and
+ * RETIRE_STATUS work; every command that changes state is -EBADF (as
+ * write(2) on it), so read access to the node grants no control of the
+ * device. A read-only shared mapping is refused for what it maps (the
+ * file owns no cluster), not as a MAP_PRIVATE.
+ */
+TEST(rdonly_fd_observes_only)
+{
+	struct pto_info info = { 0 };
+	struct pto_bo_alloc a = { .size = 4096 };
+	struct pto_bo_free f = { .handle = 1 };
+	struct pto_bo_info bi = { .handle = 1 };
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	struct pto_core_launch cl = { 0 };
+	struct pto_doorbell db = { 0 };
+	struct pto_core_stats st = { 0 };
+	struct pto_core_retire r = { 0 };
+	struct pto_retire_status rs = { 0 };
+	struct pto_core_reset z = { 0 };
+	void *p;
+	int fd;
+
+	fd = open(PTO_DEV0, O_RDONLY);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(0, pto_sioctl(fd, PTO_IOCTL_RETIRE_STATUS, &rs));
+	EXPECT_EQ(-ENOENT, pto_sioctl(fd, PTO_IOCTL_BO_INFO, &bi));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_BO_ALLOC, &a));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_BO_FREE, &f));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CLUSTER_RELEASE, &ca));
+	cl.cores[0] = 1;
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	db.cores[0] = 1;
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_DOORBELL, &db));
+	r.cores[0] = 1;
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CORE_RETIRE, &r));
+	EXPECT_EQ(-EBADF, pto_sioctl(fd, PTO_IOCTL_CORE_RESET, &z));
+	/* Nothing was acquired. */
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st));
+	EXPECT_EQ(0, st.owner);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);	/* not owned; not "MAP_PRIVATE" */
+	close(fd);
 }
 
 TEST(rmmod_refused_while_open)

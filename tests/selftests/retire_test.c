@@ -8,10 +8,14 @@
  * late CLOSE of the previous round lands on the next launch's window;
  * with the gate it never does. Parts need root (debugfs, parameters).
  */
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
@@ -385,6 +389,101 @@ TEST(fatal_error_emergency_latch)
 	EXPECT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
 	pto_launch_free(l);
+	pto_dev_close(d);
+}
+
+/*
+ * CORE_RETIRE's effect cannot be undone and its report is needed: a
+ * struct the driver could not write the report into is refused with
+ * -EFAULT before any core is touched (abi.md, Conventions).
+ */
+TEST(retire_unwritable_report_refused_first)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_retire_status st;
+	struct pto_core_retire *ro, r;
+	struct pto_launch *l;
+	struct pto_dev *d;
+	unsigned int i;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	cluster_mask(0, cores);
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(ro, 0, sizeof(*ro));
+	memcpy(ro->cores, cores, sizeof(ro->cores));
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	EXPECT_EQ(-1, ioctl(pto_dev_fd(d), PTO_IOCTL_CORE_RETIRE, ro));
+	EXPECT_EQ(EFAULT, errno);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pto_retire_status(d, i, &st));
+		EXPECT_EQ(PTO_RETIRE_BIT_READY, st.bits);	/* not requested */
+	}
+	EXPECT_EQ(0, pto_noop_all(l));	/* still serving */
+	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	EXPECT_EQ(3, r.retired);
+	munmap(ro, 4096);
+	ASSERT_EQ(0, pto_cluster_release(d, 1));
+	pto_launch_free(l);
+	pto_dev_close(d);
+}
+
+/*
+ * The EXIT echo serves an armed completion wake-up. The owner dispatched
+ * an id the parked core has not taken (no doorbell rung), armed WAKE_REQ
+ * and found nothing in COND: a scheduler thread would now sleep in
+ * poll(-1). An emergency retirement echoes EXITED instead of a FIN; the
+ * owner must be woken, or its heavy sleep never reaps the stopped id.
+ */
+TEST(exited_echo_wakes_armed_owner)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 1 };
+	struct pto_done done[2];
+	struct pto_launch *l;
+	struct pto_dev *d;
+	struct pto_rc *c;
+	struct pollfd pfd;
+	uint64_t v, t0;
+	int evfd, ring, n;
+
+	if (access(DBG "fatal", W_OK))
+		SKIP(return, "needs root and debugfs");
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, evfd);
+	ASSERT_EQ(0, pto_launch_cores_notify(d, cores, evfd, &l));
+	c = &l->core[0];
+	/* The idle core parks after spin_us (200 us by default). */
+	t0 = pto_now_ns();
+	while (!pto_rc_parked(c) && pto_now_ns() - t0 < 2000000000ull)
+		usleep(1000);
+	ASSERT_TRUE(pto_rc_parked(c));
+	memset(pto_rc_next_payload(c), 0, sizeof(struct pto_payload));
+	pto_rc_dispatch(c, &ring);
+	ASSERT_EQ(1, ring);	/* not rung: the id stays untaken */
+	usleep(50000);
+	ASSERT_EQ(0u, pto_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK);
+	ASSERT_EQ(0, pto_launch_arm(l));	/* armed, nothing to reap */
+	while (read(evfd, &v, sizeof(v)) > 0)
+		;
+	ASSERT_EQ(0, st_write_file(DBG "fatal", "1"));
+	EXPECT_EQ(PTO_COND_EXITED,
+		  pto_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK);
+	pfd.fd = evfd;
+	pfd.events = POLLIN;
+	n = poll(&pfd, 1, 1000);
+	TH_LOG("poll after the EXITED echo: %d (1: woken, 0: no wake-up)", n);
+	EXPECT_EQ(1, n);
+	n = pto_rc_reap(c, done);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(PTO_TASK_ESTOP, done[0].status);
+	ASSERT_EQ(0, pto_cluster_release(d, 1));
+	pto_launch_free(l);
+	close(evfd);
 	pto_dev_close(d);
 }
 

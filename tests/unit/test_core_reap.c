@@ -174,6 +174,44 @@ TEST(exited_echo_stops_every_id_in_flight)
 		}
 }
 
+/*
+ * A task the core completed before the echo (its FIN overwritten by the
+ * EXITED echo before the owner read it) has done_id == id and its status
+ * in its payload buffer: it completed, it did not stop.
+ */
+TEST(exited_echo_keeps_a_completed_task)
+{
+	struct fake f;
+	struct pto_done d[2];
+
+	fake_init(&f);
+	fake_inflight(&f, 2, A);
+	f.c->payload[A & 1]->done_id = A;
+	fake_status(&f, A, PTO_TASK_OK);
+	f.c->payload[B & 1]->done_id = 0;
+	fake_status(&f, B, PTO_TASK_EADDR);	/* stale: B never completed */
+	fake_cond(&f, PTO_COND_EXITED | 0x123);
+	ASSERT_EQ(2, reap(&f, d));
+	EXPECT_EQ(A, d[0].id);
+	EXPECT_EQ(PTO_TASK_OK, d[0].status);
+	EXPECT_EQ(B, d[1].id);
+	EXPECT_EQ(PTO_TASK_ESTOP, d[1].status);
+	fake_free(&f);
+
+	/* Both completed: both keep their status. */
+	fake_init(&f);
+	fake_inflight(&f, 2, A);
+	f.c->payload[A & 1]->done_id = A;
+	fake_status(&f, A, PTO_TASK_OK);
+	f.c->payload[B & 1]->done_id = B;
+	fake_status(&f, B, PTO_TASK_EADDR);
+	fake_cond(&f, PTO_COND_EXITED | 0x123);
+	ASSERT_EQ(2, reap(&f, d));
+	EXPECT_EQ(PTO_TASK_OK, d[0].status);
+	EXPECT_EQ(PTO_TASK_EADDR, d[1].status);
+	fake_free(&f);
+}
+
 TEST(nothing_in_flight_reaps_nothing_and_arms_nothing)
 {
 	struct fake f;

@@ -9,7 +9,10 @@
  *  - pointers travel as __u64, arrays as count + pointer;
  *  - the driver accepts a shorter (older) struct and zero-extends it, and a
  *    longer (newer) one only if the extra bytes are zero (else -E2BIG);
- *  - a call that waits takes an absolute CLOCK_MONOTONIC timeout in ns.
+ *  - a call that waits takes an absolute CLOCK_MONOTONIC timeout in ns;
+ *  - a command that changes state needs a file open for writing (else
+ *    -EBADF): an O_RDONLY file only observes (GET_INFO, BO_INFO,
+ *    CORE_STATS, RETIRE_STATUS, poll, read).
  */
 #ifndef _UAPI_LINUX_PTO_H
 #define _UAPI_LINUX_PTO_H
@@ -84,7 +87,9 @@ struct pto_info {
  *		to struct pto_info.gm_align.
  * @mmap_offset: Out: offset to pass to mmap() on the same fd.
  *
- * Errors: -EINVAL (bad size, flags or padding), -ENOMEM (GM exhausted).
+ * Errors: -EINVAL (bad size, flags or padding), -ENOMEM (GM exhausted),
+ * -EBUSY (the file's handle space is full: 2^19 - 1 live handles, which
+ * only a GM larger than 2 GiB of 4 KiB buffers can reach; free one).
  */
 struct pto_bo_alloc {
 	__u64 size;
@@ -418,8 +423,11 @@ struct pto_core_stats {
  *		Cores not launched are skipped; cores another path is
  *		already retiring are waited for, never written twice.
  * @flags:	In: a subset of PTO_RETIRE_FLAGS_VALID (none defined yet).
- * @quarantined: Out: cores that missed the deadline (left unclosed,
- *		unreleased, refused for launch and mmap until a reset).
+ * @quarantined: Out: cores of @cores quarantined when the call returns:
+ *		those that missed this call's deadline, and those it waited
+ *		for while another path (a fatal error) retired them (left
+ *		unclosed, unreleased, refused for launch and mmap until a
+ *		reset).
  * @retired:	Out: cores this call closed and released.
  * @pad:	In: must be zero.
  * @elapsed_ns:	Out: the set's retirement time, first request to the gates.
@@ -453,7 +461,9 @@ struct pto_core_retire {
  * @reason:	Out: PTO_RETIRE_BY_* of the last retirement.
  * @pad:	In: must be zero.
  * @core_ns:	Out: request to this core's response, last retirement.
- * @set_ns:	Out: the whole set's time (first request to the gates).
+ * @set_ns:	Out: the whole set's time (first request to the gates); for
+ *		a core the retirement quarantined, first request to the
+ *		quarantine (0 if left by the checks before any request).
  * @retirements: Out: retirements of this core since module load.
  * @quarantines: Out: times it was quarantined since module load.
  */
