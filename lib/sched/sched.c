@@ -1051,6 +1051,22 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 	return 0;
 }
 
+/*
+ * What this backend needs of the driver, checked before anything is
+ * taken: cores to launch (PTO_CAP_CORES) and ABI minor 3, whose per-launch
+ * eventfd (PTO_LAUNCH_FLAG_EVENTFD) every scheduler thread launches with
+ * (minor 2 brought the retirement ioctls it ends with). pto_dev_open()
+ * checked the major only, so that an older driver still serves buffer
+ * objects; without this, an older or core-less one failed at the launch
+ * with a bare -EINVAL or -E2BIG.
+ */
+static int sched_device_supported(const struct pto_dev_info *info)
+{
+	if (!(info->caps & PTO_CAP_CORES) || info->abi_minor < 3)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
 int pto_orch_create_device(struct pto_dev *dev,
 			   const struct pto_orch_config *ocfg,
 			   const struct pto_sched_config *scfg,
@@ -1066,6 +1082,9 @@ int pto_orch_create_device(struct pto_dev *dev,
 
 	*out = NULL;
 	pto_dev_info(dev, &info);
+	ret = sched_device_supported(&info);
+	if (ret)
+		return ret;
 	be = calloc(1, sizeof(*be));
 	if (!be)
 		return -ENOMEM;

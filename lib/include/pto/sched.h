@@ -128,6 +128,9 @@ struct pto_sched_stats {
  * @dev may be shared, but partitions start at cluster 0: while one
  * orchestrator holds its clusters, another on the same device - through
  * this handle or another - is -EBUSY.
+ * -EOPNOTSUPP, before anything is taken, when the driver has no cores to
+ * launch (PTO_CAP_CORES) or is older than ABI 1.3 (pto_dev_open() checks
+ * the major only).
  */
 PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   const struct pto_orch_config *ocfg,
