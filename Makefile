@@ -80,7 +80,7 @@ EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(O)/static/examples/%)
 STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 
-.PHONY: all module lib tools clean check run vm vm-debug bench unit unit-bins kunit selftests \
+.PHONY: FORCE all module lib tools clean check run vm vm-debug bench unit unit-bins kunit selftests \
 	vm-check static bootstrap install help
 .DELETE_ON_ERROR:
 
@@ -103,19 +103,39 @@ module: $(BOOTSTRAP_BUILD)
 # ---- library -------------------------------------------------------------
 lib: $(LIBS)
 
-$(O)/pic/%.o: %.c $(LIB_HDRS) | $(BOOTSTRAP_BUILD)
+# Each object directory records the command line its objects were built
+# with (as kbuild's .cmd files do): a changed flag (say, -fvisibility for
+# the static archive) rebuilds them instead of leaving objects of the old
+# flags in a build directory. The file is rewritten only when it differs.
+# $(1): the flags.
+define flags_stamp
+	@mkdir -p $(dir $@)
+	@echo '$(CC) $(CPPFLAGS) $(1)' | cmp -s - $@ 2>/dev/null || \
+		echo '$(CC) $(CPPFLAGS) $(1)' > $@
+endef
+
+$(O)/pic/.flags: FORCE
+	$(call flags_stamp,$(LIB_CFLAGS))
+$(O)/san/.flags: FORCE
+	$(call flags_stamp,$(SAN_CFLAGS))
+$(O)/tsan/.flags: FORCE
+	$(call flags_stamp,$(TSAN_CFLAGS))
+$(O)/static/.flags: FORCE
+	$(call flags_stamp,$(STATIC_CFLAGS))
+
+$(O)/pic/%.o: %.c $(LIB_HDRS) $(O)/pic/.flags | $(BOOTSTRAP_BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c -o $@ $<
 
-$(O)/san/%.o: %.c $(LIB_HDRS)
+$(O)/san/%.o: %.c $(LIB_HDRS) $(O)/san/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(SAN_CFLAGS) -c -o $@ $<
 
-$(O)/tsan/%.o: %.c $(LIB_HDRS)
+$(O)/tsan/%.o: %.c $(LIB_HDRS) $(O)/tsan/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(TSAN_CFLAGS) -c -o $@ $<
 
-$(O)/static/%.o: %.c $(LIB_HDRS) | $(BOOTSTRAP_BUILD)
+$(O)/static/%.o: %.c $(LIB_HDRS) $(O)/static/.flags | $(BOOTSTRAP_BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(STATIC_CFLAGS) -c -o $@ $<
 
@@ -257,3 +277,5 @@ bench: all static tools/bench/pto-bench-starpu
 clean:
 	rm -rf $(O) $(LIBS) $(TOOLS)
 	-$(MAKE) -C $(or $(KDIR),$(shell scripts/kdir.sh)) M=$(CURDIR)/kernel clean
+
+FORCE:
