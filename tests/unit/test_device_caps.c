@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto_orch_create_device() refuses, before it takes anything, a driver it
- * cannot run on: one without cores to launch, or older than ABI 1.3 (the
- * per-launch eventfd every scheduler thread launches with). No device:
- * ioctl() below answers GET_INFO on /dev/null as such a driver would and
- * counts every other pto ioctl, so a refusal that took anything shows.
+ * libpto against drivers it must not trust blindly, without a device:
+ * ioctl() below answers GET_INFO on /dev/null as the driver under test
+ * would, and counts every other pto ioctl (a refusal that took anything
+ * shows).
+ *  - pto_orch_create_device() refuses, before it takes anything, a
+ *    driver it cannot run on: one without cores to launch, or older than
+ *    ABI 1.3 (the per-launch eventfd every scheduler thread launches
+ *    with).
+ *  - An ioctl's -EAGAIN reaches the caller at once; it is not retried
+ *    in a loop.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,6 +24,8 @@
 static uint32_t fake_minor;
 static uint64_t fake_caps;
 static int other_ioctls;
+static int info_eagain;		/* GET_INFO calls left to refuse, EAGAIN */
+static int info_calls;
 
 /* Linked ahead of libc's: pto's GET_INFO answers with fake_minor and
  * fake_caps; every other pto ioctl is counted and refused. */
@@ -34,6 +41,13 @@ int ioctl(int fd, unsigned long req, ...)
 		return (int)syscall(SYS_ioctl, fd, req, arg);
 	if (req == PTO_IOCTL_GET_INFO) {
 		struct pto_info *i = arg;
+
+		info_calls++;
+		if (info_eagain > 0) {
+			info_eagain--;
+			errno = EAGAIN;
+			return -1;
+		}
 
 		i->abi_major = PTO_ABI_MAJOR;
 		i->abi_minor = fake_minor;
@@ -99,6 +113,23 @@ TEST(current_driver_with_cores_gets_past_the_check)
 	ret = create_on(PTO_ABI_MINOR, PTO_CAP_MOCK | PTO_CAP_CORES, &ioctls);
 	EXPECT_NE(-EOPNOTSUPP, ret);
 	EXPECT_LT(0, ioctls);
+}
+
+/* A driver that answers "try again": one call, and the caller decides. A
+ * retry loop would make 1001 calls here (and spin for as long as a real
+ * driver kept saying it). */
+TEST(eagain_is_returned_not_retried)
+{
+	struct pto_dev *dev = (struct pto_dev *)1;
+
+	fake_minor = PTO_ABI_MINOR;
+	fake_caps = PTO_CAP_MOCK | PTO_CAP_CORES;
+	info_eagain = 1000;
+	info_calls = 0;
+	EXPECT_EQ(-EAGAIN, pto_dev_open_path("/dev/null", &dev));
+	EXPECT_EQ(NULL, dev);
+	EXPECT_EQ(1, info_calls);
+	info_eagain = 0;
 }
 
 TEST_HARNESS_MAIN
