@@ -20,7 +20,8 @@
  * win_lock, for reading: it never waits behind core_lock, which launch and
  * release hold across their bounded waits for the core threads. No user
  * memory is touched with core_lock or win_lock held. Retirement
- * (pto_retire.c) takes neither.
+ * (pto_retire.c) takes neither, but recovery (the reset, which holds
+ * core_lock) takes win_lock to unquarantine a core.
  */
 #ifndef _PTO_DRV_H_
 #define _PTO_DRV_H_
@@ -156,6 +157,7 @@ enum pto_rw {
 	PTO_RW_READBACK,	/* FAST_PATH_ENABLE read back */
 	PTO_RW_DRAIN,		/* full barrier after the read-backs */
 	PTO_RW_GATE,		/* teardown gate = RELEASE */
+	PTO_RW_QUARANTINE,	/* F_QUARANTINE set: a reset may adopt it */
 };
 
 /**

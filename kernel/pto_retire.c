@@ -169,7 +169,6 @@ void pto_retire_init(struct pto_retire_ctx *ctx, struct pto_device *pdev,
 static void pto_retire_leave(struct pto_retire_ctx *ctx,
 			     struct pto_core *core, const char *why)
 {
-	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
 	WRITE_ONCE(core->r_result, PTO_RETIRE_QUARANTINED);
 	/*
 	 * The set's time up to here: recorded now, while this call owns the
@@ -177,6 +176,23 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 	 * this call must not write to it then.
 	 */
 	WRITE_ONCE(core->r_set_ns, ctx->t0 ? ktime_get_ns() - ctx->t0 : 0);
+	/*
+	 * The record before the bit. A reset (under core_lock, which this
+	 * call may not hold: CORE_RETIRE's passes, the fatal path) that sees
+	 * F_QUARANTINE adopts the core and starts a new record; its stores
+	 * follow its test_bit() by control dependency, and this barrier puts
+	 * ours ahead of the set_bit() it read:
+	 *
+	 *	leave				reset
+	 *	r_result = QUARANTINED		if (test_bit(F_QUARANTINE))
+	 *	smp_mb__before_atomic()		    r_result = 0 (adopt)
+	 *	set_bit(F_QUARANTINE)
+	 *
+	 * so the recovery's record is never overwritten by this one.
+	 */
+	smp_mb__before_atomic();
+	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	pto_retire_note(core, PTO_RW_QUARANTINE, 0);
 	atomic64_inc(&core->quarantines);
 	__clear_bit(core->id, ctx->set);
 	__set_bit(core->id, ctx->left);

@@ -32,6 +32,9 @@ struct rt {
 	/* At core @seen_core's gate: unquarantined with the marker kept? */
 	int seen_core;
 	bool seen_leak;
+	/* When core @reset_at_quarantine leaves: a debugfs reset, once. */
+	int reset_at_quarantine;
+	int reset_ret;
 };
 
 static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
@@ -49,6 +52,17 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags) &&
 	    *(u32 *)(core->uregs + 0x800) == 0x5ec2e7a1)
 		rt->seen_leak = true;
+	/*
+	 * A reset that adopts the core as soon as it is quarantined, in
+	 * the middle of the leaving call, and recovers it (it answers).
+	 */
+	if (what == PTO_RW_QUARANTINE &&
+	    (int)core->id == rt->reset_at_quarantine) {
+		rt->reset_at_quarantine = -1;
+		__set_bit(core->id, rt->responsive);
+		__set_bit(core->id, rt->gate_returns);
+		rt->reset_ret = pto_cores_reset_debugfs(&rt->pdev);
+	}
 	if (what == PTO_RW_GATE && test_bit(core->id, rt->gate_returns)) {
 		clear_bit(PTO_CORE_F_LAUNCH, &core->flags);
 		WRITE_ONCE(core->state, PTO_CORE_UNLAUNCHED);
@@ -82,6 +96,7 @@ static int rt_init(struct kunit *test)
 	}
 	bitmap_set(rt->responsive, 0, NCORES);
 	rt->seen_core = -1;
+	rt->reset_at_quarantine = -1;
 	test->priv = rt;
 	return 0;
 }
@@ -766,6 +781,33 @@ static void reset_record_is_the_recovery(struct kunit *test)
 }
 
 /*
+ * A reset that adopts a core the moment a retirement quarantines it (the
+ * retirement runs without core_lock: CORE_RETIRE's passes, the fatal
+ * path) keeps its own record: the leaving call wrote QUARANTINED before
+ * it set the bit the reset acts on, not over the recovery's record.
+ */
+static void reset_during_leave_keeps_the_recovery_record(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_retire_ctx ctx;
+	unsigned int i;
+
+	rt->reset_at_quarantine = 4;
+	rt_retire_one_silent(test, rt, 3, 4, &ctx);
+	for (i = 3; i < NCORES; i++)
+		if (i != 4)
+			rt_return(rt, i);
+	KUNIT_EXPECT_EQ(test, rt->reset_at_quarantine, -1);
+	KUNIT_EXPECT_EQ(test, rt->reset_ret, 0);
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					  &rt->core[4].flags));
+	KUNIT_EXPECT_EQ(test, rt->core[4].r_reason, (u32)PTO_RR_RESET);
+	KUNIT_EXPECT_EQ(test, rt->core[4].r_result,
+			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+			      PTO_RETIRE_RELEASED));
+}
+
+/*
  * CORE_RETIRE's quarantined report: a core this call only waited for
  * (another owner held its claim) and that ended quarantined is reported,
  * as are the cores the call left itself.
@@ -885,6 +927,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_echo_serves_wake_req),
 	KUNIT_CASE(reset_refused_has_no_side_effect),
 	KUNIT_CASE(reset_record_is_the_recovery),
+	KUNIT_CASE(reset_during_leave_keeps_the_recovery_record),
 	KUNIT_CASE(retire_report_quarantined_others),
 	KUNIT_CASE(retire_left_core_untouched_after_leave),
 	KUNIT_CASE(reset_clears_page_before_unquarantine),
