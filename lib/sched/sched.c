@@ -291,7 +291,14 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 	cl->mix_left = 3;
 	cl->mix_running = 1;
 	cl->core[0]->t->mix_running++;
-	/* The same payload to all three; all ids go out before any doorbell. */
+	/*
+	 * The same payload to all three, every buffer filled before the
+	 * first id goes out: once posted, a core may run its block and write
+	 * status and done_id into its buffer, and a copy made after that
+	 * would carry them into a buffer whose block has not run (the reap
+	 * of an EXITED echo takes done_id == id for a completion). All ids
+	 * go out before any doorbell.
+	 */
 	first = NULL;
 	for (i = 0; i < 3; i++) {
 		struct sched_core *c = cl->core[i];
@@ -314,8 +321,9 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 			*p = *first;	/* whole: its tensor slots too */
 			*dirty = first_dirty;
 		}
-		sched_post(c, &d, 1, ring);
 	}
+	for (i = 0; i < 3; i++)
+		sched_post(cl->core[i], &d, 1, ring);
 	return 1;
 }
 
