@@ -22,6 +22,7 @@
 #ifndef PTO_LIB_CORE_H
 #define PTO_LIB_CORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/pto.h>
 #include <pto/pto.h>
@@ -62,6 +63,8 @@ int pto_cluster_release(struct pto_dev *dev, uint64_t clusters);
  * is claimed on @dev already. Thread safety: any thread.
  */
 int pto_dev_claim_clusters(struct pto_dev *dev, uint64_t clusters);
+/* Is this a process other than the one that opened @dev (a fork)? */
+bool pto_dev_forked(const struct pto_dev *dev);
 void pto_dev_unclaim_clusters(struct pto_dev *dev, uint64_t clusters);
 
 /*

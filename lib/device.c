@@ -121,7 +121,7 @@ void pto_dev_close(struct pto_dev *dev)
 	if (!dev)
 		return;
 	/* A forked child: its fd and memory only (see pto_bo_free()). */
-	if (getpid() != dev->pid) {
+	if (pto_dev_forked(dev)) {
 		close(dev->fd);
 		free(dev);
 		return;
@@ -148,6 +148,11 @@ void pto_dev_close(struct pto_dev *dev)
 int pto_dev_fd(const struct pto_dev *dev)
 {
 	return dev->fd;
+}
+
+bool pto_dev_forked(const struct pto_dev *dev)
+{
+	return getpid() != dev->pid;
 }
 
 int pto_dev_claim_clusters(struct pto_dev *dev, uint64_t clusters)
@@ -184,6 +189,10 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 	int ret;
 
 	*out = NULL;
+	/* A forked child's buffer would be the parent's file's (pto/pto.h),
+	 * and its list entry a write into the child's stale copy. */
+	if (pto_dev_forked(dev))
+		return -ECHILD;
 	bo = calloc(1, sizeof(*bo));
 	if (!bo)
 		return -ENOMEM;
@@ -218,6 +227,9 @@ int pto_bo_map(struct pto_bo *bo, void **addr)
 	void *p;
 
 	if (!bo->map) {
+		/* A new mapping would hold the parent's file (pto/pto.h). */
+		if (pto_dev_forked(bo->dev))
+			return -ECHILD;
 		p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 bo->dev->fd, (off_t)bo->mmap_offset);
 		if (p == MAP_FAILED)
@@ -243,7 +255,7 @@ int pto_bo_free(struct pto_bo *bo)
 	 * child. So the child's copy of the list is left stale, and the
 	 * child's pto_dev_close() does not walk it.
 	 */
-	if (getpid() != bo->dev->pid) {
+	if (pto_dev_forked(bo->dev)) {
 		if (bo->map)
 			munmap(bo->map, bo->size);
 		free(bo);

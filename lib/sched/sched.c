@@ -1089,6 +1089,9 @@ int pto_orch_create_device(struct pto_dev *dev,
 	int ret;
 
 	*out = NULL;
+	/* Cores and clusters of the parent's file: not the child's to take. */
+	if (pto_dev_forked(dev))
+		return -ECHILD;
 	pto_dev_info(dev, &info);
 	ret = sched_device_supported(&info);
 	if (ret)

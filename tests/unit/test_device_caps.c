@@ -10,11 +10,15 @@
  *    with).
  *  - An ioctl's -EAGAIN reaches the caller at once; it is not retried
  *    in a loop.
+ *  - A forked child creates nothing in the parent's file: pto_bo_alloc(),
+ *    a first pto_bo_map() and pto_orch_create_device() are -ECHILD there,
+ *    with no ioctl.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/pto.h>
 #include <pto/pto.h>
@@ -130,6 +134,42 @@ TEST(eagain_is_returned_not_retried)
 	EXPECT_EQ(NULL, dev);
 	EXPECT_EQ(1, info_calls);
 	info_eagain = 0;
+}
+
+/* The child's verdict as its exit status: 0, or the step that failed. */
+static int child_creates_nothing(struct pto_dev *dev)
+{
+	struct pto_bo *bo = (struct pto_bo *)1;
+	pto_orch *o = (pto_orch *)1;
+
+	other_ioctls = 0;
+	if (pto_bo_alloc(dev, 4096, 0, &bo) != -ECHILD || bo)
+		return 1;
+	if (pto_orch_create_device(dev, NULL, NULL, &o) != -ECHILD || o)
+		return 2;
+	if (other_ioctls)
+		return 3;
+	pto_dev_close(dev);	/* the child's fd and memory, no ioctl */
+	return other_ioctls ? 4 : 0;
+}
+
+TEST(forked_child_creates_nothing_in_the_parents_file)
+{
+	struct pto_dev *dev;
+	int status;
+	pid_t pid;
+
+	fake_minor = PTO_ABI_MINOR;
+	fake_caps = PTO_CAP_MOCK | PTO_CAP_CORES;
+	ASSERT_EQ(0, pto_dev_open_path("/dev/null", &dev));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(child_creates_nothing(dev));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	pto_dev_close(dev);
 }
 
 TEST_HARNESS_MAIN

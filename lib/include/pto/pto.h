@@ -18,7 +18,9 @@
  * buffer and pto_dev_close() closes the child's fd and frees the child's
  * copy of the device, without any ioctl; the parent's buffers stay. (The
  * child's pto_dev_close() leaves buffers it did not free mapped until it
- * exits or execs.)
+ * exits or execs.) What would create something in the parent's file -
+ * pto_bo_alloc(), a first pto_bo_map() of a buffer, and
+ * pto_orch_create_device() - returns -ECHILD there and does nothing.
  */
 #ifndef PTO_PTO_H
 #define PTO_PTO_H

@@ -130,7 +130,8 @@ struct pto_sched_stats {
  * this handle or another - is -EBUSY.
  * -EOPNOTSUPP, before anything is taken, when the driver has no cores to
  * launch (PTO_CAP_CORES) or is older than ABI 1.3 (pto_dev_open() checks
- * the major only).
+ * the major only); -ECHILD in a forked child of the device's opener
+ * (pto/pto.h).
  */
 PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   const struct pto_orch_config *ocfg,
