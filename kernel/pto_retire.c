@@ -551,6 +551,7 @@ static void pto_retire_unquarantine(struct pto_core *core)
 	down_write(&pdev->win_lock);
 	clear_page(core->uregs);
 	clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	pto_retire_note(core, PTO_RW_UNQUARANTINE, 0);
 	up_write(&pdev->win_lock);
 }
 

@@ -35,6 +35,12 @@ struct rt {
 	/* When core @reset_at_quarantine leaves: a debugfs reset, once. */
 	int reset_at_quarantine;
 	int reset_ret;
+	/*
+	 * Core @seen_core as recovery clears F_QUARANTINE: its page's
+	 * marker word and whether win_lock is held.
+	 */
+	bool unq_seen, unq_locked;
+	u32 unq_marker;
 };
 
 static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
@@ -62,6 +68,11 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 		__set_bit(core->id, rt->responsive);
 		__set_bit(core->id, rt->gate_returns);
 		rt->reset_ret = pto_cores_reset_debugfs(&rt->pdev);
+	}
+	if (what == PTO_RW_UNQUARANTINE && (int)core->id == rt->seen_core) {
+		rt->unq_seen = true;
+		rt->unq_marker = *(u32 *)(core->uregs + 0x800);
+		rt->unq_locked = rwsem_is_locked(&rt->pdev.win_lock);
 	}
 	if (what == PTO_RW_GATE && test_bit(core->id, rt->gate_returns)) {
 		clear_bit(PTO_CORE_F_LAUNCH, &core->flags);
@@ -910,6 +921,13 @@ static void reset_clears_page_before_unquarantine(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rt->seen_leak);
 	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
 	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + 0x800), 0U);
+	/*
+	 * The moment the bit is cleared: page already clear, win_lock held
+	 * (mmap and faults test the bit under it).
+	 */
+	KUNIT_EXPECT_TRUE(test, rt->unq_seen);
+	KUNIT_EXPECT_EQ(test, rt->unq_marker, 0U);
+	KUNIT_EXPECT_TRUE(test, rt->unq_locked);
 }
 
 static struct kunit_case pto_retire_cases[] = {
