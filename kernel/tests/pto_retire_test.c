@@ -317,6 +317,30 @@ static void rt_retire_one_silent(struct kunit *test, struct rt *rt,
 	pto_retire_run(ctx);
 }
 
+/* As rt_retire_one_silent() from core 3, and its peers return. */
+static void rt_quarantine_one(struct kunit *test, struct rt *rt,
+			      unsigned int silent, struct pto_retire_ctx *ctx)
+{
+	unsigned int i;
+
+	rt_retire_one_silent(test, rt, 3, silent, ctx);
+	for (i = 3; i < NCORES; i++)
+		if (i != silent)
+			rt_return(rt, i);
+}
+
+/* Core @i was recovered by a reset: back in service, a record of its own. */
+static void rt_expect_recovered(struct kunit *test, struct rt *rt,
+				unsigned int i)
+{
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE,
+					  &rt->core[i].flags));
+	KUNIT_EXPECT_EQ(test, rt->core[i].r_reason, (u32)PTO_RR_RESET);
+	KUNIT_EXPECT_EQ(test, rt->core[i].r_result,
+			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+			      PTO_RETIRE_RELEASED));
+}
+
 /* One silent core: its peers retire, it stays unclosed and quarantined. */
 static void retire_partial_timeout(struct kunit *test)
 {
@@ -772,23 +796,14 @@ static void reset_record_is_the_recovery(struct kunit *test)
 {
 	struct rt *rt = test->priv;
 	struct pto_retire_ctx ctx;
-	unsigned int i;
 
-	rt_retire_one_silent(test, rt, 3, 4, &ctx);
-	for (i = 3; i < NCORES; i++)
-		if (i != 4)
-			rt_return(rt, i);
+	rt_quarantine_one(test, rt, 4, &ctx);
 	KUNIT_ASSERT_EQ(test, rt->core[4].r_result,
 			(u32)PTO_RETIRE_QUARANTINED);
 	__set_bit(4, rt->responsive);
 	__set_bit(4, rt->gate_returns);
 	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
-	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE,
-					  &rt->core[4].flags));
-	KUNIT_EXPECT_EQ(test, rt->core[4].r_reason, (u32)PTO_RR_RESET);
-	KUNIT_EXPECT_EQ(test, rt->core[4].r_result,
-			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
-			      PTO_RETIRE_RELEASED));
+	rt_expect_recovered(test, rt, 4);
 }
 
 /*
@@ -801,21 +816,12 @@ static void reset_during_leave_keeps_the_recovery_record(struct kunit *test)
 {
 	struct rt *rt = test->priv;
 	struct pto_retire_ctx ctx;
-	unsigned int i;
 
 	rt->reset_at_quarantine = 4;
-	rt_retire_one_silent(test, rt, 3, 4, &ctx);
-	for (i = 3; i < NCORES; i++)
-		if (i != 4)
-			rt_return(rt, i);
+	rt_quarantine_one(test, rt, 4, &ctx);
 	KUNIT_EXPECT_EQ(test, rt->reset_at_quarantine, -1);
 	KUNIT_EXPECT_EQ(test, rt->reset_ret, 0);
-	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE,
-					  &rt->core[4].flags));
-	KUNIT_EXPECT_EQ(test, rt->core[4].r_reason, (u32)PTO_RR_RESET);
-	KUNIT_EXPECT_EQ(test, rt->core[4].r_result,
-			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
-			      PTO_RETIRE_RELEASED));
+	rt_expect_recovered(test, rt, 4);
 }
 
 /*
@@ -905,12 +911,8 @@ static void reset_clears_page_before_unquarantine(struct kunit *test)
 	struct rt *rt = test->priv;
 	struct pto_core *core = &rt->core[4];
 	struct pto_retire_ctx ctx;
-	unsigned int i;
 
-	rt_retire_one_silent(test, rt, 3, 4, &ctx);
-	for (i = 3; i < NCORES; i++)
-		if (i != 4)
-			rt_return(rt, i);
+	rt_quarantine_one(test, rt, 4, &ctx);
 	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
 	/* What the file it was quarantined under wrote into its page. */
 	*(u32 *)(core->uregs + 0x800) = 0x5ec2e7a1;
