@@ -503,20 +503,21 @@ void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 }
 
 /*
- * Retire @mask's cores through the one helper; returns the context. The
- * paths that must not fail (release, fatal error, unload) call it: it
- * allocates nothing, and claims from the mask instead of an id array on
- * the stack.
+ * Retire @mask's cores through the one helper. The paths that must not
+ * fail (release, fatal error, unload) call it: it allocates nothing (the
+ * context is on this stack) and claims from the mask instead of an id
+ * array.
  */
 static void pto_cores_retire(struct pto_device *pdev,
 			     const unsigned long *mask,
-			     enum pto_retire_reason reason,
-			     struct pto_retire_ctx *ctx)
+			     enum pto_retire_reason reason)
 {
-	pto_retire_init(ctx, pdev, reason);
-	pto_retire_claim_mask(ctx, mask);
-	pto_retire_run(ctx);
-	pto_retire_finish(ctx);
+	struct pto_retire_ctx ctx;
+
+	pto_retire_init(&ctx, pdev, reason);
+	pto_retire_claim_mask(&ctx, mask);
+	pto_retire_run(&ctx);
+	pto_retire_finish(&ctx);
 }
 
 /*
@@ -561,7 +562,7 @@ int pto_core_inject_badid(struct pto_device *pdev, unsigned int core)
  * otherwise quarantine it at its next owner's retirement, a bad id fail
  * the first launch after the core's recovery.
  */
-void pto_cores_inject_clear(struct pto_device *pdev)
+static void pto_cores_inject_clear(struct pto_device *pdev)
 {
 	unsigned int i;
 
@@ -672,13 +673,12 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 void pto_device_fatal(struct pto_device *pdev)
 {
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	struct pto_retire_ctx ctx;	/* on the stack: this must not fail */
 
 	pr_err("pto%u: fatal device error: emergency retirement\n",
 	       pdev->index);
 	bitmap_zero(mask, PTO_MAX_CORES);
 	bitmap_set(mask, 0, pdev->cores);
-	pto_cores_retire(pdev, mask, PTO_RR_FATAL, &ctx);
+	pto_cores_retire(pdev, mask, PTO_RR_FATAL);
 }
 
 /* Parse a core bitmap: -EINVAL if a bit is beyond the device's cores. */
@@ -772,7 +772,6 @@ static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
 {
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	struct pto_retire_ctx ctx;
 	unsigned int c, i;
 
 	bitmap_zero(mask, PTO_MAX_CORES);
@@ -780,7 +779,7 @@ static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
 		if (clusters & BIT_ULL(c))
 			bitmap_set(mask, c * PTO_CORES_PER_CLUSTER,
 				   PTO_CORES_PER_CLUSTER);
-	pto_cores_retire(pdev, mask, PTO_RR_RELEASE, &ctx);
+	pto_cores_retire(pdev, mask, PTO_RR_RELEASE);
 	/*
 	 * The ownership change and the zap, under win_lock (write), after
 	 * the retirement's wait (which holds only core_lock): a window fault
@@ -1458,14 +1457,13 @@ err_ctrl:
 void pto_cores_fini(struct pto_device *pdev)
 {
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	struct pto_retire_ctx ctx;
 	unsigned int i;
 
 	if (!pdev->core)
 		return;
 	bitmap_zero(mask, PTO_MAX_CORES);
 	bitmap_set(mask, 0, pdev->cores);
-	pto_cores_retire(pdev, mask, PTO_RR_UNLOAD, &ctx);
+	pto_cores_retire(pdev, mask, PTO_RR_UNLOAD);
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 

@@ -412,7 +412,6 @@ int pto_ioctl_core_stats(struct pto_file *pf, void *data);
 int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma);
 int pto_core_inject_stall(struct pto_device *pdev, unsigned int core);
 int pto_core_inject_badid(struct pto_device *pdev, unsigned int core);
-void pto_cores_inject_clear(struct pto_device *pdev);
 int pto_cores_reset_debugfs(struct pto_device *pdev);
 int pto_cores_reset_quarantined(struct pto_device *pdev,
 				struct pto_file *pf, const unsigned long *mask,

@@ -202,6 +202,25 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 }
 
 /*
+ * @core joins @ctx's set with a new record (reason, result and times of
+ * this retirement alone). pto_retire_take() calls it after it claimed the
+ * launch's references; recovery (the reset, core_lock held) calls it
+ * alone for a quarantined core whose claim an earlier retirement
+ * consumed, keeping the references that retirement claimed (r_pf, r_bo,
+ * r_notify): the last retirement's QUARANTINED result and times are not
+ * this one's. WRITE_ONCE: RETIRE_STATUS and debugfs read them locklessly.
+ */
+void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core)
+{
+	ctx->gen[core->id] = READ_ONCE(core->gen);
+	WRITE_ONCE(core->r_reason, ctx->reason);
+	WRITE_ONCE(core->r_result, 0);
+	WRITE_ONCE(core->r_core_ns, 0);
+	WRITE_ONCE(core->r_set_ns, 0);
+	__set_bit(core->id, ctx->set);
+}
+
+/*
  * The owner of @core's retirement (elected by pto_retire_request() or
  * pto_retire_publish()) adds it to the set. The identity checks run here,
  * after the claim, so an unpublished address never turns a request into a
@@ -217,13 +236,7 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 	core->r_bo = core->payload_bo;
 	core->r_notify = core->notify;
 	core->r_gen = core->gen;
-	ctx->gen[core->id] = core->gen;
-	/* WRITE_ONCE, these four: RETIRE_STATUS, debugfs read locklessly. */
-	WRITE_ONCE(core->r_reason, ctx->reason);
-	WRITE_ONCE(core->r_result, 0);
-	WRITE_ONCE(core->r_core_ns, 0);
-	WRITE_ONCE(core->r_set_ns, 0);
-	__set_bit(core->id, ctx->set);
+	pto_retire_adopt(ctx, core);
 	/* Acquire: pairs with the core's release of its report's done. */
 	done = smp_load_acquire(&w->done);
 	if (!core->kregs)
@@ -232,23 +245,6 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 		pto_retire_leave(ctx, core, "incomplete handshake");
 	else if (READ_ONCE(w->phys_id) != core->id)
 		pto_retire_leave(ctx, core, "invalid physical id");
-}
-
-/*
- * Recovery (the reset, core_lock held) takes over a quarantined core whose
- * claim an earlier retirement consumed: it joins the set without a
- * request, keeping the references that retirement claimed (r_pf, r_bo,
- * r_notify), and starts a new record: the last retirement's QUARANTINED
- * result and times are not this one's.
- */
-void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core)
-{
-	ctx->gen[core->id] = READ_ONCE(core->gen);
-	WRITE_ONCE(core->r_reason, ctx->reason);
-	WRITE_ONCE(core->r_result, 0);
-	WRITE_ONCE(core->r_core_ns, 0);
-	WRITE_ONCE(core->r_set_ns, 0);
-	__set_bit(core->id, ctx->set);
 }
 
 /*

@@ -43,6 +43,13 @@ struct rt {
 	u32 unq_marker;
 };
 
+/* The core's side after the gate: what pto_core_thread() does. */
+static void rt_return(struct rt *rt, unsigned int i)
+{
+	clear_bit(PTO_CORE_F_LAUNCH, &rt->core[i].flags);
+	WRITE_ONCE(rt->core[i].state, PTO_CORE_UNLAUNCHED);
+}
+
 static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 		    u32 val)
 {
@@ -53,7 +60,7 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 	/* A responsive core answers its EXIT right away. */
 	if (what == PTO_RW_EXIT && test_bit(core->id, rt->responsive))
 		pto_core_exit_ack(core);
-	/* A core that returns as soon as its gate is released (rt_return). */
+	/* Core @seen_core back in service with the last file's page? */
 	if (what == PTO_RW_GATE && (int)core->id == rt->seen_core &&
 	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags) &&
 	    *(u32 *)(core->uregs + 0x800) == 0x5ec2e7a1)
@@ -74,10 +81,9 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 		rt->unq_marker = *(u32 *)(core->uregs + 0x800);
 		rt->unq_locked = rwsem_is_locked(&rt->pdev.win_lock);
 	}
-	if (what == PTO_RW_GATE && test_bit(core->id, rt->gate_returns)) {
-		clear_bit(PTO_CORE_F_LAUNCH, &core->flags);
-		WRITE_ONCE(core->state, PTO_CORE_UNLAUNCHED);
-	}
+	/* A core that returns as soon as its gate is released. */
+	if (what == PTO_RW_GATE && test_bit(core->id, rt->gate_returns))
+		rt_return(rt, core->id);
 }
 
 static int rt_init(struct kunit *test)
@@ -145,13 +151,6 @@ static void rt_launch(struct kunit *test, struct rt *rt, unsigned int i)
 	rt_arm(rt, i);
 	KUNIT_EXPECT_FALSE(test, pto_retire_publish(&rt->core[i]));
 	WRITE_ONCE(rt->core[i].state, PTO_CORE_READY);
-}
-
-/* The core's side after the gate: what pto_core_thread() does. */
-static void rt_return(struct rt *rt, unsigned int i)
-{
-	clear_bit(PTO_CORE_F_LAUNCH, &rt->core[i].flags);
-	WRITE_ONCE(rt->core[i].state, PTO_CORE_UNLAUNCHED);
 }
 
 static int rt_first(struct rt *rt, enum pto_rw what, int core)
@@ -397,14 +396,10 @@ static void reset_drops_badid_of_unrecovered_core(struct kunit *test)
 {
 	struct rt *rt = test->priv;
 	struct pto_retire_ctx ctx;
-	unsigned int i;
 
-	rt_retire_one_silent(test, rt, 3, 4, &ctx);
+	rt_quarantine_one(test, rt, 4, &ctx);
 	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
 					 &rt->core[4].flags));
-	for (i = 3; i < NCORES; i++)
-		if (i != 4)
-			rt_return(rt, i);
 	set_bit(PTO_CORE_F_BADID, &rt->core[4].flags);
 	set_bit(PTO_CORE_F_STALL, &rt->core[5].flags);
 	set_bit(PTO_CORE_F_BADID, &rt->core[5].flags);
