@@ -79,8 +79,6 @@ int pto_dev_open_path(const char *path, struct pto_dev **out)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	dev->pid = getpid();
-	pthread_mutex_init(&dev->bos_mu, NULL);
 	/*
 	 * Non-blocking: several scheduler threads poll() the fd and drain its
 	 * completion counter with read(); one may drain what woke another,
@@ -89,7 +87,6 @@ int pto_dev_open_path(const char *path, struct pto_dev **out)
 	dev->fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (dev->fd < 0) {
 		ret = -errno;
-		pthread_mutex_destroy(&dev->bos_mu);
 		free(dev);
 		return ret;
 	}
@@ -98,10 +95,11 @@ int pto_dev_open_path(const char *path, struct pto_dev **out)
 		ret = -EPROTO;
 	if (ret) {
 		close(dev->fd);
-		pthread_mutex_destroy(&dev->bos_mu);
 		free(dev);
 		return ret;
 	}
+	dev->pid = getpid();
+	pthread_mutex_init(&dev->bos_mu, NULL);
 	*out = dev;
 	return 0;
 }

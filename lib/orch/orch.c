@@ -297,6 +297,12 @@ int orch_create(const struct pto_orch_config *cfg,
 	return 0;
 }
 
+/* Is this a process other than the orchestrator's creator (a fork)? */
+static bool orch_forked(const struct pto_orch *o)
+{
+	return getpid() != o->owner_pid;
+}
+
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 {
 	struct timespec ts;
@@ -311,7 +317,7 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	 * in glibc), and the device objects are the parent's, through the
 	 * shared file. Nothing can be done safely.
 	 */
-	if (getpid() != o->owner_pid)
+	if (orch_forked(o))
 		return -ECHILD;
 	/*
 	 * From inside one of this orchestrator's orchestration functions the
@@ -419,7 +425,7 @@ PTO_API int pto_orch_destroy(pto_orch *o)
 {
 	if (!o)
 		return 0;
-	if (getpid() != o->owner_pid)	/* as in pto_orch_close() */
+	if (orch_forked(o))	/* as in pto_orch_close() */
 		return -ECHILD;
 	/* A handle still held would reach into @o when released. */
 	if (!o->closed || orch_runs_alive(o))

@@ -350,12 +350,6 @@ struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
 					  const struct orch_key *k);
 int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
 			  struct orch_slotref v);
-/* The same with the key's hash computed once by the caller. */
-uint64_t orch_tm_hash(const struct orch_key *k);
-struct orch_slotref orch_tm_lookup_hashed(struct pto_orch *o,
-					  const struct orch_key *k, uint64_t h);
-int orch_tm_insert_hashed(struct pto_orch *o, const struct orch_key *k,
-			  uint64_t h, struct orch_slotref v);
 void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s);
 void orch_tm_erase_task_outputs_locked(struct pto_orch *o, struct orch_slot *s);
 uint32_t orch_tm_count(struct pto_orch *o);

@@ -466,7 +466,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 				locked = true;
 			}
 			tensor_key(r, &mb->t[j].t, &k);
-			p = orch_tm_lookup_hashed(o, &k, orch_tm_hash(&k));
+			p = orch_tm_lookup_locked(o, &k);
 			if (p.s)
 				err = add_producer(o, s, p.s, p.tid, true);
 		}
@@ -497,7 +497,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 				break;
 			}
 			s->out_keys[s->nkeys++] = k;
-			err = orch_tm_insert_hashed(o, &k, orch_tm_hash(&k),
+			err = orch_tm_insert_locked(o, &k,
 						    (struct orch_slotref){ s, s->task_id });
 			if (err)
 				orch_error(o, err, "out of memory (TensorMap)");

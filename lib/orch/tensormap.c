@@ -25,7 +25,7 @@
  * need only separate otherwise equal keys, so they are shifted into bits
  * an address or offset does not reach in practice.
  */
-uint64_t orch_tm_hash(const struct orch_key *k)
+static uint64_t orch_tm_hash(const struct orch_key *k)
 {
 	uint64_t h = k->off ^ (k->obj * 0x9e3779b97f4a7c15ULL) ^
 		     (k->run_id << 48) ^ (k->space << 44);
@@ -126,10 +126,11 @@ void orch_tm_unlock(struct pto_orch *o)
 	orch_unlock(&o->tm.mu);
 }
 
-struct orch_slotref orch_tm_lookup_hashed(struct pto_orch *o,
-					  const struct orch_key *k, uint64_t h)
+struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
+					  const struct orch_key *k)
 {
 	struct orch_tensormap *tm = &o->tm;
+	uint64_t h = orch_tm_hash(k);
 	struct orch_slotref v = { NULL, 0 };
 	struct orch_tm_node *n;
 
@@ -139,12 +140,6 @@ struct orch_slotref orch_tm_lookup_hashed(struct pto_orch *o,
 			break;
 		}
 	return v;
-}
-
-struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
-					  const struct orch_key *k)
-{
-	return orch_tm_lookup_hashed(o, k, orch_tm_hash(k));
 }
 
 struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k)
@@ -186,10 +181,11 @@ static void tm_rehash(struct pto_orch *o, struct orch_tensormap *tm)
 }
 
 /* Insert or replace (WAW: the newest writer wins). Caller holds mu. */
-int orch_tm_insert_hashed(struct pto_orch *o, const struct orch_key *k,
-			  uint64_t h, struct orch_slotref v)
+int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
+			  struct orch_slotref v)
 {
 	struct orch_tensormap *tm = &o->tm;
+	uint64_t h = orch_tm_hash(k);
 	struct orch_tm_node *n;
 
 	for (n = tm->buckets[h & (tm->nbuckets - 1)]; n; n = n->next)
@@ -216,12 +212,6 @@ int orch_tm_insert_hashed(struct pto_orch *o, const struct orch_key *k,
 	tm->buckets[h & (tm->nbuckets - 1)] = n;
 	tm->count++;
 	return 0;
-}
-
-int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
-			  struct orch_slotref v)
-{
-	return orch_tm_insert_hashed(o, k, orch_tm_hash(k), v);
 }
 
 int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
