@@ -445,7 +445,8 @@ void pto_core_test_fini(struct pto_core *core);
  * pto_retire.c: seed 003's retirement, the one implementation used by the
  * retire ioctl, cluster and file release, a failed launch, a fatal device
  * error, module unload and the reset. Never takes core_lock (callers may
- * hold it). Steps separable for KUnit; pto_retire_cores() runs them all.
+ * hold it). Steps separable for KUnit: a claim (ids or a mask), then
+ * pto_retire_run() and pto_retire_finish().
  */
 extern bool mock_old_protocol;
 void pto_retire_arm_prepare(struct pto_core *core);
@@ -471,8 +472,6 @@ void pto_retire_run(struct pto_retire_ctx *ctx);
 void pto_retire_finish(struct pto_retire_ctx *ctx);
 void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
 			    unsigned long *mask);
-int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
-		     unsigned int n);
 
 /* pto_exec.c: one task's steps (fetch, validate, run, complete). */
 u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch);

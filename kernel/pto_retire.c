@@ -5,8 +5,9 @@
  * (a scheduler thread leaving its dispatch loop), cluster and file release
  * (a crashed or killed process), a failed launch, a fatal device error,
  * module unload, and the reset (host recovery). The resident route will
- * retire through pto_retire_cores() as well. Documentation/retirement.md
- * has the ordering diagram.
+ * retire through the same steps (claim, pto_retire_run(),
+ * pto_retire_finish()). Documentation/retirement.md has the ordering
+ * diagram.
  *
  * Ownership election (per core, per generation): two bits in
  * pto_core.rbits, READY (set by the launch's publisher after ownership and
@@ -646,17 +647,4 @@ void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
 	for_each_set_bit(i, ctx->others, PTO_MAX_CORES)
 		if (test_bit(PTO_CORE_F_QUARANTINE, &ctx->pdev->core[i].flags))
 			__set_bit(i, mask);
-}
-
-/* The whole protocol for @ids: claim, passes 1 to 4, wait for the return. */
-int pto_retire_cores(struct pto_retire_ctx *ctx, const u32 *ids,
-		     unsigned int n)
-{
-	int ret = pto_retire_claim(ctx, ids, n);
-
-	if (ret)
-		return ret;
-	pto_retire_run(ctx);
-	pto_retire_finish(ctx);
-	return 0;
 }
