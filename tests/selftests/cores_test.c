@@ -375,14 +375,16 @@ static void spin_then_pending_fill(struct __test_metadata *_metadata,
 	struct pto_payload fill = { .func_id = PTO_FUNC_FILL };
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1ull << c->index };
 	uint32_t shape[1] = { 4 };
-	uint64_t str[1] = { 1 }, t0;
+	uint64_t str[1] = { 1 }, t0, t_sent, t_read;
 	struct pto_done done[2];
 	int ring, n, got = 0, i;
+	uint32_t cond;
 
 	pto_tensor_set(&fill.t[PTO_ARG_OUT], self->base + 4ull * word,
 		       PTO_DTYPE_I32, 1, shape, str);
 	fill.scalar[0] = val;
 	memcpy(pto_rc_next_payload(c), &spin, sizeof(spin));
+	t_sent = pto_now_ns();
 	ids[0] = pto_rc_dispatch(c, &ring);
 	if (ring)
 		ASSERT_EQ(0, pto_ring(self->l, mask));
@@ -397,8 +399,20 @@ static void spin_then_pending_fill(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, pto_ring(self->l, mask));
 	ASSERT_EQ(2, c->ninflight);
 	ASSERT_NE(ids[0] & 1, ids[1] & 1);
-	/* Still running the spin: COND is ACK of the first id. */
-	EXPECT_EQ(PTO_COND_ACK | ids[0], pto_win_read(c, PTO_REG_COND));
+	/*
+	 * Still running the spin: COND is ACK of the first id. The spin
+	 * cannot have started before t_sent, so a FIN is correct only if
+	 * this thread lost its CPU for the spin's whole 20 ms (seen on a
+	 * debug kernel under TCG); earlier it is a bug.
+	 */
+	cond = pto_win_read(c, PTO_REG_COND);
+	t_read = pto_now_ns();
+	if (cond == (PTO_COND_FIN | ids[0]) &&
+	    t_read - t_sent >= spin.scalar[0])
+		TH_LOG("preempted %.1f ms: the spin ended before COND was read",
+		       (t_read - t_sent) / 1e6);
+	else
+		EXPECT_EQ(PTO_COND_ACK | ids[0], cond);
 	while (got < 2) {
 		n = pto_rc_reap(c, done);
 		for (i = 0; i < n; i++) {

@@ -120,7 +120,7 @@ static inline int st_core_row(unsigned int dev, unsigned int core,
 
 	snprintf(path, sizeof(path), PTO_DBG_FMT, dev, "cores");
 	if (st_dbg_line(path, core, line, sizeof(line)) ||
-	    sscanf(line, "%*u %*s %31s %d %*u %*lld %*lld %*lld %*lld %*lld %*x %31s",
+	    sscanf(line, "%*s %*s %31s %d %*s %*s %*s %*s %*s %*s %*s %31s",
 		   word, &own, inj) != 3)
 		return -1;
 	snprintf(state, n, "%s", word);
