@@ -403,12 +403,13 @@ static void spin_then_pending_fill(struct __test_metadata *_metadata,
 	 * Still running the spin: COND is ACK of the first id. The spin
 	 * cannot have started before t_sent, so a FIN is correct only if
 	 * this thread lost its CPU for the spin's whole 20 ms (seen on a
-	 * debug kernel under TCG); earlier it is a bug.
+	 * debug kernel under TCG); earlier it is a bug. Less 5 ms: the
+	 * guest's clocks on two vCPUs were once seen that far apart.
 	 */
 	cond = pto_win_read(c, PTO_REG_COND);
 	t_read = pto_now_ns();
 	if (cond == (PTO_COND_FIN | ids[0]) &&
-	    t_read - t_sent >= spin.scalar[0])
+	    t_read - t_sent + 5000000 >= spin.scalar[0])
 		TH_LOG("preempted %.1f ms: the spin ended before COND was read",
 		       (t_read - t_sent) / 1e6);
 	else
