@@ -362,8 +362,11 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 		mb->widx = q->widx ? q->widx[m] : -1;
 		s->nmembers = m + 1;
 		if (q->shared && m) {
-			/* SPMD blocks share member 0's (carved) tensors. */
-			memcpy(mb->t, s->members[0].t, mb->nt * sizeof(*mb->t));
+			/* SPMD blocks share member 0's (carved) tensors;
+			 * without any, both arrays may be NULL. */
+			if (mb->nt)
+				memcpy(mb->t, s->members[0].t,
+				       mb->nt * sizeof(*mb->t));
 			continue;
 		}
 		/* validate() counted every auto-allocated OUTPUT in @bytes,

@@ -974,6 +974,35 @@ TEST_F(man, spmd_blocks_dispatch_independently)
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
 }
 
+/* SPMD blocks need no tensors (a kernel of scalars and its block index
+ * only): each block gets the scalars and an empty tensor array. The
+ * blocks after the first once copied member 0's tensors from a NULL
+ * array (memcpy of 0 bytes from NULL: undefined, UBSan stops on it). */
+TEST_F(man, spmd_blocks_without_tensors)
+{
+	struct orch_dispatch d[2];
+	struct orch_dispatch_view v;
+	struct pto_task h;
+	int i;
+
+	pto_args_reset(&self->a);
+	pto_args_add_scalar(&self->a, 42);
+	ASSERT_EQ(0, pto_submit_spmd(self->o, &NOOP, &self->a, NULL, PTO_WK_AIV, 2,
+				     &h));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, orch_ready_pop(self->o, i, &d[i]));
+		orch_dispatch_view(&d[i], &v);
+		EXPECT_EQ((uint32_t)i, v.member);
+		EXPECT_EQ(2u, v.nmembers);
+		EXPECT_EQ(0u, v.ntensors);
+		ASSERT_EQ(1u, v.nscalars);
+		EXPECT_EQ(42u, v.scalars[0]);
+	}
+	for (i = 0; i < 2; i++)
+		orch_member_done(self->o, &d[i], 0, NULL);
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, h));
+}
+
 TEST_F(man, any_worker_of_kind)
 {
 	struct pto_task h;
