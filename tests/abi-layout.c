@@ -82,8 +82,9 @@ int main(void)
 	FIELD(pto_dev_info, window_size, 36, 4);
 	FIELD(pto_dev_info, caps, 40, 8);
 	FIELD(pto_dev_info, core_type, 48, 108);
-	/* Trailing padding after core_type[]. */
-	DONE(pto_dev_info, 160, 4);
+	FIELD(pto_dev_info, reserved0, 156, 4);
+	FIELD(pto_dev_info, reserved, 160, 64);
+	DONE(pto_dev_info, 224, 0);
 
 	/* ---- pto/orch.h ---- */
 	FIELD(pto_tensor, data, 0, 8);
@@ -149,11 +150,13 @@ int main(void)
 
 	FIELD(pto_call_config, block_dim, 0, 4);
 	FIELD(pto_call_config, flags, 4, 4);
-	DONE(pto_call_config, 8, 0);
+	FIELD(pto_call_config, reserved, 8, 24);
+	DONE(pto_call_config, 32, 0);
 
 	FIELD(pto_worker_desc, id, 0, 4);
 	FIELD(pto_worker_desc, kind, 4, 4);
-	DONE(pto_worker_desc, 8, 0);
+	FIELD(pto_worker_desc, reserved, 8, 24);
+	DONE(pto_worker_desc, 32, 0);
 
 	FIELD(pto_target, worker_id, 0, 4);
 	FIELD(pto_target, kind, 4, 4);
@@ -165,14 +168,16 @@ int main(void)
 	FIELD(pto_orch_config, run_depth, 16, 4);
 	FIELD(pto_orch_config, nworkers, 20, 4);
 	FIELD(pto_orch_config, workers, 24, 8);
-	DONE(pto_orch_config, 32, 0);
+	FIELD(pto_orch_config, reserved, 32, 96);
+	DONE(pto_orch_config, 128, 0);
 
 	/* ---- pto/sched.h ---- */
 	FIELD(pto_sched_config, threads, 0, 4);
 	FIELD(pto_sched_config, clusters, 4, 4);
 	FIELD(pto_sched_config, spin_us, 8, 4);
 	FIELD(pto_sched_config, wake_delay_us, 12, 4);
-	DONE(pto_sched_config, 16, 0);
+	FIELD(pto_sched_config, reserved, 16, 48);
+	DONE(pto_sched_config, 64, 0);
 
 	FIELD(pto_sched_stats, tasks, 0, 8);
 	FIELD(pto_sched_stats, errors, 8, 8);
@@ -181,7 +186,8 @@ int main(void)
 	FIELD(pto_sched_stats, retired, 32, 8);
 	FIELD(pto_sched_stats, quarantined, 40, 8);
 	FIELD(pto_sched_stats, retire_ns, 48, 8);
-	DONE(pto_sched_stats, 56, 0);
+	FIELD(pto_sched_stats, reserved, 56, 72);
+	DONE(pto_sched_stats, 128, 0);
 
 	printf("1..%d\n", tests);
 	return failures != 0;
