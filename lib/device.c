@@ -172,6 +172,8 @@ void pto_dev_unclaim_clusters(struct pto_dev *dev, uint64_t clusters)
 	atomic_fetch_and_explicit(&dev->claimed, ~clusters, memory_order_relaxed);
 }
 
+/* The whole struct: query_info() zeroed what the driver did not fill
+ * (reserved words, core_type[] past the cores), pto/pto.h. */
 int pto_dev_info(struct pto_dev *dev, struct pto_dev_info *info)
 {
 	*info = dev->info;

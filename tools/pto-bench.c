@@ -263,7 +263,7 @@ static int orch_fn(pto_orch *o, void *arg)
 
 static pto_orch *make(uint32_t workers, uint32_t window)
 {
-	struct pto_worker_desc w[64];
+	struct pto_worker_desc w[64] = { 0 };	/* reserved words zero */
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
 				       .task_window = window, .workers = w,
 				       .nworkers = workers };

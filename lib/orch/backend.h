@@ -64,9 +64,19 @@ struct orch_dispatch {
 	int32_t widx;		/* worker index (orch->workers[widx]) */
 };
 
+/*
+ * What a task keeps of its struct pto_call_config: the fields, not the
+ * reserved words (zero, checked at submit), which would only widen the
+ * slot's hot part. A field added to the public struct is added here.
+ */
+struct orch_call_cfg {
+	uint32_t block_dim;
+	uint32_t flags;
+};
+
 struct orch_dispatch_view {
 	const struct pto_callable *callable;
-	const struct pto_call_config *cfg;
+	const struct orch_call_cfg *cfg;
 	const struct pto_arg_tensor *tensors;
 	const uint64_t *scalars;
 	const uint8_t *scalar_dump;
@@ -123,6 +133,25 @@ static inline bool orch_kernel_tensorless(uint64_t tensorless, uint64_t id)
 {
 	return id < 64 && (tensorless >> id & 1);
 }
+
+/* Are the @size bytes of words at @w all zero (a public struct's
+ * reserved space: orch_reserved_zero(x->reserved, sizeof(x->reserved)))? */
+static inline bool orch_reserved_zero(const uint64_t *w, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < size / sizeof(*w); i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+/*
+ * The public creates' first check, before anything is set up: -EINVAL if
+ * a reserved word of @cfg (NULL: none) is not zero, or, with @workers, of
+ * one of its workers (pto/orch.h).
+ */
+int orch_config_check(const struct pto_orch_config *cfg, bool workers);
 
 /* Create an orchestrator on an arbitrary backend (the in-process one is
  * pto_orch_create_inproc). Takes ownership of @be (ops->destroy). */

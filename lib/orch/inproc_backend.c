@@ -333,6 +333,9 @@ static int create(const struct pto_orch_config *cfg, bool manual,
 	/* As pto_orch_create_device(): a failed create leaves no stale
 	 * pointer for the caller's cleanup to free. */
 	*out = NULL;
+	err = orch_config_check(cfg, true);
+	if (err)
+		return err;
 	be = calloc(1, sizeof(*be));
 	if (!be)
 		return -ENOMEM;

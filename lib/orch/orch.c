@@ -186,7 +186,7 @@ void orch_fork_hygiene_once(void)
 static int setup_workers(struct pto_orch *o, const struct pto_orch_config *cfg)
 {
 	static const struct pto_worker_desc dflt[2] = {
-		{ 0, PTO_WK_SUB }, { 1, PTO_WK_SUB },
+		{ .id = 0, .kind = PTO_WK_SUB }, { .id = 1, .kind = PTO_WK_SUB },
 	};
 	const struct pto_worker_desc *w = cfg->nworkers ? cfg->workers : dflt;
 	uint32_t n = cfg->nworkers ? cfg->nworkers : 2, i, j;
@@ -232,6 +232,23 @@ static void orch_free(struct pto_orch *o)
 	pthread_mutex_destroy(&o->runs_mu);
 	pthread_cond_destroy(&o->runs_cv);
 	free(o);
+}
+
+int orch_config_check(const struct pto_orch_config *cfg, bool workers)
+{
+	uint32_t i;
+
+	if (!cfg)
+		return 0;
+	if (!orch_reserved_zero(cfg->reserved, sizeof(cfg->reserved)))
+		return -EINVAL;
+	if (!workers || !cfg->workers)
+		return 0;
+	for (i = 0; i < cfg->nworkers; i++)
+		if (!orch_reserved_zero(cfg->workers[i].reserved,
+					sizeof(cfg->workers[i].reserved)))
+			return -EINVAL;
+	return 0;
 }
 
 int orch_create(const struct pto_orch_config *cfg,

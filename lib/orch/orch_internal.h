@@ -214,7 +214,7 @@ struct orch_slot {
 
 	/* Task data. */
 	struct pto_callable callable;
-	struct pto_call_config cfg;
+	struct orch_call_cfg cfg;
 	uint32_t wkind;		/* for "any of kind" placement */
 	bool is_group;		/* next-level group: all-or-nothing */
 	uint32_t nmembers;

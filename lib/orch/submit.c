@@ -142,6 +142,23 @@ other_device(struct pto_orch *o, uint32_t m, uint32_t j,
 			  m, j, t->t.dev - 1, o->gm_dev - 1);
 }
 
+/* Flags and reserved words of a caller's call config (pto/orch.h). */
+static int check_call_config(struct pto_orch *o,
+			     const struct pto_call_config *cfg)
+{
+	uint32_t i;
+
+	if (cfg->flags & ~PTO_CALL_FLAGS_VALID)
+		return orch_error(o, -EINVAL, "call config: unknown flags 0x%x",
+				  cfg->flags & ~PTO_CALL_FLAGS_VALID);
+	for (i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
+		if (cfg->reserved[i])
+			return orch_error(o, -EINVAL,
+					  "call config: reserved[%u] is not zero",
+					  i);
+	return 0;
+}
+
 /* Pure validation, before anything is claimed. */
 static int validate(struct pto_orch *o, struct pto_run *r,
 		    const struct submit_req *q, uint64_t *heap_bytes)
@@ -153,6 +170,12 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 
 	if (!q->c || q->n == 0 || !q->args)
 		return orch_error(o, -EINVAL, "missing callable or arguments");
+	if (q->cfg) {
+		int err = check_call_config(o, q->cfg);
+
+		if (err)
+			return err;
+	}
 	for (m = 0; m < nargs; m++) {
 		const struct pto_task_args *a = q->args[m];
 
@@ -347,10 +370,8 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 	if (err)
 		return orch_error(o, err, "out of memory preparing members");
 	s->callable = *q->c;
-	if (q->cfg)
-		s->cfg = *q->cfg;
-	else
-		memset(&s->cfg, 0, sizeof(s->cfg));
+	s->cfg.block_dim = q->cfg ? q->cfg->block_dim : 0;
+	s->cfg.flags = q->cfg ? q->cfg->flags : 0;
 	s->wkind = q->wkind;
 	s->is_group = q->is_group;
 	for (m = 0; m < q->n; m++) {
@@ -362,8 +383,11 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 		mb->widx = q->widx ? q->widx[m] : -1;
 		s->nmembers = m + 1;
 		if (q->shared && m) {
-			/* SPMD blocks share member 0's (carved) tensors. */
-			memcpy(mb->t, s->members[0].t, mb->nt * sizeof(*mb->t));
+			/* SPMD blocks share member 0's (carved) tensors;
+			 * without any, both arrays may be NULL. */
+			if (mb->nt)
+				memcpy(mb->t, s->members[0].t,
+				       mb->nt * sizeof(*mb->t));
 			continue;
 		}
 		/* validate() counted every auto-allocated OUTPUT in @bytes,

@@ -1001,7 +1001,8 @@ static const struct orch_backend_ops sched_ops = {
 static void add_worker(struct sched_backend *be, int32_t id, uint32_t kind,
 		       struct sched_thread *t, struct sched_cluster *cl)
 {
-	be->workers[be->nworkers] = (struct pto_worker_desc){ id, kind };
+	be->workers[be->nworkers] = (struct pto_worker_desc){ .id = id,
+							      .kind = kind };
 	be->wmap[be->nworkers] = (struct sched_worker){ t, cl };
 	be->nworkers++;
 	t->kinds |= 1u << kind;
@@ -1092,6 +1093,14 @@ int pto_orch_create_device(struct pto_dev *dev,
 	/* Cores and clusters of the parent's file: not the child's to take. */
 	if (pto_dev_forked(dev))
 		return -ECHILD;
+	/* Reserved words (pto/sched.h), before anything is taken; the
+	 * cores are the workers, @ocfg's are not read. */
+	ret = orch_config_check(ocfg, false);
+	if (!ret && scfg && !orch_reserved_zero(scfg->reserved,
+						sizeof(scfg->reserved)))
+		ret = -EINVAL;
+	if (ret)
+		return ret;
 	pto_dev_info(dev, &info);
 	ret = sched_device_supported(&info);
 	if (ret)
@@ -1192,6 +1201,7 @@ int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st)
 	struct sched_backend *be = o->ops == &sched_ops ? o->be : NULL;
 	unsigned int i;
 
+	/* Whole, reserved words too, also on error (pto/sched.h). */
 	memset(st, 0, sizeof(*st));
 	if (!be)
 		return -EINVAL;

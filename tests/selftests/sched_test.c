@@ -536,6 +536,81 @@ TEST(second_orchestrator_on_a_shared_handle_is_refused)
 }
 
 /*
+ * The public structs' reserved words on a device (pto/pto.h, pto/orch.h,
+ * pto/sched.h). A config with one set is -EINVAL and takes nothing: the
+ * same handle then creates on every cluster, which a cluster left claimed
+ * or acquired would refuse. A call config with one set is refused at
+ * submit and no task runs. Info and stats come back whole over a struct
+ * filled with garbage: reserved words zero.
+ */
+static int reserved_cfg_dag(pto_orch *o, void *arg)
+{
+	struct pto_call_config cfg = { .block_dim = 1 };
+	struct pto_task_args a;
+	char *msg = arg;
+	int ret;
+
+	cfg.reserved[2] = 1;
+	pto_args_init(&a);
+	ret = pto_submit_next_level(o, &k_noop, &a, &cfg,
+				    pto_on_kind(PTO_WK_AIV), NULL);
+	snprintf(msg, 128, "%s", pto_orch_error(o));
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(reserved_words_on_a_device)
+{
+	struct pto_orch_config oc = { .task_window = 64 };
+	struct pto_sched_config sc = { .threads = 1 };
+	struct pto_sched_stats st;
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	pto_orch *o = (pto_orch *)1;
+	char msg[128] = "";
+	unsigned int i;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	memset(&info, 0xa5, sizeof(info));
+	ASSERT_EQ(0, pto_dev_info(dev, &info));
+	ASSERT_LT(0, info.cores);
+	EXPECT_EQ(PTO_ABI_MAJOR, info.abi_major);
+	/* Braces: EXPECT_*() TH_LOG() is two statements. */
+	for (i = info.cores; i < PTO_DEV_MAX_CORES; i++) {
+		EXPECT_EQ(0, info.core_type[i]) TH_LOG("core_type[%u]", i);
+	}
+	EXPECT_EQ(0, info.reserved0);
+	for (i = 0; i < ARRAY_SIZE(info.reserved); i++) {
+		EXPECT_EQ(0, info.reserved[i]) TH_LOG("info.reserved[%u]", i);
+	}
+
+	sc.reserved[5] = 1;
+	EXPECT_EQ(-EINVAL, pto_orch_create_device(dev, &oc, &sc, &o));
+	EXPECT_EQ(NULL, o);
+	sc.reserved[5] = 0;
+	oc.reserved[11] = 1ULL << 63;
+	EXPECT_EQ(-EINVAL, pto_orch_create_device(dev, &oc, &sc, &o));
+	EXPECT_EQ(NULL, o);
+	oc.reserved[11] = 0;
+	/* Every cluster (sc.clusters 0): none was left taken. */
+	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
+
+	EXPECT_EQ(-EINVAL, pto_orch_run(o, reserved_cfg_dag, msg));
+	EXPECT_STREQ("call config: reserved[2] is not zero", msg);
+	EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, NULL));
+	memset(&st, 0xa5, sizeof(st));
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	EXPECT_EQ(1, st.tasks);		/* the noop; the refused task never ran */
+	EXPECT_EQ(0, st.errors);
+	for (i = 0; i < ARRAY_SIZE(st.reserved); i++) {
+		EXPECT_EQ(0, st.reserved[i]) TH_LOG("stats.reserved[%u]", i);
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(dev);
+}
+
+/*
  * Every device of the module (devices=N) runs its own DAG on its own
  * cores and GM, at the same time as the others, each writing only its
  * own buffer. (Device addresses repeat from one device to the next: a

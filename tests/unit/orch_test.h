@@ -15,6 +15,10 @@
 #include <pto/orch.h>
 #include "orch/orch_internal.h"
 
+/* A worker descriptor, its reserved words zero (designated: -Wextra
+ * warns of a positional initializer that leaves fields out). */
+#define OT_WORKER(i, k) { .id = (i), .kind = (k) }
+
 static inline uint64_t ot_now_ns(void)
 {
 	struct timespec ts;

@@ -13,9 +13,14 @@
  *  - A forked child creates nothing in the parent's file: pto_bo_alloc(),
  *    a first pto_bo_map() and pto_orch_create_device() are -ECHILD there,
  *    with no ioctl.
+ *  - The public structs' reserved words (pto/pto.h, pto/sched.h): a
+ *    config's must be zero, refused before any ioctl; pto_dev_info()
+ *    writes the caller's struct whole.
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -169,6 +174,108 @@ TEST(forked_child_creates_nothing_in_the_parents_file)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+	pto_dev_close(dev);
+}
+
+/* Create on a current fake driver with @ocfg and @scfg; the result, and
+ * the pto ioctls it made besides GET_INFO. */
+static int create_with(const struct pto_orch_config *ocfg,
+		       const struct pto_sched_config *scfg, int *ioctls)
+{
+	struct pto_dev *dev;
+	pto_orch *o = (pto_orch *)1;
+	int ret;
+
+	fake_minor = PTO_ABI_MINOR;
+	fake_caps = PTO_CAP_MOCK | PTO_CAP_CORES;
+	ret = pto_dev_open_path("/dev/null", &dev);
+	if (ret)
+		return 1000 + ret;
+	other_ioctls = 0;
+	ret = pto_orch_create_device(dev, ocfg, scfg, &o);
+	*ioctls = other_ioctls;
+	if (o)
+		ret = 2000;
+	pto_dev_close(dev);
+	return ret;
+}
+
+/*
+ * A non-zero reserved word of either config - each word, each bit
+ * position - is -EINVAL before anything is taken: no cluster or core
+ * ioctl, and not even the once-per-process fork hygiene of a create
+ * (this test's process never created an orchestrator). The same configs
+ * with every word zero get past the check to the first real ioctl. The
+ * workers of @ocfg are not read on a device: garbage there is no error.
+ */
+TEST(reserved_config_words_are_refused_before_any_ioctl)
+{
+	struct pto_worker_desc w = { .id = 0, .kind = PTO_WK_SUB };
+	struct pto_orch_config oc = { .task_window = 64 };
+	struct pto_sched_config sc = { .clusters = 1 };
+	int ioctls, ret;
+	unsigned int i;
+
+	unsetenv("OMP_NUM_THREADS");
+	for (i = 0; i < ARRAY_SIZE(oc.reserved); i++) {
+		oc.reserved[i] = 1ULL << (i * 5 % 64);
+		EXPECT_EQ(-EINVAL, create_with(&oc, &sc, &ioctls))
+			TH_LOG("pto_orch_config.reserved[%u]", i);
+		EXPECT_EQ(0, ioctls);
+		oc.reserved[i] = 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(sc.reserved); i++) {
+		sc.reserved[i] = 1ULL << (63 - i * 7);
+		EXPECT_EQ(-EINVAL, create_with(&oc, &sc, &ioctls))
+			TH_LOG("pto_sched_config.reserved[%u]", i);
+		EXPECT_EQ(0, ioctls);
+		EXPECT_EQ(-EINVAL, create_with(NULL, &sc, &ioctls));
+		EXPECT_EQ(0, ioctls);
+		sc.reserved[i] = 0;
+	}
+	EXPECT_EQ(NULL, getenv("OMP_NUM_THREADS"));
+	/* The control: all zero, past the check (refused at a fake ioctl). */
+	ret = create_with(&oc, &sc, &ioctls);
+	EXPECT_NE(-EINVAL, ret);
+	EXPECT_GT(0, ret);
+	EXPECT_LT(0, ioctls);
+	/* Workers are not read on a device. */
+	memset(w.reserved, 0xa5, sizeof(w.reserved));
+	oc.workers = &w;
+	oc.nworkers = 1;
+	ret = create_with(&oc, &sc, &ioctls);
+	EXPECT_NE(-EINVAL, ret);
+	EXPECT_LT(0, ioctls);
+}
+
+/* pto_dev_info() writes the caller's struct whole: a struct filled with
+ * garbage comes back with the driver's values, core_type[] past the
+ * cores and every reserved word zero. */
+TEST(dev_info_is_written_whole)
+{
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	unsigned int i;
+
+	fake_minor = PTO_ABI_MINOR;
+	fake_caps = PTO_CAP_MOCK | PTO_CAP_CORES;
+	ASSERT_EQ(0, pto_dev_open_path("/dev/null", &dev));
+	memset(&info, 0xa5, sizeof(info));
+	ASSERT_EQ(0, pto_dev_info(dev, &info));
+	EXPECT_EQ(PTO_ABI_MAJOR, info.abi_major);
+	EXPECT_EQ(PTO_ABI_MINOR, info.abi_minor);
+	EXPECT_EQ(1u, info.clusters);
+	EXPECT_EQ(PTO_CORES_PER_CLUSTER, info.cores);
+	EXPECT_EQ(PTO_CAP_MOCK | PTO_CAP_CORES, info.caps);
+	EXPECT_EQ((uint32_t)sysconf(_SC_PAGESIZE), info.window_size);
+	/* Braces: EXPECT_*() TH_LOG() is two statements. */
+	for (i = info.cores; i < PTO_DEV_MAX_CORES; i++) {
+		EXPECT_EQ(0, info.core_type[i]) TH_LOG("core_type[%u]", i);
+	}
+	EXPECT_EQ(0u, info.reserved0);
+	for (i = 0; i < ARRAY_SIZE(info.reserved); i++) {
+		EXPECT_EQ(0u, info.reserved[i]) TH_LOG("reserved[%u]", i);
+	}
 	pto_dev_close(dev);
 }
 

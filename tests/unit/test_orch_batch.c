@@ -84,7 +84,7 @@ static int bp_fn(pto_orch *o, void *arg)
 
 TEST(backpressure_with_batch_pending_does_not_deadlock)
 {
-	static const struct pto_worker_desc w[] = { { 0, PTO_WK_SUB } };
+	static const struct pto_worker_desc w[] = { OT_WORKER(0, PTO_WK_SUB) };
 	struct pto_orch_config cfg = { .heap_ring_size = 4 * BP_SLAB,
 				       .task_window = 64, .timeout_ms = 3000,
 				       .workers = w, .nworkers = 1 };
@@ -113,7 +113,7 @@ TEST(backpressure_with_batch_pending_does_not_deadlock)
 /* ---- the protocol, step by step (manual backend, test = orch thread) -- */
 
 static const struct pto_worker_desc W2[] = {
-	{ 0, PTO_WK_SUB }, { 1, PTO_WK_SUB }, { 2, PTO_WK_AIV },
+	OT_WORKER(0, PTO_WK_SUB), OT_WORKER(1, PTO_WK_SUB), OT_WORKER(2, PTO_WK_AIV),
 };
 
 /* The step-by-step tests' orchestrator: a 64-slot window, W2's workers. */
@@ -481,7 +481,7 @@ static int two_slow(pto_orch *o, void *arg)
 }
 
 static const struct pto_worker_desc TWO_SUB[] = {
-	{ 0, PTO_WK_SUB }, { 1, PTO_WK_SUB },
+	OT_WORKER(0, PTO_WK_SUB), OT_WORKER(1, PTO_WK_SUB),
 };
 
 TEST(parked_worker_takes_second_task_at_once)

@@ -10,7 +10,8 @@
 #include "orch_test.h"
 
 static const struct pto_worker_desc W3[] = {
-	{ 0, PTO_WK_AIV }, { 1, PTO_WK_AIV }, { 2, PTO_WK_AIV }, { 9, PTO_WK_SUB },
+	OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(2, PTO_WK_AIV),
+	OT_WORKER(9, PTO_WK_SUB),
 };
 
 static int noop(struct pto_task_ctx *c)
@@ -179,6 +180,29 @@ TEST_F(man, dump_marks_reach_dispatch_view)
 	EXPECT_EQ(5, v.scalar_dump[0]);
 	EXPECT_EQ(0, v.scalar_dump[1]);
 	orch_member_done(self->o, &d, 0, NULL);
+}
+
+/* What a task keeps of its call config (block_dim, flags: not the
+ * reserved words) reaches the backend's dispatch view; NULL is zero. */
+TEST_F(man, call_config_reaches_the_dispatch_view)
+{
+	struct pto_call_config cfg = { .block_dim = 7 };
+	struct orch_dispatch d;
+	struct orch_dispatch_view v;
+	int w;
+
+	pto_args_reset(&self->a);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, &cfg,
+					   pto_on_worker(0), NULL));
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), NULL));
+	for (w = 0; w < 2; w++) {
+		ASSERT_EQ(1, orch_ready_pop(self->o, w, &d));
+		orch_dispatch_view(&d, &v);
+		EXPECT_EQ(w ? 0u : 7u, v.cfg->block_dim);
+		EXPECT_EQ(0u, v.cfg->flags);
+		orch_member_done(self->o, &d, 0, NULL);
+	}
 }
 
 TEST_F(man, dep_wait_orders_without_retaining)
@@ -972,6 +996,35 @@ TEST_F(man, spmd_blocks_dispatch_independently)
 	orch_member_done(self->o, &d[4], 0, NULL);
 	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, h));
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+}
+
+/* SPMD blocks need no tensors (a kernel of scalars and its block index
+ * only): each block gets the scalars and an empty tensor array. The
+ * blocks after the first once copied member 0's tensors from a NULL
+ * array (memcpy of 0 bytes from NULL: undefined, UBSan stops on it). */
+TEST_F(man, spmd_blocks_without_tensors)
+{
+	struct orch_dispatch d[2];
+	struct orch_dispatch_view v;
+	struct pto_task h;
+	int i;
+
+	pto_args_reset(&self->a);
+	pto_args_add_scalar(&self->a, 42);
+	ASSERT_EQ(0, pto_submit_spmd(self->o, &NOOP, &self->a, NULL, PTO_WK_AIV, 2,
+				     &h));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, orch_ready_pop(self->o, i, &d[i]));
+		orch_dispatch_view(&d[i], &v);
+		EXPECT_EQ((uint32_t)i, v.member);
+		EXPECT_EQ(2u, v.nmembers);
+		EXPECT_EQ(0u, v.ntensors);
+		ASSERT_EQ(1u, v.nscalars);
+		EXPECT_EQ(42u, v.scalars[0]);
+	}
+	for (i = 0; i < 2; i++)
+		orch_member_done(self->o, &d[i], 0, NULL);
+	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, h));
 }
 
 TEST_F(man, any_worker_of_kind)

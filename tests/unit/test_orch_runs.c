@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
+#include <pto/sched.h>
 #include "orch_test.h"
 
 /* A gate tasks can wait on, opened by the test. */
@@ -511,7 +512,7 @@ TEST(submit_outside_run_rejected)
 TEST(failed_create_clears_out)
 {
 	static const struct pto_worker_desc w[2] = {
-		{ 3, PTO_WK_SUB }, { 3, PTO_WK_SUB },
+		OT_WORKER(3, PTO_WK_SUB), OT_WORKER(3, PTO_WK_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .nworkers = 2, .workers = w };
@@ -523,6 +524,154 @@ TEST(failed_create_clears_out)
 	o = (pto_orch *)&cfg;
 	EXPECT_EQ(-EINVAL, pto_orch_create_inproc(&cfg, &o));
 	EXPECT_EQ(NULL, o);
+}
+
+/*
+ * The config's and the workers' reserved words must be zero (pto/orch.h):
+ * a later libpto gives them a meaning. Any word set - each word of each,
+ * in turn - is -EINVAL before anything is set up: *out NULL, not even the
+ * once-per-process fork hygiene of a create (this test's process never
+ * created an orchestrator). The same config with every word zero creates
+ * and runs.
+ */
+TEST(reserved_config_words_are_refused_before_anything)
+{
+	struct pto_worker_desc w[2] = {
+		OT_WORKER(0, PTO_WK_SUB), OT_WORKER(5, PTO_WK_SUB),
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .nworkers = 2, .workers = w };
+	struct stash s = { 0 };
+	unsigned int i, j;
+	pto_orch *o;
+
+	unsetenv("OMP_NUM_THREADS");
+	for (i = 0; i < ARRAY_SIZE(cfg.reserved); i++) {
+		cfg.reserved[i] = 1ULL << (i * 5 % 64);
+		o = (pto_orch *)&cfg;
+		EXPECT_EQ(-EINVAL, pto_orch_create_inproc(&cfg, &o))
+			TH_LOG("pto_orch_config.reserved[%u]", i);
+		EXPECT_EQ(NULL, o);
+		cfg.reserved[i] = 0;
+	}
+	for (j = 0; j < 2; j++)
+		for (i = 0; i < ARRAY_SIZE(w[j].reserved); i++) {
+			w[j].reserved[i] = 1ULL << (63 - i);
+			o = (pto_orch *)&cfg;
+			EXPECT_EQ(-EINVAL, pto_orch_create_inproc(&cfg, &o))
+				TH_LOG("workers[%u].reserved[%u]", j, i);
+			EXPECT_EQ(NULL, o);
+			w[j].reserved[i] = 0;
+		}
+	EXPECT_EQ(NULL, getenv("OMP_NUM_THREADS"));
+	/* The control: zero words create (and run the hygiene). */
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	EXPECT_STREQ("1", getenv("OMP_NUM_THREADS"));
+	EXPECT_EQ(0, pto_orch_run(o, orch_stash, &s));
+	EXPECT_EQ(5, s.x);
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* One submit of a counting task with a call config, by call: 0 next
+ * level, 1 group, 2 SPMD (two blocks). */
+struct cfg_case {
+	struct pto_call_config cfg;
+	int call;
+	int ret;
+	struct pto_task h;
+	char msg[160];
+};
+
+static int orch_with_cfg(pto_orch *o, void *arg)
+{
+	static const struct pto_callable k = { .fn = k_count };
+	struct cfg_case *c = arg;
+	struct pto_task_args a, *ap = &a;
+	int32_t w0 = 0;
+
+	pto_args_init(&a);
+	if (c->call == 0)
+		c->ret = pto_submit_next_level(o, &k, &a, &c->cfg,
+					       pto_on_worker(0), &c->h);
+	else if (c->call == 1)
+		c->ret = pto_submit_next_level_group(o, &k, &ap, 1, &c->cfg,
+						     &w0, &c->h);
+	else
+		c->ret = pto_submit_spmd(o, &k, &a, &c->cfg, PTO_WK_SUB, 2,
+					 &c->h);
+	snprintf(c->msg, sizeof(c->msg), "%s", pto_orch_error(o));
+	pto_args_fini(&a);
+	return c->ret;
+}
+
+/*
+ * A call config's flags outside PTO_CALL_FLAGS_VALID and its reserved
+ * words must be zero (pto/orch.h): each call that takes one refuses any
+ * of them with -EINVAL and a message naming it, and creates no task
+ * (none runs, the handle is not written). The same config, zero but for
+ * block_dim, submits and runs.
+ */
+TEST(call_config_flags_and_reserved_words_are_refused)
+{
+	pto_orch *o = mk(_metadata, 2);
+	struct cfg_case c;
+	unsigned int i;
+	int call;
+
+	for (call = 0; call < 3; call++) {
+		for (i = 0; i <= ARRAY_SIZE(c.cfg.reserved); i++) {
+			char want[64];
+
+			memset(&c, 0, sizeof(c));
+			memset(&c.h, 0xa5, sizeof(c.h));
+			c.call = call;
+			c.cfg.block_dim = 4;
+			if (i < ARRAY_SIZE(c.cfg.reserved)) {
+				c.cfg.reserved[i] = 1ULL << (63 - i);
+				snprintf(want, sizeof(want),
+					 "call config: reserved[%u] is not zero", i);
+			} else {
+				c.cfg.flags = 0x80000001u;
+				snprintf(want, sizeof(want),
+					 "call config: unknown flags 0x80000001");
+			}
+			EXPECT_EQ(-EINVAL, pto_orch_run(o, orch_with_cfg, &c))
+				TH_LOG("call %d, case %u", call, i);
+			EXPECT_EQ(-EINVAL, c.ret);
+			EXPECT_STREQ(want, c.msg);
+			EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, c.h.task_id);
+			EXPECT_EQ(0xa5a5a5a5u, c.h.slot);
+		}
+	}
+	EXPECT_EQ(0, atomic_load(&G.ran));
+	for (call = 0; call < 3; call++) {
+		memset(&c, 0, sizeof(c));
+		c.call = call;
+		c.cfg.block_dim = 4;
+		EXPECT_EQ(0, pto_orch_run(o, orch_with_cfg, &c));
+		EXPECT_STREQ("", c.msg);
+		EXPECT_NE(0u, c.h.task_id);
+	}
+	EXPECT_EQ(1 + 1 + 2, atomic_load(&G.ran));
+	done(_metadata, o);
+}
+
+/* pto_orch_sched_stats() on an orchestrator that is not on a device is
+ * -EINVAL, and still writes the caller's struct whole: all zero. */
+TEST(sched_stats_off_a_device_is_einval_and_all_zero)
+{
+	pto_orch *o = mk(_metadata, 2);
+	struct pto_sched_stats st;
+	const unsigned char *p = (const unsigned char *)&st;
+	size_t i;
+
+	memset(&st, 0xa5, sizeof(st));
+	EXPECT_EQ(-EINVAL, pto_orch_sched_stats(o, &st));
+	for (i = 0; i < sizeof(st); i++) {
+		EXPECT_EQ(0, p[i]) TH_LOG("byte %zu", i);	/* two statements */
+	}
+	done(_metadata, o);
 }
 
 /*
@@ -648,7 +797,7 @@ static int orch_run1(pto_orch *o, void *arg)
 TEST(cancelled_head_group_releases_reservation)
 {
 	static const struct pto_worker_desc w[] = {
-		{ 0, PTO_WK_AIV }, { 1, PTO_WK_AIV }, { 2, PTO_WK_AIV },
+		OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(2, PTO_WK_AIV),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .workers = w, .nworkers = 3 };

@@ -135,7 +135,7 @@ static int vector_dag(pto_orch *o, void *arg)
 static void run_vector(struct __test_metadata *_metadata, int use_sub)
 {
 	static const struct pto_worker_desc w[] = {
-		{ 0, PTO_WK_AIV }, { 1, PTO_WK_AIV }, { 7, PTO_WK_SUB },
+		OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(7, PTO_WK_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 22, .task_window = 16,
 				       .workers = w, .nworkers = 3 };

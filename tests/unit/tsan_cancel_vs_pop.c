@@ -39,7 +39,8 @@ static int build_then_fail(pto_orch *o, void *arg)
 TEST(cancellation_races_dispatch)
 {
 	struct pto_worker_desc w[4] = {
-		{ 0, PTO_WK_SUB }, { 1, PTO_WK_SUB }, { 2, PTO_WK_SUB }, { 3, PTO_WK_SUB },
+		OT_WORKER(0, PTO_WK_SUB), OT_WORKER(1, PTO_WK_SUB),
+		OT_WORKER(2, PTO_WK_SUB), OT_WORKER(3, PTO_WK_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 256,
 				       .timeout_ms = 5000, .nworkers = 4, .workers = w };

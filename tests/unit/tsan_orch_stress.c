@@ -269,8 +269,8 @@ static const char *check(struct run_ctx *x, int status, char *why, size_t len)
 TEST(random_dags)
 {
 	static const struct pto_worker_desc w[] = {
-		{ 0, PTO_WK_AIV }, { 1, PTO_WK_AIV }, { 2, PTO_WK_AIC },
-		{ 3, PTO_WK_SUB }, { 4, PTO_WK_SUB },
+		OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(2, PTO_WK_AIC),
+		OT_WORKER(3, PTO_WK_SUB), OT_WORKER(4, PTO_WK_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 160,
 				       .timeout_ms = 20000, .workers = w,

@@ -197,10 +197,23 @@ struct pto_callable {
 	uint64_t kernel_id;	/* device kernel identity (device backend) */
 };
 
+/*
+ * Per-call configuration; the pointer may be NULL (all defaults).
+ * Zero-initialise it (a designated initialiser or = PTO_ZERO_INIT does):
+ * @flags must be a subset of PTO_CALL_FLAGS_VALID (none defined yet) and
+ * @reserved must be zero, else the submit is -EINVAL with
+ * pto_orch_error() naming the word. A field added later takes reserved
+ * space, and its zero means what this library does today (its default),
+ * so a program built now keeps its behaviour. Layout checked by the abi
+ * tier (tests/abi-layout.c).
+ */
 struct pto_call_config {
 	uint32_t block_dim;
-	uint32_t flags;
+	uint32_t flags;		/* PTO_CALL_FLAGS_VALID */
+	uint64_t reserved[3];	/* 0 */
 };
+
+#define PTO_CALL_FLAGS_VALID 0u
 
 enum pto_worker_kind {
 	PTO_WK_AIC = 0,
@@ -210,9 +223,16 @@ enum pto_worker_kind {
 	PTO_WK_NR,
 };
 
+/*
+ * One worker of an in-process orchestrator (pto_orch_config.workers).
+ * Zero-initialise it: @reserved must be zero, else the create is -EINVAL.
+ * A field added later takes reserved space; its zero is its default
+ * (today's behaviour).
+ */
 struct pto_worker_desc {
 	int32_t id;		/* stable id, unique, >= 0 */
 	uint32_t kind;		/* enum pto_worker_kind */
+	uint64_t reserved[3];	/* 0 */
 };
 
 /* Placement of a next-level task: an exact stable worker id, or any
@@ -240,6 +260,15 @@ static inline struct pto_target pto_on_kind(enum pto_worker_kind k)
 #define PTO_MAX_SCOPE_DEPTH 64	/* user scopes on top of the outer scope */
 #define PTO_HEAP_ALIGN 1024
 
+/*
+ * Orchestrator configuration; the pointer may be NULL (all defaults), and
+ * every field's zero is its default. Zero-initialise the struct (a
+ * designated initialiser or = PTO_ZERO_INIT does): @reserved must be
+ * zero, else the create is -EINVAL before anything is set up. A field
+ * added later takes reserved space and its zero keeps today's behaviour,
+ * so a program built now runs unchanged against a later libpto.so.1.
+ * Layout checked by the abi tier (tests/abi-layout.c).
+ */
 struct pto_orch_config {
 	uint64_t heap_ring_size;	/* bytes per ring; 0: 1 GiB (lazy) */
 	uint32_t task_window;		/* slots per ring; 0: 4096 */
@@ -247,6 +276,7 @@ struct pto_orch_config {
 	uint32_t run_depth;		/* pipelined runs; 0: 2 */
 	uint32_t nworkers;		/* 0: 2 workers, ids 0,1, kind SUB */
 	const struct pto_worker_desc *workers;
+	uint64_t reserved[12];		/* 0 */
 };
 
 /*
@@ -261,7 +291,9 @@ struct pto_orch_config {
  * and a fork inherits no pool threads; and a pthread_atfork()
  * registration.
  * On failure *out is NULL; there is no orchestrator to hold a message, the
- * errno alone says what failed (-EINVAL: a bad or duplicate worker).
+ * errno alone says what failed (-EINVAL: a bad or duplicate worker, or a
+ * non-zero reserved word in @cfg or in a worker, refused before anything
+ * is set up, fork hygiene included).
  * Thread safety: any thread, but the first create in a process calls
  * setenv(), which must not run concurrently with getenv(), setenv(),
  * putenv() or anything else reading the environment (localtime(), locale
@@ -352,6 +384,8 @@ PTO_API void pto_run_release(pto_run *r);
  * return -ECANCELED) and is cancelled when the function returns. Called
  * outside an orchestration function, each is -EINVAL. Submit
  * blocks only on ring back-pressure (then -ETIMEDOUT / -ESHUTDOWN).
+ * @cfg may be NULL; a non-NULL one with unknown flags or a reserved word
+ * set is -EINVAL (struct pto_call_config).
  * *out, when not NULL, receives the run-scoped handle. Auto-allocated
  * OUTPUTs are written back into @args, in the heap's space (in-process:
  * HOST, also when declared GM); name that tensor in later tasks.

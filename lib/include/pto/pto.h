@@ -43,7 +43,15 @@ enum pto_core_type {
 	PTO_CORE_TYPE_AIV = 2,
 };
 
-/** struct pto_dev_info - what a device is (from the driver's GET_INFO). */
+/*
+ * struct pto_dev_info - what a device is (from the driver's GET_INFO).
+ * Written whole by pto_dev_info(), whatever the caller's struct held:
+ * core_type[] past @cores and @reserved0 / @reserved come back zero. A
+ * field added later takes reserved space; a program built now never
+ * reads it, and one built later reads 0 (unknown) from a libpto that
+ * does not fill it yet. Layout checked by the abi tier
+ * (tests/abi-layout.c).
+ */
 struct pto_dev_info {
 	uint32_t abi_major;
 	uint32_t abi_minor;
@@ -56,6 +64,8 @@ struct pto_dev_info {
 	uint32_t window_size;
 	uint64_t caps;
 	uint8_t core_type[PTO_DEV_MAX_CORES];	/* enum pto_core_type */
+	uint32_t reserved0;			/* 0 */
+	uint64_t reserved[8];			/* 0 */
 };
 
 /*

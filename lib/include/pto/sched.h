@@ -91,6 +91,14 @@ static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 /* Stable worker id of cluster @c's MIX worker (cores are ids 0..cores-1). */
 #define PTO_SCHED_MIX_ID(c) (0x10000 + (int32_t)(c))
 
+/*
+ * Scheduler configuration; the pointer may be NULL (all defaults), and
+ * every field's zero is its default. Zero-initialise the struct (a
+ * designated initialiser or = PTO_ZERO_INIT does): @reserved must be
+ * zero, else pto_orch_create_device() is -EINVAL before it takes
+ * anything. A field added later takes reserved space and its zero keeps
+ * today's behaviour. Layout checked by the abi tier (tests/abi-layout.c).
+ */
 struct pto_sched_config {
 	/* scheduler threads; 0: the device's lanes, at most CPUs - 1 */
 	uint32_t threads;
@@ -101,8 +109,15 @@ struct pto_sched_config {
 	 * wake_delay_us; 0: 20. See Documentation/scheduler.md, "Placement".
 	 */
 	uint32_t wake_delay_us;
+	uint64_t reserved[6];	/* 0 */
 };
 
+/*
+ * Written whole by pto_orch_sched_stats(), whatever the caller's struct
+ * held: @reserved comes back zero. A counter added later takes reserved
+ * space; a program built now never reads it, and one built later reads 0
+ * from a libpto that does not count it yet.
+ */
 struct pto_sched_stats {
 	uint64_t tasks;		/* core tasks completed */
 	uint64_t errors;	/* of which with a device error */
@@ -112,6 +127,7 @@ struct pto_sched_stats {
 	uint64_t retired;	/* cores retired (CLOSE before return) */
 	uint64_t quarantined;	/* cores that never answered: quarantined */
 	uint64_t retire_ns;	/* slowest thread's retirement of its set */
+	uint64_t reserved[9];	/* 0 */
 };
 
 /*
@@ -128,6 +144,9 @@ struct pto_sched_stats {
  * @dev may be shared, but partitions start at cluster 0: while one
  * orchestrator holds its clusters, another on the same device - through
  * this handle or another - is -EBUSY.
+ * -EINVAL, before anything is taken, for a non-zero reserved word in
+ * @ocfg or @scfg (@ocfg's workers are not read); there is no orchestrator
+ * to hold a message, the errno alone says it.
  * -EOPNOTSUPP, before anything is taken, when the driver has no cores to
  * launch (PTO_CAP_CORES) or is older than ABI 1.3 (pto_dev_open() checks
  * the major only); -ECHILD in a forked child of the device's opener
@@ -138,7 +157,8 @@ PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   const struct pto_sched_config *scfg,
 				   pto_orch **out);
 
-/* Counters summed over the scheduler threads. Thread safety: any thread. */
+/* Counters summed over the scheduler threads; -EINVAL (all zero) on an
+ * orchestrator that is not on a device. Thread safety: any thread. */
 PTO_API int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st);
 
 #ifdef __cplusplus

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The layout of every public struct of libpto (the headers in lib/include/pto): its
+ * size, each field's offset and size, and how many bytes of implicit
+ * padding it has. These numbers are libpto.so.1's ABI: a program built
+ * against one version passes these structs to another, so any change to
+ * them - a field moved, widened or added outside the reserved words - is a
+ * soname bump, and must fail here first. A field taken from reserved space
+ * changes the reserved array's offset and size here, on purpose: update
+ * both lines and check the struct's size did not move.
+ *
+ * tests/abi-symbols builds this as C11 and as C++11 (the headers serve
+ * both), runs it, and checks that every struct the headers define has a
+ * DONE() line below. Prints TAP, one result per struct. x86-64 (LP64)
+ * numbers: the only architecture pto builds for.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <pto/orch.h>
+#include <pto/pto.h>
+#include <pto/sched.h>
+
+static int tests, failures;
+static int mismatches;		/* of the struct being checked */
+static size_t covered;		/* bytes of the fields listed so far */
+
+static void field(const char *name, size_t off, size_t size, size_t want_off,
+		  size_t want_size)
+{
+	covered += size;
+	if (off == want_off && size == want_size)
+		return;
+	printf("# %s at %zu (%zu bytes), expected at %zu (%zu bytes)\n", name,
+	       off, size, want_off, want_size);
+	mismatches++;
+}
+
+/*
+ * Every field must be listed: the fields' sizes plus @padding (implicit
+ * padding the struct is known to have) add up to its size, so a new field
+ * or new padding shows.
+ */
+static void done(const char *name, size_t size, size_t want_size,
+		 size_t padding)
+{
+	if (size != want_size) {
+		printf("# sizeof(struct %s) is %zu, expected %zu\n", name, size,
+		       want_size);
+		mismatches++;
+	}
+	if (covered + padding != size) {
+		printf("# struct %s: fields %zu + implicit padding %zu bytes != size %zu"
+		       " (a field not listed, or padding)\n", name, covered, padding,
+		       size);
+		mismatches++;
+	}
+	tests++;
+	if (mismatches)
+		failures++;
+	printf("%s %d - struct %s: %zu bytes\n", mismatches ? "not ok" : "ok",
+	       tests, name, want_size);
+	mismatches = 0;
+	covered = 0;
+}
+
+#define FIELD(s, f, off, size)						\
+	field(#s "." #f, offsetof(struct s, f), sizeof(((struct s *)0)->f), \
+	      off, size)
+#define DONE(s, size, padding) done(#s, sizeof(struct s), size, padding)
+
+int main(void)
+{
+	/* ---- pto/pto.h ---- */
+	FIELD(pto_dev_info, abi_major, 0, 4);
+	FIELD(pto_dev_info, abi_minor, 4, 4);
+	FIELD(pto_dev_info, index, 8, 4);
+	FIELD(pto_dev_info, clusters, 12, 4);
+	FIELD(pto_dev_info, cores, 16, 4);
+	FIELD(pto_dev_info, lanes, 20, 4);
+	FIELD(pto_dev_info, gm_size, 24, 8);
+	FIELD(pto_dev_info, gm_align, 32, 4);
+	FIELD(pto_dev_info, window_size, 36, 4);
+	FIELD(pto_dev_info, caps, 40, 8);
+	FIELD(pto_dev_info, core_type, 48, 108);
+	FIELD(pto_dev_info, reserved0, 156, 4);
+	FIELD(pto_dev_info, reserved, 160, 64);
+	DONE(pto_dev_info, 224, 0);
+
+	/* ---- pto/orch.h ---- */
+	FIELD(pto_tensor, data, 0, 8);
+	FIELD(pto_tensor, nbytes, 8, 8);
+	FIELD(pto_tensor, obj, 16, 8);
+	FIELD(pto_tensor, offset, 24, 8);
+	FIELD(pto_tensor, space, 32, 4);
+	FIELD(pto_tensor, dtype, 36, 4);
+	FIELD(pto_tensor, rank, 40, 4);
+	FIELD(pto_tensor, shape, 44, 16);
+	FIELD(pto_tensor, dev, 60, 4);
+	FIELD(pto_tensor, strides, 64, 32);
+	DONE(pto_tensor, 96, 0);
+
+	FIELD(pto_arg_tensor, t, 0, 96);
+	FIELD(pto_arg_tensor, tag, 96, 1);
+	FIELD(pto_arg_tensor, dump, 97, 1);
+	FIELD(pto_arg_tensor, pad, 98, 6);
+	DONE(pto_arg_tensor, 104, 0);
+
+	FIELD(pto_task, run_id, 0, 8);
+	FIELD(pto_task, task_id, 8, 8);
+	FIELD(pto_task, slot, 16, 4);
+	FIELD(pto_task, pad, 20, 4);
+	DONE(pto_task, 24, 0);
+
+	/* Trailing padding after retain: an element of args' dep array,
+	 * built by pto_args_add_dep() (the caller never fills one). */
+	FIELD(pto_dep, h, 0, 24);
+	FIELD(pto_dep, retain, 24, 1);
+	DONE(pto_dep, 32, 7);
+
+	FIELD(pto_task_args, tensors, 0, 8);
+	FIELD(pto_task_args, scalars, 8, 8);
+	FIELD(pto_task_args, scalar_dump, 16, 8);
+	FIELD(pto_task_args, deps, 24, 8);
+	FIELD(pto_task_args, ntensors, 32, 4);
+	FIELD(pto_task_args, cap_tensors, 36, 4);
+	FIELD(pto_task_args, nscalars, 40, 4);
+	FIELD(pto_task_args, cap_scalars, 44, 4);
+	FIELD(pto_task_args, ndeps, 48, 4);
+	FIELD(pto_task_args, cap_deps, 52, 4);
+	DONE(pto_task_args, 56, 0);
+
+	FIELD(pto_task_ctx, tensors, 0, 8);
+	FIELD(pto_task_ctx, scalars, 8, 8);
+	FIELD(pto_task_ctx, ntensors, 16, 4);
+	FIELD(pto_task_ctx, nscalars, 20, 4);
+	FIELD(pto_task_ctx, member, 24, 4);
+	FIELD(pto_task_ctx, nmembers, 28, 4);
+	FIELD(pto_task_ctx, worker_id, 32, 4);
+	FIELD(pto_task_ctx, pad, 36, 4);
+	FIELD(pto_task_ctx, task_id, 40, 8);
+	FIELD(pto_task_ctx, user, 48, 8);
+	FIELD(pto_task_ctx, errmsg, 56, 8);
+	FIELD(pto_task_ctx, errmsg_len, 64, 8);
+	DONE(pto_task_ctx, 72, 0);
+
+	FIELD(pto_callable, fn, 0, 8);
+	FIELD(pto_callable, user, 8, 8);
+	FIELD(pto_callable, kernel_id, 16, 8);
+	DONE(pto_callable, 24, 0);
+
+	FIELD(pto_call_config, block_dim, 0, 4);
+	FIELD(pto_call_config, flags, 4, 4);
+	FIELD(pto_call_config, reserved, 8, 24);
+	DONE(pto_call_config, 32, 0);
+
+	FIELD(pto_worker_desc, id, 0, 4);
+	FIELD(pto_worker_desc, kind, 4, 4);
+	FIELD(pto_worker_desc, reserved, 8, 24);
+	DONE(pto_worker_desc, 32, 0);
+
+	FIELD(pto_target, worker_id, 0, 4);
+	FIELD(pto_target, kind, 4, 4);
+	DONE(pto_target, 8, 0);
+
+	FIELD(pto_orch_config, heap_ring_size, 0, 8);
+	FIELD(pto_orch_config, task_window, 8, 4);
+	FIELD(pto_orch_config, timeout_ms, 12, 4);
+	FIELD(pto_orch_config, run_depth, 16, 4);
+	FIELD(pto_orch_config, nworkers, 20, 4);
+	FIELD(pto_orch_config, workers, 24, 8);
+	FIELD(pto_orch_config, reserved, 32, 96);
+	DONE(pto_orch_config, 128, 0);
+
+	/* ---- pto/sched.h ---- */
+	FIELD(pto_sched_config, threads, 0, 4);
+	FIELD(pto_sched_config, clusters, 4, 4);
+	FIELD(pto_sched_config, spin_us, 8, 4);
+	FIELD(pto_sched_config, wake_delay_us, 12, 4);
+	FIELD(pto_sched_config, reserved, 16, 48);
+	DONE(pto_sched_config, 64, 0);
+
+	FIELD(pto_sched_stats, tasks, 0, 8);
+	FIELD(pto_sched_stats, errors, 8, 8);
+	FIELD(pto_sched_stats, doorbells, 16, 8);
+	FIELD(pto_sched_stats, sleeps, 24, 8);
+	FIELD(pto_sched_stats, retired, 32, 8);
+	FIELD(pto_sched_stats, quarantined, 40, 8);
+	FIELD(pto_sched_stats, retire_ns, 48, 8);
+	FIELD(pto_sched_stats, reserved, 56, 72);
+	DONE(pto_sched_stats, 128, 0);
+
+	printf("1..%d\n", tests);
+	return failures != 0;
+}
