@@ -457,8 +457,9 @@ TEST_F(core, dispatch_ids_wrap)
 		EXPECT_EQ(PTO_TASK_OK, pto_run1(self->l, c, &fill));
 	}
 	EXPECT_EQ(4, c->next_id);	/* MAX-2, MAX-1, MAX, 2, 3 */
-	for (i = 0; i < 20; i++)
+	for (i = 0; i < 20; i++) {
 		EXPECT_EQ(0x500 + i / 4, self->mem[2048 + i]) TH_LOG("word %d", i);
+	}
 	/* Two in flight across the wrap: MAX running, 2 pending. */
 	c->next_id = PTO_ID_MAX;
 	spin_then_pending_fill(_metadata, self, c, 3072, 0x777, ids);

@@ -715,8 +715,9 @@ TEST(every_device_runs_its_own_dag)
 	for (k = 0; k < n; k++) {
 		EXPECT_EQ(0, pto_run_wait(r[k], 20000)) TH_LOG("device %u", k);
 		pto_run_release(r[k]);
-		for (i = 0; i < 1024; i++)
+		for (i = 0; i < 1024; i++) {
 			ASSERT_EQ((int32_t)(100 + k), d[k].map[i]) TH_LOG("device %u", k);
+		}
 	}
 	for (k = 0; k < n; k++) {
 		EXPECT_EQ(0, pto_orch_close(d[k].o, 10000));

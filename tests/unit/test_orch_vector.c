@@ -201,8 +201,9 @@ TEST(vector_f47_pipelined)
 		k = it & 1;
 		if (r[k]) {
 			ASSERT_EQ(0, pto_run_wait(r[k], -1));
-			for (i = 0; i < N; i++)
+			for (i = 0; i < N; i++) {
 				ASSERT_EQ(47.0f, v[k].f[i]) TH_LOG("run %d, f[%u]", it, i);
+			}
 			pto_run_release(r[k]);
 		}
 		memset(v[k].f, 0, NB);
@@ -210,8 +211,9 @@ TEST(vector_f47_pipelined)
 	}
 	for (k = 0; k < 2; k++) {
 		ASSERT_EQ(0, pto_run_wait(r[k], -1));
-		for (i = 0; i < N; i++)
+		for (i = 0; i < N; i++) {
 			ASSERT_EQ(47.0f, v[k].f[i]) TH_LOG("last runs, f[%u]", i);
+		}
 		pto_run_release(r[k]);
 		free(v[k].a);
 		free(v[k].b);
