@@ -79,12 +79,9 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 		kfree(bo);
 		return -ENOMEM;
 	}
-	/* From here on pto_bo_put() is the whole unwind. */
-	spin_lock(&pdev->bos_lock);
-	list_add_tail(&bo->node, &pdev->bos);
-	spin_unlock(&pdev->bos_lock);
-
 	/*
+	 * From here on pto_bo_put() is the whole unwind (its list_del() of
+	 * the node, self-linked until the list_add_tail() below, is a no-op).
 	 * The handle makes @bo reachable (and freeable) by other threads of
 	 * this file: fill the reply while pf->lock still excludes BO_FREE.
 	 */
@@ -107,6 +104,16 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 		xa_erase(&pf->bos, handle);
 		goto err_unlock;
 	}
+	/*
+	 * Only now on the device's list, which debugfs walks under bos_lock
+	 * and prints bo->handle from: every field it reads, the handle
+	 * included, is written before this list_add_tail(), and the walker
+	 * takes bos_lock after our spin_unlock() (release / acquire), so it
+	 * never sees the buffer with handle 0. Nothing else reads the list.
+	 */
+	spin_lock(&pdev->bos_lock);
+	list_add_tail(&bo->node, &pdev->bos);
+	spin_unlock(&pdev->bos_lock);
 	args->size = size;
 	args->handle = handle;
 	args->dev_addr = bo->dev_addr;

@@ -290,7 +290,8 @@ struct pto_core {
 
 /**
  * struct pto_device - one mock NPU, /dev/ptoN.
- * @bos_lock: protects @bos (every live buffer object, for debugfs).
+ * @bos_lock: protects @bos (every live buffer object, for debugfs; a
+ *	buffer joins it complete, its handle set: pto_ioctl_bo_alloc()).
  * @core_lock: serializes acquire, release, launch, the retire ioctl's
  *	ownership check and the reset; protects every core's launch fields
  *	while launching (owner, payload, F_LAUNCH). Held across the bounded
