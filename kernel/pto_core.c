@@ -611,7 +611,7 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 	struct pto_retire_ctx *ctx;
 	unsigned int i, n = 0, left = 0;
 
-	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	pto_retire_init(ctx, pdev, PTO_RR_RESET);
@@ -916,7 +916,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	if (!args->payload_addr || args->payload_addr % PTO_PAYLOAD_SIZE)
 		return -EINVAL;
 	/* ~550 bytes: off the stack (the debug kernel's FRAME_WARN is 1024). */
-	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	if (args->flags & PTO_LAUNCH_FLAG_EVENTFD) {
@@ -1173,7 +1173,7 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	if (ret)
 		return ret;
 	/* Off the stack, as in pto_ioctl_core_launch(). */
-	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	mutex_lock(&pdev->core_lock);
