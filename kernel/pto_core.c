@@ -246,16 +246,24 @@ void pto_core_fin(struct pto_core *core, u32 cond)
  * ordered xchg: a request the owner re-armed after the caller's read is
  * either consumed here (and this wake-up, which comes after the clear,
  * serves it) or left for the next one; never lost.
+ *
+ * With neither @notify nor @pf there is nobody to wake: a reset that
+ * recovers a core its launch quarantined before publishing it (no
+ * references were ever claimed) finds the WAKE_REQ an owner armed before
+ * that launch. Nothing is served nor counted then (CORE_STATS' wakeups
+ * count deliveries), and recovery clears the page anyway.
  */
 bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
 			 struct pto_file *pf)
 {
+	if (!notify && !pf)
+		return false;
 	if (!xchg(pto_ureg(core, PTO_REG_WAKE_REQ), 0))
 		return false;
 	atomic64_inc(&core->wakeups);
 	if (notify)
 		eventfd_signal(notify, 1);
-	else if (pf)
+	else
 		pto_file_wake(pf);
 	return true;
 }

@@ -742,6 +742,27 @@ static void retire_echo_serves_wake_req(struct kunit *test)
 }
 
 /*
+ * Only a delivered wake-up is counted. A core quarantined by its launch's
+ * init (never published: no owner, no eventfd, no references) whose
+ * owner had armed WAKE_REQ in the window before the launch has nobody to
+ * wake when a reset recovers it: CORE_STATS' wake-up count stays 0.
+ */
+static void reset_of_unpublished_core_counts_no_wakeup(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[4];
+
+	rt_arm(rt, 4);
+	/* The launch's init failed: quarantined, READY never published. */
+	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_WAKE_REQ), 1);
+	__set_bit(4, rt->gate_returns);
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	rt_expect_recovered(test, rt, 4);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&core->wakeups), 0LL);
+}
+
+/*
  * A refused reset (-EBUSY: the mask names a core of another file's
  * cluster) has no effect at all, not even on the quarantined cores of
  * the mask it would have recovered: their stall stays armed and their
@@ -940,6 +961,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_generation_reset),
 	KUNIT_CASE(retire_claim_during_arm),
 	KUNIT_CASE(retire_echo_serves_wake_req),
+	KUNIT_CASE(reset_of_unpublished_core_counts_no_wakeup),
 	KUNIT_CASE(reset_refused_has_no_side_effect),
 	KUNIT_CASE(reset_record_is_the_recovery),
 	KUNIT_CASE(reset_during_leave_keeps_the_recovery_record),
