@@ -158,7 +158,7 @@ enum pto_rw {
 	PTO_RW_DRAIN,		/* full barrier after the read-backs */
 	PTO_RW_GATE,		/* teardown gate = RELEASE */
 	PTO_RW_QUARANTINE,	/* F_QUARANTINE set: a reset may adopt it */
-	PTO_RW_UNQUARANTINE,	/* recovery cleared F_QUARANTINE (win_lock) */
+	PTO_RW_UNQUARANTINE,	/* recovery clears F_QUARANTINE next (win_lock) */
 };
 
 /**

@@ -547,8 +547,9 @@ static void pto_retire_unquarantine(struct pto_core *core)
 
 	down_write(&pdev->win_lock);
 	clear_page(core->uregs);
-	clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	/* The sink sees the page as the bit is cleared, right after this. */
 	pto_retire_note(core, PTO_RW_UNQUARANTINE, 0);
+	clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
 	up_write(&pdev->win_lock);
 }
 

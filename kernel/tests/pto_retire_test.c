@@ -36,10 +36,11 @@ struct rt {
 	int reset_at_quarantine;
 	int reset_ret;
 	/*
-	 * Core @seen_core as recovery clears F_QUARANTINE: its page's
-	 * marker word and whether win_lock is held.
+	 * Core @seen_core at the instant recovery clears F_QUARANTINE (the
+	 * note comes right before the clear_bit()): whether the bit is
+	 * still set, its page's marker word and whether win_lock is held.
 	 */
-	bool unq_seen, unq_locked;
+	bool unq_seen, unq_quarantined, unq_locked;
 	u32 unq_marker;
 };
 
@@ -78,6 +79,8 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 	}
 	if (what == PTO_RW_UNQUARANTINE && (int)core->id == rt->seen_core) {
 		rt->unq_seen = true;
+		rt->unq_quarantined = test_bit(PTO_CORE_F_QUARANTINE,
+					       &core->flags);
 		rt->unq_marker = *(u32 *)(core->uregs + 0x800);
 		rt->unq_locked = rwsem_is_locked(&rt->pdev.win_lock);
 	}
@@ -940,10 +943,13 @@ static void reset_clears_page_before_unquarantine(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
 	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + 0x800), 0U);
 	/*
-	 * The moment the bit is cleared: page already clear, win_lock held
-	 * (mmap and faults test the bit under it).
+	 * The moment the bit is cleared (the note right before it): the bit
+	 * still set, the page already clear, win_lock held (mmap and faults
+	 * test the bit under it). With the page cleared after the bit, the
+	 * note sees the bit clear and the marker.
 	 */
 	KUNIT_EXPECT_TRUE(test, rt->unq_seen);
+	KUNIT_EXPECT_TRUE(test, rt->unq_quarantined);
 	KUNIT_EXPECT_EQ(test, rt->unq_marker, 0U);
 	KUNIT_EXPECT_TRUE(test, rt->unq_locked);
 }
