@@ -874,6 +874,53 @@ static void retire_report_quarantined_others(struct kunit *test)
 }
 
 /*
+ * The same report through CORE_RETIRE's entry (pto_ioctl_core_retire(),
+ * on a stand-in file that owns cluster 1): the first call over cores 3
+ * to 5 retires 3 and 5 and leaves 4 (no response); a second call over
+ * the same cores finds every claim consumed, waits for nothing left and
+ * reports 4 again, with nothing retired by it. Each reply's mask names
+ * core 4 alone, in the first word.
+ */
+static void retire_ioctl_reports_quarantined(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core_retire args = { .cores = { 0x38 } };
+	struct pto_file *pf;
+	unsigned int i;
+
+	pf = kunit_kzalloc(test, sizeof(*pf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pf);
+	pf->pdev = &rt->pdev;
+	rt->pdev.cluster_owner[1] = pf;
+	rt->pdev.retire_ms = 50;
+	__clear_bit(4, rt->responsive);
+	for (i = 3; i < NCORES; i++) {
+		rt_launch(test, rt, i);
+		if (i != 4)
+			__set_bit(i, rt->gate_returns);
+	}
+
+	KUNIT_ASSERT_EQ(test, pto_ioctl_core_retire(pf, &args), 0);
+	KUNIT_EXPECT_EQ(test, args.retired, 2U);
+	KUNIT_EXPECT_EQ(test, args.quarantined[0], (u64)BIT_ULL(4));
+	KUNIT_EXPECT_EQ(test, args.quarantined[1], 0ULL);
+	KUNIT_EXPECT_GE(test, args.elapsed_ns, 50ULL * NSEC_PER_MSEC);
+
+	/* Stale reply words must not survive: the ioctl rewrites them. */
+	memset(&args, 0xff, sizeof(args));
+	memset(args.cores, 0, sizeof(args.cores));
+	args.cores[0] = 0x38;
+	args.flags = 0;
+	args.pad = 0;
+	KUNIT_ASSERT_EQ(test, pto_ioctl_core_retire(pf, &args), 0);
+	KUNIT_EXPECT_EQ(test, args.retired, 0U);
+	KUNIT_EXPECT_EQ(test, args.quarantined[0], (u64)BIT_ULL(4));
+	KUNIT_EXPECT_EQ(test, args.quarantined[1], 0ULL);
+	KUNIT_EXPECT_EQ(test, args.elapsed_ns, 0ULL);
+	rt->pdev.cluster_owner[1] = NULL;
+}
+
+/*
  * A retirement writes nothing to a core it left after leaving it: a reset
  * may take the core over before the retirement's pass 4 (the owner's
  * reset ioctl while its own CORE_RETIRE is still closing the others).
@@ -972,6 +1019,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(reset_record_is_the_recovery),
 	KUNIT_CASE(reset_during_leave_keeps_the_recovery_record),
 	KUNIT_CASE(retire_report_quarantined_others),
+	KUNIT_CASE(retire_ioctl_reports_quarantined),
 	KUNIT_CASE(retire_left_core_untouched_after_leave),
 	KUNIT_CASE(reset_clears_page_before_unquarantine),
 	{}
