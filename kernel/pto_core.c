@@ -1022,20 +1022,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 			why = NULL;
 		if (why) {
 			/* Init failed: left for recovery, never published. */
-			set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
-			atomic64_inc(&core->quarantines);
-			/* Read locklessly (RETIRE_STATUS, debugfs). */
-			WRITE_ONCE(core->r_result, PTO_RETIRE_QUARANTINED);
-			WRITE_ONCE(core->r_reason, PTO_RR_LAUNCH);
-			pr_err("pto%u: retirement: core %u not released (%s)\n",
-			       pdev->index, i, why);
-			/*
-			 * A retirement whose request landed during the
-			 * handshake waits on core_wq for this core to be done
-			 * (pto_retire_done: quarantined counts), as
-			 * pto_retire_leave() wakes it.
-			 */
-			wake_up_all(&pdev->core_wq);
+			pto_retire_leave_unpublished(ctx, core, why);
 			if (!ret)
 				ret = -EIO;
 			continue;

@@ -463,6 +463,8 @@ void pto_retire_claim_mask(struct pto_retire_ctx *ctx,
 			   const unsigned long *mask);
 void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core);
 void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core);
+void pto_retire_leave_unpublished(struct pto_retire_ctx *ctx,
+				  struct pto_core *core, const char *why);
 void pto_retire_pass_request(struct pto_retire_ctx *ctx);
 bool pto_retire_pass_poll(struct pto_retire_ctx *ctx);
 void pto_retire_put_refs(struct pto_core *core);

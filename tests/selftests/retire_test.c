@@ -571,13 +571,16 @@ TEST(fatal_error_during_launches)
  * Initialization failure: a core reports a wrong physical id. The launch
  * fails with -EIO; the windows it opened (the other cores) are published
  * and retired by the launcher; the failed core is left for recovery
- * (quarantined, never closed blindly) until the reset recovers it.
+ * (quarantined, never closed blindly) until the reset recovers it. Its
+ * record is the failed launch's alone: no time of the retirement before
+ * it (core 1 is launched and retired once first).
  */
 TEST(init_failure_retires_opened_windows)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct pto_core_launch cl = { 0 };
 	struct pto_retire_status st;
+	struct pto_core_retire r;
 	struct pto_core_reset z;
 	struct pto_launch *l;
 	struct pto_bo *bo;
@@ -590,6 +593,14 @@ TEST(init_failure_retires_opened_windows)
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	cluster_mask(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	/* A previous retirement: core 1's record gets its times. */
+	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, pto_noop_all(l));
+	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	pto_launch_free(l);
+	ASSERT_EQ(0, pto_retire_status(d, 1, &st));
+	ASSERT_LT(0, st.core_ns);
+	ASSERT_LT(0, st.set_ns);
 	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &bo));
 	memcpy(cl.cores, cores, sizeof(cl.cores));
 	cl.payload_addr = pto_bo_dev_addr(bo);
@@ -602,6 +613,9 @@ TEST(init_failure_retires_opened_windows)
 			EXPECT_EQ(PTO_CORE_QUARANTINED, st.state);
 			EXPECT_EQ(PTO_RETIRE_QUARANTINED, st.result);
 			EXPECT_EQ(0, st.bits);	/* never published */
+			/* Never requested: no time, none of the last one. */
+			EXPECT_EQ(0, st.core_ns);
+			EXPECT_EQ(0, st.set_ns);
 			/* Never released: its gate stays armed. */
 			ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf, sizeof(buf)));
 			ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
