@@ -153,6 +153,11 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 
 	if (!q->c || q->n == 0 || !q->args)
 		return orch_error(o, -EINVAL, "missing callable or arguments");
+	/* A worker that runs host callbacks would run nothing (orch.h). */
+	if (!q->c->fn && (o->host_callbacks || q->kind == ORCH_SUB))
+		return orch_error(o, -EINVAL,
+				  "callable without fn: %s workers run host callbacks",
+				  q->kind == ORCH_SUB ? "SUB" : "in-process");
 	for (m = 0; m < nargs; m++) {
 		const struct pto_task_args *a = q->args[m];
 
@@ -824,8 +829,6 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 
 	if (err)
 		return fail_now(o, err);
-	if (c && !c->fn)
-		return fail_now(o, orch_error(o, -EINVAL, "SUB callable without fn"));
 	return submit_impl(o, &q, out);
 }
 
