@@ -476,7 +476,15 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 				err = add_producer(o, s, p.s, p.tid, true);
 		}
 	}
-	/* Then the outputs, in the same hold. */
+	/*
+	 * Then the outputs, in the same hold. An INOUT's key is hashed again
+	 * here (orch_tm_insert_locked), after its lookup above hashed it:
+	 * carrying the lookup's hash over would take a store, a count and a
+	 * tag test on the lookup side and a tag test, a count and a load
+	 * here, about the hash's own dozen instructions for an INOUT, and
+	 * two more for every INPUT and OUTPUT, which do not need it. The
+	 * lookups stay all before the inserts either way.
+	 */
 	for (m = 0; m < nm && !err; m++) {
 		struct orch_member *mb = &s->members[m];
 
