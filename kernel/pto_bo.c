@@ -4,9 +4,10 @@
  *
  * A buffer object owns a GM address range (pto_gm) and zeroed backing pages
  * (__vmalloc with __GFP_ZERO, so nothing of a previous owner is ever
- * visible; charged to the allocating task's memory cgroup). Buffer
- * sizes are rounded up to whole pages and buffers are page-aligned in GM,
- * because a page is the unit of mmap: two files' buffers never share a page.
+ * visible; charged to the allocating task's memory cgroup, as the struct
+ * and the handle and range nodes are). Buffer sizes are rounded up to
+ * whole pages and buffers are page-aligned in GM, because a page is the
+ * unit of mmap: two files' buffers never share a page.
  */
 #include <linux/mm.h>
 #include <linux/pid.h>
@@ -52,7 +53,8 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 		return -EINVAL;
 	size = PAGE_ALIGN(args->size);
 
-	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	/* Charged, as everything this call allocates (pto_open()). */
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 	if (!bo)
 		return -ENOMEM;
 	kref_init(&bo->ref);
@@ -79,12 +81,9 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 		kfree(bo);
 		return -ENOMEM;
 	}
-	/* From here on pto_bo_put() is the whole unwind. */
-	spin_lock(&pdev->bos_lock);
-	list_add_tail(&bo->node, &pdev->bos);
-	spin_unlock(&pdev->bos_lock);
-
 	/*
+	 * From here on pto_bo_put() is the whole unwind (its list_del() of
+	 * the node, self-linked until the list_add_tail() below, is a no-op).
 	 * The handle makes @bo reachable (and freeable) by other threads of
 	 * this file: fill the reply while pf->lock still excludes BO_FREE.
 	 */
@@ -97,16 +96,27 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 	ret = xa_alloc_cyclic(&pf->bos, &handle, bo,
 			      XA_LIMIT(1, (1U << (63 - PTO_MMAP_BO_SHIFT -
 						  PAGE_SHIFT)) - 1),
-			      &pf->next_handle, GFP_KERNEL);
+			      &pf->next_handle, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto err_unlock;
 	bo->handle = handle;
 	ret = mtree_store_range(&pf->ranges, bo->dev_addr,
-				bo->dev_addr + size - 1, bo, GFP_KERNEL);
+				bo->dev_addr + size - 1, bo,
+				GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		xa_erase(&pf->bos, handle);
 		goto err_unlock;
 	}
+	/*
+	 * Only now on the device's list, which debugfs walks under bos_lock
+	 * and prints bo->handle from: every field it reads, the handle
+	 * included, is written before this list_add_tail(), and the walker
+	 * takes bos_lock after our spin_unlock() (release / acquire), so it
+	 * never sees the buffer with handle 0. Nothing else reads the list.
+	 */
+	spin_lock(&pdev->bos_lock);
+	list_add_tail(&bo->node, &pdev->bos);
+	spin_unlock(&pdev->bos_lock);
 	args->size = size;
 	args->handle = handle;
 	args->dev_addr = bo->dev_addr;

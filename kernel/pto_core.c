@@ -246,16 +246,24 @@ void pto_core_fin(struct pto_core *core, u32 cond)
  * ordered xchg: a request the owner re-armed after the caller's read is
  * either consumed here (and this wake-up, which comes after the clear,
  * serves it) or left for the next one; never lost.
+ *
+ * With neither @notify nor @pf there is nobody to wake: a reset that
+ * recovers a core its launch quarantined before publishing it (no
+ * references were ever claimed) finds the WAKE_REQ an owner armed before
+ * that launch. Nothing is served nor counted then (CORE_STATS' wakeups
+ * count deliveries), and recovery clears the page anyway.
  */
 bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
 			 struct pto_file *pf)
 {
+	if (!notify && !pf)
+		return false;
 	if (!xchg(pto_ureg(core, PTO_REG_WAKE_REQ), 0))
 		return false;
 	atomic64_inc(&core->wakeups);
 	if (notify)
 		eventfd_signal(notify, 1);
-	else if (pf)
+	else
 		pto_file_wake(pf);
 	return true;
 }
@@ -611,7 +619,7 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 	struct pto_retire_ctx *ctx;
 	unsigned int i, n = 0, left = 0;
 
-	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	pto_retire_init(ctx, pdev, PTO_RR_RESET);
@@ -916,7 +924,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	if (!args->payload_addr || args->payload_addr % PTO_PAYLOAD_SIZE)
 		return -EINVAL;
 	/* ~550 bytes: off the stack (the debug kernel's FRAME_WARN is 1024). */
-	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	if (args->flags & PTO_LAUNCH_FLAG_EVENTFD) {
@@ -1014,20 +1022,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 			why = NULL;
 		if (why) {
 			/* Init failed: left for recovery, never published. */
-			set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
-			atomic64_inc(&core->quarantines);
-			/* Read locklessly (RETIRE_STATUS, debugfs). */
-			WRITE_ONCE(core->r_result, PTO_RETIRE_QUARANTINED);
-			WRITE_ONCE(core->r_reason, PTO_RR_LAUNCH);
-			pr_err("pto%u: retirement: core %u not released (%s)\n",
-			       pdev->index, i, why);
-			/*
-			 * A retirement whose request landed during the
-			 * handshake waits on core_wq for this core to be done
-			 * (pto_retire_done: quarantined counts), as
-			 * pto_retire_leave() wakes it.
-			 */
-			wake_up_all(&pdev->core_wq);
+			pto_retire_leave_unpublished(ctx, core, why);
 			if (!ret)
 				ret = -EIO;
 			continue;
@@ -1173,7 +1168,7 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	if (ret)
 		return ret;
 	/* Off the stack, as in pto_ioctl_core_launch(). */
-	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	mutex_lock(&pdev->core_lock);

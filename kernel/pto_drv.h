@@ -158,7 +158,7 @@ enum pto_rw {
 	PTO_RW_DRAIN,		/* full barrier after the read-backs */
 	PTO_RW_GATE,		/* teardown gate = RELEASE */
 	PTO_RW_QUARANTINE,	/* F_QUARANTINE set: a reset may adopt it */
-	PTO_RW_UNQUARANTINE,	/* recovery cleared F_QUARANTINE (win_lock) */
+	PTO_RW_UNQUARANTINE,	/* recovery clears F_QUARANTINE next (win_lock) */
 };
 
 /**
@@ -290,7 +290,8 @@ struct pto_core {
 
 /**
  * struct pto_device - one mock NPU, /dev/ptoN.
- * @bos_lock: protects @bos (every live buffer object, for debugfs).
+ * @bos_lock: protects @bos (every live buffer object, for debugfs; a
+ *	buffer joins it complete, its handle set: pto_ioctl_bo_alloc()).
  * @core_lock: serializes acquire, release, launch, the retire ioctl's
  *	ownership check and the reset; protects every core's launch fields
  *	while launching (owner, payload, F_LAUNCH). Held across the bounded
@@ -462,6 +463,8 @@ void pto_retire_claim_mask(struct pto_retire_ctx *ctx,
 			   const unsigned long *mask);
 void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core);
 void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core);
+void pto_retire_leave_unpublished(struct pto_retire_ctx *ctx,
+				  struct pto_core *core, const char *why);
 void pto_retire_pass_request(struct pto_retire_ctx *ctx);
 bool pto_retire_pass_poll(struct pto_retire_ctx *ctx);
 void pto_retire_put_refs(struct pto_core *core);

@@ -26,14 +26,23 @@ static int pto_open(struct inode *inode, struct file *file)
 
 	if (!pdev)
 		return -ENXIO;
-	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
+	/*
+	 * Charged to the opener's memory cgroup, as is everything a user
+	 * makes the driver allocate in any number: this context, a buffer's
+	 * struct, pages, handle (XA_FLAGS_ACCOUNT) and address range nodes
+	 * (pto_bo.c), and the retirement context a launch, CORE_RETIRE or a
+	 * reset holds for up to a retirement deadline (pto_core.c). The
+	 * fixed per-device allocations (cores, window pages, control memory)
+	 * are not.
+	 */
+	pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
 	if (!pf)
 		return -ENOMEM;
 	kref_init(&pf->ref);
 	pf->pdev = pdev;
 	pf->tgid = get_task_pid(current, PIDTYPE_TGID);
 	mutex_init(&pf->lock);
-	xa_init_flags(&pf->bos, XA_FLAGS_ALLOC1);
+	xa_init_flags(&pf->bos, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	mt_init(&pf->ranges);
 	/*
 	 * The window zaps use the mapping after close: a core quarantined

@@ -222,6 +222,27 @@ void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core)
 }
 
 /*
+ * A launch's initialization failed for @core (no handshake report, or a
+ * wrong identity): never published, so nothing was claimed and no
+ * retirement owns it. The launcher leaves it for recovery the way a
+ * retirement leaves a core after its claim: a record of its own
+ * (@ctx's reason, LAUNCH; result QUARANTINED, no times), F_QUARANTINE,
+ * the log line, and the wake-up of core_wq, where a retirement whose
+ * request landed during the handshake waits for the core to be done
+ * (pto_retire_done(): quarantined counts). The core joins @ctx's left
+ * set, not its set: the launch's own retirement of what it published
+ * skips it. The launcher holds core_lock; neither step takes a lock, and
+ * pto_retire_leave()'s barrier before the bit, needed by its callers
+ * without core_lock, only costs a fence under it.
+ */
+void pto_retire_leave_unpublished(struct pto_retire_ctx *ctx,
+				  struct pto_core *core, const char *why)
+{
+	pto_retire_adopt(ctx, core);
+	pto_retire_leave(ctx, core, why);
+}
+
+/*
  * The owner of @core's retirement (elected by pto_retire_request() or
  * pto_retire_publish()) adds it to the set. The identity checks run here,
  * after the claim, so an unpublished address never turns a request into a
@@ -547,8 +568,9 @@ static void pto_retire_unquarantine(struct pto_core *core)
 
 	down_write(&pdev->win_lock);
 	clear_page(core->uregs);
-	clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	/* The sink sees the page as the bit is cleared, right after this. */
 	pto_retire_note(core, PTO_RW_UNQUARANTINE, 0);
+	clear_bit(PTO_CORE_F_QUARANTINE, &core->flags);
 	up_write(&pdev->win_lock);
 }
 

@@ -41,6 +41,14 @@ struct pto_bo {
 	void *map;
 };
 
+/* A buffer's user-space side: its mapping (if any), then its struct. */
+static void bo_unmap_free(struct pto_bo *bo)
+{
+	if (bo->map)
+		munmap(bo->map, bo->size);
+	free(bo);
+}
+
 static int query_info(int fd, struct pto_dev_info *out)
 {
 	uint32_t types[PTO_DEV_MAX_CORES];
@@ -134,9 +142,7 @@ void pto_dev_close(struct pto_dev *dev)
 	 */
 	for (; bo; bo = next) {
 		next = bo->next;
-		if (bo->map)
-			munmap(bo->map, bo->size);
-		free(bo);
+		bo_unmap_free(bo);
 	}
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->bos_mu);
@@ -243,7 +249,7 @@ int pto_bo_map(struct pto_bo *bo, void **addr)
 int pto_bo_free(struct pto_bo *bo)
 {
 	struct pto_bo_free args;
-	int ret;
+	int fd;
 
 	if (!bo)
 		return 0;
@@ -256,9 +262,7 @@ int pto_bo_free(struct pto_bo *bo)
 	 * child's pto_dev_close() does not walk it.
 	 */
 	if (pto_dev_forked(bo->dev)) {
-		if (bo->map)
-			munmap(bo->map, bo->size);
-		free(bo);
+		bo_unmap_free(bo);
 		return 0;
 	}
 	pthread_mutex_lock(&bo->dev->bos_mu);
@@ -269,12 +273,11 @@ int pto_bo_free(struct pto_bo *bo)
 	if (bo->next)
 		bo->next->prev = bo->prev;
 	pthread_mutex_unlock(&bo->dev->bos_mu);
-	if (bo->map)
-		munmap(bo->map, bo->size);
 	args = (struct pto_bo_free){ .handle = bo->handle };
-	ret = pto_ioctl(bo->dev->fd, PTO_IOCTL_BO_FREE, &args);
-	free(bo);
-	return ret;
+	fd = bo->dev->fd;
+	/* Unmapped before BO_FREE, as ever: the ioctl needs only the handle. */
+	bo_unmap_free(bo);
+	return pto_ioctl(fd, PTO_IOCTL_BO_FREE, &args);
 }
 
 uint64_t pto_bo_size(const struct pto_bo *bo)

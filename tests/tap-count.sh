@@ -1,8 +1,9 @@
-# Counting a tier's TAP results, sourced by tests/unit/run and tests/vm/run
-# (bash). Output is parsed, not trusted: a program that exits non-zero
-# without a failing "not ok" line, never finishes, or reports no test at
-# all counts as one failure. A skipped test ("ok N # SKIP reason") is not a
-# pass: it is counted apart.
+# Counting a tier's TAP results, sourced by tests/unit/run, tests/vm/run,
+# tests/headers and tests/abi-symbols (bash; the last two count the TAP
+# lines of their own checks). Output is parsed, not trusted: a program
+# that exits non-zero without a failing "not ok" line, never finishes, or
+# reports no test at all counts as one failure. A skipped test ("ok N #
+# SKIP reason") is not a pass: it is counted apart.
 
 tap_pass=0
 tap_fail=0

@@ -36,10 +36,11 @@ struct rt {
 	int reset_at_quarantine;
 	int reset_ret;
 	/*
-	 * Core @seen_core as recovery clears F_QUARANTINE: its page's
-	 * marker word and whether win_lock is held.
+	 * Core @seen_core at the instant recovery clears F_QUARANTINE (the
+	 * note comes right before the clear_bit()): whether the bit is
+	 * still set, its page's marker word and whether win_lock is held.
 	 */
-	bool unq_seen, unq_locked;
+	bool unq_seen, unq_quarantined, unq_locked;
 	u32 unq_marker;
 };
 
@@ -78,6 +79,8 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 	}
 	if (what == PTO_RW_UNQUARANTINE && (int)core->id == rt->seen_core) {
 		rt->unq_seen = true;
+		rt->unq_quarantined = test_bit(PTO_CORE_F_QUARANTINE,
+					       &core->flags);
 		rt->unq_marker = *(u32 *)(core->uregs + 0x800);
 		rt->unq_locked = rwsem_is_locked(&rt->pdev.win_lock);
 	}
@@ -742,6 +745,27 @@ static void retire_echo_serves_wake_req(struct kunit *test)
 }
 
 /*
+ * Only a delivered wake-up is counted. A core quarantined by its launch's
+ * init (never published: no owner, no eventfd, no references) whose
+ * owner had armed WAKE_REQ in the window before the launch has nobody to
+ * wake when a reset recovers it: CORE_STATS' wake-up count stays 0.
+ */
+static void reset_of_unpublished_core_counts_no_wakeup(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[4];
+
+	rt_arm(rt, 4);
+	/* The launch's init failed: quarantined, READY never published. */
+	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
+	WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_WAKE_REQ), 1);
+	__set_bit(4, rt->gate_returns);
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
+	rt_expect_recovered(test, rt, 4);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&core->wakeups), 0LL);
+}
+
+/*
  * A refused reset (-EBUSY: the mask names a core of another file's
  * cluster) has no effect at all, not even on the quarantined cores of
  * the mask it would have recovered: their stall stays armed and their
@@ -850,6 +874,53 @@ static void retire_report_quarantined_others(struct kunit *test)
 }
 
 /*
+ * The same report through CORE_RETIRE's entry (pto_ioctl_core_retire(),
+ * on a stand-in file that owns cluster 1): the first call over cores 3
+ * to 5 retires 3 and 5 and leaves 4 (no response); a second call over
+ * the same cores finds every claim consumed, waits for nothing left and
+ * reports 4 again, with nothing retired by it. Each reply's mask names
+ * core 4 alone, in the first word.
+ */
+static void retire_ioctl_reports_quarantined(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core_retire args = { .cores = { 0x38 } };
+	struct pto_file *pf;
+	unsigned int i;
+
+	pf = kunit_kzalloc(test, sizeof(*pf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pf);
+	pf->pdev = &rt->pdev;
+	rt->pdev.cluster_owner[1] = pf;
+	rt->pdev.retire_ms = 50;
+	__clear_bit(4, rt->responsive);
+	for (i = 3; i < NCORES; i++) {
+		rt_launch(test, rt, i);
+		if (i != 4)
+			__set_bit(i, rt->gate_returns);
+	}
+
+	KUNIT_ASSERT_EQ(test, pto_ioctl_core_retire(pf, &args), 0);
+	KUNIT_EXPECT_EQ(test, args.retired, 2U);
+	KUNIT_EXPECT_EQ(test, args.quarantined[0], (u64)BIT_ULL(4));
+	KUNIT_EXPECT_EQ(test, args.quarantined[1], 0ULL);
+	KUNIT_EXPECT_GE(test, args.elapsed_ns, 50ULL * NSEC_PER_MSEC);
+
+	/* Stale reply words must not survive: the ioctl rewrites them. */
+	memset(&args, 0xff, sizeof(args));
+	memset(args.cores, 0, sizeof(args.cores));
+	args.cores[0] = 0x38;
+	args.flags = 0;
+	args.pad = 0;
+	KUNIT_ASSERT_EQ(test, pto_ioctl_core_retire(pf, &args), 0);
+	KUNIT_EXPECT_EQ(test, args.retired, 0U);
+	KUNIT_EXPECT_EQ(test, args.quarantined[0], (u64)BIT_ULL(4));
+	KUNIT_EXPECT_EQ(test, args.quarantined[1], 0ULL);
+	KUNIT_EXPECT_EQ(test, args.elapsed_ns, 0ULL);
+	rt->pdev.cluster_owner[1] = NULL;
+}
+
+/*
  * A retirement writes nothing to a core it left after leaving it: a reset
  * may take the core over before the retirement's pass 4 (the owner's
  * reset ioctl while its own CORE_RETIRE is still closing the others).
@@ -919,10 +990,13 @@ static void reset_clears_page_before_unquarantine(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
 	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + 0x800), 0U);
 	/*
-	 * The moment the bit is cleared: page already clear, win_lock held
-	 * (mmap and faults test the bit under it).
+	 * The moment the bit is cleared (the note right before it): the bit
+	 * still set, the page already clear, win_lock held (mmap and faults
+	 * test the bit under it). With the page cleared after the bit, the
+	 * note sees the bit clear and the marker.
 	 */
 	KUNIT_EXPECT_TRUE(test, rt->unq_seen);
+	KUNIT_EXPECT_TRUE(test, rt->unq_quarantined);
 	KUNIT_EXPECT_EQ(test, rt->unq_marker, 0U);
 	KUNIT_EXPECT_TRUE(test, rt->unq_locked);
 }
@@ -940,10 +1014,12 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_generation_reset),
 	KUNIT_CASE(retire_claim_during_arm),
 	KUNIT_CASE(retire_echo_serves_wake_req),
+	KUNIT_CASE(reset_of_unpublished_core_counts_no_wakeup),
 	KUNIT_CASE(reset_refused_has_no_side_effect),
 	KUNIT_CASE(reset_record_is_the_recovery),
 	KUNIT_CASE(reset_during_leave_keeps_the_recovery_record),
 	KUNIT_CASE(retire_report_quarantined_others),
+	KUNIT_CASE(retire_ioctl_reports_quarantined),
 	KUNIT_CASE(retire_left_core_untouched_after_leave),
 	KUNIT_CASE(reset_clears_page_before_unquarantine),
 	{}

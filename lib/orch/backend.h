@@ -123,6 +123,14 @@ struct orch_backend_ops {
 	 */
 	bool kernels_need_heap_space;
 	uint64_t tensorless_kernels;	/* bit k: kernel id k (< 64) */
+	/*
+	 * Every worker runs the task's host callback (pto_callable.fn), as
+	 * the in-process threads do: submit refuses a callable without one
+	 * (-EINVAL), whatever the worker kind. Otherwise only SUB tasks
+	 * need one (the device's AIC / AIV / MIX workers run kernel_id).
+	 * Read once, at create.
+	 */
+	bool host_callbacks;
 	/* Free the backend (after stop / heap_unmap). */
 	void (*destroy)(void *be);
 };

@@ -304,6 +304,7 @@ int orch_create(const struct pto_orch_config *cfg,
 		o->kernel_bad_spaces = ((1u << PTO_SPACE_NR) - 1) &
 				       ~(1u << o->rings[0].heap.space);
 	o->tensorless_kernels = ops->tensorless_kernels;
+	o->host_callbacks = ops->host_callbacks;
 	if (!err)
 		err = ops->start(be, o);
 	if (err) {

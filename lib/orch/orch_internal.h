@@ -576,6 +576,8 @@ struct pto_orch {
 	 */
 	uint32_t kernel_bad_spaces;
 	uint64_t tensorless_kernels;
+	/* The backend's host_callbacks: every task needs pto_callable.fn. */
+	bool host_callbacks;
 
 	struct orch_ring rings[PTO_MAX_RING_DEPTH];
 	struct orch_tensormap tm;

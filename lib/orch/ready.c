@@ -182,20 +182,19 @@ static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
 }
 
 /* Wake idle workers of @kind with room, up to @want of them, skipping
- * ones the head group reserves (they would find nothing). Returns how
- * many such workers were left un-kicked if @count_left, else 0: a caller
- * that does not use the count stops at the last kick instead of scanning
- * every worker (a device has 16 workers and routes once or twice per
- * task in the chain and wavefront shapes: the rest of the scan was ~300
- * instructions per call there, most of the routing). Caller holds
- * sched_mu and has linked the work. */
-static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want,
-			  bool count_left)
+ * ones the head group reserves (they would find nothing). Returns
+ * whether such a worker was left un-kicked: the scan stops at the first
+ * one after the last kick, never going through every worker (a device
+ * has 16 workers and routes once or twice per task in the chain and
+ * wavefront shapes: the rest of the scan was ~300 instructions per call
+ * there, most of the routing). Caller holds sched_mu and has linked the
+ * work. */
+static bool kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
 {
 	/* The kick is a wake-up that touches no queue: the head is stable
 	 * under our sched_mu across the calls. */
 	const struct orch_slot *g = o->group_rq.head;
-	uint32_t i, left = 0;
+	uint32_t i;
 
 	for (i = 0; i < o->nworkers; i++) {
 		struct orch_worker *w = &o->workers[i];
@@ -204,16 +203,12 @@ static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want,
 			continue;
 		if (g && group_targets(g, (int32_t)i))
 			continue;
-		if (!want) {
-			if (!count_left)
-				break;
-			left++;
-			continue;
-		}
+		if (!want)
+			return true;
 		o->ops->kick(o->be, (int32_t)i, w->kind);
 		want--;
 	}
-	return left;
+	return false;
 }
 
 /*
@@ -281,7 +276,7 @@ void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
 	}
 	for (k = 0; k < PTO_WK_NR; k++)
 		if (want[k])
-			kick_kind(o, k, want[k], false);
+			kick_kind(o, k, want[k]);
 	/* Release: an idle worker that sees the new generation and then takes
 	 * sched_mu finds the entries. */
 	if (any)
@@ -400,8 +395,7 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 	 * workers waiting for a kick of their own.
 	 */
 	for (k = 0; k < PTO_WK_NR; k++)
-		if (want[k] && (!kick_kind(o, k, want[k],
-					   !o->ops->kick_wakes_server) ||
+		if (want[k] && (!kick_kind(o, k, want[k]) ||
 				o->ops->kick_wakes_server))
 			fed |= 1u << k;
 	if (atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & fed)
@@ -699,7 +693,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	 */
 	if (o->ready_batch > 1 && !o->ops->kick_wakes_server &&
 	    q == &o->kind_rq[w->kind] && q->head)
-		kick_kind(o, w->kind, 1, false);
+		kick_kind(o, w->kind, 1);
 	return 1;
 }
 
@@ -987,7 +981,7 @@ int orch_member_done_pop_kept(struct pto_orch *o, const struct orch_dispatch *d,
 	if (self_pop.saved) {
 		self_pop.saved = false;
 		if (o->kind_rq[kind].head && !(n && next->slot == head))
-			kick_kind(o, kind, 1, false);
+			kick_kind(o, kind, 1);
 	}
 	orch_unlock(&o->sched_mu);
 	return n;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/sysinfo.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -480,6 +481,66 @@ TEST_F(dev, larger_than_memory_is_enomem)
 	EXPECT_EQ(-ENOMEM, st_bo_alloc(self->fd, want, &a));
 	/* The device is fine afterwards. */
 	EXPECT_EQ(0, st_bo_alloc(self->fd, 4096, &a));
+}
+
+#define CG "/sys/fs/cgroup/"
+#define CG_TEST CG "pto_bo_test/"
+
+/* Bytes of slab (memory.stat "slab") charged to the cgroup at @dir. */
+static long long cg_slab(const char *dir)
+{
+	char path[128], line[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%smemory.stat", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "slab %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * What a user makes the driver allocate, in any number, is charged to its
+ * memory cgroup: a buffer object's pages, and its struct, handle (xarray)
+ * and address range (maple tree) nodes - kernel objects on no list a
+ * cgroup's limit would otherwise see. This process moves into a cgroup of
+ * its own; its slab grows by at least 64 bytes per buffer (a struct
+ * pto_bo alone is more), where uncharged it grew by next to nothing.
+ */
+TEST(bo_objects_charged_to_memcg)
+{
+	enum { N = 1024 };
+	static struct pto_bo_alloc a[N];
+	char pid[32];
+	long long before, after;
+	int fd, i;
+
+	/* cgroup2, with the memory controller for the root's children. */
+	if (access(CG "cgroup.controllers", F_OK))
+		ASSERT_EQ(0, mount("none", CG, "cgroup2", 0, NULL));
+	ASSERT_EQ(0, st_write_file(CG "cgroup.subtree_control", "+memory"));
+	ASSERT_TRUE(mkdir(CG_TEST, 0755) == 0 || errno == EEXIST);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	ASSERT_EQ(0, st_write_file(CG_TEST "cgroup.procs", pid));
+
+	fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd);
+	before = cg_slab(CG_TEST);
+	ASSERT_LE(0, before);
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, st_bo_alloc(fd, 4096, &a[i]));
+	after = cg_slab(CG_TEST);
+	EXPECT_LE(before + N * 64LL, after)
+		TH_LOG("slab %lld -> %lld bytes for %d buffers", before, after, N);
+	close(fd);
+
+	ASSERT_EQ(0, st_write_file(CG "cgroup.procs", pid));
+	EXPECT_EQ(0, rmdir(CG_TEST));
 }
 
 struct race_ctx {

@@ -103,6 +103,70 @@ TEST(bos_tracks_handle_and_mappings)
 	close(fd);
 }
 
+struct churn {
+	int fd;
+	volatile int stop;
+	unsigned long cycles;
+	int err;
+};
+
+static void *alloc_free_loop(void *arg)
+{
+	struct churn *c = arg;
+	struct pto_bo_alloc a;
+	struct pto_bo_free f = { 0 };
+
+	while (!c->stop) {
+		c->err = st_bo_alloc(c->fd, 4096, &a);
+		if (c->err)
+			break;
+		f.handle = a.handle;
+		c->err = pto_sioctl(c->fd, PTO_IOCTL_BO_FREE, &f);
+		if (c->err)
+			break;
+		c->cycles++;
+	}
+	return NULL;
+}
+
+/*
+ * Every buffer on the device's list has its handle: a reader of "bos"
+ * racing BO_ALLOC never sees handle 0 (the handle was written only after
+ * the buffer was on the list). One thread allocates and frees a page
+ * while this one re-reads the file.
+ */
+TEST(bos_never_shows_handle_zero)
+{
+	static char text[1 << 16];
+	struct churn c = { .fd = open(PTO_DEV0, O_RDWR) };
+	unsigned int reads, zero = 0;
+	pthread_t th;
+
+	ASSERT_LE(0, c.fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, alloc_free_loop, &c));
+	for (reads = 0; reads < st_scaled(20000) && !zero; reads++) {
+		const char *line;
+
+		ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+		for (line = strchr(text, '\n'); line && line[1];
+		     line = strchr(line + 1, '\n')) {
+			int owner;
+			unsigned int handle;
+
+			if (sscanf(line + 1, "%d %u", &owner, &handle) == 2 &&
+			    owner == getpid() && !handle)
+				zero++;
+		}
+	}
+	c.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ(0, zero) TH_LOG("read %u: a buffer with handle 0 (%lu cycles)",
+				  reads, c.cycles);
+	EXPECT_LT(0, c.cycles);
+	close(c.fd);
+}
+
 TEST(release_frees_everything)
 {
 	static char text[1 << 16];

@@ -33,16 +33,6 @@
 
 #define DEMO "PTO_INJECT_RESTORE_DEMO"
 
-/* The three cores of cluster @c in @cores. */
-static void cluster_cores(unsigned int c, uint64_t *cores)
-{
-	unsigned int i;
-
-	memset(cores, 0, PTO_CORE_MASK_WORDS * sizeof(*cores));
-	for (i = 3 * c; i < 3 * c + 3; i++)
-		cores[i / 64] |= 1ull << (i % 64);
-}
-
 /*
  * Test @k's cluster of pto0 (one each while there are enough, so that
  * without the restore each leftover shows apart in device_is_clean) and
@@ -56,7 +46,7 @@ static unsigned int victim_cluster(struct pto_dev *d, unsigned int k,
 
 	pto_dev_info(d, &info);
 	c = info.clusters - 1 - k % info.clusters;
-	cluster_cores(c, cores);
+	st_cluster_cores(c, cores);
 	return c;
 }
 
@@ -218,7 +208,7 @@ TEST(device_is_clean)
 	pto_dev_info(d, &info);
 	for (c = 0; c < info.clusters; c++) {
 		expect_unlaunched(_metadata, c);
-		cluster_cores(c, cores);
+		st_cluster_cores(c, cores);
 		ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 		ret = pto_launch_cores(d, cores, &l);
 		EXPECT_EQ(0, ret) TH_LOG("cluster %u does not launch", c);

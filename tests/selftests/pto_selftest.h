@@ -51,6 +51,17 @@ static inline int pto_sioctl(int fd, unsigned long req, void *arg)
 #define PTO_IOWR_SIZED(cmd, size) \
 	_IOC(_IOC_READ | _IOC_WRITE, _IOC_TYPE(cmd), _IOC_NR(cmd), (size))
 
+/* The PTO_CORES_PER_CLUSTER cores of cluster @c, as a core mask. */
+static inline void st_cluster_cores(unsigned int c, uint64_t *cores)
+{
+	unsigned int i;
+
+	memset(cores, 0, PTO_CORE_MASK_WORDS * sizeof(*cores));
+	for (i = c * PTO_CORES_PER_CLUSTER;
+	     i < (c + 1) * PTO_CORES_PER_CLUSTER; i++)
+		cores[i / 64] |= 1ull << (i % 64);
+}
+
 static inline int st_bo_alloc(int fd, uint64_t size, struct pto_bo_alloc *out)
 {
 	memset(out, 0, sizeof(*out));

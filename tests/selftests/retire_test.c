@@ -35,15 +35,6 @@ static unsigned int fast_path(unsigned int core)
 	return fp;
 }
 
-static void cluster_mask(unsigned int c, uint64_t *m)
-{
-	unsigned int i;
-
-	memset(m, 0, PTO_CORE_MASK_WORDS * sizeof(*m));
-	for (i = 3 * c; i < 3 * c + 3; i++)
-		m[i / 64] |= 1ull << (i % 64);
-}
-
 TEST(retire_ioctl_and_status)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS];
@@ -54,7 +45,7 @@ TEST(retire_ioctl_and_status)
 	unsigned int i;
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	cluster_mask(0, cores);
+	st_cluster_cores(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	for (i = 0; i < 3; i++) {
@@ -235,7 +226,7 @@ TEST(busy_core_retires_in_time)
 		SKIP(return, "needs root and pto's parameters");
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "500"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	cluster_mask(0, cores);
+	st_cluster_cores(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	spin.scalar[0] = 1500000000ull;	/* 1.5 s > the 0.5 s deadline */
@@ -272,7 +263,7 @@ TEST(gates_reused_32_launches)
 	char buf[256], word[32];
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	cluster_mask(0, cores);
+	st_cluster_cores(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_retire_status(d, 1, &st0));
 	for (n = 0; n < 32; n++) {
@@ -318,7 +309,7 @@ TEST(partial_timeout_and_reset_ioctl)
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	cluster_mask(0, cores);
+	st_cluster_cores(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, st_inject_stall(0, 2));
@@ -364,7 +355,7 @@ TEST(fatal_error_emergency_latch)
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	pto_dev_info(d, &info);
 	c = info.clusters - 1;
-	cluster_mask(c, cores);
+	st_cluster_cores(c, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, pto_noop_all(l));
@@ -407,7 +398,7 @@ TEST(retire_unwritable_report_refused_first)
 	unsigned int i;
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	cluster_mask(0, cores);
+	st_cluster_cores(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -540,7 +531,7 @@ TEST(fatal_error_during_launches)
 	if (access(DBG "fatal", W_OK))
 		SKIP(return, "needs root and debugfs");
 	ASSERT_EQ(0, pto_dev_open(0, &f.d));
-	cluster_mask(0, f.cores);
+	st_cluster_cores(0, f.cores);
 	ASSERT_EQ(0, pto_cluster_acquire(f.d, 1));
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, pto_retire_status(f.d, i, &st0[i]));
@@ -571,13 +562,16 @@ TEST(fatal_error_during_launches)
  * Initialization failure: a core reports a wrong physical id. The launch
  * fails with -EIO; the windows it opened (the other cores) are published
  * and retired by the launcher; the failed core is left for recovery
- * (quarantined, never closed blindly) until the reset recovers it.
+ * (quarantined, never closed blindly) until the reset recovers it. Its
+ * record is the failed launch's alone: no time of the retirement before
+ * it (core 1 is launched and retired once first).
  */
 TEST(init_failure_retires_opened_windows)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct pto_core_launch cl = { 0 };
 	struct pto_retire_status st;
+	struct pto_core_retire r;
 	struct pto_core_reset z;
 	struct pto_launch *l;
 	struct pto_bo *bo;
@@ -588,8 +582,16 @@ TEST(init_failure_retires_opened_windows)
 	if (access(DBG "inject_badid", W_OK))
 		SKIP(return, "needs root and debugfs");
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	cluster_mask(0, cores);
+	st_cluster_cores(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	/* A previous retirement: core 1's record gets its times. */
+	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, pto_noop_all(l));
+	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	pto_launch_free(l);
+	ASSERT_EQ(0, pto_retire_status(d, 1, &st));
+	ASSERT_LT(0, st.core_ns);
+	ASSERT_LT(0, st.set_ns);
 	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &bo));
 	memcpy(cl.cores, cores, sizeof(cl.cores));
 	cl.payload_addr = pto_bo_dev_addr(bo);
@@ -602,6 +604,9 @@ TEST(init_failure_retires_opened_windows)
 			EXPECT_EQ(PTO_CORE_QUARANTINED, st.state);
 			EXPECT_EQ(PTO_RETIRE_QUARANTINED, st.result);
 			EXPECT_EQ(0, st.bits);	/* never published */
+			/* Never requested: no time, none of the last one. */
+			EXPECT_EQ(0, st.core_ns);
+			EXPECT_EQ(0, st.set_ns);
 			/* Never released: its gate stays armed. */
 			ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf, sizeof(buf)));
 			ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
@@ -642,7 +647,7 @@ TEST(ptoctl_gates_table)
 	FILE *f;
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	cluster_mask(0, cores);
+	st_cluster_cores(0, cores);
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
@@ -717,7 +722,7 @@ static int late_close_rounds(struct __test_metadata *_metadata, int rounds)
 
 	if (pto_dev_open(0, &rc.d))
 		return -1;
-	cluster_mask(0, rc.cores);
+	st_cluster_cores(0, rc.cores);
 	if (pto_cluster_acquire(rc.d, 1) ||
 	    pto_bo_alloc(rc.d, 4096, 0, &bo))
 		return -1;

@@ -828,4 +828,77 @@ TEST(cancelled_head_group_releases_reservation)
 	done(_metadata, o);
 }
 
+/*
+ * Every in-process worker runs the task's host callback: a callable
+ * without one (fn NULL) is refused at submit, -EINVAL with a message,
+ * whatever the kind (it used to run as a task that did nothing and
+ * succeeded). Nothing is claimed: no task id, no slot, no heap byte,
+ * and the run fails with the same error.
+ */
+static int orch_null_fn(pto_orch *o, void *arg)
+{
+	static const struct pto_callable none = { .user = &G };
+	struct pto_tensor t = { .nbytes = 4096 };
+	struct pto_task_args a, *ap[2] = { &a, &a };
+	int which = *(int *)arg, err;
+
+	pto_args_init(&a);
+	/* An auto-allocated OUTPUT: a claim would carve heap for it. */
+	pto_args_add_tensor(&a, &t, PTO_OUTPUT);
+	switch (which) {
+	case 0:
+		err = pto_submit_next_level(o, &none, &a, NULL,
+					    pto_on_kind(PTO_WK_AIV), NULL);
+		break;
+	case 1:
+		err = pto_submit_next_level(o, &none, &a, NULL,
+					    pto_on_worker(1), NULL);
+		break;
+	case 2:
+		err = pto_submit_next_level_group(o, &none, ap, 2, NULL,
+						  (int32_t[]){ 0, 1 }, NULL);
+		break;
+	case 3:
+		err = pto_submit_spmd(o, &none, &a, NULL, PTO_WK_AIV, 2, NULL);
+		break;
+	default:
+		err = pto_submit_sub(o, &none, &a, NULL);
+		break;
+	}
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(null_host_callback_refused_at_submit)
+{
+	static const struct pto_worker_desc w[] = {
+		OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(2, PTO_WK_SUB),
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .workers = w, .nworkers = 3 };
+	pto_orch *o;
+	pto_run *r;
+	int which;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	for (which = 0; which < 5; which++) {
+		uint64_t next = atomic_load(&o->next_task_id);
+
+		EXPECT_EQ(-EINVAL, pto_submit(o, orch_null_fn, &which, &r))
+			TH_LOG("variant %d", which);
+		EXPECT_NE(NULL, strstr(pto_orch_error(o), "without fn"))
+			TH_LOG("variant %d: \"%s\"", which, pto_orch_error(o));
+		EXPECT_EQ(next, atomic_load(&o->next_task_id));
+		EXPECT_EQ(0, ot_live_slots(o));
+		EXPECT_EQ(0, ot_heap_used(o));
+		EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
+		EXPECT_NE(NULL, strstr(pto_run_error(r), "without fn"))
+			TH_LOG("variant %d: run \"%s\"", which, pto_run_error(r));
+		pto_run_release(r);
+	}
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 TEST_HARNESS_MAIN

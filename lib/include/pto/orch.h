@@ -191,6 +191,14 @@ struct pto_task_ctx {
  * its consumers), with ctx->errmsg as the reason. */
 typedef int (*pto_kernel_fn)(struct pto_task_ctx *ctx);
 
+/*
+ * What a task runs. A worker that runs host callbacks - every worker of
+ * an in-process orchestrator, whatever its kind, and SUB workers - calls
+ * @fn: submitting a callable whose @fn is NULL to one is -EINVAL with a
+ * pto_orch_error() message, and nothing is claimed. The AIC / AIV / MIX
+ * workers of a device orchestrator run kernel @kernel_id instead and
+ * never call @fn, which may then be NULL.
+ */
 struct pto_callable {
 	pto_kernel_fn fn;	/* host callback (in-process and SUB workers) */
 	void *user;
