@@ -718,17 +718,40 @@ TEST(completion_wakeup_eventfd)
 	pto_dev_close(d);
 }
 
+/* Cluster 0's cores parked since @parks; in *@ready, those READY. -1: error. */
+static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
+			  int *ready)
+{
+	struct pto_core_stats st;
+	int i, parked = 0;
+
+	*ready = 0;
+	for (i = 0; i < 3; i++) {
+		if (pto_core_stats(d, i, &st))
+			return -1;
+		parked += st.parks > parks[i];
+		*ready += st.state == PTO_CORE_READY;
+	}
+	return parked;
+}
+
 /*
  * max_spinners: of the idle cores of a launch, at most that many
- * busy-poll; the others park at once. With spin_us at 300 ms, after
- * 100 ms exactly max_spinners cores of cluster 0 have not parked yet.
+ * busy-poll; the others park at once (after spin_grace_us). spin_us is
+ * 60 s, far beyond this test: a spinner cannot park while it is watched,
+ * however late this thread or the cores get a CPU, so the count of
+ * parked cores of cluster 0 grows to 3 - max_spinners and stays there.
+ * Counted once @want cores parked and every core entered its serve loop
+ * (READY), a bounded wait (the cores' threads need a CPU to get there),
+ * and again 100 ms later: a spinner that parked too would show by then.
+ * Returns the second count, or -1.
  */
-static int cluster0_parked(struct pto_dev *d)
+static int cluster0_parked(struct pto_dev *d, int want)
 {
-	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3];
+	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3], t0;
 	struct pto_core_stats st;
 	struct pto_launch *l;
-	int i, parked = 0;
+	int i, parked, ready;
 
 	for (i = 0; i < 3; i++) {
 		if (pto_core_stats(d, i, &st))
@@ -737,12 +760,14 @@ static int cluster0_parked(struct pto_dev *d)
 	}
 	if (pto_cluster_acquire(d, 1) || pto_launch_cores(d, c0, &l))
 		return -1;
-	usleep(100 * 1000);
-	for (i = 0; i < 3; i++) {
-		if (pto_core_stats(d, i, &st))
-			parked = -1;
-		else if (parked >= 0)
-			parked += st.parks > parks[i];
+	t0 = pto_now_ns();
+	while ((parked = cluster0_count(d, parks, &ready)) >= 0 &&
+	       (parked < want || ready < 3) &&
+	       pto_now_ns() - t0 < 10000000000ull)
+		usleep(1000);
+	if (parked >= 0) {
+		usleep(100 * 1000);
+		parked = cluster0_count(d, parks, &ready);
 	}
 	pto_cluster_release(d, 1);
 	pto_launch_free(l);
@@ -754,11 +779,11 @@ TEST(idle_spinners_bounded)
 	struct pto_dev *d;
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	ASSERT_EQ(0, st_param_set("spin_us", "300000"));
+	ASSERT_EQ(0, st_param_set("spin_us", "60000000"));
 	ASSERT_EQ(0, st_param_set("max_spinners", "1"));
-	EXPECT_EQ(2, cluster0_parked(d));
+	EXPECT_EQ(2, cluster0_parked(d, 2));
 	ASSERT_EQ(0, st_param_set("max_spinners", "3"));
-	EXPECT_EQ(0, cluster0_parked(d));
+	EXPECT_EQ(0, cluster0_parked(d, 0));
 	pto_dev_close(d);
 }
 
