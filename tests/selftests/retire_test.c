@@ -466,12 +466,13 @@ TEST(retire_unwritable_report_refused_first)
 TEST(exited_echo_wakes_armed_owner)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 1 };
+	struct pto_core_stats cs;
 	struct pto_done done[2];
 	struct pto_launch *l;
 	struct pto_dev *d;
 	struct pto_rc *c;
 	struct pollfd pfd;
-	uint64_t v, t0;
+	uint64_t v, t0, parks;
 	int evfd, ring, n;
 
 	if (access(DBG "fatal", W_OK))
@@ -480,12 +481,25 @@ TEST(exited_echo_wakes_armed_owner)
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
 	evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, evfd);
+	ASSERT_EQ(0, pto_core_stats(d, 0, &cs));
+	parks = cs.parks;
 	ASSERT_EQ(0, pto_launch_cores_notify(d, cores, evfd, &l));
 	c = &l->core[0];
-	/* The idle core parks after spin_us (200 us by default). */
+	/*
+	 * The idle core parks after spin_us (200 us by default). Parked, not
+	 * only PARKED: the core publishes PARKED before its last look at
+	 * DATA_MAIN_BASE, and a core that lost its CPU between the two would
+	 * still take the id below. It counts the park after that look, and
+	 * then sleeps until a doorbell.
+	 */
 	t0 = pto_now_ns();
-	while (!pto_rc_parked(c) && pto_now_ns() - t0 < 2000000000ull)
+	do {
+		ASSERT_EQ(0, pto_core_stats(d, 0, &cs));
+		if (cs.parks > parks)
+			break;
 		usleep(1000);
+	} while (pto_now_ns() - t0 < 10000000000ull);
+	ASSERT_LT(parks, cs.parks);
 	ASSERT_TRUE(pto_rc_parked(c));
 	memset(pto_rc_next_payload(c), 0, sizeof(struct pto_payload));
 	pto_rc_dispatch(c, &ring);
