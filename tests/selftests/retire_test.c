@@ -556,7 +556,7 @@ static void *fl_loop(void *arg)
 	while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
 		ret = pto_sioctl(pto_dev_fd(f->d), PTO_IOCTL_CORE_LAUNCH, &cl);
 		if (!ret)
-			f->launches++;
+			__atomic_fetch_add(&f->launches, 1, __ATOMIC_RELAXED);
 		else if (ret == -EIO)
 			f->eio++;
 		else if (ret != -EBUSY)
@@ -575,6 +575,7 @@ TEST(fatal_error_during_launches)
 	struct fl f = { 0 };
 	pthread_t t;
 	unsigned int i;
+	uint64_t t0;
 
 	if (access(DBG "fatal", W_OK))
 		SKIP(return, "needs root and debugfs");
@@ -588,6 +589,16 @@ TEST(fatal_error_during_launches)
 		usleep(3000 + 1000 * (i % 5));	/* fixed, varied phases */
 		ASSERT_EQ(0, st_write_file(DBG "fatal", "1"));
 	}
+	/*
+	 * The loop launches too, not only fails: a launch slower than the
+	 * 3 to 7 ms between fatal errors (a debug kernel under TCG, a loaded
+	 * host, the loop's thread without a CPU) may have been hit by every
+	 * one of them, but the first after them completes (bounded wait).
+	 */
+	t0 = pto_now_ns();
+	while (!__atomic_load_n(&f.launches, __ATOMIC_RELAXED) &&
+	       pto_now_ns() - t0 < 10000000000ull)
+		usleep(1000);
 	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	printf("# %d launches, %d failed with EIO (fatal during the launch)\n",
