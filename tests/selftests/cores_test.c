@@ -593,32 +593,120 @@ TEST_F(core, bo_free_while_running)
 
 /* ---- completion wake-up through poll() ---------------------------------- */
 
-TEST_F(core, completion_wakeup_poll)
+/*
+ * The completion wake-up tests need the owner's arm (WAKE_REQ) to come
+ * before the core's FIN: only then does the owner sleep and the core
+ * wake it. A spin task gives the arm its time, but a thread that loses
+ * its CPU for the spin's whole length after sending it finds the FIN
+ * already there and sleeps not at all. Such a try proves nothing (it is
+ * correct only if the spin's whole length has passed since it was sent;
+ * sooner is a failure), and the tests try again with a spin twice as
+ * long, up to the longest spin a task may ask for (max_spin_ms, 2 s).
+ */
+#define WAKE_SPIN_MAX_NS 2000000000ull
+
+/* Read whatever wake-ups @fd (an eventfd or the device's) holds. */
+static void drain_fd(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t v;
+
+	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+	       read(fd, &v, sizeof(v)) == sizeof(v))
+		;
+}
+
+/*
+ * Send a spin of @ns to core @c of @l and wait until the core took it
+ * (COND shows its id, ACK or FIN). *@t_sent: the time before the
+ * dispatch; the spin cannot start before it. A core that took a task
+ * is past the previous one's completion wake-up (FIN, wake-up, then
+ * the next poll, on one thread): a wake-up count or an fd read after
+ * this has all of that one.
+ */
+static void spin_taken(struct __test_metadata *_metadata,
+		       struct pto_launch *l, struct pto_rc *c, uint64_t ns,
+		       uint64_t *t_sent)
 {
 	struct pto_payload p = { .func_id = PTO_FUNC_SPIN_NS,
-				 .scalar = { 30000000 } };
-	struct pto_rc *c = &self->l->core[0];
-	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1 };
-	struct pto_core_stats st0, st1;
-	struct pto_done done[2];
-	int ring, n = 0, waits = 0;
+				 .scalar = { ns } };
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
+	uint32_t id, cond;
+	int ring;
 
-	ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st0));
+	mask[c->index / 64] = 1ULL << (c->index % 64);
 	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
-	pto_rc_dispatch(c, &ring);
+	*t_sent = pto_now_ns();
+	id = pto_rc_dispatch(c, &ring);
 	if (ring)
-		pto_ring(self->l, mask);
-	while (!n) {
-		ASSERT_EQ(0, pto_launch_wait(self->l, 5000));
-		waits++;
-		n = pto_rc_reap(c, done);
+		ASSERT_EQ(0, pto_ring(l, mask));
+	do {
+		cond = pto_win_read(c, PTO_REG_COND);
+		ASSERT_GT(10000000000ull, pto_now_ns() - *t_sent);
+	} while ((cond & PTO_COND_ID_MASK) != id ||
+		 !(cond & PTO_COND_STATE_MASK));
+}
+
+/* Reap core @c's one task in flight (bounded); its status. */
+static uint32_t reap_one(struct __test_metadata *_metadata, struct pto_rc *c)
+{
+	struct pto_done done[2];
+	uint64_t t0 = pto_now_ns();
+
+	while (!pto_rc_reap(c, done))
+		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
+	return done[0].status;
+}
+
+/*
+ * A try whose arm found the FIN: correct only if the spin's whole length
+ * has passed since it was sent (checked), then again twice as long.
+ */
+static void spin_ended_before_arm(struct __test_metadata *_metadata,
+				  uint64_t ns, uint64_t t_sent)
+{
+	uint64_t late = pto_now_ns() - t_sent;
+
+	ASSERT_LE(ns, late) TH_LOG("the %llu ms spin ended after %.1f ms",
+				   (unsigned long long)ns / 1000000,
+				   late / 1e6);
+	TH_LOG("preempted %.1f ms: the %llu ms spin ended before the arm; again with %llu ms",
+	       late / 1e6, (unsigned long long)ns / 1000000,
+	       (unsigned long long)ns / 500000);
+	ASSERT_GE(WAKE_SPIN_MAX_NS, 2 * ns) TH_LOG("no try armed in time");
+}
+
+TEST_F(core, completion_wakeup_poll)
+{
+	struct pto_rc *c = &self->l->core[0];
+	struct pto_core_stats st0, st1;
+	uint64_t ns, t_sent, waits0;
+	int n;
+
+	for (ns = 30000000;; ns *= 2) {
+		spin_taken(_metadata, self->l, c, ns, &t_sent);
+		drain_fd(pto_dev_fd(self->dev));
+		ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st0));
+		waits0 = self->l->waits;
+		n = 0;
+		while (!n) {
+			struct pto_done done[2];
+
+			ASSERT_EQ(0, pto_launch_wait(self->l, 5000));
+			n = pto_rc_reap(c, done);
+			if (n) {
+				EXPECT_EQ(PTO_TASK_OK, done[0].status);
+			}
+		}
+		if (self->l->waits != waits0)
+			break;
+		spin_ended_before_arm(_metadata, ns, t_sent);
 	}
-	EXPECT_EQ(PTO_TASK_OK, done[0].status);
 	ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st1));
-	EXPECT_LE(1, self->l->waits);
-	EXPECT_EQ(st0.wakeups + self->l->waits, st1.wakeups);
+	EXPECT_LE(1, self->l->waits - waits0);
+	EXPECT_EQ(st0.wakeups + self->l->waits - waits0, st1.wakeups);
 	printf("# %llu poll sleeps, %llu wake-ups delivered\n",
-	       (unsigned long long)self->l->waits,
+	       (unsigned long long)(self->l->waits - waits0),
 	       (unsigned long long)(st1.wakeups - st0.wakeups));
 	fflush(stdout);
 }
@@ -645,27 +733,41 @@ static int fd_readable(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
-/* Run one 20 ms task on launch @l's only core, sleeping through arm+poll. */
-static int spin_task_armed(struct pto_launch *l, int wait_fd)
+/*
+ * Run a spin on launch @l's only core, sleeping through arm + poll() on
+ * @wait_fd as a scheduler thread does, until a try armed before the FIN
+ * (see above). The task's status, or -ETIMEDOUT if that poll() timed
+ * out (5 s); *@wakeups: the core's completion wake-ups of that try.
+ */
+static int spin_task_armed(struct __test_metadata *_metadata,
+			   struct pto_launch *l, int wait_fd,
+			   uint64_t *wakeups)
 {
-	struct pto_payload p = { .func_id = PTO_FUNC_SPIN_NS,
-				 .scalar = { 20000000 } };
-	struct pto_rc *c = &l->core[0];
-	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
 	struct pollfd pfd = { .fd = wait_fd, .events = POLLIN };
-	struct pto_done done[2];
-	int ring, n = 0;
+	struct pto_rc *c = &l->core[0];
+	struct pto_core_stats s0, s1;
+	uint64_t ns, t_sent;
+	int ret;
 
-	mask[c->index / 64] = 1ULL << (c->index % 64);
-	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
-	pto_rc_dispatch(c, &ring);
-	if (ring)
-		pto_ring(l, mask);
-	if (pto_launch_arm(l) == 0 && poll(&pfd, 1, 5000) != 1)
-		return -ETIMEDOUT;
-	while (!n)
-		n = pto_rc_reap(c, done);
-	return done[0].status;
+	for (ns = 20000000;; ns *= 2) {
+		spin_taken(_metadata, l, c, ns, &t_sent);
+		drain_fd(wait_fd);
+		ASSERT_EQ(0, pto_core_stats(l->dev, c->index, &s0));
+		ret = pto_launch_arm(l);
+		ASSERT_LE(0, ret);
+		if (!ret)
+			break;
+		reap_one(_metadata, c);
+		spin_ended_before_arm(_metadata, ns, t_sent);
+	}
+	ret = poll(&pfd, 1, 5000) == 1 ? 0 : -ETIMEDOUT;
+	if (!ret)
+		ret = (int)reap_one(_metadata, c);
+	else
+		reap_one(_metadata, c);
+	ASSERT_EQ(0, pto_core_stats(l->dev, c->index, &s1));
+	*wakeups = s1.wakeups - s0.wakeups;
+	return ret;
 }
 
 TEST(completion_wakeup_eventfd)
@@ -673,8 +775,8 @@ TEST(completion_wakeup_eventfd)
 	uint64_t c0[PTO_CORE_MASK_WORDS] = { 1 }, c1[PTO_CORE_MASK_WORDS] = { 2 };
 	int ea = eventfd(0, EFD_NONBLOCK), eb = eventfd(0, EFD_NONBLOCK);
 	struct pto_launch *la, *lb;
-	struct pto_core_stats s0, s1;
 	struct pto_dev *d;
+	uint64_t w;
 
 	ASSERT_LE(0, ea);
 	ASSERT_LE(0, eb);
@@ -684,18 +786,14 @@ TEST(completion_wakeup_eventfd)
 	ASSERT_EQ(0, pto_launch_cores_notify(d, c1, eb, &lb));
 
 	/* Core 1's wake-up: eb only. */
-	ASSERT_EQ(0, pto_core_stats(d, 1, &s0));
-	ASSERT_EQ(PTO_TASK_OK, spin_task_armed(lb, eb));
-	ASSERT_EQ(0, pto_core_stats(d, 1, &s1));
+	ASSERT_EQ(PTO_TASK_OK, spin_task_armed(_metadata, lb, eb, &w));
 	EXPECT_EQ(0, fd_readable(ea));
 	EXPECT_EQ(0, fd_readable(pto_dev_fd(d)));
-	EXPECT_EQ(s1.wakeups - s0.wakeups, evfd_count(eb));
+	EXPECT_EQ(w, evfd_count(eb));
 
 	/* Core 0's: ea only. */
-	ASSERT_EQ(0, pto_core_stats(d, 0, &s0));
-	ASSERT_EQ(PTO_TASK_OK, spin_task_armed(la, ea));
-	ASSERT_EQ(0, pto_core_stats(d, 0, &s1));
-	EXPECT_EQ(1, s1.wakeups - s0.wakeups);
+	ASSERT_EQ(PTO_TASK_OK, spin_task_armed(_metadata, la, ea, &w));
+	EXPECT_EQ(1, w);
 	EXPECT_EQ(0, fd_readable(eb));
 	EXPECT_EQ(0, fd_readable(pto_dev_fd(d)));
 	EXPECT_EQ(1, evfd_count(ea));
@@ -706,10 +804,8 @@ TEST(completion_wakeup_eventfd)
 	 * (the armed poll on eb times out, the reap spins).
 	 */
 	close(ea);
-	ASSERT_EQ(0, pto_core_stats(d, 0, &s0));
-	EXPECT_EQ(-ETIMEDOUT, spin_task_armed(la, eb));
-	ASSERT_EQ(0, pto_core_stats(d, 0, &s1));
-	EXPECT_EQ(1, s1.wakeups - s0.wakeups);
+	EXPECT_EQ(-ETIMEDOUT, spin_task_armed(_metadata, la, eb, &w));
+	EXPECT_EQ(1, w);
 	EXPECT_EQ(0, fd_readable(eb));
 
 	/* Release retires both launches and drops their references. */
@@ -720,17 +816,40 @@ TEST(completion_wakeup_eventfd)
 	pto_dev_close(d);
 }
 
+/* Cluster 0's cores parked since @parks; in *@ready, those READY. -1: error. */
+static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
+			  int *ready)
+{
+	struct pto_core_stats st;
+	int i, parked = 0;
+
+	*ready = 0;
+	for (i = 0; i < 3; i++) {
+		if (pto_core_stats(d, i, &st))
+			return -1;
+		parked += st.parks > parks[i];
+		*ready += st.state == PTO_CORE_READY;
+	}
+	return parked;
+}
+
 /*
  * max_spinners: of the idle cores of a launch, at most that many
- * busy-poll; the others park at once. With spin_us at 300 ms, after
- * 100 ms exactly max_spinners cores of cluster 0 have not parked yet.
+ * busy-poll; the others park at once (after spin_grace_us). spin_us is
+ * 60 s, far beyond this test: a spinner cannot park while it is watched,
+ * however late this thread or the cores get a CPU, so the count of
+ * parked cores of cluster 0 grows to 3 - max_spinners and stays there.
+ * Counted once @want cores parked and every core entered its serve loop
+ * (READY), a bounded wait (the cores' threads need a CPU to get there),
+ * and again 100 ms later: a spinner that parked too would show by then.
+ * Returns the second count, or -1.
  */
-static int cluster0_parked(struct pto_dev *d)
+static int cluster0_parked(struct pto_dev *d, int want)
 {
-	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3];
+	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3], t0;
 	struct pto_core_stats st;
 	struct pto_launch *l;
-	int i, parked = 0;
+	int i, parked, ready;
 
 	for (i = 0; i < 3; i++) {
 		if (pto_core_stats(d, i, &st))
@@ -739,12 +858,14 @@ static int cluster0_parked(struct pto_dev *d)
 	}
 	if (pto_cluster_acquire(d, 1) || pto_launch_cores(d, c0, &l))
 		return -1;
-	usleep(100 * 1000);
-	for (i = 0; i < 3; i++) {
-		if (pto_core_stats(d, i, &st))
-			parked = -1;
-		else if (parked >= 0)
-			parked += st.parks > parks[i];
+	t0 = pto_now_ns();
+	while ((parked = cluster0_count(d, parks, &ready)) >= 0 &&
+	       (parked < want || ready < 3) &&
+	       pto_now_ns() - t0 < 10000000000ull)
+		usleep(1000);
+	if (parked >= 0) {
+		usleep(100 * 1000);
+		parked = cluster0_count(d, parks, &ready);
 	}
 	pto_cluster_release(d, 1);
 	pto_launch_free(l);
@@ -756,11 +877,11 @@ TEST(idle_spinners_bounded)
 	struct pto_dev *d;
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	ASSERT_EQ(0, st_param_set("spin_us", "300000"));
+	ASSERT_EQ(0, st_param_set("spin_us", "60000000"));
 	ASSERT_EQ(0, st_param_set("max_spinners", "1"));
-	EXPECT_EQ(2, cluster0_parked(d));
+	EXPECT_EQ(2, cluster0_parked(d, 2));
 	ASSERT_EQ(0, st_param_set("max_spinners", "3"));
-	EXPECT_EQ(0, cluster0_parked(d));
+	EXPECT_EQ(0, cluster0_parked(d, 0));
 	pto_dev_close(d);
 }
 

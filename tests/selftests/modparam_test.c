@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/klog.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 
@@ -78,25 +78,36 @@ TEST(every_device_reports_its_index)
  * of a device it is about to free: every open during the init is refused
  * (-ENXIO) and the failed load leaves nothing behind. Before the fix the
  * opens succeeded and their close ran on a freed device.
+ *
+ * The child opens in a loop from before the load starts (it says so
+ * first) until after it failed (told by the parent), not for a fixed
+ * time: a load slow to reach its nodes (a debug kernel, a loaded host)
+ * or a child slow to start would otherwise miss the window.
  */
 TEST(failed_init_refuses_opens)
 {
-	struct timespec ts;
+	volatile int *stop;
 	int st[2], status;
 	long opened = 0, refused = 0, n[2];
-	pid_t c;
+	char c;
+	pid_t pid;
 
+	stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, stop);
+	*stop = 0;
 	ASSERT_EQ(0, st_module_unload()) TH_LOG("pto busy: is a file open?");
 	ASSERT_EQ(0, pipe(st));
-	c = fork();
-	ASSERT_LE(0, c);
-	if (!c) {
-		/* Open /dev/pto0 as fast as possible for 3 s. */
-		time_t end = time(NULL) + 3;
-
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Open /dev/pto0 as fast as possible until told to stop. */
+		alarm(60);
 		n[0] = 0;
 		n[1] = 0;
-		while (time(NULL) < end) {
+		if (write(st[1], "x", 1) != 1)
+			_exit(1);
+		while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
 			int fd = open(PTO_DEV0, O_RDWR);
 
 			if (fd >= 0) {
@@ -109,21 +120,22 @@ TEST(failed_init_refuses_opens)
 		_exit(write(st[1], n, sizeof(n)) == sizeof(n) ? 0 : 1);
 	}
 	close(st[1]);
-	ts.tv_sec = 0;
-	ts.tv_nsec = 100000000;
-	nanosleep(&ts, NULL);
+	ASSERT_EQ(1, read(st[0], &c, 1));	/* the child is opening */
 	EXPECT_EQ(-ENODEV, st_module_load("devices=2 mock_init_fail_ms=1500"));
 	EXPECT_NE(0, access(PTO_DEV0, F_OK));
+	__atomic_store_n(stop, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(sizeof(n), read(st[0], n, sizeof(n)));
 	opened = n[0];
 	refused = n[1];
-	ASSERT_EQ(c, waitpid(c, &status, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	printf("# opens during the failing init: %ld succeeded, %ld refused\n",
 	       opened, refused);
 	EXPECT_EQ(0, opened);
 	EXPECT_LT(0, refused) TH_LOG("the node never appeared: nothing tested");
 	ASSERT_EQ(0, st_module_reload()) TH_LOG("reload with '%s'", st_saved->args);
 	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
+	munmap((void *)stop, sizeof(*stop));
 }
 
 TEST_HARNESS_MAIN

@@ -112,7 +112,6 @@ struct release_arg {
 	struct pto_dev *dev;
 	uint64_t clusters;
 	int ret;
-	volatile int done;
 };
 
 static void *release_thread(void *p)
@@ -120,7 +119,6 @@ static void *release_thread(void *p)
 	struct release_arg *a = p;
 
 	a->ret = pto_cluster_release(a->dev, a->clusters);
-	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -128,8 +126,16 @@ static void *release_thread(void *p)
  * A7 / D2: file a's release waits out the retirement deadline of a silent
  * core (2 s) with core_lock held. Meanwhile file b's window faults (a
  * fresh mmap and a task through the library's mapping), mmap and
- * CORE_STATS all complete, long before that release returns. Before the
- * fix, the fault and mmap took core_lock and waited the whole deadline.
+ * CORE_STATS all complete, before that release is over. Before the fix,
+ * the fault and mmap took core_lock and waited the whole deadline.
+ *
+ * Neither side is timed: b starts once the release has claimed the
+ * silent core (REQUESTED, under core_lock: RETIRE_STATUS reads it
+ * without the lock), and when b is done the silent core must not be
+ * quarantined yet. The release quarantines it at the deadline and only
+ * then drops core_lock, so b's calls waiting behind the release would
+ * find it quarantined. Only a test thread that lost its CPU for the
+ * whole deadline could find that as well.
  */
 TEST(window_faults_not_behind_a_release)
 {
@@ -138,6 +144,7 @@ TEST(window_faults_not_behind_a_release)
 	struct release_arg ra = { 0 };
 	struct pto_dev_info info;
 	struct pto_core_stats st;
+	struct pto_retire_status rst;
 	struct pto_core_reset rs;
 	struct pto_launch *la, *lb;
 	struct pto_dev *a, *b;
@@ -167,7 +174,15 @@ TEST(window_faults_not_behind_a_release)
 	ra.dev = a;
 	ra.clusters = 1;
 	ASSERT_EQ(0, pthread_create(&t, NULL, release_thread, &ra));
-	usleep(300000);		/* the release is in its deadline wait */
+	/* The release is in its deadline wait once it claimed the core. */
+	t0 = pto_now_ns();
+	do {
+		ASSERT_EQ(0, pto_retire_status(b, 0, &rst));
+		if (rst.bits & PTO_RETIRE_BIT_REQUESTED)
+			break;
+		usleep(1000);
+	} while (pto_now_ns() - t0 < 10000000000ull);
+	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
 	t0 = pto_now_ns();
 	m = mmap(NULL, info.window_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 pto_dev_fd(b), PTO_WINDOW_OFFSET(3, info.window_size));
@@ -181,9 +196,10 @@ TEST(window_faults_not_behind_a_release)
 	printf("# b's mmap, fault, task and stats took %llu ms during a's release\n",
 	       (unsigned long long)ms);
 	fflush(stdout);
-	EXPECT_EQ(0, __atomic_load_n(&ra.done, __ATOMIC_ACQUIRE))
-		TH_LOG("the release returned first: nothing was measured");
-	EXPECT_GT(1000, ms);
+	/* Done before the release's deadline passed. */
+	EXPECT_NE(PTO_CORE_QUARANTINED, core_state(b, 0))
+		TH_LOG("b's calls ended after a's release quarantined core 0 (%llu ms)",
+		       (unsigned long long)ms);
 	munmap(m, info.window_size);
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(0, ra.ret);

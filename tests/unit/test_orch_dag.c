@@ -715,6 +715,11 @@ static void *later_fn(void *arg)
 	return NULL;
 }
 
+/*
+ * The waiting alloc's timeout is 10 s here, not the fixture's 200 ms: the
+ * releasing thread sleeps 50 ms, and on a loaded host it may get a CPU
+ * 150 ms after that. Half of it bounds the wait: the release wakes it.
+ */
 TEST_F(man, backpressure_then_release_unblocks)
 {
 	struct later l = { self->o, 50, 0 };
@@ -722,6 +727,7 @@ TEST_F(man, backpressure_then_release_unblocks)
 	pthread_t th;
 	uint64_t t0;
 
+	self->o->cfg.timeout_ms = 10000;
 	ASSERT_EQ(0, pto_scope_begin(self->o));
 	T1(0, 0, PTO_NO_DEP);
 	ASSERT_EQ(0, pto_alloc(self->o, 1000 * 1024, &t, NULL));
@@ -733,6 +739,8 @@ TEST_F(man, backpressure_then_release_unblocks)
 	pthread_create(&th, NULL, later_fn, &l);
 	EXPECT_EQ(0, pto_alloc(self->o, 1000 * 1024, &t, NULL));
 	EXPECT_GE(ot_now_ns() - t0, 40 * 1000000ULL);
+	/* Woken by the release, not by its timeout's last look. */
+	EXPECT_LT(ot_now_ns() - t0, 5000 * 1000000ULL);
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, pto_scope_end(self->o));
 }

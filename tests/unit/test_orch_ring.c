@@ -180,13 +180,20 @@ TEST_F(ring, zero_byte_allocs_follow_fifo_across_wraps)
 	}
 }
 
+/*
+ * "At once": well before the back-pressure timeout, raised to 10 s here
+ * so that the bound is not one a preempted thread could pass (the
+ * fixture's 50 ms are shorter than a loaded host's scheduling delays).
+ */
 TEST_F(ring, oversized_request_fails_at_once)
 {
 	struct orch_alloc_result res;
-	uint64_t t0 = ot_now_ns();
+	uint64_t t0;
 
+	self->o->cfg.timeout_ms = 10000;
+	t0 = ot_now_ns();
 	EXPECT_EQ(-E2BIG, orch_ring_alloc(self->o, 0, 2048 * K, &res));
-	EXPECT_LT(ot_now_ns() - t0, 40 * 1000000ULL);	/* no wait */
+	EXPECT_LT(ot_now_ns() - t0, 5000 * 1000000ULL);	/* no wait */
 	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "increase heap_ring_size"));
 	/* Sizes whose alignment would wrap to 0 are as oversized. */
 	EXPECT_EQ(-E2BIG, orch_ring_alloc(self->o, 0, UINT64_MAX, &res));
@@ -249,26 +256,55 @@ static void drain_window(struct __test_metadata *_metadata, pto_orch *o,
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+/* Wait (bounded) until @o's ring 1 has a waiter for a batch of slots. */
+static void wait_for_waiter(struct __test_metadata *_metadata, pto_orch *o)
+{
+	struct orch_ring *ring = &o->rings[1];
+	uint64_t t0 = ot_now_ns(), live;
+
+	do {
+		pthread_mutex_lock(&ring->mu);
+		live = ring->wake_live;
+		pthread_mutex_unlock(&ring->mu);
+		if (live != UINT64_MAX)
+			return;
+		ot_sleep_ms(1);
+	} while (ot_now_ns() - t0 < 10000 * 1000000ULL);
+	ASSERT_NE(UINT64_MAX, live) TH_LOG("the waiter never waited");
+}
+
+/*
+ * The waiter's own bounds, its recheck and the timeout, are 20 and 30 s
+ * (either would end its wait, and it would find the 7 free slots), out
+ * of the test's reach however late its threads get a CPU; the releases
+ * start once the waiter waits (it would take a free slot without
+ * waiting).
+ */
 TEST(window_waiter_is_woken_per_batch)
 {
 	struct orch_slot *s[64];
 	pto_orch *o = full_window(_metadata, s, 64);
 	struct waiter w = { .o = o };
 	pthread_t th;
+	uint64_t t0;
 	int i;
 
 	/* No recheck within the test: only a release may wake the waiter. */
-	o->rings[1].recheck_ms = 900;
+	o->rings[1].recheck_ms = 20000;
+	o->cfg.timeout_ms = 30000;
 	pthread_create(&th, NULL, wait_for_slot, &w);
-	ot_sleep_ms(20);
+	wait_for_waiter(_metadata, o);
 	for (i = 0; i < 7; i++)
 		orch_ring_release(o, s[i]);
 	/* 7 of 64 free: below the batch of 8, the waiter sleeps on. */
 	ot_sleep_ms(50);
 	EXPECT_EQ(0, atomic_load(&w.done));
+	/* The eighth wakes it, long before its recheck would. */
+	t0 = ot_now_ns();
 	orch_ring_release(o, s[7]);
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, w.ret);
+	EXPECT_LT(w.t_done - t0, 10000 * 1000000ULL);
 	drain_window(_metadata, o, s, 8, 64);
 }
 

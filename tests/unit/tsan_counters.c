@@ -94,31 +94,47 @@ TEST(doorbell_count_is_read_while_rung)
 	free(l);
 }
 
-static int k_sleep(struct pto_task_ctx *c)
+/*
+ * The held task ends when the test opens its gate, not after a fixed
+ * time that a thread without a CPU could outlast. Relaxed, on purpose:
+ * the gate must order nothing between the threads, or it would hide the
+ * race this test is for from ThreadSanitizer.
+ */
+static _Atomic int hold_gate;
+
+static int k_hold(struct pto_task_ctx *c)
 {
-	usleep((useconds_t)c->scalars[0] * 1000);
+	(void)c;
+	while (!atomic_load_explicit(&hold_gate, memory_order_relaxed))
+		usleep(1000);
 	return 0;
 }
 
-/* One SUB task sleeping @ms with an auto-allocated OUTPUT of @nbytes. */
-static int sleeper(pto_orch *o, uint64_t nbytes, uint64_t ms)
+/* One SUB task (@fn) with an auto-allocated OUTPUT of @nbytes. */
+static int holder(pto_orch *o, pto_kernel_fn fn, uint64_t nbytes)
 {
-	struct pto_callable c = { .fn = k_sleep };
+	struct pto_callable c = { .fn = fn };
 	struct pto_tensor t = { .nbytes = nbytes };
 	struct pto_task_args a;
 	int err;
 
 	pto_args_init(&a);
 	pto_args_add_tensor(&a, &t, PTO_OUTPUT);
-	pto_args_add_scalar(&a, ms);
 	err = pto_submit_sub(o, &c, &a, NULL);
 	pto_args_fini(&a);
 	return err;
 }
 
+static int k_noop(struct pto_task_ctx *c)
+{
+	(void)c;
+	return 0;
+}
+
 static int orch_hold(pto_orch *o, void *arg)
 {
-	return sleeper(o, 48 << 10, 200);
+	(void)arg;
+	return holder(o, k_hold, 48 << 10);
 }
 
 struct pressed {
@@ -127,7 +143,7 @@ struct pressed {
 };
 
 /*
- * The heap is held by the previous run's task until it finishes (200 ms),
+ * The heap is held by the previous run's task until the gate opens,
  * after this submit's 50 ms back-pressure timeout. Then stay here, taking
  * no lock, while that task ends and its release updates the ring's use:
  * a message formatted from the use read after dropping the ring's lock
@@ -137,8 +153,9 @@ static int orch_pressed(pto_orch *o, void *arg)
 {
 	struct pressed *p = arg;
 
-	p->err = sleeper(o, 32 << 10, 0);
+	p->err = holder(o, k_noop, 32 << 10);
 	snprintf(p->msg, sizeof(p->msg), "%s", pto_orch_error(o));
+	atomic_store_explicit(&hold_gate, 1, memory_order_relaxed);
 	ot_sleep_ms(400);
 	return p->err;
 }
@@ -155,6 +172,7 @@ TEST(heap_pressure_message_is_read_under_the_ring_lock)
 	const char *at;
 
 	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	atomic_store_explicit(&hold_gate, 0, memory_order_relaxed);
 	ASSERT_EQ(0, pto_submit(o, orch_hold, NULL, &r1));
 	EXPECT_EQ(-ETIMEDOUT, pto_submit(o, orch_pressed, &p, &r2));
 	EXPECT_EQ(-ETIMEDOUT, p.err);
