@@ -16,31 +16,6 @@
 #include <string.h>
 #include "orch/orch_internal.h"
 
-void orch_slot_reset(struct orch_slot *s)
-{
-	s->fanin_count = 0;
-	s->fanin_released = 0;
-	s->fanout_total = 0;
-	s->fanout_released = 0;
-	s->failure_propagation_pending = false;
-	s->cancel_debt = false;
-	s->unlaunched = false;
-	s->failure_err = 0;
-	s->nconsumers = 0;
-	s->nproducers = 0;
-	s->nkeys = 0;
-	s->nmembers = 0;
-	s->is_group = false;
-	s->next_member = 0;
-	s->rq = NULL;
-	s->rq_next = s->rq_prev = NULL;
-	s->poison_next = NULL;
-	atomic_store_explicit(&s->members_left, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->first_err, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->member_msg_claimed, 0, memory_order_relaxed);
-	/* failure_message / member_message: see struct orch_slot. */
-}
-
 /* Point the slot's arrays at their inline storage (ring init). */
 void orch_slot_init_storage(struct orch_slot *s)
 {

@@ -69,25 +69,35 @@ static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
 	}
 }
 
+/* building_run()'s refusals, out of line. */
+static __attribute__((noinline, cold)) int
+not_building(struct pto_orch *o, struct pto_run **rp)
+{
+	*rp = NULL;
+	if (!o->building)
+		return orch_error(o, -EINVAL,
+				  "submit outside an orchestration function");
+	return orch_error(o, -ECANCELED,
+			  "run %llu already failed to build; submit refused",
+			  (unsigned long long)o->building->id);
+}
+
 /*
  * The run being built, or an error: -EINVAL outside an orchestration
  * function (a usage error, as pto_scope_begin() there), -ECANCELED once
- * the run is doomed by an earlier error (orch.h).
+ * the run is doomed by an earlier error (orch.h). Inline, the refusals
+ * out of line: every submit asks.
  */
-static int building_run(struct pto_orch *o, struct pto_run **rp)
+static inline __attribute__((always_inline)) int
+building_run(struct pto_orch *o, struct pto_run **rp)
 {
 	struct pto_run *r = o->building;
 
-	*rp = NULL;
-	if (!r)
-		return orch_error(o, -EINVAL,
-				  "submit outside an orchestration function");
-	if (r->construction_err)
-		return orch_error(o, -ECANCELED,
-				  "run %llu already failed to build; submit refused",
-				  (unsigned long long)r->id);
-	*rp = r;
-	return 0;
+	if (__builtin_expect(r && !r->construction_err, 1)) {
+		*rp = r;
+		return 0;
+	}
+	return not_building(o, rp);
 }
 
 static const char *space_name(uint32_t space)
