@@ -346,8 +346,30 @@ int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
 		   struct orch_slotref v);
 void orch_tm_lock(struct pto_orch *o);
 void orch_tm_unlock(struct pto_orch *o);
-struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
-					  const struct orch_key *k);
+/*
+ * One multiply and a fold: this runs for every tensor of every submit.
+ * The fold (h ^ h >> 32) puts the product's well-mixed high half into the
+ * low bits the bucket mask keeps; addresses are aligned, so the low bits
+ * of the product alone would leave most buckets empty. run_id and space
+ * need only separate otherwise equal keys, so they are shifted into bits
+ * an address or offset does not reach in practice.
+ */
+static inline uint64_t orch_tm_hash(const struct orch_key *k)
+{
+	uint64_t h = k->off ^ (k->obj * 0x9e3779b97f4a7c15ULL) ^
+		     (k->run_id << 48) ^ (k->space << 44);
+
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
+}
+
+static inline bool orch_tm_key_eq(const struct orch_key *a, const struct orch_key *b)
+{
+	return a->off == b->off && a->obj == b->obj && a->run_id == b->run_id &&
+	       a->space == b->space;
+}
+
+/* orch_tm_lookup_locked(): inline, after struct pto_orch. */
 int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
 			  struct orch_slotref v);
 void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s);
@@ -727,6 +749,24 @@ static inline int orch_scope_register(struct pto_orch *o, struct orch_slot *s)
 	f->refs[f->n].tid = s->task_id;
 	f->n++;
 	return 0;
+}
+
+/* Caller holds tm.mu. Inline: the submit path looks up every INPUT and
+ * INOUT tensor, and as a call a lookup was a third more instructions. */
+static inline struct orch_slotref
+orch_tm_lookup_locked(struct pto_orch *o, const struct orch_key *k)
+{
+	struct orch_tensormap *tm = &o->tm;
+	uint64_t h = orch_tm_hash(k);
+	struct orch_slotref v = { NULL, 0 };
+	struct orch_tm_node *n;
+
+	for (n = tm->buckets[h & (tm->nbuckets - 1)]; n; n = n->next)
+		if (orch_tm_key_eq(&n->key, k)) {
+			v = n->val;
+			break;
+		}
+	return v;
 }
 
 /* Record a construction error message on the orchestrator. */
