@@ -175,7 +175,9 @@ struct orch_slot {
 	 * RUNNING. That one is made under sched_mu alone (claim_running()
 	 * in ready.c), and READY -> FAILED (cancellation) under both: while
 	 * a slot is READY, every writer of its state and of @unlaunched
-	 * holds sched_mu, which orders the two claims.
+	 * holds sched_mu, which orders the two claims. And a publication
+	 * with no live producer moves BUILDING -> READY without it: no
+	 * other thread can reach the slot then (publish() in submit.c).
 	 */
 	struct orch_lock fanout_mu;
 	_Atomic int state;
