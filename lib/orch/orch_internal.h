@@ -285,7 +285,7 @@ struct orch_ring {
 	 * test, so handing out a slot (and finding the ones after it to
 	 * prefetch) divides by nothing. */
 	struct orch_slot *next_slot;
-	struct orch_slot *slots_end;	/* slots + window */
+	struct orch_slot *slots_end;	/* slots + window (set at init only) */
 	_Atomic bool shutdown;
 
 	/* Releasers' side, under mu. */
@@ -293,6 +293,9 @@ struct orch_ring {
 	pthread_cond_t cv;
 	uint64_t tail, used;		/* heap FIFO tail, bytes charged */
 	_Atomic uint64_t last_alive;	/* stored under mu, release */
+	/* &slots[last_alive % window], under mu: the release walk's cursor
+	 * (ring_release_locked), so it divides by nothing. */
+	struct orch_slot *alive_slot;
 	/* Back-pressure hysteresis (ring.c): a release wakes the waiting
 	 * orch thread only once live slots are down to wake_live; the wait
 	 * looks again every recheck_ms regardless (tests may raise it). */

@@ -70,6 +70,7 @@ int orch_ring_init(struct pto_orch *o, int r, uint32_t window)
 	if (!ring->slots)
 		return -ENOMEM;
 	ring->next_slot = ring->slots;	/* seq_next 0 */
+	ring->alive_slot = ring->slots;	/* last_alive 0 */
 	ring->slots_end = ring->slots + window;
 	for (i = 0; i < window; i++) {
 		orch_lock_init(&ring->slots[i].fanout_mu);
@@ -475,6 +476,7 @@ void orch_ring_release_many(struct pto_orch *o, struct orch_slot *const *v,
 /* Advance last_alive over released slots; caller holds ring->mu. */
 static void ring_release_locked(struct orch_ring *ring)
 {
+	struct orch_slot *h = ring->alive_slot;	/* last_alive's */
 	bool progress = false;
 	uint64_t alive, end;
 
@@ -483,8 +485,6 @@ static void ring_release_locked(struct orch_ring *ring)
 	end = atomic_load_explicit(&ring->seq_next, memory_order_acquire);
 	alive = atomic_load_explicit(&ring->last_alive, memory_order_relaxed);
 	while (alive < end) {
-		struct orch_slot *h = &ring->slots[alive % ring->window];
-
 		if (!h->ring_released)
 			break;
 		if (h->heap_charged) {
@@ -494,13 +494,18 @@ static void ring_release_locked(struct orch_ring *ring)
 		}
 		atomic_store_explicit(&h->state, ORCH_FREE, memory_order_relaxed);
 		alive++;
+		/* slots_end is written once, at init. */
+		if (++h == ring->slots_end)
+			h = ring->slots;
 		progress = true;
 	}
 	/* Release: the orch thread's acquire-load of last_alive (alloc_fast,
 	 * live_slots) orders its reuse of these slots after this walk. */
-	if (progress)
+	if (progress) {
+		ring->alive_slot = h;
 		atomic_store_explicit(&ring->last_alive, alive,
 				      memory_order_release);
+	}
 	/*
 	 * Broadcast only when something was reclaimed, and to a window
 	 * waiter only once live slots are down to its wake_live (the
