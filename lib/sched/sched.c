@@ -610,7 +610,8 @@ static void sched_sleep(struct sched_thread *t)
 	}
 	atomic_store_explicit(&t->sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&t->kicked, memory_order_relaxed) ||
+	if (t->self_kicked ||
+	    atomic_load_explicit(&t->kicked, memory_order_relaxed) ||
 	    atomic_load(&be->stop))
 		goto out;
 	/*
@@ -704,14 +705,18 @@ static void *sched_thread_main(void *arg)
 
 		/*
 		 * Consume kicks before looking: a later kick is seen again.
-		 * The exchange only when there is one to consume: a locked
-		 * instruction per loop step (several per task) is dear in the
-		 * TCG guest. A kick that lands after the load is seen at the
-		 * next step, as one that lands after the exchange would be.
+		 * The exchange only when another thread's kick is there to
+		 * consume: a locked instruction per loop step (several per
+		 * task) is dear in the TCG guest, and most kicks are the
+		 * thread's own (wake_thread()), which it consumes with a plain
+		 * load and store. A kick that lands after the load is seen at
+		 * the next step, as one that lands after the exchange would be.
 		 */
-		kicked = atomic_load_explicit(&t->kicked, memory_order_relaxed) &&
-			 atomic_exchange_explicit(&t->kicked, 0,
-						  memory_order_seq_cst);
+		kicked = t->self_kicked;
+		t->self_kicked = false;
+		if (atomic_load_explicit(&t->kicked, memory_order_relaxed) &&
+		    atomic_exchange_explicit(&t->kicked, 0, memory_order_seq_cst))
+			kicked = 1;
 		gen = orch_ready_gen(be->orch);
 		memset(ring, 0, sizeof(ring));
 		moved = sched_reap(t, ring);
@@ -896,14 +901,16 @@ static void wake_thread(struct sched_thread *t, bool again)
 	 * steal at its pop or before it sleeps: on one thread, most kicks):
 	 * it is awake, and @sleeping is 0 whenever it runs orchestrator code
 	 * (sched_sleep() stores 1 after orch_ready_steal() and 0 again
-	 * before it returns). Its own later load of @kicked in sched_sleep()
-	 * and its exchange at the next step see this store by program
+	 * before it returns). Its own later look at @self_kicked in
+	 * sched_sleep() and at the next step sees this store by program
 	 * order, and so does its next look at mix_wanted / mix_any stored
-	 * before a MIX kick: no fence, no eventfd write. The fence costs
-	 * about as much as a locked instruction in the TCG guest.
+	 * before a MIX kick: no fence, no eventfd write (the fence costs
+	 * about as much as a locked instruction in the TCG guest), and not
+	 * @kicked, whose consumption is an exchange: a plain flag of the
+	 * thread's own (a self kick was 1.5 exchanges per fan-out task).
 	 */
 	if (t == sched_self) {
-		atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
+		t->self_kicked = true;
 		return;
 	}
 	/* Dekker with sched_sleep(): see there. */
