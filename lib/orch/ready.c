@@ -87,6 +87,21 @@ void orch_rq_unlink(struct pto_orch *o, struct orch_slot *s)
 	s->rq_next = s->rq_prev = NULL;
 }
 
+/* orch_rq_unlink() of the head of @q (@s; its rq_prev is NULL), inline:
+ * every pop takes one. */
+static inline void rq_unlink_head(struct pto_orch *o, struct orch_rq *q,
+				  struct orch_slot *s)
+{
+	queued_add(o, -1);
+	q->head = s->rq_next;
+	if (s->rq_next)
+		s->rq_next->rq_prev = NULL;
+	else
+		q->tail = NULL;
+	s->rq = NULL;
+	s->rq_next = NULL;
+}
+
 int orch_worker_index(struct pto_orch *o, int32_t id)
 {
 	uint32_t i;
@@ -546,7 +561,8 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
  * follows it. Release: as every other state store (a lockless reader,
  * submit.c's ordering-only edge, acquires the state).
  */
-static void claim_running(struct orch_slot *s)
+static inline __attribute__((always_inline)) void
+claim_running(struct orch_slot *s)
 {
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_READY)
 		atomic_store_explicit(&s->state, ORCH_RUNNING,
@@ -682,10 +698,10 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 		if (i == 0)
 			claim_running(s);
 		if (s->next_member == s->nmembers)
-			orch_rq_unlink(o, s);
+			rq_unlink_head(o, q, s);
 	} else {
 		i = 0;
-		orch_rq_unlink(o, s);
+		rq_unlink_head(o, q, s);
 		claim_running(s);
 	}
 	w->inflight++;

@@ -103,8 +103,10 @@ int orch_claim_task_failure(struct pto_orch *o, struct orch_slot *s,
 
 /* COMPLETED/FAILED -> CONSUMED happened under fanout_mu (release_ref);
  * now erase the journal's TensorMap entries, free the slot and heap, and
- * count the run down. Nothing may touch @s after ring release. */
-static void on_consumed(struct pto_orch *o, struct orch_slot *s)
+ * count the run down. Nothing may touch @s after ring release. Out of
+ * line: the batched path of consumed() saves no registers for it. */
+static __attribute__((noinline)) void on_consumed(struct pto_orch *o,
+						  struct orch_slot *s)
 {
 	struct pto_run *run = s->run;
 
@@ -144,17 +146,20 @@ void orch_set_consume_batch(struct orch_consume_batch *b)
 	consume_batch = b;
 }
 
-static void batch_consumed(struct pto_orch *o, struct orch_slot *s,
-			   struct orch_consume_batch *b)
+static inline void batch_consumed(struct pto_orch *o, struct orch_slot *s,
+				  struct orch_consume_batch *b)
 {
 	b->v[b->n++] = s;
-	if (b->n == ORCH_CONSUME_BATCH)
+	if (__builtin_expect(b->n == ORCH_CONSUME_BATCH, 0))
 		orch_consume_flush(o, b);
 }
 
 /* @s went CONSUMED under its lock (release_ref_locked): clean it up now,
- * or in the calling thread's batch. */
-static void consumed(struct pto_orch *o, struct orch_slot *s)
+ * or in the calling thread's batch. Inline into the releases: with the
+ * immediate cleanup out of line, the batched path is a few stores (a
+ * scheduler thread consumes every task through here). */
+static inline __attribute__((always_inline)) void
+consumed(struct pto_orch *o, struct orch_slot *s)
 {
 	if (consume_batch)
 		batch_consumed(o, s, consume_batch);

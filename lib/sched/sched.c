@@ -894,8 +894,6 @@ static void wake_thread(struct sched_thread *t, bool again)
 {
 	uint64_t one = 1;
 
-	if (again && atomic_load_explicit(&t->kicked, memory_order_relaxed))
-		return;
 	/*
 	 * The thread kicks itself (the routing of its own completions, a
 	 * steal at its pop or before it sleeps: on one thread, most kicks):
@@ -913,6 +911,8 @@ static void wake_thread(struct sched_thread *t, bool again)
 		t->self_kicked = true;
 		return;
 	}
+	if (again && atomic_load_explicit(&t->kicked, memory_order_relaxed))
+		return;
 	/* Dekker with sched_sleep(): see there. */
 	atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
