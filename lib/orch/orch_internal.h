@@ -671,11 +671,14 @@ struct pto_orch {
 	 * instead of the lock. */
 	_Atomic uint64_t rq_gen __attribute__((aligned(64)));
 	char rq_gen_pad[56];
-	/* Entries a pop could take (ready.c, orch_ready_any): written under
-	 * sched_mu, read without it. Its own line: every pop writes it, and
-	 * idle in-process workers spin on rq_gen's. */
-	_Atomic uint32_t rq_queued __attribute__((aligned(64)));
-	char rq_queued_pad[60];
+	/* Entries a pop could take (ready.c, orch_ready_any_for): linked in
+	 * the FIFO of kind k (rq_queued_kind[k]); linked in an exact or the
+	 * group FIFO, or assigned (rq_queued_other). Written under sched_mu,
+	 * read without it. Their own line: every pop writes one, and idle
+	 * in-process workers spin on rq_gen's. */
+	_Atomic uint32_t rq_queued_kind[PTO_WK_NR] __attribute__((aligned(64)));
+	_Atomic uint32_t rq_queued_other;
+	char rq_queued_pad[64 - (PTO_WK_NR + 1) * sizeof(uint32_t)];
 	/* One bit per worker kind: a worker of the kind is idle (spinning a
 	 * while, or parking). Set by workers, cleared by the flush or steal
 	 * that routes work of the kind, read by the orch thread at every

@@ -43,21 +43,31 @@ static void bump_gen(struct pto_orch *o)
 }
 
 /*
- * rq_queued: what a pop could take - slots linked in any FIFO plus group
- * members assigned and not yet popped. Every writer holds sched_mu (a
- * load and a store, no locked instruction); orch_ready_any reads it
- * without the lock.
+ * The queued counts: what a pop could take - slots linked in a FIFO plus
+ * group members assigned and not yet popped - per kind FIFO, and the rest
+ * (exact FIFOs, the group FIFO, assigned members) together, so a worker
+ * can ask whether work of its kind is there (orch_ready_any_for). Every
+ * writer holds sched_mu (a load and a store, no locked instruction); the
+ * readers do not.
  */
-static void queued_add(struct pto_orch *o, int d)
+static void queued_add(_Atomic uint32_t *c, int d)
 {
-	uint32_t n = atomic_load_explicit(&o->rq_queued, memory_order_relaxed);
+	uint32_t n = atomic_load_explicit(c, memory_order_relaxed);
 
-	atomic_store_explicit(&o->rq_queued, n + (uint32_t)d, memory_order_relaxed);
+	atomic_store_explicit(c, n + (uint32_t)d, memory_order_relaxed);
+}
+
+/* The count @s, linked in @q, is in. */
+static _Atomic uint32_t *queued_of(struct pto_orch *o, const struct orch_rq *q,
+				   const struct orch_slot *s)
+{
+	return q == &o->kind_rq[s->wkind] ? &o->rq_queued_kind[s->wkind] :
+					     &o->rq_queued_other;
 }
 
 static void rq_push(struct pto_orch *o, struct orch_rq *q, struct orch_slot *s)
 {
-	queued_add(o, 1);
+	queued_add(queued_of(o, q, s), 1);
 	s->rq = q;
 	s->rq_next = NULL;
 	s->rq_prev = q->tail;
@@ -74,7 +84,7 @@ void orch_rq_unlink(struct pto_orch *o, struct orch_slot *s)
 
 	if (!q)
 		return;
-	queued_add(o, -1);
+	queued_add(queued_of(o, q, s), -1);
 	if (s->rq_prev)
 		s->rq_prev->rq_next = s->rq_next;
 	else
@@ -92,7 +102,7 @@ void orch_rq_unlink(struct pto_orch *o, struct orch_slot *s)
 static inline void rq_unlink_head(struct pto_orch *o, struct orch_rq *q,
 				  struct orch_slot *s)
 {
-	queued_add(o, -1);
+	queued_add(queued_of(o, q, s), -1);
 	q->head = s->rq_next;
 	if (s->rq_next)
 		s->rq_next->rq_prev = NULL;
@@ -642,7 +652,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	if (w->has_assigned) {
 		*d = w->assigned;
 		w->has_assigned = false;
-		queued_add(o, -1);
+		queued_add(&o->rq_queued_other, -1);
 		return 1;
 	}
 	if (w->inflight >= w->cap)
@@ -669,7 +679,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 			} else {
 				fill(&tw->assigned, g, i, t);
 				tw->has_assigned = true;
-				queued_add(o, 1);
+				queued_add(&o->rq_queued_other, 1);
 				o->ops->kick(o->be, t, tw->kind);
 			}
 		}
@@ -734,7 +744,33 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
  */
 bool orch_ready_any(struct pto_orch *o)
 {
-	return atomic_load_explicit(&o->rq_queued, memory_order_relaxed) ||
+	uint32_t k;
+
+	if (atomic_load_explicit(&o->rq_queued_other, memory_order_relaxed))
+		return true;
+	for (k = 0; k < PTO_WK_NR; k++)
+		if (atomic_load_explicit(&o->rq_queued_kind[k],
+					 memory_order_relaxed))
+			return true;
+	return o->ops->kick_wakes_server && pend_after_cursor(o);
+}
+
+/*
+ * orch_ready_any for one worker: the FIFO of its kind, not every kind's.
+ * A device thread asks it for each idle core before popping: its AIC
+ * cores' pops found nothing while only AIV work was queued (a third of a
+ * pop per fan-out task, each a sched_mu round trip). The rest (exact
+ * FIFOs, the group FIFO, assigned members, the pending list) counts for
+ * every worker, as before. The same generation argument: each routing
+ * counts what it links in the count it reads here before its bump.
+ */
+bool orch_ready_any_for(struct pto_orch *o, int32_t widx)
+{
+	uint32_t kind = o->workers[widx].kind;	/* fixed at create */
+
+	return atomic_load_explicit(&o->rq_queued_kind[kind],
+				    memory_order_relaxed) ||
+	       atomic_load_explicit(&o->rq_queued_other, memory_order_relaxed) ||
 	       (o->ops->kick_wakes_server && pend_after_cursor(o));
 }
 

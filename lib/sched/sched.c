@@ -544,15 +544,18 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			/*
 			 * Running + pending slot: the worker has capacity two,
 			 * and a second id may go out once the core took the
-			 * first (ACK). With nothing queued no pop is tried:
-			 * each would take the orchestrator's sched_mu to find
-			 * nothing (the chain, where a completing core pops its
-			 * successor itself, made ~11 such pops per task). The
-			 * caller loaded the generation before this step, and
-			 * looks again when it moves (orch_ready_any).
+			 * first (ACK). With nothing queued that the core's
+			 * worker could take no pop is tried: each would take
+			 * the orchestrator's sched_mu to find nothing (the
+			 * chain, where a completing core pops its successor
+			 * itself, made ~11 such pops per task; an AIC core
+			 * while only AIV work is queued, a third of a pop per
+			 * fan-out task). The caller loaded the generation
+			 * before this step, and looks again when it moves
+			 * (orch_ready_any_for).
 			 */
 			if (!pto_rc_can_dispatch(c->rc) ||
-			    !orch_ready_any(be->orch) ||
+			    !orch_ready_any_for(be->orch, c->widx) ||
 			    !orch_ready_pop(be->orch, c->widx, &d))
 				continue;
 			moved++;

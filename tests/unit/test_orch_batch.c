@@ -363,6 +363,71 @@ TEST(ready_any_counts_queued_and_assigned_work)
 	end_manual(_metadata, o, r, 0);
 }
 
+/*
+ * orch_ready_any_for, the same question for one worker: work of its kind
+ * (W2: workers 0 and 1 are SUB, 2 is AIV), or work counted for every
+ * worker - exact singles, groups and their assigned members, and a
+ * server's deferred list. A device thread asks it per idle core, so its
+ * AIC cores do not pop (a sched_mu round trip each) while only AIV work
+ * is queued.
+ */
+TEST(ready_any_for_asks_for_the_workers_kind)
+{
+	struct orch_dispatch d, d1;
+	struct pto_task_args a;
+	pto_orch *o;
+	pto_run *r;
+
+	r = begin_manual(_metadata, orch_create_manual, &o);
+	ASSERT_NE(NULL, r);
+	EXPECT_FALSE(orch_ready_any_for(o, 0));
+	EXPECT_FALSE(orch_ready_any_for(o, 2));
+	/* SUB work: for the SUB workers, not the AIV one. */
+	sub(_metadata, o, 1);
+	orch_ready_flush(o);
+	EXPECT_TRUE(orch_ready_any_for(o, 0));
+	EXPECT_TRUE(orch_ready_any_for(o, 1));
+	EXPECT_FALSE(orch_ready_any_for(o, 2));
+	EXPECT_TRUE(orch_ready_any(o));
+	EXPECT_EQ(0, orch_ready_pop(o, 2, &d));	/* what it would have found */
+	pop_done(_metadata, o, 0, 1);
+	EXPECT_FALSE(orch_ready_any_for(o, 0));
+	EXPECT_FALSE(orch_ready_any(o));
+
+	/* An exact single (on the AIV worker) counts for every worker. */
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 2);
+	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(2),
+					   NULL));
+	pto_args_fini(&a);
+	EXPECT_TRUE(orch_ready_any_for(o, 2));
+	EXPECT_TRUE(orch_ready_any_for(o, 0));
+	pop_done(_metadata, o, 2, 2);
+	EXPECT_FALSE(orch_ready_any_for(o, 0));
+	EXPECT_FALSE(orch_ready_any_for(o, 2));
+
+	/* A group, then the member its start assigns: for every worker. */
+	ASSERT_EQ(0, group01(o));
+	EXPECT_TRUE(orch_ready_any_for(o, 2));
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_TRUE(orch_ready_any_for(o, 2));	/* member 1, assigned */
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d1));
+	EXPECT_FALSE(orch_ready_any_for(o, 1));
+	EXPECT_FALSE(orch_ready_any_for(o, 2));
+	orch_member_done(o, &d, 0, NULL);
+	orch_member_done(o, &d1, 0, NULL);
+	end_manual(_metadata, o, r, 0);
+
+	/* A server's pops steal the deferred list, whatever its kinds. */
+	r = begin_manual(_metadata, orch_create_manual_server, &o);
+	ASSERT_NE(NULL, r);
+	sub(_metadata, o, 3);
+	EXPECT_TRUE(orch_ready_any_for(o, 2));
+	pop_done(_metadata, o, 0, 3);
+	EXPECT_FALSE(orch_ready_any_for(o, 2));
+	end_manual(_metadata, o, r, 0);
+}
+
 /* A group (or exact single) is routed at publication, after the deferred
  * singles published before it: its reservation starts when it is
  * published, and the orch thread's publication order is kept. */
