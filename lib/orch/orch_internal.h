@@ -671,7 +671,7 @@ struct pto_orch {
 	 * instead of the lock. */
 	_Atomic uint64_t rq_gen __attribute__((aligned(64)));
 	char rq_gen_pad[56];
-	/* Entries a pop could take (ready.c, orch_ready_any_for): linked in
+	/* Entries a pop could take (ready.c, orch_ready_any_kind): linked in
 	 * the FIFO of kind k (rq_queued_kind[k]); linked in an exact or the
 	 * group FIFO, or assigned (rq_queued_other). Written under sched_mu,
 	 * read without it. Their own line: every pop writes one, and idle

@@ -46,7 +46,7 @@ static void bump_gen(struct pto_orch *o)
  * The queued counts: what a pop could take - slots linked in a FIFO plus
  * group members assigned and not yet popped - per kind FIFO, and the rest
  * (exact FIFOs, the group FIFO, assigned members) together, so a worker
- * can ask whether work of its kind is there (orch_ready_any_for). Every
+ * can ask whether work of its kind is there (orch_ready_any_kind). Every
  * writer holds sched_mu (a load and a store, no locked instruction); the
  * readers do not.
  */
@@ -756,18 +756,17 @@ bool orch_ready_any(struct pto_orch *o)
 }
 
 /*
- * orch_ready_any for one worker: the FIFO of its kind, not every kind's.
- * A device thread asks it for each idle core before popping: its AIC
- * cores' pops found nothing while only AIV work was queued (a third of a
- * pop per fan-out task, each a sched_mu round trip). The rest (exact
- * FIFOs, the group FIFO, assigned members, the pending list) counts for
- * every worker, as before. The same generation argument: each routing
- * counts what it links in the count it reads here before its bump.
+ * orch_ready_any for a worker of @kind: work in its kind's FIFO, or what
+ * counts for every worker (exact FIFOs, the group FIFO, assigned members,
+ * and for a server the pending list its pops steal). A device thread asks
+ * it before it pops for an idle core (once per kind per dispatch step, and
+ * again after a pop): its AIC cores' pops found nothing while only AIV
+ * work was queued (a third of a pop per fan-out task, each a sched_mu
+ * round trip). The same generation argument as orch_ready_any: each
+ * routing counts what it links in the count read here before its bump.
  */
-bool orch_ready_any_for(struct pto_orch *o, int32_t widx)
+bool orch_ready_any_kind(struct pto_orch *o, uint32_t kind)
 {
-	uint32_t kind = o->workers[widx].kind;	/* fixed at create */
-
 	return atomic_load_explicit(&o->rq_queued_kind[kind],
 				    memory_order_relaxed) ||
 	       atomic_load_explicit(&o->rq_queued_other, memory_order_relaxed) ||

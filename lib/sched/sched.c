@@ -446,6 +446,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 	struct sched_backend *be = t->be;
 	struct sched_mask blocked, idle, unknown, pass_set[PASS_NR];
 	unsigned int k, wi;
+	uint32_t asked = 0, avail = 0;	/* bit per kind, see below */
 	int moved = 0, pass;
 
 	memset(&blocked, 0, sizeof(blocked));
@@ -539,6 +540,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 		}
 		for_each_core_in(k, &pass_set[pass]) {
 			struct sched_core *c = &t->cores[k];
+			uint32_t bit = 1u << c->kind;
 			struct orch_dispatch d;
 
 			/*
@@ -550,13 +552,25 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			 * chain, where a completing core pops its successor
 			 * itself, made ~11 such pops per task; an AIC core
 			 * while only AIV work is queued, a third of a pop per
-			 * fan-out task). The caller loaded the generation
-			 * before this step, and looks again when it moves
-			 * (orch_ready_any_for).
+			 * fan-out task). The answer is kept per kind between
+			 * pops (@asked, @avail: the chain asked for each of
+			 * its idle cores, ~8 times per task). The caller
+			 * loaded the generation before this step, and looks
+			 * again when it moves (orch_ready_any_kind).
 			 */
-			if (!pto_rc_can_dispatch(c->rc) ||
-			    !orch_ready_any_for(be->orch, c->widx) ||
-			    !orch_ready_pop(be->orch, c->widx, &d))
+			if (!pto_rc_can_dispatch(c->rc))
+				continue;
+			if (!(asked & bit)) {
+				asked |= bit;
+				if (orch_ready_any_kind(be->orch, c->kind))
+					avail |= bit;
+			}
+			if (!(avail & bit))
+				continue;
+			/* A pop may take its kind's last task, or route the
+			 * pending list: ask again after it. */
+			asked = avail = 0;
+			if (!orch_ready_pop(be->orch, c->widx, &d))
 				continue;
 			moved++;
 			sched_send(be, c, &d, ring);
@@ -1026,6 +1040,7 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 {
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
 	unsigned int c, k, core;
+	uint32_t kind;
 	int ret;
 
 	for (c = 0; c < info->clusters; c++) {
@@ -1056,10 +1071,11 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		t->cores[k].payload_dirty[0] = SCHED_PAYLOAD_DIRTY_ALL;
 		t->cores[k].payload_dirty[1] = SCHED_PAYLOAD_DIRTY_ALL;
 		mask_set(&t->all, k);
+		kind = info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
+		       PTO_WK_AIC : PTO_WK_AIV;
 		t->cores[k].widx = (int32_t)be->nworkers;
-		add_worker(be, (int32_t)rc->index,
-			   info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
-			   PTO_WK_AIC : PTO_WK_AIV, t, NULL);
+		t->cores[k].kind = kind;
+		add_worker(be, (int32_t)rc->index, kind, t, NULL);
 	}
 	for (k = 0; k < t->nclusters; k++) {
 		t->cl[k].mix_widx = (int32_t)be->nworkers;

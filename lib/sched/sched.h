@@ -25,6 +25,7 @@ struct sched_slot {
 struct sched_core {
 	struct pto_rc *rc;
 	int32_t widx;			/* orchestrator worker index */
+	uint32_t kind;			/* its worker's kind */
 	struct sched_cluster *cl;
 	struct sched_thread *t;		/* its index in t->cores is its mask bit */
 	struct sched_slot slot[2];	/* by id parity */
