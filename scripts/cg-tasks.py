@@ -23,7 +23,10 @@ scheduler.md, "Tenth session"):
   pop_locked / call       per call (empty pops included)
   consume flush           orch_consume_flush inclusive, per task
   loop calls              every call out of sched_thread_main but the
-                          idle ones (reaps, clock, sleep), per task
+                          idle ones (reaps, clock, sleep), per task (what
+                          is inlined into the loop is not in it)
+  sched total             every instruction of the scheduler thread, idle
+                          steps included, per task
   sched locked            as orch locked, scheduler thread, per task
 Valgrind runs the threads one at a time: the scheduler thread's rows move
 between runs of one binary (how completions pair up, idle steps); the
@@ -156,6 +159,7 @@ def main():
     rows.append(('consume flush', incl('orch_consume_flush') / n))
     rows.append(('loop calls', sum(c for (a, b), c in edges.items()
                                    if a == 'sched_thread_main' and b not in IDLE) / n))
+    rows.append(('sched total', sum(sc.values()) / n))
     rows.append(('sched locked', sum(c for a, c in addr.items() if a in locked) / n))
     print('tasks %d' % n)
     for k, v in rows:
