@@ -249,8 +249,8 @@ static uint32_t kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want,
  * claimed the slot READY -> FAILED before it got linked: such a slot is
  * cancellation's, not ours to queue. Returns whether it was linked.
  */
-static bool route_locked(struct pto_orch *o, struct orch_slot *s,
-			 uint32_t *want)
+static inline __attribute__((always_inline)) bool
+route_locked(struct pto_orch *o, struct orch_slot *s, uint32_t *want)
 {
 	if (atomic_load_explicit(&s->state, memory_order_acquire) != ORCH_READY)
 		return false;
