@@ -925,19 +925,32 @@ void orch_dispatch_view(const struct orch_dispatch *d,
 }
 
 /* Record a member's outcome; true when it was the slot's last member. */
-static bool member_outcome(struct orch_slot *s, const struct orch_dispatch *d,
-			   int err, const char *msg)
+/* member_outcome()'s failure: the first failing member's error and
+ * message are the slot's. Out of line: a success passes it by. */
+static __attribute__((noinline, cold)) void
+member_failed(struct orch_slot *s, int err, const char *msg)
+{
+	int zero = 0;
+
+	if (atomic_compare_exchange_strong(&s->first_err, &zero, err) &&
+	    !atomic_exchange(&s->member_msg_claimed, 1))
+		snprintf(s->member_message, sizeof(s->member_message), "%s",
+			 msg ? msg : "");
+}
+
+/* Inline: every completion records one (as a call, a sixth of the
+ * completion's own instructions). */
+static inline __attribute__((always_inline)) bool
+member_outcome(struct orch_slot *s, const struct orch_dispatch *d, int err,
+	       const char *msg)
 {
 	struct orch_member *m = &s->members[d->member];
-	int zero = 0;
 
 	m->err = err;
 	atomic_store_explicit(&m->mstate, err ? ORCH_M_FAILED : ORCH_M_DONE,
 			      memory_order_relaxed);
-	if (err && atomic_compare_exchange_strong(&s->first_err, &zero, err) &&
-	    !atomic_exchange(&s->member_msg_claimed, 1))
-		snprintf(s->member_message, sizeof(s->member_message), "%s",
-			 msg ? msg : "");
+	if (__builtin_expect(err, 0))
+		member_failed(s, err, msg);
 	/* A lone member is its slot's last: no peer to count or to see (and
 	 * no locked instruction per task for the common case). */
 	if (s->nmembers == 1)
