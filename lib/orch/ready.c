@@ -924,7 +924,6 @@ void orch_dispatch_view(const struct orch_dispatch *d,
 	v->run_id = s->run_id;
 }
 
-/* Record a member's outcome; true when it was the slot's last member. */
 /* member_outcome()'s failure: the first failing member's error and
  * message are the slot's. Out of line: a success passes it by. */
 static __attribute__((noinline, cold)) void
@@ -938,8 +937,8 @@ member_failed(struct orch_slot *s, int err, const char *msg)
 			 msg ? msg : "");
 }
 
-/* Inline: every completion records one (as a call, a sixth of the
- * completion's own instructions). */
+/* Record a member's outcome; true when it was the slot's last member.
+ * Inline: every completion records one. */
 static inline __attribute__((always_inline)) bool
 member_outcome(struct orch_slot *s, const struct orch_dispatch *d, int err,
 	       const char *msg)

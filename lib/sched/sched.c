@@ -922,7 +922,8 @@ static void wake_thread(struct sched_thread *t, bool again)
 	 * before a MIX kick: no fence, no eventfd write (the fence costs
 	 * about as much as a locked instruction in the TCG guest), and not
 	 * @kicked, whose consumption is an exchange: a plain flag of the
-	 * thread's own (a self kick was 1.5 exchanges per fan-out task).
+	 * thread's own (the exchange after a self kick was 0.4-0.5 per task
+	 * in the chain and the wavefront, in the VM's callgrind counts).
 	 */
 	if (t == sched_self) {
 		t->self_kicked = true;
