@@ -9,11 +9,13 @@
 #   PROGRAM is copied into the image (a static build: build/static/...).
 #   OUTDIR receives callgrind.out.<pid>-<thread> files; read them with
 #   callgrind_annotate --inclusive=yes FILE.
+#   CALLGRIND_OPTS adds callgrind options (e.g. --dump-instr=yes, to
+#   count executed instructions per address; --toggle-collect=FN).
 # Valgrind serializes the program's threads, so counts per task are
 # right but the number of idle loop steps is not what a free run makes.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 2 ] || { sed -n '2,14p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,16p' "$0"; exit 2; }
 out=$1; prog=$2; shift 2
 command -v valgrind.bin >/dev/null || "$top/scripts/bootstrap.sh" valgrind
 vg=/usr/libexec/valgrind
@@ -25,6 +27,7 @@ mkdir -p /vg /tmp/cg
 cp /callgrind-amd64-linux /vgpreload_core-amd64-linux.so /default.supp /vg/
 cd /tmp/cg
 VALGRIND_LIB=/vg valgrind.bin --tool=callgrind --separate-threads=yes \\
+	${CALLGRIND_OPTS:-} \\
 	/$(basename "$prog") $* >&2
 echo BEGIN64
 tar czf - . | base64

@@ -189,6 +189,9 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d);
  * false and looks again at the next generation misses nothing.
  */
 bool orch_ready_any(struct pto_orch *o);
+/* The same for a pop of a worker of @kind: work of that kind, or exact,
+ * group or assigned work (of any worker), or a server's pending list. */
+bool orch_ready_any_kind(struct pto_orch *o, uint32_t kind);
 /* Members worker @widx may hold at once (default 1). Thread safety: any
  * thread; meant for backend start(). */
 void orch_set_worker_capacity(struct pto_orch *o, int32_t widx, uint32_t cap);

@@ -175,7 +175,9 @@ struct orch_slot {
 	 * RUNNING. That one is made under sched_mu alone (claim_running()
 	 * in ready.c), and READY -> FAILED (cancellation) under both: while
 	 * a slot is READY, every writer of its state and of @unlaunched
-	 * holds sched_mu, which orders the two claims.
+	 * holds sched_mu, which orders the two claims. And a publication
+	 * with no live producer moves BUILDING -> READY without it: no
+	 * other thread can reach the slot then (publish() in submit.c).
 	 */
 	struct orch_lock fanout_mu;
 	_Atomic int state;
@@ -283,7 +285,7 @@ struct orch_ring {
 	 * test, so handing out a slot (and finding the ones after it to
 	 * prefetch) divides by nothing. */
 	struct orch_slot *next_slot;
-	struct orch_slot *slots_end;	/* slots + window */
+	struct orch_slot *slots_end;	/* slots + window (set at init only) */
 	_Atomic bool shutdown;
 
 	/* Releasers' side, under mu. */
@@ -291,6 +293,9 @@ struct orch_ring {
 	pthread_cond_t cv;
 	uint64_t tail, used;		/* heap FIFO tail, bytes charged */
 	_Atomic uint64_t last_alive;	/* stored under mu, release */
+	/* &slots[last_alive % window], under mu: the release walk's cursor
+	 * (ring_release_locked), so it divides by nothing. */
+	struct orch_slot *alive_slot;
 	/* Back-pressure hysteresis (ring.c): a release wakes the waiting
 	 * orch thread only once live slots are down to wake_live; the wait
 	 * looks again every recheck_ms regardless (tests may raise it). */
@@ -346,8 +351,30 @@ int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
 		   struct orch_slotref v);
 void orch_tm_lock(struct pto_orch *o);
 void orch_tm_unlock(struct pto_orch *o);
-struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
-					  const struct orch_key *k);
+/*
+ * One multiply and a fold: this runs for every tensor of every submit.
+ * The fold (h ^ h >> 32) puts the product's well-mixed high half into the
+ * low bits the bucket mask keeps; addresses are aligned, so the low bits
+ * of the product alone would leave most buckets empty. run_id and space
+ * need only separate otherwise equal keys, so they are shifted into bits
+ * an address or offset does not reach in practice.
+ */
+static inline uint64_t orch_tm_hash(const struct orch_key *k)
+{
+	uint64_t h = k->off ^ (k->obj * 0x9e3779b97f4a7c15ULL) ^
+		     (k->run_id << 48) ^ (k->space << 44);
+
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
+}
+
+static inline bool orch_tm_key_eq(const struct orch_key *a, const struct orch_key *b)
+{
+	return a->off == b->off && a->obj == b->obj && a->run_id == b->run_id &&
+	       a->space == b->space;
+}
+
+/* orch_tm_lookup_locked(): inline, after struct pto_orch. */
 int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
 			  struct orch_slotref v);
 void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s);
@@ -369,7 +396,8 @@ struct orch_scope {
 int orch_scope_begin(struct pto_orch *o);
 /* Pops the frame and releases one reference per registered slot. */
 void orch_scope_end(struct pto_orch *o);
-int orch_scope_register(struct pto_orch *o, struct orch_slot *s);
+int orch_scope_register_slow(struct pto_orch *o, struct orch_slot *s);
+/* orch_scope_register(): inline, after struct pto_orch. */
 void orch_scope_fini(struct pto_orch *o);
 static inline int orch_ring_for_depth(uint32_t depth)
 {
@@ -427,9 +455,32 @@ bool orch_building_here(const struct pto_orch *o);
 void orch_run_task_consumed(struct pto_run *r);
 void orch_run_tasks_consumed(struct pto_run *r, int64_t n);
 void orch_run_task_launched(struct pto_run *r);
-/* Orch thread, at slot registration: one active (and, if @launch, one
- * unlaunched) count, from the run's credit. */
-void orch_run_register_slot(struct pto_run *r, bool launch);
+/*
+ * Orch thread, at slot registration: one active (and, if @launch, one
+ * unlaunched) count, from the run's credit. Inline: every submit runs it.
+ * Relaxed adds, as before the credit: the counters only need to be
+ * positive until submission closes, which the bias and the unspent
+ * credit guarantee; each slot's own decrement comes later than its
+ * registration on every path (it needs the slot, published after this).
+ */
+static inline void orch_run_register_slot(struct pto_run *r, bool launch)
+{
+	if (!r->credit_active) {
+		atomic_fetch_add_explicit(&r->active, ORCH_RUN_CREDIT,
+					  memory_order_relaxed);
+		r->credit_active = ORCH_RUN_CREDIT;
+	}
+	r->credit_active--;
+	if (!launch)
+		return;
+	if (!r->credit_unlaunched) {
+		atomic_fetch_add_explicit(&r->unlaunched, ORCH_RUN_CREDIT,
+					  memory_order_relaxed);
+		r->credit_unlaunched = ORCH_RUN_CREDIT;
+	}
+	r->credit_unlaunched--;
+}
+
 int orch_begin_run(struct pto_orch *o, struct pto_run **out);
 void orch_close_run_submission(struct pto_orch *o, struct pto_run *r);
 /* Cancel a run whose submission failed: returns 0, or -ENOMEM when the
@@ -480,7 +531,33 @@ void orch_set_consume_batch(struct orch_consume_batch *b);
 /* Aggregate terminal transition of a slot that ran. */
 void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 			   const char *msg);
-void orch_slot_reset(struct orch_slot *s);
+/* The counters and links a new occupant starts from (slot claim, under
+ * fanout_mu). Inline: every submit runs it, and as a call it was a
+ * tenth of the claim's instructions. */
+static inline void orch_slot_reset(struct orch_slot *s)
+{
+	s->fanin_count = 0;
+	s->fanin_released = 0;
+	s->fanout_total = 0;
+	s->fanout_released = 0;
+	s->failure_propagation_pending = false;
+	s->cancel_debt = false;
+	s->unlaunched = false;
+	s->failure_err = 0;
+	s->nconsumers = 0;
+	s->nproducers = 0;
+	s->nkeys = 0;
+	s->nmembers = 0;
+	s->is_group = false;
+	s->next_member = 0;
+	s->rq = NULL;
+	s->rq_next = s->rq_prev = NULL;
+	s->poison_next = NULL;
+	atomic_store_explicit(&s->members_left, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->first_err, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->member_msg_claimed, 0, memory_order_relaxed);
+	/* failure_message / member_message: see struct orch_slot. */
+}
 void orch_slot_init_storage(struct orch_slot *s);
 void orch_slot_free_storage(struct orch_slot *s);
 void orch_set_launched(struct orch_slot *s);
@@ -596,11 +673,14 @@ struct pto_orch {
 	 * instead of the lock. */
 	_Atomic uint64_t rq_gen __attribute__((aligned(64)));
 	char rq_gen_pad[56];
-	/* Entries a pop could take (ready.c, orch_ready_any): written under
-	 * sched_mu, read without it. Its own line: every pop writes it, and
-	 * idle in-process workers spin on rq_gen's. */
-	_Atomic uint32_t rq_queued __attribute__((aligned(64)));
-	char rq_queued_pad[60];
+	/* Entries a pop could take (ready.c, orch_ready_any_kind): linked in
+	 * the FIFO of kind k (rq_queued_kind[k]); linked in an exact or the
+	 * group FIFO, or assigned (rq_queued_other). Written under sched_mu,
+	 * read without it. Their own line: every pop writes one, and idle
+	 * in-process workers spin on rq_gen's. */
+	_Atomic uint32_t rq_queued_kind[PTO_WK_NR] __attribute__((aligned(64)));
+	_Atomic uint32_t rq_queued_other;
+	char rq_queued_pad[64 - (PTO_WK_NR + 1) * sizeof(uint32_t)];
 	/* One bit per worker kind: a worker of the kind is idle (spinning a
 	 * while, or parking). Set by workers, cleared by the flush or steal
 	 * that routes work of the kind, read by the orch thread at every
@@ -654,6 +734,49 @@ static inline int orch_may_fail(struct pto_orch *o, int fp,
 	if (__builtin_expect(o->fail_hook == NULL, 1))
 		return 0;
 	return o->fail_hook(o->fail_ctx, o, fp, s);
+}
+
+/*
+ * Register @s in the innermost frame. Idempotent per slot per level: a
+ * second registration of the same slot at the same level is a no-op (the
+ * slot is always the newest entry when that could happen). Fallible: the
+ * frame may grow; the caller charges the reference only after success.
+ * Inline, and a frame with room is all it looks at: every submit runs it
+ * (as a call, 33 instructions per submit in the VM's fan-out).
+ */
+static inline int orch_scope_register(struct pto_orch *o, struct orch_slot *s)
+{
+	struct orch_scope_frame *f;
+
+	if (__builtin_expect(!o->scope.depth, 0))
+		return orch_scope_register_slow(o, s);
+	f = &o->scope.frames[o->scope.depth - 1];
+	if (f->n && f->refs[f->n - 1].s == s && f->refs[f->n - 1].tid == s->task_id)
+		return 0;
+	if (__builtin_expect(f->n == f->cap, 0))
+		return orch_scope_register_slow(o, s);
+	f->refs[f->n].s = s;
+	f->refs[f->n].tid = s->task_id;
+	f->n++;
+	return 0;
+}
+
+/* Caller holds tm.mu. Inline: the submit path looks up every INPUT and
+ * INOUT tensor, and as a call a lookup was a third more instructions. */
+static inline struct orch_slotref
+orch_tm_lookup_locked(struct pto_orch *o, const struct orch_key *k)
+{
+	struct orch_tensormap *tm = &o->tm;
+	uint64_t h = orch_tm_hash(k);
+	struct orch_slotref v = { NULL, 0 };
+	struct orch_tm_node *n;
+
+	for (n = tm->buckets[h & (tm->nbuckets - 1)]; n; n = n->next)
+		if (orch_tm_key_eq(&n->key, k)) {
+			v = n->val;
+			break;
+		}
+	return v;
 }
 
 /* Record a construction error message on the orchestrator. */

@@ -43,21 +43,31 @@ static void bump_gen(struct pto_orch *o)
 }
 
 /*
- * rq_queued: what a pop could take - slots linked in any FIFO plus group
- * members assigned and not yet popped. Every writer holds sched_mu (a
- * load and a store, no locked instruction); orch_ready_any reads it
- * without the lock.
+ * The queued counts: what a pop could take - slots linked in a FIFO plus
+ * group members assigned and not yet popped - per kind FIFO, and the rest
+ * (exact FIFOs, the group FIFO, assigned members) together, so a worker
+ * can ask whether work of its kind is there (orch_ready_any_kind). Every
+ * writer holds sched_mu (a load and a store, no locked instruction); the
+ * readers do not.
  */
-static void queued_add(struct pto_orch *o, int d)
+static void queued_add(_Atomic uint32_t *c, int d)
 {
-	uint32_t n = atomic_load_explicit(&o->rq_queued, memory_order_relaxed);
+	uint32_t n = atomic_load_explicit(c, memory_order_relaxed);
 
-	atomic_store_explicit(&o->rq_queued, n + (uint32_t)d, memory_order_relaxed);
+	atomic_store_explicit(c, n + (uint32_t)d, memory_order_relaxed);
+}
+
+/* The count @s, linked in @q, is in. */
+static _Atomic uint32_t *queued_of(struct pto_orch *o, const struct orch_rq *q,
+				   const struct orch_slot *s)
+{
+	return q == &o->kind_rq[s->wkind] ? &o->rq_queued_kind[s->wkind] :
+					     &o->rq_queued_other;
 }
 
 static void rq_push(struct pto_orch *o, struct orch_rq *q, struct orch_slot *s)
 {
-	queued_add(o, 1);
+	queued_add(queued_of(o, q, s), 1);
 	s->rq = q;
 	s->rq_next = NULL;
 	s->rq_prev = q->tail;
@@ -74,7 +84,7 @@ void orch_rq_unlink(struct pto_orch *o, struct orch_slot *s)
 
 	if (!q)
 		return;
-	queued_add(o, -1);
+	queued_add(queued_of(o, q, s), -1);
 	if (s->rq_prev)
 		s->rq_prev->rq_next = s->rq_next;
 	else
@@ -85,6 +95,21 @@ void orch_rq_unlink(struct pto_orch *o, struct orch_slot *s)
 		q->tail = s->rq_prev;
 	s->rq = NULL;
 	s->rq_next = s->rq_prev = NULL;
+}
+
+/* orch_rq_unlink() of the head of @q (@s; its rq_prev is NULL), inline:
+ * every pop takes one. */
+static inline void rq_unlink_head(struct pto_orch *o, struct orch_rq *q,
+				  struct orch_slot *s)
+{
+	queued_add(queued_of(o, q, s), -1);
+	q->head = s->rq_next;
+	if (s->rq_next)
+		s->rq_next->rq_prev = NULL;
+	else
+		q->tail = NULL;
+	s->rq = NULL;
+	s->rq_next = NULL;
 }
 
 int orch_worker_index(struct pto_orch *o, int32_t id)
@@ -219,8 +244,8 @@ static bool kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
  * claimed the slot READY -> FAILED before it got linked: such a slot is
  * cancellation's, not ours to queue. Returns whether it was linked.
  */
-static bool route_locked(struct pto_orch *o, struct orch_slot *s,
-			 uint32_t *want)
+static inline __attribute__((always_inline)) bool
+route_locked(struct pto_orch *o, struct orch_slot *s, uint32_t *want)
 {
 	if (atomic_load_explicit(&s->state, memory_order_acquire) != ORCH_READY)
 		return false;
@@ -540,7 +565,8 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
  * follows it. Release: as every other state store (a lockless reader,
  * submit.c's ordering-only edge, acquires the state).
  */
-static void claim_running(struct orch_slot *s)
+static inline __attribute__((always_inline)) void
+claim_running(struct orch_slot *s)
 {
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_READY)
 		atomic_store_explicit(&s->state, ORCH_RUNNING,
@@ -608,9 +634,11 @@ void orch_heavy_barrier(void)
 	atomic_thread_fence(memory_order_seq_cst);	/* no batching */
 }
 
-/* orch_ready_pop with sched_mu held. */
-static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
-		      bool steal)
+/* orch_ready_pop with sched_mu held. Inlined into its callers: a call
+ * per dispatch, with six register saves. */
+static inline __attribute__((always_inline)) int
+pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
+	   bool steal)
 {
 	struct orch_worker *w = &o->workers[widx];
 	struct orch_slot *g, *s;
@@ -620,7 +648,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	if (w->has_assigned) {
 		*d = w->assigned;
 		w->has_assigned = false;
-		queued_add(o, -1);
+		queued_add(&o->rq_queued_other, -1);
 		return 1;
 	}
 	if (w->inflight >= w->cap)
@@ -647,7 +675,7 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 			} else {
 				fill(&tw->assigned, g, i, t);
 				tw->has_assigned = true;
-				queued_add(o, 1);
+				queued_add(&o->rq_queued_other, 1);
 				o->ops->kick(o->be, t, tw->kind);
 			}
 		}
@@ -676,10 +704,10 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 		if (i == 0)
 			claim_running(s);
 		if (s->next_member == s->nmembers)
-			orch_rq_unlink(o, s);
+			rq_unlink_head(o, q, s);
 	} else {
 		i = 0;
-		orch_rq_unlink(o, s);
+		rq_unlink_head(o, q, s);
 		claim_running(s);
 	}
 	w->inflight++;
@@ -712,7 +740,32 @@ static int pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
  */
 bool orch_ready_any(struct pto_orch *o)
 {
-	return atomic_load_explicit(&o->rq_queued, memory_order_relaxed) ||
+	uint32_t k;
+
+	if (atomic_load_explicit(&o->rq_queued_other, memory_order_relaxed))
+		return true;
+	for (k = 0; k < PTO_WK_NR; k++)
+		if (atomic_load_explicit(&o->rq_queued_kind[k],
+					 memory_order_relaxed))
+			return true;
+	return o->ops->kick_wakes_server && pend_after_cursor(o);
+}
+
+/*
+ * orch_ready_any for a worker of @kind: work in its kind's FIFO, or what
+ * counts for every worker (exact FIFOs, the group FIFO, assigned members,
+ * and for a server the pending list its pops steal). A device thread asks
+ * it before it pops for an idle core (once per kind per dispatch step, and
+ * again after a pop): its AIC cores' pops found nothing while only AIV
+ * work was queued (a third of a pop per fan-out task, each a sched_mu
+ * round trip). The same generation argument as orch_ready_any: each
+ * routing counts what it links in the count read here before its bump.
+ */
+bool orch_ready_any_kind(struct pto_orch *o, uint32_t kind)
+{
+	return atomic_load_explicit(&o->rq_queued_kind[kind],
+				    memory_order_relaxed) ||
+	       atomic_load_explicit(&o->rq_queued_other, memory_order_relaxed) ||
 	       (o->ops->kick_wakes_server && pend_after_cursor(o));
 }
 
@@ -865,20 +918,32 @@ void orch_dispatch_view(const struct orch_dispatch *d,
 	v->run_id = s->run_id;
 }
 
-/* Record a member's outcome; true when it was the slot's last member. */
-static bool member_outcome(struct orch_slot *s, const struct orch_dispatch *d,
-			   int err, const char *msg)
+/* member_outcome()'s failure: the first failing member's error and
+ * message are the slot's. Out of line: a success passes it by. */
+static __attribute__((noinline, cold)) void
+member_failed(struct orch_slot *s, int err, const char *msg)
+{
+	int zero = 0;
+
+	if (atomic_compare_exchange_strong(&s->first_err, &zero, err) &&
+	    !atomic_exchange(&s->member_msg_claimed, 1))
+		snprintf(s->member_message, sizeof(s->member_message), "%s",
+			 msg ? msg : "");
+}
+
+/* Record a member's outcome; true when it was the slot's last member.
+ * Inline: every completion records one. */
+static inline __attribute__((always_inline)) bool
+member_outcome(struct orch_slot *s, const struct orch_dispatch *d, int err,
+	       const char *msg)
 {
 	struct orch_member *m = &s->members[d->member];
-	int zero = 0;
 
 	m->err = err;
 	atomic_store_explicit(&m->mstate, err ? ORCH_M_FAILED : ORCH_M_DONE,
 			      memory_order_relaxed);
-	if (err && atomic_compare_exchange_strong(&s->first_err, &zero, err) &&
-	    !atomic_exchange(&s->member_msg_claimed, 1))
-		snprintf(s->member_message, sizeof(s->member_message), "%s",
-			 msg ? msg : "");
+	if (__builtin_expect(err, 0))
+		member_failed(s, err, msg);
 	/* A lone member is its slot's last: no peer to count or to see (and
 	 * no locked instruction per task for the common case). */
 	if (s->nmembers == 1)

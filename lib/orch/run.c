@@ -136,30 +136,6 @@ void orch_run_task_launched(struct pto_run *r)
 	run_drop_unlaunched(r, 1);
 }
 
-/*
- * Relaxed adds, as before the credit: the counters only need to be
- * positive until submission closes, which the bias and the unspent
- * credit guarantee; each slot's own decrement comes later than its
- * registration on every path (it needs the slot, published after this).
- */
-void orch_run_register_slot(struct pto_run *r, bool launch)
-{
-	if (!r->credit_active) {
-		atomic_fetch_add_explicit(&r->active, ORCH_RUN_CREDIT,
-					  memory_order_relaxed);
-		r->credit_active = ORCH_RUN_CREDIT;
-	}
-	r->credit_active--;
-	if (!launch)
-		return;
-	if (!r->credit_unlaunched) {
-		atomic_fetch_add_explicit(&r->unlaunched, ORCH_RUN_CREDIT,
-					  memory_order_relaxed);
-		r->credit_unlaunched = ORCH_RUN_CREDIT;
-	}
-	r->credit_unlaunched--;
-}
-
 int orch_begin_run(struct pto_orch *o, struct pto_run **out)
 {
 	struct pto_run *r;

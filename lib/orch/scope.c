@@ -43,13 +43,9 @@ void orch_scope_end(struct pto_orch *o)
 	f->n = 0;
 }
 
-/*
- * Register @s in the innermost frame. Idempotent per slot per level: a
- * second registration of the same slot at the same level is a no-op (the
- * slot is always the newest entry when that could happen). Fallible: the
- * frame may grow; the caller charges the reference only after success.
- */
-int orch_scope_register(struct pto_orch *o, struct orch_slot *s)
+/* orch_scope_register() (orch_internal.h) when the frame must grow, or
+ * no scope is open: the whole of it. */
+int orch_scope_register_slow(struct pto_orch *o, struct orch_slot *s)
 {
 	struct orch_scope_frame *f;
 	int err;

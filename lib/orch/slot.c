@@ -16,31 +16,6 @@
 #include <string.h>
 #include "orch/orch_internal.h"
 
-void orch_slot_reset(struct orch_slot *s)
-{
-	s->fanin_count = 0;
-	s->fanin_released = 0;
-	s->fanout_total = 0;
-	s->fanout_released = 0;
-	s->failure_propagation_pending = false;
-	s->cancel_debt = false;
-	s->unlaunched = false;
-	s->failure_err = 0;
-	s->nconsumers = 0;
-	s->nproducers = 0;
-	s->nkeys = 0;
-	s->nmembers = 0;
-	s->is_group = false;
-	s->next_member = 0;
-	s->rq = NULL;
-	s->rq_next = s->rq_prev = NULL;
-	s->poison_next = NULL;
-	atomic_store_explicit(&s->members_left, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->first_err, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->member_msg_claimed, 0, memory_order_relaxed);
-	/* failure_message / member_message: see struct orch_slot. */
-}
-
 /* Point the slot's arrays at their inline storage (ring init). */
 void orch_slot_init_storage(struct orch_slot *s)
 {
@@ -128,8 +103,10 @@ int orch_claim_task_failure(struct pto_orch *o, struct orch_slot *s,
 
 /* COMPLETED/FAILED -> CONSUMED happened under fanout_mu (release_ref);
  * now erase the journal's TensorMap entries, free the slot and heap, and
- * count the run down. Nothing may touch @s after ring release. */
-static void on_consumed(struct pto_orch *o, struct orch_slot *s)
+ * count the run down. Nothing may touch @s after ring release. Out of
+ * line: the batched path of consumed() saves no registers for it. */
+static __attribute__((noinline)) void on_consumed(struct pto_orch *o,
+						  struct orch_slot *s)
 {
 	struct pto_run *run = s->run;
 
@@ -169,17 +146,20 @@ void orch_set_consume_batch(struct orch_consume_batch *b)
 	consume_batch = b;
 }
 
-static void batch_consumed(struct pto_orch *o, struct orch_slot *s,
-			   struct orch_consume_batch *b)
+static inline void batch_consumed(struct pto_orch *o, struct orch_slot *s,
+				  struct orch_consume_batch *b)
 {
 	b->v[b->n++] = s;
-	if (b->n == ORCH_CONSUME_BATCH)
+	if (__builtin_expect(b->n == ORCH_CONSUME_BATCH, 0))
 		orch_consume_flush(o, b);
 }
 
 /* @s went CONSUMED under its lock (release_ref_locked): clean it up now,
- * or in the calling thread's batch. */
-static void consumed(struct pto_orch *o, struct orch_slot *s)
+ * or in the calling thread's batch. Inline into the releases: with the
+ * immediate cleanup out of line, the batched path is a few stores (a
+ * scheduler thread consumes every task through here). */
+static inline __attribute__((always_inline)) void
+consumed(struct pto_orch *o, struct orch_slot *s)
 {
 	if (consume_batch)
 		batch_consumed(o, s, consume_batch);

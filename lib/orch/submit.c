@@ -41,6 +41,14 @@ struct submit_req {
 	const int32_t *widx;		/* per member, or NULL: any of wkind */
 };
 
+/* What validate() learns on its walk over the tensors, for later steps
+ * to skip walks that would find nothing. */
+struct submit_scan {
+	uint64_t heap_bytes;	/* auto-allocated OUTPUTs, aligned */
+	uint32_t nlookup;	/* INPUT / INOUT tensors */
+	uint32_t ninsert;	/* OUTPUT / INOUT / OUTPUT_EXISTING tensors */
+};
+
 static uint64_t align_up(uint64_t v)
 {
 	return (v + PTO_HEAP_ALIGN - 1) & ~(uint64_t)(PTO_HEAP_ALIGN - 1);
@@ -69,25 +77,35 @@ static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
 	}
 }
 
+/* building_run()'s refusals, out of line. */
+static __attribute__((noinline, cold)) int
+not_building(struct pto_orch *o, struct pto_run **rp)
+{
+	*rp = NULL;
+	if (!o->building)
+		return orch_error(o, -EINVAL,
+				  "submit outside an orchestration function");
+	return orch_error(o, -ECANCELED,
+			  "run %llu already failed to build; submit refused",
+			  (unsigned long long)o->building->id);
+}
+
 /*
  * The run being built, or an error: -EINVAL outside an orchestration
  * function (a usage error, as pto_scope_begin() there), -ECANCELED once
- * the run is doomed by an earlier error (orch.h).
+ * the run is doomed by an earlier error (orch.h). Inline, the refusals
+ * out of line: every submit asks.
  */
-static int building_run(struct pto_orch *o, struct pto_run **rp)
+static inline __attribute__((always_inline)) int
+building_run(struct pto_orch *o, struct pto_run **rp)
 {
 	struct pto_run *r = o->building;
 
-	*rp = NULL;
-	if (!r)
-		return orch_error(o, -EINVAL,
-				  "submit outside an orchestration function");
-	if (r->construction_err)
-		return orch_error(o, -ECANCELED,
-				  "run %llu already failed to build; submit refused",
-				  (unsigned long long)r->id);
-	*rp = r;
-	return 0;
+	if (__builtin_expect(r && !r->construction_err, 1)) {
+		*rp = r;
+		return 0;
+	}
+	return not_building(o, rp);
 }
 
 static const char *space_name(uint32_t space)
@@ -125,11 +143,12 @@ bad_output_size(struct pto_orch *o, uint32_t m, uint32_t j, uint64_t nbytes)
  * GM: its address would name this device's GM at the same offset (device
  * addresses repeat), and the task would touch the wrong memory. Untagged
  * (0, see pto_tensor.dev) passes, and so does any tag in-process (gm_dev
- * 0). Out of line, called only when the tags differ, so that equal tags
- * (both 0 in-process, the device's own on a device) cost validate()'s
- * loop one compare and a branch: written there as one condition, or as
- * nested ifs, with or without __builtin_expect, GCC 12 evaluated three
- * of its terms with setcc and and-ed them for every tensor (ifcombine).
+ * 0). Out of line, called only for a tagged tensor whose tag is not the
+ * orchestrator's, so that untagged tensors and the device's own cost
+ * validate()'s loop a compare or two: written there as one condition of
+ * all the terms, or as nested ifs, with or without __builtin_expect, GCC
+ * 12 evaluated three of them with setcc and and-ed them for every
+ * tensor (ifcombine).
  */
 static __attribute__((noinline)) int
 other_device(struct pto_orch *o, uint32_t m, uint32_t j,
@@ -159,13 +178,21 @@ static int check_call_config(struct pto_orch *o,
 	return 0;
 }
 
-/* Pure validation, before anything is claimed. */
+/*
+ * Pure validation, before anything is claimed. Per tensor, the checks
+ * that pass are a few compares: the kernel's exemption from the space
+ * rule and the device tag are the same for every tensor, so they are
+ * looked up once, and an untagged tensor (dev 0: a HOST ordering key,
+ * most tensors on a device) needs no call to other_device(). The walk
+ * also counts the TensorMap lookups and inserts infer_deps() will make.
+ */
 static int validate(struct pto_orch *o, struct pto_run *r,
-		    const struct submit_req *q, uint64_t *heap_bytes)
+		    const struct submit_req *q, struct submit_scan *sc)
 {
 	uint64_t bytes = 0, next = atomic_load(&o->next_task_id);
 	uint32_t m, j, nt, total = PTO_MAX_RING_DEPTH * o->rings[0].window;
 	uint32_t nargs = q->shared ? 1 : q->n;	/* distinct args objects */
+	uint32_t bad_spaces, gm_dev = o->gm_dev, nlookup = 0, ninsert = 0;
 	const struct pto_arg_tensor *ts;
 
 	if (!q->c || q->n == 0 || !q->args)
@@ -181,6 +208,12 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 		return orch_error(o, -EINVAL,
 				  "callable without fn: %s workers run host callbacks",
 				  q->kind == ORCH_SUB ? "SUB" : "in-process");
+	/* A HOST tensor given to a device kernel that reads it would fail
+	 * only at dispatch; a kernel that uses no address takes any. */
+	bad_spaces = o->kernel_bad_spaces;
+	if (bad_spaces &&
+	    orch_kernel_tensorless(o->tensorless_kernels, q->c->kernel_id))
+		bad_spaces = 0;
 	for (m = 0; m < nargs; m++) {
 		const struct pto_task_args *a = q->args[m];
 
@@ -206,25 +239,24 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 		nt = a->ntensors;
 		for (j = 0; j < nt; j++) {
 			const struct pto_arg_tensor *t = &ts[j];
+			uint8_t tag = t->tag;
 
-			if (t->tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
+			if (tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
 				return orch_error(o, -EINVAL, "bad tag or space");
+			nlookup += tag == PTO_INPUT || tag == PTO_INOUT;
+			ninsert += tag != PTO_INPUT && tag != PTO_NO_DEP;
 			/* Not auto-allocated (that one is carved from the
 			 * heap: on a device, its GM, whatever it names). */
-			if (t->tag != PTO_OUTPUT || t->t.data) {
-				/* Tags differ: on a device, an untagged tensor
-				 * (a HOST ordering key) or another device's. */
-				if (t->t.dev != o->gm_dev) {
+			if (tag != PTO_OUTPUT || t->t.data) {
+				/* Tagged, and not with ours: on a device,
+				 * another device's (untagged ones pass). */
+				if (t->t.dev && t->t.dev != gm_dev) {
 					int err = other_device(o, m, j, t);
 
 					if (err)
 						return err;
 				}
-				/* A HOST tensor given to a device kernel that
-				 * reads it would fail only at dispatch. */
-				if (o->kernel_bad_spaces >> t->t.space & 1 &&
-				    !orch_kernel_tensorless(o->tensorless_kernels,
-							    q->c->kernel_id))
+				if (bad_spaces >> t->t.space & 1)
 					return bad_space(o, q->c, m, j, t);
 				continue;
 			}
@@ -237,7 +269,9 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 						  "auto-allocated OUTPUTs: total size overflows");
 		}
 	}
-	*heap_bytes = bytes;
+	sc->heap_bytes = bytes;
+	sc->nlookup = nlookup;
+	sc->ninsert = ninsert;
 	return 0;
 }
 
@@ -318,7 +352,11 @@ static int copy_member(struct pto_orch *o, struct orch_slot *s,
 	}
 	if (err)
 		return orch_error(o, err, "out of memory copying task arguments");
-	if (a->ntensors)
+	/* One tensor (most tasks that have any): a struct copy, inlined;
+	 * the call to memcpy cost twice its instructions. */
+	if (a->ntensors == 1)
+		m->t[0] = a->tensors[0];
+	else if (a->ntensors)
 		memcpy(m->t, a->tensors, a->ntensors * sizeof(*m->t));
 	if (a->nscalars) {
 		memcpy(m->s, a->scalars, a->nscalars * sizeof(*m->s));
@@ -445,9 +483,11 @@ add_producer(struct pto_orch *o, struct orch_slot *self, struct orch_slot *p,
 }
 
 /* Explicit deps, then the tag walk: every lookup collects producers,
- * then every output key is journaled before it is published. */
+ * then every output key is journaled before it is published. A walk
+ * that validate() found nothing for (@sc's counts) is skipped. */
 static int infer_deps(struct pto_orch *o, struct pto_run *r,
-		      struct orch_slot *s, const struct submit_req *q)
+		      struct orch_slot *s, const struct submit_req *q,
+		      const struct submit_scan *sc)
 {
 	uint32_t m, j, nm = q->shared ? 1 : s->nmembers;	/* = q->n */
 	bool locked = false;
@@ -480,7 +520,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 	 * published nothing.
 	 */
 	err = 0;
-	for (m = 0; m < nm && !err; m++) {
+	for (m = 0; m < nm && sc->nlookup && !err; m++) {
 		struct orch_member *mb = &s->members[m];
 
 		for (j = 0; j < mb->nt && !err; j++) {
@@ -509,7 +549,7 @@ static int infer_deps(struct pto_orch *o, struct pto_run *r,
 	 * two more for every INPUT and OUTPUT, which do not need it. The
 	 * lookups stay all before the inserts either way.
 	 */
-	for (m = 0; m < nm && !err; m++) {
+	for (m = 0; m < nm && sc->ninsert && !err; m++) {
 		struct orch_member *mb = &s->members[m];
 
 		for (j = 0; j < mb->nt && !err; j++) {
@@ -639,6 +679,29 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 {
 	bool ready = false, propagate = false;
 
+	/*
+	 * No live producer (an independent task, or one whose producers
+	 * have all completed): wire() appended @s to no consumer list (it
+	 * appends one entry per live fanin), so no thread but this one can
+	 * act on @s - no release can count a fanin, no failure claim can
+	 * poison it - and the lock would order nothing. Every other access
+	 * to a BUILDING slot backs off without a write: a stale reference
+	 * to the previous occupant (consumer list, cancellation of another
+	 * run) checks task_id or run under fanout_mu, and the claim wrote
+	 * both under that lock. The state is BUILDING unless this thread's
+	 * own wiring found a FAILED producer (then the locked path below
+	 * propagates). Release: the scheduler that routes and claims @s
+	 * acquires its state, and so sees the task data written before,
+	 * as the unlock's release ordered it on the locked path. Two
+	 * locked instructions per such task fewer.
+	 */
+	if (!live && atomic_load_explicit(&s->state, memory_order_relaxed) ==
+		     ORCH_BUILDING) {
+		s->fanin_count = 0;
+		atomic_store_explicit(&s->state, ORCH_READY, memory_order_release);
+		orch_ready_defer(o, s);
+		return;
+	}
 	orch_lock(&s->fanout_mu);
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_BUILDING) {
 		s->fanin_count = live;
@@ -671,27 +734,27 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 		       struct pto_task *out)
 {
 	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
+	struct submit_scan sc = { 0 };
 	struct orch_slot *s;
 	struct pto_run *r;
-	uint64_t bytes = 0;
 	int32_t live = 0;
 	int err;
 
 	err = building_run(o, &r);
 	if (err)
 		return err;
-	err = validate(o, r, q, &bytes);
+	err = validate(o, r, q, &sc);
 	if (err)
 		goto fail_early;
-	err = claim_slot(o, r, q->kind, bytes, &ar, true);
+	err = claim_slot(o, r, q->kind, sc.heap_bytes, &ar, true);
 	if (err)
 		goto fail_early;
 	s = ar.slot;
 	err = scope_and_charge(o, s);
 	if (!err)
-		err = prepare_members(o, s, q, &ar, bytes);
+		err = prepare_members(o, s, q, &ar, sc.heap_bytes);
 	if (!err)
-		err = infer_deps(o, r, s, q);
+		err = infer_deps(o, r, s, q, &sc);
 	if (!err)
 		err = wire(o, s, &live);
 	if (err)

@@ -18,29 +18,6 @@
 #include "orch/orch_internal.h"
 
 /*
- * One multiply and a fold: this runs for every tensor of every submit.
- * The fold (h ^ h >> 32) puts the product's well-mixed high half into the
- * low bits the bucket mask keeps; addresses are aligned, so the low bits
- * of the product alone would leave most buckets empty. run_id and space
- * need only separate otherwise equal keys, so they are shifted into bits
- * an address or offset does not reach in practice.
- */
-static uint64_t orch_tm_hash(const struct orch_key *k)
-{
-	uint64_t h = k->off ^ (k->obj * 0x9e3779b97f4a7c15ULL) ^
-		     (k->run_id << 48) ^ (k->space << 44);
-
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 32);
-}
-
-static bool key_eq(const struct orch_key *a, const struct orch_key *b)
-{
-	return a->off == b->off && a->obj == b->obj && a->run_id == b->run_id &&
-	       a->space == b->space;
-}
-
-/*
  * The node slab holds a window's worth of live mappings from the start
  * (one output per task), on the free list, written here: a fresh
  * orchestrator's first window of submits neither mallocs nodes nor faults
@@ -126,22 +103,6 @@ void orch_tm_unlock(struct pto_orch *o)
 	orch_unlock(&o->tm.mu);
 }
 
-struct orch_slotref orch_tm_lookup_locked(struct pto_orch *o,
-					  const struct orch_key *k)
-{
-	struct orch_tensormap *tm = &o->tm;
-	uint64_t h = orch_tm_hash(k);
-	struct orch_slotref v = { NULL, 0 };
-	struct orch_tm_node *n;
-
-	for (n = tm->buckets[h & (tm->nbuckets - 1)]; n; n = n->next)
-		if (key_eq(&n->key, k)) {
-			v = n->val;
-			break;
-		}
-	return v;
-}
-
 struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k)
 {
 	struct orch_slotref v;
@@ -189,7 +150,7 @@ int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
 	struct orch_tm_node *n;
 
 	for (n = tm->buckets[h & (tm->nbuckets - 1)]; n; n = n->next)
-		if (key_eq(&n->key, k)) {
+		if (orch_tm_key_eq(&n->key, k)) {
 			n->val = v;
 			return 0;
 		}
@@ -253,7 +214,7 @@ void orch_tm_erase_task_outputs_locked(struct pto_orch *o, struct orch_slot *s)
 		for (; *pp; pp = &(*pp)->next) {
 			struct orch_tm_node *n = *pp;
 
-			if (!key_eq(&n->key, k))
+			if (!orch_tm_key_eq(&n->key, k))
 				continue;
 			if (n->val.s == s && n->val.tid == s->task_id) {
 				*pp = n->next;

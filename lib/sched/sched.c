@@ -446,6 +446,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 	struct sched_backend *be = t->be;
 	struct sched_mask blocked, idle, unknown, pass_set[PASS_NR];
 	unsigned int k, wi;
+	uint32_t asked = 0, avail = 0;	/* bit per kind, see below */
 	int moved = 0, pass;
 
 	memset(&blocked, 0, sizeof(blocked));
@@ -539,21 +540,37 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 		}
 		for_each_core_in(k, &pass_set[pass]) {
 			struct sched_core *c = &t->cores[k];
+			uint32_t bit = 1u << c->kind;
 			struct orch_dispatch d;
 
 			/*
 			 * Running + pending slot: the worker has capacity two,
 			 * and a second id may go out once the core took the
-			 * first (ACK). With nothing queued no pop is tried:
-			 * each would take the orchestrator's sched_mu to find
-			 * nothing (the chain, where a completing core pops its
-			 * successor itself, made ~11 such pops per task). The
-			 * caller loaded the generation before this step, and
-			 * looks again when it moves (orch_ready_any).
+			 * first (ACK). With nothing queued that the core's
+			 * worker could take no pop is tried: each would take
+			 * the orchestrator's sched_mu to find nothing (the
+			 * chain, where a completing core pops its successor
+			 * itself, made ~11 such pops per task; an AIC core
+			 * while only AIV work is queued, a third of a pop per
+			 * fan-out task). The answer is kept per kind between
+			 * pops (@asked, @avail: the chain asked for each of
+			 * its idle cores, ~8 times per task). The caller
+			 * loaded the generation before this step, and looks
+			 * again when it moves (orch_ready_any_kind).
 			 */
-			if (!pto_rc_can_dispatch(c->rc) ||
-			    !orch_ready_any(be->orch) ||
-			    !orch_ready_pop(be->orch, c->widx, &d))
+			if (!pto_rc_can_dispatch(c->rc))
+				continue;
+			if (!(asked & bit)) {
+				asked |= bit;
+				if (orch_ready_any_kind(be->orch, c->kind))
+					avail |= bit;
+			}
+			if (!(avail & bit))
+				continue;
+			/* A pop may take its kind's last task, or route the
+			 * pending list: ask again after it. */
+			asked = avail = 0;
+			if (!orch_ready_pop(be->orch, c->widx, &d))
 				continue;
 			moved++;
 			sched_send(be, c, &d, ring);
@@ -610,7 +627,8 @@ static void sched_sleep(struct sched_thread *t)
 	}
 	atomic_store_explicit(&t->sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&t->kicked, memory_order_relaxed) ||
+	if (t->self_kicked ||
+	    atomic_load_explicit(&t->kicked, memory_order_relaxed) ||
 	    atomic_load(&be->stop))
 		goto out;
 	/*
@@ -704,14 +722,18 @@ static void *sched_thread_main(void *arg)
 
 		/*
 		 * Consume kicks before looking: a later kick is seen again.
-		 * The exchange only when there is one to consume: a locked
-		 * instruction per loop step (several per task) is dear in the
-		 * TCG guest. A kick that lands after the load is seen at the
-		 * next step, as one that lands after the exchange would be.
+		 * The exchange only when another thread's kick is there to
+		 * consume: a locked instruction per loop step (several per
+		 * task) is dear in the TCG guest, and most kicks are the
+		 * thread's own (wake_thread()), which it consumes with a plain
+		 * load and store. A kick that lands after the load is seen at
+		 * the next step, as one that lands after the exchange would be.
 		 */
-		kicked = atomic_load_explicit(&t->kicked, memory_order_relaxed) &&
-			 atomic_exchange_explicit(&t->kicked, 0,
-						  memory_order_seq_cst);
+		kicked = t->self_kicked;
+		t->self_kicked = false;
+		if (atomic_load_explicit(&t->kicked, memory_order_relaxed) &&
+		    atomic_exchange_explicit(&t->kicked, 0, memory_order_seq_cst))
+			kicked = 1;
 		gen = orch_ready_gen(be->orch);
 		memset(ring, 0, sizeof(ring));
 		moved = sched_reap(t, ring);
@@ -889,23 +911,26 @@ static void wake_thread(struct sched_thread *t, bool again)
 {
 	uint64_t one = 1;
 
-	if (again && atomic_load_explicit(&t->kicked, memory_order_relaxed))
-		return;
 	/*
 	 * The thread kicks itself (the routing of its own completions, a
 	 * steal at its pop or before it sleeps: on one thread, most kicks):
 	 * it is awake, and @sleeping is 0 whenever it runs orchestrator code
 	 * (sched_sleep() stores 1 after orch_ready_steal() and 0 again
-	 * before it returns). Its own later load of @kicked in sched_sleep()
-	 * and its exchange at the next step see this store by program
+	 * before it returns). Its own later look at @self_kicked in
+	 * sched_sleep() and at the next step sees this store by program
 	 * order, and so does its next look at mix_wanted / mix_any stored
-	 * before a MIX kick: no fence, no eventfd write. The fence costs
-	 * about as much as a locked instruction in the TCG guest.
+	 * before a MIX kick: no fence, no eventfd write (the fence costs
+	 * about as much as a locked instruction in the TCG guest), and not
+	 * @kicked, whose consumption is an exchange: a plain flag of the
+	 * thread's own (the exchange after a self kick was 0.4-0.5 per task
+	 * in the chain and the wavefront, in the VM's callgrind counts).
 	 */
 	if (t == sched_self) {
-		atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
+		t->self_kicked = true;
 		return;
 	}
+	if (again && atomic_load_explicit(&t->kicked, memory_order_relaxed))
+		return;
 	/* Dekker with sched_sleep(): see there. */
 	atomic_store_explicit(&t->kicked, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -1017,6 +1042,7 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 {
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
 	unsigned int c, k, core;
+	uint32_t kind;
 	int ret;
 
 	for (c = 0; c < info->clusters; c++) {
@@ -1047,10 +1073,11 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		t->cores[k].payload_dirty[0] = SCHED_PAYLOAD_DIRTY_ALL;
 		t->cores[k].payload_dirty[1] = SCHED_PAYLOAD_DIRTY_ALL;
 		mask_set(&t->all, k);
+		kind = info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
+		       PTO_WK_AIC : PTO_WK_AIV;
 		t->cores[k].widx = (int32_t)be->nworkers;
-		add_worker(be, (int32_t)rc->index,
-			   info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
-			   PTO_WK_AIC : PTO_WK_AIV, t, NULL);
+		t->cores[k].kind = kind;
+		add_worker(be, (int32_t)rc->index, kind, t, NULL);
 	}
 	for (k = 0; k < t->nclusters; k++) {
 		t->cl[k].mix_widx = (int32_t)be->nworkers;

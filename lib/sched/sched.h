@@ -25,6 +25,7 @@ struct sched_slot {
 struct sched_core {
 	struct pto_rc *rc;
 	int32_t widx;			/* orchestrator worker index */
+	uint32_t kind;			/* its worker's kind */
 	struct sched_cluster *cl;
 	struct sched_thread *t;		/* its index in t->cores is its mask bit */
 	struct sched_slot slot[2];	/* by id parity */
@@ -68,7 +69,11 @@ struct sched_cluster {
  * thread itself (after create, before join).
  * @sleeping: 1 while the thread is in (or about to enter) poll(); kick()
  *	writes @evfd only then (Dekker pair with @kicked, see sched_sleep()).
- * @kicked: set by kick(), cleared by the thread before it looks for work.
+ * @kicked: set by kick() on another thread, cleared by the thread before
+ *	it looks for work.
+ * @self_kicked: the same for a kick the thread makes itself (the routing
+ *	of its own completions, its steals): a plain flag, read and cleared
+ *	only by the thread, so the step that consumes it needs no exchange.
  */
 struct sched_thread {
 	struct sched_backend *be;
@@ -110,6 +115,7 @@ struct sched_thread {
 	bool heavy_sleep;	/* next sleep is heavy (ready.c: before_sleep) */
 	atomic_int sleeping;
 	atomic_int kicked;
+	bool self_kicked;
 	/* Consumptions deferred by this thread's completions (loop only),
 	 * and the steps since the first of them went in. */
 	struct orch_consume_batch consume;

@@ -363,6 +363,70 @@ TEST(ready_any_counts_queued_and_assigned_work)
 	end_manual(_metadata, o, r, 0);
 }
 
+/*
+ * orch_ready_any_kind, the same question for a worker of one kind (W2:
+ * workers 0 and 1 are SUB, 2 is AIV): work in its kind's FIFO, or work
+ * counted for every worker - exact singles, groups and their assigned
+ * members, a server's deferred list. A device thread asks it before it
+ * pops for an idle core, so its AIC cores do not pop (a sched_mu round
+ * trip each) while only AIV work is queued.
+ */
+TEST(ready_any_kind_asks_for_one_kind)
+{
+	struct orch_dispatch d, d1;
+	struct pto_task_args a;
+	pto_orch *o;
+	pto_run *r;
+
+	r = begin_manual(_metadata, orch_create_manual, &o);
+	ASSERT_NE(NULL, r);
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	/* SUB work: for SUB workers, not for AIV ones. */
+	sub(_metadata, o, 1);
+	orch_ready_flush(o);
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_TRUE(orch_ready_any(o));
+	EXPECT_EQ(0, orch_ready_pop(o, 2, &d));	/* what AIV would have found */
+	pop_done(_metadata, o, 0, 1);
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_SUB));
+	EXPECT_FALSE(orch_ready_any(o));
+
+	/* An exact single (on the AIV worker) counts for every kind. */
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 2);
+	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(2),
+					   NULL));
+	pto_args_fini(&a);
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_SUB));
+	pop_done(_metadata, o, 2, 2);
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+
+	/* A group, then the member its start assigns: every kind. */
+	ASSERT_EQ(0, group01(o));
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_AIV));
+	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_AIV));	/* member 1 */
+	ASSERT_EQ(1, orch_ready_pop(o, 1, &d1));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	orch_member_done(o, &d, 0, NULL);
+	orch_member_done(o, &d1, 0, NULL);
+	end_manual(_metadata, o, r, 0);
+
+	/* A server's pops steal the deferred list, whatever its kinds. */
+	r = begin_manual(_metadata, orch_create_manual_server, &o);
+	ASSERT_NE(NULL, r);
+	sub(_metadata, o, 3);
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_AIV));
+	pop_done(_metadata, o, 0, 3);
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	end_manual(_metadata, o, r, 0);
+}
+
 /* A group (or exact single) is routed at publication, after the deferred
  * singles published before it: its reservation starts when it is
  * published, and the orch thread's publication order is kept. */
