@@ -126,9 +126,9 @@ struct orch_backend_ops {
 	/*
 	 * Every worker runs the task's host callback (pto_callable.fn), as
 	 * the in-process threads do: submit refuses a callable without one
-	 * (-EINVAL), whatever the worker kind. Otherwise only SUB tasks
-	 * need one (the device's AIC / AIV / MIX workers run kernel_id).
-	 * Read once, at create.
+	 * (-EINVAL), whatever the worker kind and the submit. Otherwise no
+	 * callable needs one (the device's AIC / AIV / MIX workers run
+	 * kernel_id; it has no SUB workers). Read once, at create.
 	 */
 	bool host_callbacks;
 	/* Free the backend (after stop / heap_unmap). */
