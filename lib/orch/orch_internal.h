@@ -177,7 +177,10 @@ struct orch_slot {
 	 * a slot is READY, every writer of its state and of @unlaunched
 	 * holds sched_mu, which orders the two claims. And a publication
 	 * with no live producer moves BUILDING -> READY without it: no
-	 * other thread can reach the slot then (publish() in submit.c).
+	 * thread but the orch thread can act on the slot then, and every
+	 * other access (a stale reference to the previous occupant) backs
+	 * off without a write, checking task_id or run under fanout_mu
+	 * (publish() in submit.c).
 	 */
 	struct orch_lock fanout_mu;
 	_Atomic int state;

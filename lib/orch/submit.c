@@ -696,7 +696,7 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	 */
 	if (!live && atomic_load_explicit(&s->state, memory_order_relaxed) ==
 		     ORCH_BUILDING) {
-		s->fanin_count = 0;
+		/* fanin_count: 0 since the claim (orch_slot_reset). */
 		atomic_store_explicit(&s->state, ORCH_READY, memory_order_release);
 		orch_ready_defer(o, s);
 		return;
