@@ -694,7 +694,7 @@ struct pto_orch {
 	/* The pending list (orch_ready_defer): head and cursor. pend_first
 	 * is stored by the orch thread, read by stealers under sched_mu;
 	 * pend_taken is written under sched_mu (read without it by
-	 * orch_ready_any, a hint). */
+	 * orch_ready_any_kind, a hint). */
 	struct orch_slot *_Atomic pend_first;
 	struct orch_slot *_Atomic pend_taken;
 	char pend_pad[40];
