@@ -208,12 +208,13 @@ static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
 
 /* Wake idle workers of @kind with room, up to @want of them, skipping
  * ones the head group reserves (they would find nothing). Returns
- * whether such a worker was left un-kicked: the scan stops at the first
- * one after the last kick, never going through every worker (a device
- * has 16 workers and routes once or twice per task in the chain and
- * wavefront shapes: the rest of the scan was ~300 instructions per call
- * there, most of the routing). Caller holds sched_mu and has linked the
- * work. */
+ * whether such a worker was left un-kicked: once @want are kicked, the
+ * scan stops at the next such worker rather than going through the rest
+ * (a device has 16 workers and routes once or twice per task in the
+ * chain and wavefront shapes: the rest of the scan was ~300 instructions
+ * per call there, most of the routing). Only when @want is at least the
+ * number of such workers does it go through every worker. Caller holds
+ * sched_mu and has linked the work. */
 static bool kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
 {
 	/* The kick is a wake-up that touches no queue: the head is stable
