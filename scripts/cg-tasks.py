@@ -20,11 +20,11 @@ scheduler.md, "Tenth session"):
                           consumption flush under it, per task
   release_ref / call      orch_release_ref (with the batched consumption),
                           less the flush under it, per call
-  pop_locked / call       per call (empty pops included)
   consume flush           orch_consume_flush inclusive, per task
   loop calls              every call out of sched_thread_main but the
-                          idle ones (reaps, clock, sleep), per task (what
-                          is inlined into the loop is not in it)
+                          idle ones (reaps, clock, sleep, the lock-free
+                          "anything to pop?" asks), per task (what is
+                          inlined into the loop is not in it)
   sched total             every instruction of the scheduler thread, idle
                           steps included, per task
   sched locked            as orch locked, scheduler thread, per task
@@ -57,7 +57,6 @@ def parse(path):
     calls = collections.Counter()
     edges = collections.Counter()
     per_addr = collections.Counter()
-    fn_of = {}
     npos, fn, cfn, pending = 1, None, None, None
     last = []
     for line in open(path):
@@ -95,7 +94,6 @@ def parse(path):
             else:
                 self_cost[fn] += cost
                 per_addr[last[0]] += cost
-                fn_of[last[0]] = fn
     return self_cost, call_cost, calls, edges, per_addr
 
 
@@ -114,8 +112,8 @@ def locked_addrs(program):
     return found
 
 
-IDLE = {'clock_gettime', 'pto_rc_reap', 'pto_rc_reap.part.0', 'orch_ready_any',
-        'pto_launch_arm', 'poll', 'read', 'ioctl', 'orch_ready_steal',
+IDLE = {'clock_gettime', 'pto_rc_reap', 'pto_rc_reap.part.0',
+        'orch_ready_any_kind', 'pto_launch_arm', 'poll', 'read', 'ioctl', 'orch_ready_steal',
         'orch_ready_hungry_kinds'}
 ROUTE = ('orch_ready_flush', 'orch_enqueue_ready_many')
 ROUTERS = ('orch_ready_defer', 'orch_ready_check', 'claim_slot', 'submit_impl',
@@ -154,8 +152,6 @@ def main():
         if calls['consumed']:
             rr += incl('consumed') - flush_under(('consumed',))
         rows.append(('release_ref / call', rr / calls['orch_release_ref']))
-    if calls['pop_locked']:
-        rows.append(('pop_locked / call', incl('pop_locked') / calls['pop_locked']))
     rows.append(('consume flush', incl('orch_consume_flush') / n))
     rows.append(('loop calls', sum(c for (a, b), c in edges.items()
                                    if a == 'sched_thread_main' and b not in IDLE) / n))

@@ -126,9 +126,9 @@ struct orch_backend_ops {
 	/*
 	 * Every worker runs the task's host callback (pto_callable.fn), as
 	 * the in-process threads do: submit refuses a callable without one
-	 * (-EINVAL), whatever the worker kind. Otherwise only SUB tasks
-	 * need one (the device's AIC / AIV / MIX workers run kernel_id).
-	 * Read once, at create.
+	 * (-EINVAL), whatever the worker kind and the submit. Otherwise no
+	 * callable needs one (the device's AIC / AIV / MIX workers run
+	 * kernel_id; it has no SUB workers). Read once, at create.
 	 */
 	bool host_callbacks;
 	/* Free the backend (after stop / heap_unmap). */
@@ -182,15 +182,13 @@ int orch_create(const struct pto_orch_config *cfg,
  */
 int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d);
 /*
- * Could a pop succeed for anyone (anything queued or assigned; for a
- * server, anything pending)? A hint without the lock: false only if
- * nothing was routed before the last generation bump the caller
- * acquire-loaded (orch_ready_gen) - so a caller that skips its pops on
- * false and looks again at the next generation misses nothing.
+ * Could a pop for a worker of @kind succeed (work of that kind, or exact,
+ * group or assigned work of any worker; for a server, anything pending)?
+ * A hint without the lock: false only if nothing was routed before the
+ * last generation bump the caller acquire-loaded (orch_ready_gen) - so a
+ * caller that skips its pops on false and looks again at the next
+ * generation misses nothing. Thread safety: any thread.
  */
-bool orch_ready_any(struct pto_orch *o);
-/* The same for a pop of a worker of @kind: work of that kind, or exact,
- * group or assigned work (of any worker), or a server's pending list. */
 bool orch_ready_any_kind(struct pto_orch *o, uint32_t kind);
 /* Members worker @widx may hold at once (default 1). Thread safety: any
  * thread; meant for backend start(). */

@@ -177,7 +177,10 @@ struct orch_slot {
 	 * a slot is READY, every writer of its state and of @unlaunched
 	 * holds sched_mu, which orders the two claims. And a publication
 	 * with no live producer moves BUILDING -> READY without it: no
-	 * other thread can reach the slot then (publish() in submit.c).
+	 * thread but the orch thread can act on the slot then, and every
+	 * other access (a stale reference to the previous occupant) backs
+	 * off without a write, checking task_id or run under fanout_mu
+	 * (publish() in submit.c).
 	 */
 	struct orch_lock fanout_mu;
 	_Atomic int state;
@@ -691,7 +694,7 @@ struct pto_orch {
 	/* The pending list (orch_ready_defer): head and cursor. pend_first
 	 * is stored by the orch thread, read by stealers under sched_mu;
 	 * pend_taken is written under sched_mu (read without it by
-	 * orch_ready_any, a hint). */
+	 * orch_ready_any_kind, a hint). */
 	struct orch_slot *_Atomic pend_first;
 	struct orch_slot *_Atomic pend_taken;
 	char pend_pad[40];

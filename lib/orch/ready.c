@@ -208,12 +208,13 @@ static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
 
 /* Wake idle workers of @kind with room, up to @want of them, skipping
  * ones the head group reserves (they would find nothing). Returns
- * whether such a worker was left un-kicked: the scan stops at the first
- * one after the last kick, never going through every worker (a device
- * has 16 workers and routes once or twice per task in the chain and
- * wavefront shapes: the rest of the scan was ~300 instructions per call
- * there, most of the routing). Caller holds sched_mu and has linked the
- * work. */
+ * whether such a worker was left un-kicked: once @want are kicked, the
+ * scan stops at the next such worker rather than going through the rest
+ * (a device has 16 workers and routes once or twice per task in the
+ * chain and wavefront shapes: the rest of the scan was ~300 instructions
+ * per call there, most of the routing). Only when @want is at least the
+ * number of such workers does it go through every worker. Caller holds
+ * sched_mu and has linked the work. */
 static bool kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
 {
 	/* The kick is a wake-up that touches no queue: the head is stable
@@ -367,7 +368,7 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
 
 /*
  * The first pending slot not yet taken. Under sched_mu, exact; without it
- * (orch_ready_any) a hint: the cursor's slot may have been dropped by a
+ * (orch_ready_any_kind) a hint: the cursor's slot may have been dropped by a
  * flush and reissued meanwhile, and its link then names anything - a
  * slot is stable in memory, so the read itself is safe.
  */
@@ -726,40 +727,21 @@ pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 }
 
 /*
- * Could a pop find anything - a queued slot, an assigned member, or (for
- * a server, whose pops steal) the orch thread's pending list? A hint read
- * without sched_mu, for a server that would otherwise take the lock once
- * per idle core to learn that nothing is queued (the device's chain: a
- * completing core pops its successor itself, and every other idle core's
- * pop found nothing, ~11 lock round trips per task). It is never stale in
- * the way that matters: every routing links its slots and counts them
- * before its generation bump (release), so a caller that acquire-loaded
- * the generation before asking sees at least the entries routed before
- * that bump; one it misses bumps the generation after its load, and the
- * caller looks again when it sees the new generation.
- */
-bool orch_ready_any(struct pto_orch *o)
-{
-	uint32_t k;
-
-	if (atomic_load_explicit(&o->rq_queued_other, memory_order_relaxed))
-		return true;
-	for (k = 0; k < PTO_WK_NR; k++)
-		if (atomic_load_explicit(&o->rq_queued_kind[k],
-					 memory_order_relaxed))
-			return true;
-	return o->ops->kick_wakes_server && pend_after_cursor(o);
-}
-
-/*
- * orch_ready_any for a worker of @kind: work in its kind's FIFO, or what
- * counts for every worker (exact FIFOs, the group FIFO, assigned members,
- * and for a server the pending list its pops steal). A device thread asks
- * it before it pops for an idle core (once per kind per dispatch step, and
- * again after a pop): its AIC cores' pops found nothing while only AIV
- * work was queued (a third of a pop per fan-out task, each a sched_mu
- * round trip). The same generation argument as orch_ready_any: each
- * routing counts what it links in the count read here before its bump.
+ * Could a pop for a worker of @kind find anything: work in its kind's
+ * FIFO, or what counts for every worker (exact FIFOs, the group FIFO,
+ * assigned members, and for a server the pending list its pops steal)?
+ * A hint read without sched_mu. A device thread asks it before it pops
+ * for an idle core (once per kind per dispatch step, and again after a
+ * pop): otherwise it took the lock once per idle core to learn that
+ * nothing was queued (the device's chain: a completing core pops its
+ * successor itself, and every other idle core's pop found nothing, ~11
+ * lock round trips per task), and its AIC cores' pops found nothing while
+ * only AIV work was queued (a third of a pop per fan-out task). It is
+ * never stale in the way that matters: every routing links its slots and
+ * counts them before its generation bump (release), so a caller that
+ * acquire-loaded the generation before asking sees at least the entries
+ * routed before that bump; one it misses bumps the generation after its
+ * load, and the caller looks again when it sees the new generation.
  */
 bool orch_ready_any_kind(struct pto_orch *o, uint32_t kind)
 {

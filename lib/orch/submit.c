@@ -203,11 +203,10 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 		if (err)
 			return err;
 	}
-	/* A worker that runs host callbacks would run nothing (orch.h). */
-	if (!q->c->fn && (o->host_callbacks || q->kind == ORCH_SUB))
+	/* A backend that runs host callbacks would run nothing (orch.h). */
+	if (!q->c->fn && o->host_callbacks)
 		return orch_error(o, -EINVAL,
-				  "callable without fn: %s workers run host callbacks",
-				  q->kind == ORCH_SUB ? "SUB" : "in-process");
+				  "callable without fn: this orchestrator's workers run host callbacks");
 	/* A HOST tensor given to a device kernel that reads it would fail
 	 * only at dispatch; a kernel that uses no address takes any. */
 	bad_spaces = o->kernel_bad_spaces;
@@ -697,7 +696,7 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	 */
 	if (!live && atomic_load_explicit(&s->state, memory_order_relaxed) ==
 		     ORCH_BUILDING) {
-		s->fanin_count = 0;
+		/* fanin_count: 0 since the claim (orch_slot_reset). */
 		atomic_store_explicit(&s->state, ORCH_READY, memory_order_release);
 		orch_ready_defer(o, s);
 		return;

@@ -1488,6 +1488,47 @@ TEST(gm_tensor_of_another_device_is_refused_at_submit)
 	expect_refused(_metadata, &gm_ops, &x, 3, -EXDEV, msg);
 }
 
+/*
+ * On a backend that runs no host callbacks (here gm_ops, whose default
+ * workers are two SUB workers), a callable without fn is accepted
+ * whatever the submit variant: a next-level task placed on a SUB worker
+ * and a pto_submit_sub alike. The rule is the backend's, not the submit
+ * variant's (it once refused the SUB submit only).
+ */
+static int submit_fnless(pto_orch *o, void *arg)
+{
+	static const struct pto_callable none = { .kernel_id = 1 };
+	struct pto_task_args a;
+	int err;
+
+	(void)arg;
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 7);
+	err = pto_submit_next_level(o, &none, &a, NULL, pto_on_worker(0), NULL);
+	if (!err)
+		err = pto_submit_sub(o, &none, &a, NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(fnless_callable_taken_alike_without_host_callbacks)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct pto_run *r;
+	pto_orch *o;
+
+	ASSERT_EQ(0, orch_create(&cfg, &gm_ops, NULL, &o));
+	ASSERT_EQ(2, orch_nworkers(o));
+	ASSERT_EQ(0, pto_submit(o, submit_fnless, NULL, &r))
+		TH_LOG("\"%s\"", pto_orch_error(o));
+	EXPECT_EQ(2, ot_drain(o));	/* both ran (the manual way) */
+	EXPECT_EQ(0, pto_run_wait(r, 1000));
+	pto_run_release(r);
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 /* ---- kernels that address GM only (the device's rule, on the test GM) ---- */
 
 #define K_ORDER 3	/* uses no tensor address: any space orders */

@@ -192,15 +192,16 @@ struct pto_task_ctx {
 typedef int (*pto_kernel_fn)(struct pto_task_ctx *ctx);
 
 /*
- * What a task runs. A worker that runs host callbacks - every worker of
- * an in-process orchestrator, whatever its kind, and SUB workers - calls
- * @fn: submitting a callable whose @fn is NULL to one is -EINVAL with a
- * pto_orch_error() message, and nothing is claimed. The AIC / AIV / MIX
- * workers of a device orchestrator run kernel @kernel_id instead and
- * never call @fn, which may then be NULL.
+ * What a task runs. An orchestrator whose workers run host callbacks -
+ * the in-process one, every worker whatever its kind - calls @fn:
+ * submitting a callable whose @fn is NULL to it is -EINVAL with a
+ * pto_orch_error() message, whatever the submit, and nothing is claimed.
+ * The workers of a device orchestrator (AIC / AIV / MIX; it has no SUB
+ * workers) run kernel @kernel_id instead and never call @fn, which may
+ * then be NULL.
  */
 struct pto_callable {
-	pto_kernel_fn fn;	/* host callback (in-process and SUB workers) */
+	pto_kernel_fn fn;	/* host callback (in-process orchestrator) */
 	void *user;
 	uint64_t kernel_id;	/* device kernel identity (device backend) */
 };
