@@ -506,11 +506,14 @@ static long long cg_slab(const char *dir)
 
 /*
  * What a user makes the driver allocate, in any number, is charged to its
- * memory cgroup: a buffer object's pages, and its struct, handle (xarray)
- * and address range (maple tree) nodes - kernel objects on no list a
- * cgroup's limit would otherwise see. This process moves into a cgroup of
- * its own; its slab grows by at least 64 bytes per buffer (a struct
- * pto_bo alone is more), where uncharged it grew by next to nothing.
+ * memory cgroup: a buffer object's pages, and its struct and handle
+ * (xarray) nodes - kernel objects on no list a cgroup's limit would
+ * otherwise see. (The address range's maple tree nodes are not charged:
+ * the maple tree allocates them GFP_NOWAIT from an unaccounted cache;
+ * their number is bounded by the GM size.) Only the struct's charge is
+ * measured: this process moves into a cgroup of its own, and its slab
+ * must grow by at least 64 bytes per buffer (a struct pto_bo alone is
+ * more), where uncharged it grew by next to nothing.
  */
 TEST(bo_objects_charged_to_memcg)
 {
