@@ -5,7 +5,8 @@
  * A buffer object owns a GM address range (pto_gm) and zeroed backing pages
  * (__vmalloc with __GFP_ZERO, so nothing of a previous owner is ever
  * visible; charged to the allocating task's memory cgroup, as the struct
- * and the handle and range nodes are). Buffer sizes are rounded up to
+ * and the handle's xarray nodes are; the address range's maple tree nodes
+ * are not, see pto_bo_alloc()). Buffer sizes are rounded up to
  * whole pages and buffers are page-aligned in GM, because a page is the
  * unit of mmap: two files' buffers never share a page.
  */
@@ -100,6 +101,14 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 	if (ret < 0)
 		goto err_unlock;
 	bo->handle = handle;
+	/*
+	 * The range's maple nodes are not charged to the memory cgroup:
+	 * mtree_store_range() allocates them with GFP_NOWAIT under the tree's
+	 * lock and uses our flags only on its rare retry, and the maple node
+	 * cache is not SLAB_ACCOUNT. Their number is bounded by the GM size
+	 * over the page size, whatever the user does; GFP_KERNEL_ACCOUNT
+	 * still charges what the retry allocates.
+	 */
 	ret = mtree_store_range(&pf->ranges, bo->dev_addr,
 				bo->dev_addr + size - 1, bo,
 				GFP_KERNEL_ACCOUNT);

@@ -27,13 +27,15 @@ static int pto_open(struct inode *inode, struct file *file)
 	if (!pdev)
 		return -ENXIO;
 	/*
-	 * Charged to the opener's memory cgroup, as is everything a user
-	 * makes the driver allocate in any number: this context, a buffer's
-	 * struct, pages, handle (XA_FLAGS_ACCOUNT) and address range nodes
-	 * (pto_bo.c), and the retirement context a launch, CORE_RETIRE or a
-	 * reset holds for up to a retirement deadline (pto_core.c). The
-	 * fixed per-device allocations (cores, window pages, control memory)
-	 * are not.
+	 * Charged to the opener's memory cgroup, as is what a user makes
+	 * the driver allocate in any number: this context, a buffer's
+	 * struct, pages and handle's xarray nodes (XA_FLAGS_ACCOUNT;
+	 * pto_bo.c), and the retirement context a launch, CORE_RETIRE or a
+	 * reset holds for up to a retirement deadline (pto_core.c). A
+	 * buffer's address range maple nodes are not (the maple tree
+	 * allocates them GFP_NOWAIT from an unaccounted cache); their number
+	 * is bounded by the GM size over the page size. The fixed per-device
+	 * allocations (cores, window pages, control memory) are not charged.
 	 */
 	pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
 	if (!pf)

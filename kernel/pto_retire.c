@@ -239,6 +239,14 @@ void pto_retire_leave_unpublished(struct pto_retire_ctx *ctx,
 				  struct pto_core *core, const char *why)
 {
 	pto_retire_adopt(ctx, core);
+	/*
+	 * No request of this launch: the record's nonce is none, not the
+	 * last retirement's, which equals the core's last response and
+	 * would read as acknowledged (RETIRE_STATUS, debugfs). Nothing
+	 * needs the old value: recovery takes the pending nonce from
+	 * KREG_NONCE, and pto_retire_pass_request() sets a new one.
+	 */
+	WRITE_ONCE(core->nonce, 0);
 	pto_retire_leave(ctx, core, why);
 }
 

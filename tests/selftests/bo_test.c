@@ -4,12 +4,14 @@
  * Runs in the VM with pto.ko loaded (default parameters or any others).
  */
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/sysinfo.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
@@ -505,24 +507,67 @@ static long long cg_slab(const char *dir)
 }
 
 /*
+ * This process's cgroup v2 path ("/" or "/a/b", from the "0::" line of
+ * /proc/self/cgroup) in @buf. The line is there once cgroup2 was ever
+ * mounted (before, every process is in the root). 0 or -1.
+ */
+static int cg_own(char *buf, size_t n)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, n, "%s", line + 3);
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+/*
  * What a user makes the driver allocate, in any number, is charged to its
- * memory cgroup: a buffer object's pages, and its struct, handle (xarray)
- * and address range (maple tree) nodes - kernel objects on no list a
- * cgroup's limit would otherwise see. This process moves into a cgroup of
- * its own; its slab grows by at least 64 bytes per buffer (a struct
- * pto_bo alone is more), where uncharged it grew by next to nothing.
+ * memory cgroup: a buffer object's pages, and its struct and handle
+ * (xarray) nodes - kernel objects on no list a cgroup's limit would
+ * otherwise see. (The address range's maple tree nodes are not charged:
+ * the maple tree allocates them GFP_NOWAIT from an unaccounted cache;
+ * their number is bounded by the GM size.) Only the struct's charge is
+ * measured: this process moves into a cgroup of its own, and its slab
+ * must grow by at least 64 bytes per buffer (a struct pto_bo alone is
+ * more), where uncharged it grew by next to nothing. The process goes
+ * back to its own cgroup after; cgroup2 is mounted on /sys/fs/cgroup
+ * (and unmounted after) only if nothing is mounted there.
  */
 TEST(bo_objects_charged_to_memcg)
 {
 	enum { N = 1024 };
 	static struct pto_bo_alloc a[N];
-	char pid[32];
+	char pid[32], own[256], back[sizeof(CG) + 256 + 16], ctl[256];
 	long long before, after;
-	int fd, i;
+	struct statfs sfs;
+	int fd, i, mounted = 0;
 
-	/* cgroup2, with the memory controller for the root's children. */
-	if (access(CG "cgroup.controllers", F_OK))
+	ASSERT_EQ(0, statfs(CG, &sfs));
+	if (sfs.f_type == SYSFS_MAGIC) {
+		/* Nothing mounted there: cgroup2, for this test only. */
 		ASSERT_EQ(0, mount("none", CG, "cgroup2", 0, NULL));
+		mounted = 1;
+	} else if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		SKIP(return, "a cgroup v1 hierarchy on " CG);
+	}
+	if (st_read_line(CG "cgroup.controllers", ctl, sizeof(ctl)) ||
+	    !strstr(ctl, "memory")) {
+		if (mounted)
+			umount(CG);
+		SKIP(return, "no memory controller in cgroup2");
+	}
+	ASSERT_EQ(0, cg_own(own, sizeof(own)));
+	/* The memory controller for the root's children. */
 	ASSERT_EQ(0, st_write_file(CG "cgroup.subtree_control", "+memory"));
 	ASSERT_TRUE(mkdir(CG_TEST, 0755) == 0 || errno == EEXIST);
 	snprintf(pid, sizeof(pid), "%d", getpid());
@@ -539,8 +584,15 @@ TEST(bo_objects_charged_to_memcg)
 		TH_LOG("slab %lld -> %lld bytes for %d buffers", before, after, N);
 	close(fd);
 
-	ASSERT_EQ(0, st_write_file(CG "cgroup.procs", pid));
+	/* Back where it was (own is "/" or "/a/b"). */
+	if (!strcmp(own, "/"))
+		snprintf(back, sizeof(back), CG "cgroup.procs");
+	else
+		snprintf(back, sizeof(back), CG "%s/cgroup.procs", own + 1);
+	ASSERT_EQ(0, st_write_file(back, pid)) TH_LOG("back to %s", back);
 	EXPECT_EQ(0, rmdir(CG_TEST));
+	if (mounted)
+		EXPECT_EQ(0, umount(CG));
 }
 
 struct race_ctx {

@@ -235,7 +235,10 @@ TEST(noop_stress_all_cores)
  * cost every core two parks and three sweeps a doorbell ioctl each;
  * beyond that, parks and doorbells stay under 1 in 20 tasks (a run
  * stretched 100-fold, 265 us per task with a second VM on the 2-CPU
- * host, failed only a 3 ms doze bound). Without dozing a core parks
+ * host, failed only a 3 ms doze bound). When the stalls' allowance
+ * reaches the base bound (a few stalls in a run scaled down to 2000
+ * tasks), the bounds would pass whatever the driver does: the test is
+ * skipped as inconclusive instead. Without dozing a core parks
  * after spin_us (or after spin_grace_us without a spin slot), nearly
  * after every task, and the bound fails.
  */
@@ -247,6 +250,16 @@ TEST(noop_stress_moderated)
 	    st_param_set("doze_max_us", "20000"))
 		SKIP(return, "cannot set pto module parameters (not root?)");
 	stress(_metadata, &r, st_scaled(20000), 10000000);
+	/*
+	 * Stalls the allowance of which reaches the base bound make the
+	 * bounds hold whatever the driver does (a scaled-down run has few
+	 * tasks): then the run says nothing, unless it already failed.
+	 */
+	if (_metadata->passed &&
+	    (2ull * r.cores * r.stalls >= r.tasks / 20 ||
+	     3 * r.stalls >= r.tasks / 20))
+		SKIP(return, "inconclusive: %llu stalls of the test thread",
+		     (unsigned long long)r.stalls);
 	EXPECT_GT(r.tasks / 20 + 3 * r.stalls, r.doorbells);
 	EXPECT_GT(r.tasks / 20 + 2ull * r.cores * r.stalls, r.parks);
 }

@@ -401,19 +401,28 @@ static void spin_then_pending_fill(struct __test_metadata *_metadata,
 	ASSERT_NE(ids[0] & 1, ids[1] & 1);
 	/*
 	 * Still running the spin: COND is ACK of the first id. The spin
-	 * cannot have started before t_sent, so a FIN is correct only if
-	 * this thread lost its CPU for the spin's whole 20 ms (seen on a
-	 * debug kernel under TCG); earlier it is a bug. Less 5 ms: the
-	 * guest's clocks on two vCPUs were once seen that far apart.
+	 * cannot have started before t_sent, so anything else is correct
+	 * only if this thread lost its CPU for the spin's whole 20 ms
+	 * (seen on a debug kernel under TCG); earlier it is a bug. Then
+	 * the spin may have ended (FIN of the first id), and the fill,
+	 * queued already, may have been taken or done too (ACK or FIN of
+	 * the second). Less the clock slack: the spin's time is the
+	 * core's, read on another vCPU.
 	 */
 	cond = pto_win_read(c, PTO_REG_COND);
 	t_read = pto_now_ns();
-	if (cond == (PTO_COND_FIN | ids[0]) &&
-	    t_read - t_sent + 5000000 >= spin.scalar[0])
-		TH_LOG("preempted %.1f ms: the spin ended before COND was read",
-		       (t_read - t_sent) / 1e6);
-	else
+	if (t_read - t_sent + ST_CLOCK_SLACK_NS >= spin.scalar[0]) {
+		if (cond != (PTO_COND_ACK | ids[0]))
+			TH_LOG("preempted %.1f ms: COND %#x when read",
+			       (t_read - t_sent) / 1e6, cond);
+		EXPECT_TRUE(cond == (PTO_COND_ACK | ids[0]) ||
+			    cond == (PTO_COND_FIN | ids[0]) ||
+			    cond == (PTO_COND_ACK | ids[1]) ||
+			    cond == (PTO_COND_FIN | ids[1]))
+			TH_LOG("COND %#x, ids %#x %#x", cond, ids[0], ids[1]);
+	} else {
 		EXPECT_EQ(PTO_COND_ACK | ids[0], cond);
+	}
 	while (got < 2) {
 		n = pto_rc_reap(c, done);
 		for (i = 0; i < n; i++) {
@@ -660,16 +669,17 @@ static uint32_t reap_one(struct __test_metadata *_metadata, struct pto_rc *c)
 
 /*
  * A try whose arm found the FIN: correct only if the spin's whole length
- * has passed since it was sent (checked), then again twice as long.
+ * has passed since it was sent (checked, less the clock slack: the core
+ * timed the spin on another vCPU), then again twice as long.
  */
 static void spin_ended_before_arm(struct __test_metadata *_metadata,
 				  uint64_t ns, uint64_t t_sent)
 {
 	uint64_t late = pto_now_ns() - t_sent;
 
-	ASSERT_LE(ns, late) TH_LOG("the %llu ms spin ended after %.1f ms",
-				   (unsigned long long)ns / 1000000,
-				   late / 1e6);
+	ASSERT_LE(ns, late + ST_CLOCK_SLACK_NS)
+		TH_LOG("the %llu ms spin ended after %.1f ms",
+		       (unsigned long long)ns / 1000000, late / 1e6);
 	TH_LOG("preempted %.1f ms: the %llu ms spin ended before the arm; again with %llu ms",
 	       late / 1e6, (unsigned long long)ns / 1000000,
 	       (unsigned long long)ns / 500000);

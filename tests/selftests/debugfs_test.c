@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <pto/pto.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
@@ -124,7 +125,7 @@ static void *alloc_free_loop(void *arg)
 		c->err = pto_sioctl(c->fd, PTO_IOCTL_BO_FREE, &f);
 		if (c->err)
 			break;
-		c->cycles++;
+		__atomic_store_n(&c->cycles, c->cycles + 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -133,17 +134,25 @@ static void *alloc_free_loop(void *arg)
  * Every buffer on the device's list has its handle: a reader of "bos"
  * racing BO_ALLOC never sees handle 0 (the handle was written only after
  * the buffer was on the list). One thread allocates and frees a page
- * while this one re-reads the file.
+ * while this one, once the churn has run a cycle, re-reads the file.
  */
 TEST(bos_never_shows_handle_zero)
 {
 	static char text[1 << 16];
 	struct churn c = { .fd = open(PTO_DEV0, O_RDWR) };
 	unsigned int reads, zero = 0;
+	time_t t0;
 	pthread_t th;
 
 	ASSERT_LE(0, c.fd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, alloc_free_loop, &c));
+	/* The reads overlap the churn: wait (bounded) for its first cycle. */
+	t0 = time(NULL);
+	while (!__atomic_load_n(&c.cycles, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&c.err, __ATOMIC_RELAXED))
+		ASSERT_GT(t0 + 10, time(NULL))
+			TH_LOG("the churn thread never completed a cycle");
+	ASSERT_EQ(0, __atomic_load_n(&c.err, __ATOMIC_RELAXED));
 	for (reads = 0; reads < st_scaled(20000) && !zero; reads++) {
 		const char *line;
 

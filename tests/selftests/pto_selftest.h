@@ -26,6 +26,16 @@
 #define PTO_KO "/lib/modules/pto.ko"	/* in the VM image */
 
 /*
+ * Slack for comparing a time a core measured (its ktime, in the kernel
+ * thread) with one this process measured (CLOCK_MONOTONIC): the two are
+ * read on different vCPUs, and the guest's clocks on two vCPUs under TCG
+ * were seen 5 ms apart (a 300 ms spin seen to end after 295 ms). Twice
+ * that, and less than the shortest spin it is used with (20 ms), which
+ * a larger slack would make a check of nothing.
+ */
+#define ST_CLOCK_SLACK_NS 10000000ull
+
+/*
  * @n iterations of a load or stress loop, scaled by PTO_TEST_SCALE (a
  * percentage, default 100; at least 1). The VM runner sets it for the
  * debug kernel (tests/vm/run --debug-kernel), where KASAN and lockdep make

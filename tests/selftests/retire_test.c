@@ -613,8 +613,8 @@ TEST(fatal_error_during_launches)
  * fails with -EIO; the windows it opened (the other cores) are published
  * and retired by the launcher; the failed core is left for recovery
  * (quarantined, never closed blindly) until the reset recovers it. Its
- * record is the failed launch's alone: no time of the retirement before
- * it (core 1 is launched and retired once first).
+ * record is the failed launch's alone: no time or nonce of the retirement
+ * before it (core 1 is launched and retired once first).
  */
 TEST(init_failure_retires_opened_windows)
 {
@@ -642,6 +642,9 @@ TEST(init_failure_retires_opened_windows)
 	ASSERT_EQ(0, pto_retire_status(d, 1, &st));
 	ASSERT_LT(0, st.core_ns);
 	ASSERT_LT(0, st.set_ns);
+	/* Acknowledged: the response is that retirement's nonce. */
+	ASSERT_NE(0, st.nonce);
+	ASSERT_EQ(st.nonce, st.response);
 	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &bo));
 	memcpy(cl.cores, cores, sizeof(cl.cores));
 	cl.payload_addr = pto_bo_dev_addr(bo);
@@ -657,6 +660,9 @@ TEST(init_failure_retires_opened_windows)
 			/* Never requested: no time, none of the last one. */
 			EXPECT_EQ(0, st.core_ns);
 			EXPECT_EQ(0, st.set_ns);
+			/* No request, so no nonce: not acknowledged. */
+			EXPECT_EQ(0, st.nonce);
+			EXPECT_NE(st.nonce, st.response);
 			/* Never released: its gate stays armed. */
 			ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf, sizeof(buf)));
 			ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
