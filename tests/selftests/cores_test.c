@@ -640,7 +640,7 @@ static void spin_taken(struct __test_metadata *_metadata,
 	struct pto_payload p = { .func_id = PTO_FUNC_SPIN_NS,
 				 .scalar = { ns } };
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
-	uint32_t id, cond;
+	uint32_t id;
 	int ring;
 
 	mask[c->index / 64] = 1ULL << (c->index % 64);
@@ -649,11 +649,7 @@ static void spin_taken(struct __test_metadata *_metadata,
 	id = pto_rc_dispatch(c, &ring);
 	if (ring)
 		ASSERT_EQ(0, pto_ring(l, mask));
-	do {
-		cond = pto_win_read(c, PTO_REG_COND);
-		ASSERT_GT(10000000000ull, pto_now_ns() - *t_sent);
-	} while ((cond & PTO_COND_ID_MASK) != id ||
-		 !(cond & PTO_COND_STATE_MASK));
+	st_wait_taken(_metadata, c, id, *t_sent);
 }
 
 /* Reap core @c's one task in flight (bounded); its status. */

@@ -123,6 +123,23 @@ static inline int pto_run1(struct pto_launch *l, struct pto_rc *c,
 	}
 }
 
+/*
+ * Wait until core @c took task @id: COND shows the id with a state (ACK
+ * or FIN). @t0: the time before the dispatch; fails the test 10 s after
+ * it. Needs kselftest_harness.h (included before this header).
+ */
+static inline void st_wait_taken(struct __test_metadata *_metadata,
+				 struct pto_rc *c, uint32_t id, uint64_t t0)
+{
+	uint32_t cond;
+
+	do {
+		cond = pto_win_read(c, PTO_REG_COND);
+		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
+	} while ((cond & PTO_COND_ID_MASK) != id ||
+		 !(cond & PTO_COND_STATE_MASK));
+}
+
 /* One NOOP task on every core of @l. 0, or -1 if one did not end OK. */
 static inline int pto_noop_all(struct pto_launch *l)
 {

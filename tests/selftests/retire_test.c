@@ -225,7 +225,7 @@ TEST(busy_core_retires_in_time)
 	struct pto_launch *l;
 	struct pto_dev *d;
 	uint64_t t_sent, t;
-	uint32_t id, cond, status;
+	uint32_t id, status;
 	int ring;
 
 	if (access(PARAMS "retire_timeout_ms", W_OK))
@@ -241,11 +241,7 @@ TEST(busy_core_retires_in_time)
 	id = pto_rc_dispatch(&l->core[0], &ring);
 	if (ring)
 		ASSERT_EQ(0, pto_ring(l, cores));
-	do {
-		cond = pto_win_read(&l->core[0], PTO_REG_COND);
-		ASSERT_GT(10000000000ull, pto_now_ns() - t_sent);
-	} while ((cond & PTO_COND_ID_MASK) != id ||
-		 !(cond & PTO_COND_STATE_MASK));
+	st_wait_taken(_metadata, &l->core[0], id, t_sent);
 	ASSERT_EQ(0, pto_retire_status(d, 0, &st));
 	t = pto_now_ns();
 	if (t - t_sent < spin.scalar[0]) {
