@@ -614,17 +614,6 @@ TEST_F(core, bo_free_while_running)
  */
 #define WAKE_SPIN_MAX_NS 2000000000ull
 
-/* Read whatever wake-ups @fd (an eventfd or the device's) holds. */
-static void drain_fd(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	uint64_t v;
-
-	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
-	       read(fd, &v, sizeof(v)) == sizeof(v))
-		;
-}
-
 /*
  * Send a spin of @ns to core @c of @l and wait until the core took it
  * (COND shows its id, ACK or FIN). *@t_sent: the time before the
@@ -691,7 +680,7 @@ TEST_F(core, completion_wakeup_poll)
 
 	for (ns = 30000000;; ns *= 2) {
 		spin_taken(_metadata, self->l, c, ns, &t_sent);
-		drain_fd(pto_dev_fd(self->dev));
+		st_drain_fd(pto_dev_fd(self->dev));
 		ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st0));
 		waits0 = self->l->waits;
 		n = 0;
@@ -757,7 +746,7 @@ static int spin_task_armed(struct __test_metadata *_metadata,
 
 	for (ns = 20000000;; ns *= 2) {
 		spin_taken(_metadata, l, c, ns, &t_sent);
-		drain_fd(wait_fd);
+		st_drain_fd(wait_fd);
 		ASSERT_EQ(0, pto_core_stats(l->dev, c->index, &s0));
 		ret = pto_launch_arm(l);
 		ASSERT_LE(0, ret);

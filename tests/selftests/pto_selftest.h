@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -70,6 +71,21 @@ static inline void st_cluster_cores(unsigned int c, uint64_t *cores)
 	for (i = c * PTO_CORES_PER_CLUSTER;
 	     i < (c + 1) * PTO_CORES_PER_CLUSTER; i++)
 		cores[i / 64] |= 1ull << (i % 64);
+}
+
+/*
+ * Read whatever wake-ups @fd (an eventfd or a pto device's) holds,
+ * without blocking (blocking or not, @fd is only read while poll()
+ * says it is readable).
+ */
+static inline void st_drain_fd(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t v;
+
+	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+	       read(fd, &v, sizeof(v)) == sizeof(v))
+		;
 }
 
 static inline int st_bo_alloc(int fd, uint64_t size, struct pto_bo_alloc *out)
