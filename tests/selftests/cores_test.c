@@ -841,7 +841,7 @@ static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
  */
 static int cluster0_parked(struct pto_dev *d, int want)
 {
-	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3], t0;
+	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3];
 	struct pto_core_stats st;
 	struct pto_launch *l;
 	int i, parked, ready;
@@ -853,11 +853,8 @@ static int cluster0_parked(struct pto_dev *d, int want)
 	}
 	if (pto_cluster_acquire(d, 1) || pto_launch_cores(d, c0, &l))
 		return -1;
-	t0 = pto_now_ns();
-	while ((parked = cluster0_count(d, parks, &ready)) >= 0 &&
-	       (parked < want || ready < 3) &&
-	       pto_now_ns() - t0 < 10000000000ull)
-		usleep(1000);
+	st_wait_until((parked = cluster0_count(d, parks, &ready)) < 0 ||
+		      (parked >= want && ready >= 3));
 	if (parked >= 0) {
 		usleep(100 * 1000);
 		parked = cluster0_count(d, parks, &ready);

@@ -123,6 +123,30 @@ static inline int pto_run1(struct pto_launch *l, struct pto_rc *c,
 	}
 }
 
+/* How long st_wait_until() polls before it gives up. */
+#define ST_WAIT_NS 10000000000ull
+
+/*
+ * Evaluate @cond every millisecond until it holds, for at most
+ * ST_WAIT_NS (10 s): a bounded wait for something the cores' or the
+ * kernel's threads do once they get a CPU. Its value: @cond's last one
+ * (nonzero: it held). On timeout it says so on the test's output; the
+ * caller checks what it waited for. @cond may have side effects (it is
+ * evaluated once per poll): a read that fails can end the wait too.
+ */
+#define st_wait_until(cond) ({						\
+	uint64_t __st_t0 = pto_now_ns();				\
+	int __st_ok;							\
+									\
+	while (!(__st_ok = !!(cond)) &&					\
+	       pto_now_ns() - __st_t0 < ST_WAIT_NS)			\
+		usleep(1000);						\
+	if (!__st_ok)							\
+		ksft_print_msg("%s:%d: not within 10 s: %s\n",		\
+			       __FILE__, __LINE__, #cond);		\
+	__st_ok;							\
+})
+
 /*
  * Wait until core @c took task @id: COND shows the id with a state (ACK
  * or FIN). @t0: the time before the dispatch; fails the test 10 s after

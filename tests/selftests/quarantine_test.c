@@ -154,6 +154,7 @@ TEST(window_faults_not_behind_a_release)
 	pthread_t t;
 	uint64_t t0, ms;
 	void *m;
+	int ret;
 
 	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
 		SKIP(return, "needs root, debugfs and pto's parameters");
@@ -177,13 +178,9 @@ TEST(window_faults_not_behind_a_release)
 	ra.clusters = 1;
 	ASSERT_EQ(0, pthread_create(&t, NULL, release_thread, &ra));
 	/* The release is in its deadline wait once it claimed the core. */
-	t0 = pto_now_ns();
-	do {
-		ASSERT_EQ(0, pto_retire_status(b, 0, &rst));
-		if (rst.bits & PTO_RETIRE_BIT_REQUESTED)
-			break;
-		usleep(1000);
-	} while (pto_now_ns() - t0 < 10000000000ull);
+	st_wait_until((ret = pto_retire_status(b, 0, &rst)) ||
+		      (rst.bits & PTO_RETIRE_BIT_REQUESTED));
+	ASSERT_EQ(0, ret);
 	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
 	t0 = pto_now_ns();
 	m = mmap(NULL, info.window_size, PROT_READ | PROT_WRITE, MAP_SHARED,

@@ -459,8 +459,8 @@ TEST(exited_echo_wakes_armed_owner)
 	struct pto_dev *d;
 	struct pto_rc *c;
 	struct pollfd pfd;
-	uint64_t t0, parks;
-	int evfd, ring, n;
+	uint64_t parks;
+	int evfd, ring, n, ret;
 
 	if (access(DBG "fatal", W_OK))
 		SKIP(return, "needs root and debugfs");
@@ -479,13 +479,8 @@ TEST(exited_echo_wakes_armed_owner)
 	 * still take the id below. It counts the park after that look, and
 	 * then sleeps until a doorbell.
 	 */
-	t0 = pto_now_ns();
-	do {
-		ASSERT_EQ(0, pto_core_stats(d, 0, &cs));
-		if (cs.parks > parks)
-			break;
-		usleep(1000);
-	} while (pto_now_ns() - t0 < 10000000000ull);
+	st_wait_until((ret = pto_core_stats(d, 0, &cs)) || cs.parks > parks);
+	ASSERT_EQ(0, ret);
 	ASSERT_LT(parks, cs.parks);
 	ASSERT_TRUE(pto_rc_parked(c));
 	memset(pto_rc_next_payload(c), 0, sizeof(struct pto_payload));
@@ -561,7 +556,6 @@ TEST(fatal_error_during_launches)
 	struct fl f = { 0 };
 	pthread_t t;
 	unsigned int i;
-	uint64_t t0;
 
 	if (access(DBG "fatal", W_OK))
 		SKIP(return, "needs root and debugfs");
@@ -581,10 +575,7 @@ TEST(fatal_error_during_launches)
 	 * host, the loop's thread without a CPU) may have been hit by every
 	 * one of them, but the first after them completes (bounded wait).
 	 */
-	t0 = pto_now_ns();
-	while (!__atomic_load_n(&f.launches, __ATOMIC_RELAXED) &&
-	       pto_now_ns() - t0 < 10000000000ull)
-		usleep(1000);
+	st_wait_until(__atomic_load_n(&f.launches, __ATOMIC_RELAXED));
 	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	printf("# %d launches, %d failed with EIO (fatal during the launch)\n",
