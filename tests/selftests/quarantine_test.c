@@ -20,7 +20,11 @@
 #define DBG PTO_DBG0
 #define PARAM PTO_PARAMS "retire_timeout_ms"
 
-static int core_state(struct pto_dev *d, unsigned int core)
+/*
+ * Core @core's state as the CORE_STATS ioctl reports it (a PTO_CORE_*),
+ * or -1. Not st_core_state(): that one reads the debugfs cores file.
+ */
+static int core_state_ioctl(struct pto_dev *d, unsigned int core)
 {
 	struct pto_core_stats st;
 
@@ -69,7 +73,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 	pto_launch_free(l);
 	for (i = 3 * c; i < 3 * c + 3; i++) {
 		EXPECT_EQ(i == victim ? PTO_CORE_QUARANTINED :
-					PTO_CORE_UNLAUNCHED, core_state(d, i));
+			  PTO_CORE_UNLAUNCHED, core_state_ioctl(d, i));
 	}
 
 	/* The kernel log names it. */
@@ -99,7 +103,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 
 	/* The reset recovers it: the whole cluster launches and runs. */
 	ASSERT_EQ(0, st_write_file(DBG "reset", "1"));
-	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state(d, victim));
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(d, victim));
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	EXPECT_EQ(0, pto_noop_all(l));
@@ -196,7 +200,7 @@ TEST(window_faults_not_behind_a_release)
 	       (unsigned long long)ms);
 	fflush(stdout);
 	/* Done before the release's deadline passed. */
-	EXPECT_NE(PTO_CORE_QUARANTINED, core_state(b, 0))
+	EXPECT_NE(PTO_CORE_QUARANTINED, core_state_ioctl(b, 0))
 		TH_LOG("b's calls ended after a's release quarantined core 0 (%llu ms)",
 		       (unsigned long long)ms);
 	munmap(m, info.window_size);
@@ -205,10 +209,10 @@ TEST(window_faults_not_behind_a_release)
 	pto_launch_free(la);
 
 	/* The silent core is quarantined; the reset recovers it. */
-	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state(b, 0));
+	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(b, 0));
 	ASSERT_EQ(0, pto_core_reset(a, ca, &rs));
 	EXPECT_EQ(1, rs.recovered);
-	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state(b, 0));
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(b, 0));
 	ASSERT_EQ(0, pto_cluster_release(b, 2));
 	pto_launch_free(lb);
 	pto_dev_close(a);
