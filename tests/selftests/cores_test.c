@@ -819,7 +819,7 @@ static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
 	int i, parked = 0;
 
 	*ready = 0;
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < PTO_CORES_PER_CLUSTER; i++) {
 		if (pto_core_stats(d, i, &st))
 			return -1;
 		parked += st.parks > parks[i];
@@ -841,12 +841,13 @@ static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
  */
 static int cluster0_parked(struct pto_dev *d, int want)
 {
-	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3];
+	uint64_t c0[PTO_CORE_MASK_WORDS], parks[PTO_CORES_PER_CLUSTER];
 	struct pto_core_stats st;
 	struct pto_launch *l;
 	int i, parked, ready;
 
-	for (i = 0; i < 3; i++) {
+	st_cluster_cores(0, c0);
+	for (i = 0; i < PTO_CORES_PER_CLUSTER; i++) {
 		if (pto_core_stats(d, i, &st))
 			return -1;
 		parks[i] = st.parks;	/* cumulative: count this launch's */
@@ -854,7 +855,7 @@ static int cluster0_parked(struct pto_dev *d, int want)
 	if (pto_cluster_acquire(d, 1) || pto_launch_cores(d, c0, &l))
 		return -1;
 	st_wait_until((parked = cluster0_count(d, parks, &ready)) < 0 ||
-		      (parked >= want && ready >= 3));
+		      (parked >= want && ready >= PTO_CORES_PER_CLUSTER));
 	if (parked >= 0) {
 		usleep(100 * 1000);
 		parked = cluster0_count(d, parks, &ready);

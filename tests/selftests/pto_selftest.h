@@ -62,15 +62,21 @@ static inline int pto_sioctl(int fd, unsigned long req, void *arg)
 #define PTO_IOWR_SIZED(cmd, size) \
 	_IOC(_IOC_READ | _IOC_WRITE, _IOC_TYPE(cmd), _IOC_NR(cmd), (size))
 
-/* The PTO_CORES_PER_CLUSTER cores of cluster @c, as a core mask. */
-static inline void st_cluster_cores(unsigned int c, uint64_t *cores)
+/* Add the PTO_CORES_PER_CLUSTER cores of cluster @c to core mask @cores. */
+static inline void st_cluster_add(unsigned int c, uint64_t *cores)
 {
 	unsigned int i;
 
-	memset(cores, 0, PTO_CORE_MASK_WORDS * sizeof(*cores));
 	for (i = c * PTO_CORES_PER_CLUSTER;
 	     i < (c + 1) * PTO_CORES_PER_CLUSTER; i++)
 		cores[i / 64] |= 1ull << (i % 64);
+}
+
+/* The PTO_CORES_PER_CLUSTER cores of cluster @c, as a core mask. */
+static inline void st_cluster_cores(unsigned int c, uint64_t *cores)
+{
+	memset(cores, 0, PTO_CORE_MASK_WORDS * sizeof(*cores));
+	st_cluster_add(c, cores);
 }
 
 /*

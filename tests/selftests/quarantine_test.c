@@ -50,12 +50,10 @@ TEST(stalled_core_is_quarantined_and_reset)
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	pto_dev_info(d, &info);
 	c = info.clusters - 1;
-	victim = 3 * c + 1;
-	for (i = 3 * c; i < 3 * c + 3; i++) {
-		cores[i / 64] |= 1ull << (i % 64);
-		if (i != victim)
-			peers[i / 64] |= 1ull << (i % 64);
-	}
+	victim = PTO_CORES_PER_CLUSTER * c + 1;
+	st_cluster_cores(c, cores);
+	memcpy(peers, cores, sizeof(peers));
+	peers[victim / 64] &= ~(1ull << (victim % 64));
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
 
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
@@ -71,7 +69,8 @@ TEST(stalled_core_is_quarantined_and_reset)
 	EXPECT_LE(250, ms);
 	EXPECT_GT(10000, ms);
 	pto_launch_free(l);
-	for (i = 3 * c; i < 3 * c + 3; i++) {
+	for (i = PTO_CORES_PER_CLUSTER * c;
+	     i < PTO_CORES_PER_CLUSTER * (c + 1); i++) {
 		EXPECT_EQ(i == victim ? PTO_CORE_QUARANTINED :
 			  PTO_CORE_UNLAUNCHED, core_state_ioctl(d, i));
 	}
