@@ -664,7 +664,7 @@ pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 		for (i = 0; i < g->nmembers; i++)
 			if (!worker_idle(&o->workers[g->members[i].widx]))
 				return 0;
-		orch_rq_unlink(o, g);
+		rq_unlink_head(o, &o->group_rq, g);	/* g->rq: group_rq */
 		claim_running(g);
 		for (i = 0; i < g->nmembers; i++) {
 			int32_t t = g->members[i].widx;

@@ -43,8 +43,12 @@ void orch_scope_end(struct pto_orch *o)
 	f->n = 0;
 }
 
-/* orch_scope_register() (orch_internal.h) when the frame must grow, or
- * no scope is open: the whole of it. */
+/*
+ * orch_scope_register() (orch_internal.h), its only caller, when no scope
+ * is open or the frame is full: the inline already found @s not to be
+ * the frame's newest entry (its idempotency test), so this only grows
+ * the frame and appends.
+ */
 int orch_scope_register_slow(struct pto_orch *o, struct orch_slot *s)
 {
 	struct orch_scope_frame *f;
@@ -53,8 +57,6 @@ int orch_scope_register_slow(struct pto_orch *o, struct orch_slot *s)
 	if (!o->scope.depth)
 		return orch_error(o, -EINVAL, "no open scope");
 	f = &o->scope.frames[o->scope.depth - 1];
-	if (f->n && f->refs[f->n - 1].s == s && f->refs[f->n - 1].tid == s->task_id)
-		return 0;
 	err = orch_grow(o, ORCH_FP_SCOPE_REGISTER, s, (void **)&f->refs, &f->cap,
 			f->n + 1, sizeof(*f->refs));
 	if (err)

@@ -154,7 +154,8 @@ static __attribute__((noinline)) int
 other_device(struct pto_orch *o, uint32_t m, uint32_t j,
 	     const struct pto_arg_tensor *t)
 {
-	if (!t->t.dev || !o->gm_dev || t->t.space != PTO_SPACE_GM)
+	/* t->t.dev != 0: validate() passes untagged tensors itself. */
+	if (!o->gm_dev || t->t.space != PTO_SPACE_GM)
 		return 0;
 	return orch_error(o, -EXDEV,
 			  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",

@@ -363,8 +363,7 @@ static int owner_run(unsigned int first, unsigned int nclusters, int ntasks,
 
 	for (c = first; c < first + nclusters; c++) {
 		clusters |= 1ull << c;
-		for (i = 0; i < 3; i++)
-			cores[(3 * c + i) / 64] |= 1ull << ((3 * c + i) % 64);
+		st_cluster_add(c, cores);
 	}
 	if (pto_dev_open(0, &dev) || pto_cluster_acquire(dev, clusters) ||
 	    pto_launch_cores(dev, cores, &l))

@@ -614,17 +614,6 @@ TEST_F(core, bo_free_while_running)
  */
 #define WAKE_SPIN_MAX_NS 2000000000ull
 
-/* Read whatever wake-ups @fd (an eventfd or the device's) holds. */
-static void drain_fd(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	uint64_t v;
-
-	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
-	       read(fd, &v, sizeof(v)) == sizeof(v))
-		;
-}
-
 /*
  * Send a spin of @ns to core @c of @l and wait until the core took it
  * (COND shows its id, ACK or FIN). *@t_sent: the time before the
@@ -640,7 +629,7 @@ static void spin_taken(struct __test_metadata *_metadata,
 	struct pto_payload p = { .func_id = PTO_FUNC_SPIN_NS,
 				 .scalar = { ns } };
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
-	uint32_t id, cond;
+	uint32_t id;
 	int ring;
 
 	mask[c->index / 64] = 1ULL << (c->index % 64);
@@ -649,11 +638,7 @@ static void spin_taken(struct __test_metadata *_metadata,
 	id = pto_rc_dispatch(c, &ring);
 	if (ring)
 		ASSERT_EQ(0, pto_ring(l, mask));
-	do {
-		cond = pto_win_read(c, PTO_REG_COND);
-		ASSERT_GT(10000000000ull, pto_now_ns() - *t_sent);
-	} while ((cond & PTO_COND_ID_MASK) != id ||
-		 !(cond & PTO_COND_STATE_MASK));
+	st_wait_taken(_metadata, c, id, *t_sent);
 }
 
 /* Reap core @c's one task in flight (bounded); its status. */
@@ -695,7 +680,7 @@ TEST_F(core, completion_wakeup_poll)
 
 	for (ns = 30000000;; ns *= 2) {
 		spin_taken(_metadata, self->l, c, ns, &t_sent);
-		drain_fd(pto_dev_fd(self->dev));
+		st_drain_fd(pto_dev_fd(self->dev));
 		ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st0));
 		waits0 = self->l->waits;
 		n = 0;
@@ -761,7 +746,7 @@ static int spin_task_armed(struct __test_metadata *_metadata,
 
 	for (ns = 20000000;; ns *= 2) {
 		spin_taken(_metadata, l, c, ns, &t_sent);
-		drain_fd(wait_fd);
+		st_drain_fd(wait_fd);
 		ASSERT_EQ(0, pto_core_stats(l->dev, c->index, &s0));
 		ret = pto_launch_arm(l);
 		ASSERT_LE(0, ret);
@@ -834,7 +819,7 @@ static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
 	int i, parked = 0;
 
 	*ready = 0;
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < PTO_CORES_PER_CLUSTER; i++) {
 		if (pto_core_stats(d, i, &st))
 			return -1;
 		parked += st.parks > parks[i];
@@ -856,23 +841,21 @@ static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
  */
 static int cluster0_parked(struct pto_dev *d, int want)
 {
-	uint64_t c0[PTO_CORE_MASK_WORDS] = { 7 }, parks[3], t0;
+	uint64_t c0[PTO_CORE_MASK_WORDS], parks[PTO_CORES_PER_CLUSTER];
 	struct pto_core_stats st;
 	struct pto_launch *l;
 	int i, parked, ready;
 
-	for (i = 0; i < 3; i++) {
+	st_cluster_cores(0, c0);
+	for (i = 0; i < PTO_CORES_PER_CLUSTER; i++) {
 		if (pto_core_stats(d, i, &st))
 			return -1;
 		parks[i] = st.parks;	/* cumulative: count this launch's */
 	}
 	if (pto_cluster_acquire(d, 1) || pto_launch_cores(d, c0, &l))
 		return -1;
-	t0 = pto_now_ns();
-	while ((parked = cluster0_count(d, parks, &ready)) >= 0 &&
-	       (parked < want || ready < 3) &&
-	       pto_now_ns() - t0 < 10000000000ull)
-		usleep(1000);
+	st_wait_until((parked = cluster0_count(d, parks, &ready)) < 0 ||
+		      (parked >= want && ready >= PTO_CORES_PER_CLUSTER));
 	if (parked >= 0) {
 		usleep(100 * 1000);
 		parked = cluster0_count(d, parks, &ready);

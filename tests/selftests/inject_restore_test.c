@@ -176,7 +176,8 @@ static void expect_unlaunched(struct __test_metadata *_metadata,
 	unsigned int i;
 	int owner;
 
-	for (i = 3 * c; i < 3 * c + 3; i++) {
+	for (i = PTO_CORES_PER_CLUSTER * c;
+	     i < PTO_CORES_PER_CLUSTER * (c + 1); i++) {
 		ASSERT_EQ(0, st_core_row(0, i, state, sizeof(state), &owner,
 					 inject, sizeof(inject)));
 		EXPECT_STREQ("unlaunched", state) TH_LOG("core %u", i);

@@ -123,6 +123,47 @@ static inline int pto_run1(struct pto_launch *l, struct pto_rc *c,
 	}
 }
 
+/* How long st_wait_until() polls before it gives up. */
+#define ST_WAIT_NS 10000000000ull
+
+/*
+ * Evaluate @cond every millisecond until it holds, for at most
+ * ST_WAIT_NS (10 s): a bounded wait for something the cores' or the
+ * kernel's threads do once they get a CPU. Its value: @cond's last one
+ * (nonzero: it held). On timeout it says so on the test's output; the
+ * caller checks what it waited for. @cond may have side effects (it is
+ * evaluated once per poll): a read that fails can end the wait too.
+ */
+#define st_wait_until(cond) ({						\
+	uint64_t __st_t0 = pto_now_ns();				\
+	int __st_ok;							\
+									\
+	while (!(__st_ok = !!(cond)) &&					\
+	       pto_now_ns() - __st_t0 < ST_WAIT_NS)			\
+		usleep(1000);						\
+	if (!__st_ok)							\
+		ksft_print_msg("%s:%d: not within 10 s: %s\n",		\
+			       __FILE__, __LINE__, #cond);		\
+	__st_ok;							\
+})
+
+/*
+ * Wait until core @c took task @id: COND shows the id with a state (ACK
+ * or FIN). @t0: the time before the dispatch; fails the test 10 s after
+ * it. Needs kselftest_harness.h (included before this header).
+ */
+static inline void st_wait_taken(struct __test_metadata *_metadata,
+				 struct pto_rc *c, uint32_t id, uint64_t t0)
+{
+	uint32_t cond;
+
+	do {
+		cond = pto_win_read(c, PTO_REG_COND);
+		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
+	} while ((cond & PTO_COND_ID_MASK) != id ||
+		 !(cond & PTO_COND_STATE_MASK));
+}
+
 /* One NOOP task on every core of @l. 0, or -1 if one did not end OK. */
 static inline int pto_noop_all(struct pto_launch *l)
 {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -61,15 +62,36 @@ static inline int pto_sioctl(int fd, unsigned long req, void *arg)
 #define PTO_IOWR_SIZED(cmd, size) \
 	_IOC(_IOC_READ | _IOC_WRITE, _IOC_TYPE(cmd), _IOC_NR(cmd), (size))
 
-/* The PTO_CORES_PER_CLUSTER cores of cluster @c, as a core mask. */
-static inline void st_cluster_cores(unsigned int c, uint64_t *cores)
+/* Add the PTO_CORES_PER_CLUSTER cores of cluster @c to core mask @cores. */
+static inline void st_cluster_add(unsigned int c, uint64_t *cores)
 {
 	unsigned int i;
 
-	memset(cores, 0, PTO_CORE_MASK_WORDS * sizeof(*cores));
 	for (i = c * PTO_CORES_PER_CLUSTER;
 	     i < (c + 1) * PTO_CORES_PER_CLUSTER; i++)
 		cores[i / 64] |= 1ull << (i % 64);
+}
+
+/* The PTO_CORES_PER_CLUSTER cores of cluster @c, as a core mask. */
+static inline void st_cluster_cores(unsigned int c, uint64_t *cores)
+{
+	memset(cores, 0, PTO_CORE_MASK_WORDS * sizeof(*cores));
+	st_cluster_add(c, cores);
+}
+
+/*
+ * Read whatever wake-ups @fd (an eventfd or a pto device's) holds,
+ * without blocking (blocking or not, @fd is only read while poll()
+ * says it is readable).
+ */
+static inline void st_drain_fd(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t v;
+
+	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+	       read(fd, &v, sizeof(v)) == sizeof(v))
+		;
 }
 
 static inline int st_bo_alloc(int fd, uint64_t size, struct pto_bo_alloc *out)

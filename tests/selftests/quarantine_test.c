@@ -20,7 +20,11 @@
 #define DBG PTO_DBG0
 #define PARAM PTO_PARAMS "retire_timeout_ms"
 
-static int core_state(struct pto_dev *d, unsigned int core)
+/*
+ * Core @core's state as the CORE_STATS ioctl reports it (a PTO_CORE_*),
+ * or -1. Not st_core_state(): that one reads the debugfs cores file.
+ */
+static int core_state_ioctl(struct pto_dev *d, unsigned int core)
 {
 	struct pto_core_stats st;
 
@@ -46,12 +50,10 @@ TEST(stalled_core_is_quarantined_and_reset)
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	pto_dev_info(d, &info);
 	c = info.clusters - 1;
-	victim = 3 * c + 1;
-	for (i = 3 * c; i < 3 * c + 3; i++) {
-		cores[i / 64] |= 1ull << (i % 64);
-		if (i != victim)
-			peers[i / 64] |= 1ull << (i % 64);
-	}
+	victim = PTO_CORES_PER_CLUSTER * c + 1;
+	st_cluster_cores(c, cores);
+	memcpy(peers, cores, sizeof(peers));
+	peers[victim / 64] &= ~(1ull << (victim % 64));
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
 
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
@@ -67,9 +69,10 @@ TEST(stalled_core_is_quarantined_and_reset)
 	EXPECT_LE(250, ms);
 	EXPECT_GT(10000, ms);
 	pto_launch_free(l);
-	for (i = 3 * c; i < 3 * c + 3; i++) {
+	for (i = PTO_CORES_PER_CLUSTER * c;
+	     i < PTO_CORES_PER_CLUSTER * (c + 1); i++) {
 		EXPECT_EQ(i == victim ? PTO_CORE_QUARANTINED :
-					PTO_CORE_UNLAUNCHED, core_state(d, i));
+			  PTO_CORE_UNLAUNCHED, core_state_ioctl(d, i));
 	}
 
 	/* The kernel log names it. */
@@ -99,7 +102,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 
 	/* The reset recovers it: the whole cluster launches and runs. */
 	ASSERT_EQ(0, st_write_file(DBG "reset", "1"));
-	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state(d, victim));
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(d, victim));
 	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
 	EXPECT_EQ(0, pto_noop_all(l));
@@ -154,6 +157,7 @@ TEST(window_faults_not_behind_a_release)
 	pthread_t t;
 	uint64_t t0, ms;
 	void *m;
+	int ret;
 
 	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
 		SKIP(return, "needs root, debugfs and pto's parameters");
@@ -177,13 +181,9 @@ TEST(window_faults_not_behind_a_release)
 	ra.clusters = 1;
 	ASSERT_EQ(0, pthread_create(&t, NULL, release_thread, &ra));
 	/* The release is in its deadline wait once it claimed the core. */
-	t0 = pto_now_ns();
-	do {
-		ASSERT_EQ(0, pto_retire_status(b, 0, &rst));
-		if (rst.bits & PTO_RETIRE_BIT_REQUESTED)
-			break;
-		usleep(1000);
-	} while (pto_now_ns() - t0 < 10000000000ull);
+	st_wait_until((ret = pto_retire_status(b, 0, &rst)) ||
+		      (rst.bits & PTO_RETIRE_BIT_REQUESTED));
+	ASSERT_EQ(0, ret);
 	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
 	t0 = pto_now_ns();
 	m = mmap(NULL, info.window_size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -199,7 +199,7 @@ TEST(window_faults_not_behind_a_release)
 	       (unsigned long long)ms);
 	fflush(stdout);
 	/* Done before the release's deadline passed. */
-	EXPECT_NE(PTO_CORE_QUARANTINED, core_state(b, 0))
+	EXPECT_NE(PTO_CORE_QUARANTINED, core_state_ioctl(b, 0))
 		TH_LOG("b's calls ended after a's release quarantined core 0 (%llu ms)",
 		       (unsigned long long)ms);
 	munmap(m, info.window_size);
@@ -208,10 +208,10 @@ TEST(window_faults_not_behind_a_release)
 	pto_launch_free(la);
 
 	/* The silent core is quarantined; the reset recovers it. */
-	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state(b, 0));
+	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(b, 0));
 	ASSERT_EQ(0, pto_core_reset(a, ca, &rs));
 	EXPECT_EQ(1, rs.recovered);
-	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state(b, 0));
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(b, 0));
 	ASSERT_EQ(0, pto_cluster_release(b, 2));
 	pto_launch_free(lb);
 	pto_dev_close(a);

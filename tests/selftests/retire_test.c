@@ -225,7 +225,7 @@ TEST(busy_core_retires_in_time)
 	struct pto_launch *l;
 	struct pto_dev *d;
 	uint64_t t_sent, t;
-	uint32_t id, cond, status;
+	uint32_t id, status;
 	int ring;
 
 	if (access(PARAMS "retire_timeout_ms", W_OK))
@@ -241,11 +241,7 @@ TEST(busy_core_retires_in_time)
 	id = pto_rc_dispatch(&l->core[0], &ring);
 	if (ring)
 		ASSERT_EQ(0, pto_ring(l, cores));
-	do {
-		cond = pto_win_read(&l->core[0], PTO_REG_COND);
-		ASSERT_GT(10000000000ull, pto_now_ns() - t_sent);
-	} while ((cond & PTO_COND_ID_MASK) != id ||
-		 !(cond & PTO_COND_STATE_MASK));
+	st_wait_taken(_metadata, &l->core[0], id, t_sent);
 	ASSERT_EQ(0, pto_retire_status(d, 0, &st));
 	t = pto_now_ns();
 	if (t - t_sent < spin.scalar[0]) {
@@ -463,8 +459,8 @@ TEST(exited_echo_wakes_armed_owner)
 	struct pto_dev *d;
 	struct pto_rc *c;
 	struct pollfd pfd;
-	uint64_t v, t0, parks;
-	int evfd, ring, n;
+	uint64_t parks;
+	int evfd, ring, n, ret;
 
 	if (access(DBG "fatal", W_OK))
 		SKIP(return, "needs root and debugfs");
@@ -483,13 +479,8 @@ TEST(exited_echo_wakes_armed_owner)
 	 * still take the id below. It counts the park after that look, and
 	 * then sleeps until a doorbell.
 	 */
-	t0 = pto_now_ns();
-	do {
-		ASSERT_EQ(0, pto_core_stats(d, 0, &cs));
-		if (cs.parks > parks)
-			break;
-		usleep(1000);
-	} while (pto_now_ns() - t0 < 10000000000ull);
+	st_wait_until((ret = pto_core_stats(d, 0, &cs)) || cs.parks > parks);
+	ASSERT_EQ(0, ret);
 	ASSERT_LT(parks, cs.parks);
 	ASSERT_TRUE(pto_rc_parked(c));
 	memset(pto_rc_next_payload(c), 0, sizeof(struct pto_payload));
@@ -498,8 +489,7 @@ TEST(exited_echo_wakes_armed_owner)
 	usleep(50000);
 	ASSERT_EQ(0u, pto_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK);
 	ASSERT_EQ(0, pto_launch_arm(l));	/* armed, nothing to reap */
-	while (read(evfd, &v, sizeof(v)) > 0)
-		;
+	st_drain_fd(evfd);
 	ASSERT_EQ(0, st_write_file(DBG "fatal", "1"));
 	EXPECT_EQ(PTO_COND_EXITED,
 		  pto_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK);
@@ -566,7 +556,6 @@ TEST(fatal_error_during_launches)
 	struct fl f = { 0 };
 	pthread_t t;
 	unsigned int i;
-	uint64_t t0;
 
 	if (access(DBG "fatal", W_OK))
 		SKIP(return, "needs root and debugfs");
@@ -586,10 +575,7 @@ TEST(fatal_error_during_launches)
 	 * host, the loop's thread without a CPU) may have been hit by every
 	 * one of them, but the first after them completes (bounded wait).
 	 */
-	t0 = pto_now_ns();
-	while (!__atomic_load_n(&f.launches, __ATOMIC_RELAXED) &&
-	       pto_now_ns() - t0 < 10000000000ull)
-		usleep(1000);
+	st_wait_until(__atomic_load_n(&f.launches, __ATOMIC_RELAXED));
 	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	printf("# %d launches, %d failed with EIO (fatal during the launch)\n",
