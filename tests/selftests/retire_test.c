@@ -35,6 +35,20 @@ static unsigned int fast_path(unsigned int core)
 	return fp;
 }
 
+/*
+ * Open pto0, take cluster 0 and launch its cores (their mask in @cores):
+ * the opening of most tests here. Fails the test on any error.
+ */
+static void launch_cluster0(struct __test_metadata *_metadata,
+			    struct pto_dev **d, uint64_t *cores,
+			    struct pto_launch **l)
+{
+	ASSERT_EQ(0, pto_dev_open(0, d));
+	st_cluster_cores(0, cores);
+	ASSERT_EQ(0, pto_cluster_acquire(*d, 1));
+	ASSERT_EQ(0, pto_launch_cores(*d, cores, l));
+}
+
 TEST(retire_ioctl_and_status)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS];
@@ -44,10 +58,7 @@ TEST(retire_ioctl_and_status)
 	struct pto_dev *d;
 	unsigned int i;
 
-	ASSERT_EQ(0, pto_dev_open(0, &d));
-	st_cluster_cores(0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	launch_cluster0(_metadata, &d, cores, &l);
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, pto_retire_status(d, i, &st[i]));
 		EXPECT_EQ(PTO_RETIRE_BIT_READY, st[i].bits);
@@ -231,10 +242,7 @@ TEST(busy_core_retires_in_time)
 	if (access(PARAMS "retire_timeout_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "500"));
-	ASSERT_EQ(0, pto_dev_open(0, &d));
-	st_cluster_cores(0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	launch_cluster0(_metadata, &d, cores, &l);
 	spin.scalar[0] = 1500000000ull;	/* 1.5 s > the 0.5 s deadline */
 	memcpy(pto_rc_next_payload(&l->core[0]), &spin, sizeof(spin));
 	t_sent = pto_now_ns();
@@ -329,10 +337,7 @@ TEST(partial_timeout_and_reset_ioctl)
 	    access(PARAMS "retire_timeout_ms", W_OK))
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
-	ASSERT_EQ(0, pto_dev_open(0, &d));
-	st_cluster_cores(0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	launch_cluster0(_metadata, &d, cores, &l);
 	ASSERT_EQ(0, st_inject_stall(0, 2));
 	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
 	EXPECT_EQ(2, r.retired);
@@ -418,10 +423,7 @@ TEST(retire_unwritable_report_refused_first)
 	struct pto_dev *d;
 	unsigned int i;
 
-	ASSERT_EQ(0, pto_dev_open(0, &d));
-	st_cluster_cores(0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	launch_cluster0(_metadata, &d, cores, &l);
 	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, ro);
@@ -688,10 +690,7 @@ TEST(ptoctl_gates_table)
 	unsigned int nonce, resp;
 	FILE *f;
 
-	ASSERT_EQ(0, pto_dev_open(0, &d));
-	st_cluster_cores(0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	launch_cluster0(_metadata, &d, cores, &l);
 	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
 	ASSERT_EQ(0, pto_retire_status(d, 1, &st));
 	f = popen("ptoctl gates -d 0 2>/dev/null", "r");
