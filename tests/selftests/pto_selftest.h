@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Helpers shared by pto's selftests (kselftest harness, run in the VM). */
+/*
+ * Helpers shared by pto's selftests (kselftest harness, run in the VM),
+ * and their main(): TEST_HARNESS_MAIN runs the tests its options select
+ * (st_main.h). Include after kselftest_harness.h.
+ */
 #ifndef PTO_SELFTEST_H
 #define PTO_SELFTEST_H
 
@@ -19,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/pto.h>
+#include "st_main.h"
 
 #define PTO_DEV0 "/dev/pto0"
 #define PTO_DBG0 "/sys/kernel/debug/pto/pto0/"
