@@ -136,9 +136,17 @@ struct pto_task {
 	uint32_t pad;
 };
 
+/*
+ * One explicit dependency: an element of pto_task_args.deps, filled by
+ * pto_args_add_dep() / pto_args_add_dep_wait(). A program that builds one
+ * by hand sets @retain to 0 or 1 and @reserved to zero: anything else is
+ * refused at submit (-EINVAL, pto_orch_error() naming the dep and the
+ * field, nothing claimed).
+ */
 struct pto_dep {
 	struct pto_task h;
 	uint8_t retain;		/* add_dep = 1, add_dep_wait = 0 */
+	uint8_t reserved[7];	/* 0 */
 };
 
 /*
