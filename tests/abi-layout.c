@@ -150,7 +150,7 @@ int main(void)
 	FIELD(pto_callable, kernel_id, 16, 8);
 	DONE(pto_callable, 24, 0);
 
-	FIELD(pto_call_config, block_dim, 0, 4);
+	FIELD(pto_call_config, reserved0, 0, 4);	/* was block_dim */
 	FIELD(pto_call_config, flags, 4, 4);
 	FIELD(pto_call_config, reserved, 8, 24);
 	DONE(pto_call_config, 32, 0);

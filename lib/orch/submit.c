@@ -208,6 +208,8 @@ static int check_call_config(struct pto_orch *o,
 {
 	uint32_t i;
 
+	if (cfg->reserved0)
+		return orch_error(o, -EINVAL, "call config: reserved0 is not zero");
 	if (cfg->flags & ~PTO_CALL_FLAGS_VALID)
 		return orch_error(o, -EINVAL, "call config: unknown flags 0x%x",
 				  cfg->flags & ~PTO_CALL_FLAGS_VALID);
@@ -459,7 +461,6 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 	if (err)
 		return orch_error(o, err, "out of memory preparing members");
 	s->callable = *q->c;
-	s->cfg.block_dim = q->cfg ? q->cfg->block_dim : 0;
 	s->cfg.flags = q->cfg ? q->cfg->flags : 0;
 	s->wkind = q->wkind;
 	s->is_group = q->is_group;
