@@ -111,11 +111,13 @@ int main(void)
 	FIELD(pto_task, pad, 20, 4);
 	DONE(pto_task, 24, 0);
 
-	/* Trailing padding after retain: an element of args' dep array,
-	 * built by pto_args_add_dep() (the caller never fills one). */
+	/* An element of args' dep array: pto_args_add_dep() fills it, but
+	 * the array is public, so the bytes after retain are named reserved
+	 * space (zero, checked at submit), not implicit padding. */
 	FIELD(pto_dep, h, 0, 24);
 	FIELD(pto_dep, retain, 24, 1);
-	DONE(pto_dep, 32, 7);
+	FIELD(pto_dep, reserved, 25, 7);
+	DONE(pto_dep, 32, 0);
 
 	FIELD(pto_task_args, tensors, 0, 8);
 	FIELD(pto_task_args, scalars, 8, 8);
@@ -148,7 +150,7 @@ int main(void)
 	FIELD(pto_callable, kernel_id, 16, 8);
 	DONE(pto_callable, 24, 0);
 
-	FIELD(pto_call_config, block_dim, 0, 4);
+	FIELD(pto_call_config, reserved0, 0, 4);	/* was block_dim */
 	FIELD(pto_call_config, flags, 4, 4);
 	FIELD(pto_call_config, reserved, 8, 24);
 	DONE(pto_call_config, 32, 0);

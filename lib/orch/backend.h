@@ -70,7 +70,6 @@ struct orch_dispatch {
  * slot's hot part. A field added to the public struct is added here.
  */
 struct orch_call_cfg {
-	uint32_t block_dim;
 	uint32_t flags;
 };
 

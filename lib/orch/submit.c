@@ -24,6 +24,7 @@
  * is made except when the ring alloc has to wait.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,12 +163,53 @@ other_device(struct pto_orch *o, uint32_t m, uint32_t j,
 			  m, j, t->t.dev - 1, o->gm_dev - 1);
 }
 
+/*
+ * A dep's retain and reserved bytes, read as one word: 0 or 1 when the
+ * dep is valid (retain is its low byte on x86-64, the only architecture
+ * pto builds for), so a valid dep costs one load and one compare.
+ */
+_Static_assert(offsetof(struct pto_dep, reserved) ==
+	       offsetof(struct pto_dep, retain) + 1 &&
+	       sizeof(struct pto_dep) == offsetof(struct pto_dep, retain) + 8,
+	       "pto_dep: retain and reserved[] are its last 8 bytes");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "dep_tail() takes retain as the word's low byte");
+
+static inline uint64_t dep_tail(const struct pto_dep *d)
+{
+	uint64_t w;
+
+	memcpy(&w, (const unsigned char *)d + offsetof(struct pto_dep, retain),
+	       sizeof(w));
+	return w;
+}
+
+/* Member @m's dep @j has a retain other than 0 / 1 or a reserved byte
+ * set (dep_tail() > 1): say which (pto/orch.h). */
+static __attribute__((noinline, cold)) int
+bad_dep(struct pto_orch *o, uint32_t m, uint32_t j, const struct pto_dep *d)
+{
+	uint32_t i;
+
+	if (d->retain > 1)
+		return orch_error(o, -EINVAL,
+				  "member %u dep %u: retain %u is neither 0 nor 1",
+				  m, j, d->retain);
+	for (i = 0; i < sizeof(d->reserved); i++)
+		if (d->reserved[i])
+			break;
+	return orch_error(o, -EINVAL,
+			  "member %u dep %u: reserved[%u] is not zero", m, j, i);
+}
+
 /* Flags and reserved words of a caller's call config (pto/orch.h). */
 static int check_call_config(struct pto_orch *o,
 			     const struct pto_call_config *cfg)
 {
 	uint32_t i;
 
+	if (cfg->reserved0)
+		return orch_error(o, -EINVAL, "call config: reserved0 is not zero");
 	if (cfg->flags & ~PTO_CALL_FLAGS_VALID)
 		return orch_error(o, -EINVAL, "call config: unknown flags 0x%x",
 				  cfg->flags & ~PTO_CALL_FLAGS_VALID);
@@ -220,7 +262,8 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 		if (!a)
 			return orch_error(o, -EINVAL, "member %u has no args", m);
 		for (j = 0; j < a->ndeps; j++) {
-			const struct pto_task *h = &a->deps[j].h;
+			const struct pto_dep *d = &a->deps[j];
+			const struct pto_task *h = &d->h;
 
 			if (h->run_id != r->id)
 				return orch_error(o, -EINVAL,
@@ -232,6 +275,11 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 			    h->slot >= total)
 				return orch_error(o, -EINVAL,
 						  "task handle names no submitted task");
+			/* Built by hand (the fields are public): a retain
+			 * of 2 would be taken as 1, and a later libpto may
+			 * give the reserved bytes a meaning. */
+			if (dep_tail(d) > 1)
+				return bad_dep(o, m, j, d);
 		}
 		/* Locals: other_device() is a call the loop survives, and
 		 * *a would be reloaded after it at every step. */
@@ -413,7 +461,6 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 	if (err)
 		return orch_error(o, err, "out of memory preparing members");
 	s->callable = *q->c;
-	s->cfg.block_dim = q->cfg ? q->cfg->block_dim : 0;
 	s->cfg.flags = q->cfg ? q->cfg->flags : 0;
 	s->wkind = q->wkind;
 	s->is_group = q->is_group;

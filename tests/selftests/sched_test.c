@@ -543,7 +543,7 @@ TEST(second_orchestrator_on_a_shared_handle_is_refused)
  */
 static int reserved_cfg_dag(pto_orch *o, void *arg)
 {
-	struct pto_call_config cfg = { .block_dim = 1 };
+	struct pto_call_config cfg = PTO_ZERO_INIT;
 	struct pto_task_args a;
 	char *msg = arg;
 	int ret;

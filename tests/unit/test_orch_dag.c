@@ -182,11 +182,11 @@ TEST_F(man, dump_marks_reach_dispatch_view)
 	orch_member_done(self->o, &d, 0, NULL);
 }
 
-/* What a task keeps of its call config (block_dim, flags: not the
- * reserved words) reaches the backend's dispatch view; NULL is zero. */
+/* What a task keeps of its call config (flags: not the reserved words)
+ * reaches the backend's dispatch view; NULL is zero. */
 TEST_F(man, call_config_reaches_the_dispatch_view)
 {
-	struct pto_call_config cfg = { .block_dim = 7 };
+	struct pto_call_config cfg = { .flags = PTO_CALL_FLAGS_VALID };
 	struct orch_dispatch d;
 	struct orch_dispatch_view v;
 	int w;
@@ -199,7 +199,6 @@ TEST_F(man, call_config_reaches_the_dispatch_view)
 	for (w = 0; w < 2; w++) {
 		ASSERT_EQ(1, orch_ready_pop(self->o, w, &d));
 		orch_dispatch_view(&d, &v);
-		EXPECT_EQ(w ? 0u : 7u, v.cfg->block_dim);
 		EXPECT_EQ(0u, v.cfg->flags);
 		orch_member_done(self->o, &d, 0, NULL);
 	}
@@ -1527,6 +1526,173 @@ TEST(fnless_callable_taken_alike_without_host_callbacks)
 	EXPECT_TRUE(ot_empty(o));
 	EXPECT_EQ(0, pto_orch_close(o, 100));
 	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * pto_task_args' fields are public: a program may build its deps by hand.
+ * A dep whose retain is neither 0 nor 1, or whose reserved bytes are not
+ * all zero, is refused at submit with -EINVAL and a message naming the
+ * member, the dep and the field, before anything is claimed: no slot, no
+ * task id, no edge or reference on the producer, the handle not written.
+ * Each byte, as a single's dep 1, a group's member 1's dep 1 and an SPMD
+ * task's dep 1. A retain of 2 used to be taken as 1 and the reserved
+ * bytes (implicit padding) were never read.
+ */
+struct bad_dep {
+	int shape;		/* 0 single, 1 group (member 1), 2 SPMD */
+	unsigned int byte;	/* 0: retain, else reserved[byte - 1] */
+	uint8_t val;
+	struct pto_task h;	/* the consumer's handle */
+	uint64_t live[2], tid[2];	/* before and after its submit */
+	int32_t fanout[2];
+	uint32_t nconsumers[2];
+	char msg[128];
+};
+
+static int submit_bad_dep(pto_orch *o, void *arg)
+{
+	static const int32_t ids[2] = { 0, 1 };
+	struct bad_dep *x = arg;
+	struct pto_task_args a, b, *args[2] = { &a, &b };
+	struct orch_slot *ps;
+	struct pto_dep *d;
+	struct pto_task p;
+	int err;
+
+	pto_args_init(&a);
+	pto_args_init(&b);
+	err = pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(0), &p);
+	if (err)
+		goto out;
+	ps = orch_slot_at(o, p.slot);
+	pto_args_add_dep_wait(&a, p);
+	pto_args_add_dep(&a, p);
+	pto_args_add_dep(&b, p);
+	pto_args_add_dep_wait(&b, p);
+	d = &(x->shape == 1 ? &b : &a)->deps[1];
+	if (x->byte)
+		d->reserved[x->byte - 1] = x->val;
+	else
+		d->retain = x->val;
+	x->live[0] = ot_live_slots(o);
+	x->tid[0] = atomic_load(&o->next_task_id);
+	x->fanout[0] = ps->fanout_total;
+	x->nconsumers[0] = ps->nconsumers;
+	if (x->shape == 1)
+		err = pto_submit_next_level_group(o, &NOOP, args, 2, NULL, ids,
+						  &x->h);
+	else if (x->shape == 2)
+		err = pto_submit_spmd(o, &NOOP, &a, NULL, PTO_WK_SUB, 2, &x->h);
+	else
+		err = pto_submit_next_level(o, &NOOP, &a, NULL,
+					    pto_on_worker(1), &x->h);
+	snprintf(x->msg, sizeof(x->msg), "%s", pto_orch_error(o));
+	x->live[1] = ot_live_slots(o);
+	x->tid[1] = atomic_load(&o->next_task_id);
+	x->fanout[1] = ps->fanout_total;
+	x->nconsumers[1] = ps->nconsumers;
+out:
+	pto_args_fini(&a);
+	pto_args_fini(&b);
+	return err;
+}
+
+TEST(hand_built_dep_with_bad_retain_or_reserved_bytes_is_refused)
+{
+	static const struct { unsigned int byte; uint8_t val; } cases[] = {
+		{ 0, 2 }, { 0, 0xff }, { 1, 1 }, { 2, 0x80 }, { 3, 0x10 },
+		{ 4, 1 }, { 5, 0x40 }, { 6, 2 }, { 7, 0xff },
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
+	struct bad_dep x;
+	struct pto_run *r;
+	unsigned int i;
+	char want[128];
+	pto_orch *o;
+	int shape;
+
+	ASSERT_EQ(0, orch_create(&cfg, &gm_ops, NULL, &o));
+	for (shape = 0; shape < 3; shape++) {
+		for (i = 0; i < ARRAY_SIZE(cases); i++) {
+			memset(&x, 0, sizeof(x));
+			memset(&x.h, 0xa5, sizeof(x.h));
+			x.shape = shape;
+			x.byte = cases[i].byte;
+			x.val = cases[i].val;
+			if (x.byte)
+				snprintf(want, sizeof(want),
+					 "member %d dep 1: reserved[%u] is not zero",
+					 shape == 1, x.byte - 1);
+			else
+				snprintf(want, sizeof(want),
+					 "member %d dep 1: retain %u is neither 0 nor 1",
+					 shape == 1, x.val);
+			EXPECT_EQ(-EINVAL, pto_submit(o, submit_bad_dep, &x, &r))
+				TH_LOG("shape %d, byte %u = 0x%x", shape, x.byte,
+				       x.val);
+			EXPECT_STREQ(want, x.msg);
+			EXPECT_EQ(1u, x.live[0]);	/* the producer */
+			EXPECT_EQ(x.live[0], x.live[1]);
+			EXPECT_EQ(x.tid[0], x.tid[1]);
+			EXPECT_EQ(1, x.fanout[0]);	/* the scope's */
+			EXPECT_EQ(x.fanout[0], x.fanout[1]);
+			EXPECT_EQ(0u, x.nconsumers[0]);
+			EXPECT_EQ(x.nconsumers[0], x.nconsumers[1]);
+			EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, x.h.task_id);
+			EXPECT_EQ(0xa5a5a5a5u, x.h.slot);
+			/* The run is doomed: its producer is cancelled. */
+			EXPECT_EQ(0, ot_drain(o));
+			EXPECT_EQ(-EINVAL, pto_run_wait(r, 1000));
+			pto_run_release(r);
+			EXPECT_TRUE(ot_empty(o));
+		}
+		/* The control: the same deps, their bytes zero, submit; the
+		 * consumer waits on the producer, then both run. */
+		memset(&x, 0, sizeof(x));
+		x.shape = shape;
+		x.byte = 1;	/* reserved[0] = 0: retain as added */
+		ASSERT_EQ(0, pto_submit(o, submit_bad_dep, &x, &r))
+			TH_LOG("shape %d: %s", shape, x.msg);
+		EXPECT_STREQ("", x.msg);
+		EXPECT_EQ(x.live[0] + 1, x.live[1]);
+		EXPECT_EQ(x.tid[0] + 1, x.tid[1]);
+		EXPECT_EQ(x.nconsumers[0] + 1, x.nconsumers[1]);
+		EXPECT_EQ(x.fanout[0] + 1, x.fanout[1]);	/* retained */
+		EXPECT_EQ(shape ? 3 : 2, ot_drain(o));
+		EXPECT_EQ(0, pto_run_wait(r, 1000));
+		pto_run_release(r);
+		EXPECT_TRUE(ot_empty(o));
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 100));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/* pto_args_add_dep() and pto_args_add_dep_wait() write a whole dep:
+ * handle, retain 1 / 0, reserved bytes zero whatever the reused array
+ * held. */
+TEST(add_dep_zeroes_the_reserved_bytes)
+{
+	struct pto_task h = { .run_id = 3, .task_id = 9, .slot = 4 };
+	struct pto_task_args a;
+	unsigned int i, j;
+
+	pto_args_init(&a);
+	ASSERT_EQ(0, pto_args_add_dep(&a, h));
+	ASSERT_EQ(0, pto_args_add_dep(&a, h));
+	memset(a.deps, 0xa5, 2 * sizeof(*a.deps));
+	pto_args_reset(&a);
+	ASSERT_EQ(0, pto_args_add_dep(&a, h));
+	ASSERT_EQ(0, pto_args_add_dep_wait(&a, h));
+	ASSERT_EQ(2u, a.ndeps);
+	for (j = 0; j < 2; j++) {
+		EXPECT_EQ(0, memcmp(&h, &a.deps[j].h, sizeof(h)));
+		EXPECT_EQ(j ? 0 : 1, a.deps[j].retain);
+		for (i = 0; i < ARRAY_SIZE(a.deps[j].reserved); i++) {
+			EXPECT_EQ(0, a.deps[j].reserved[i])
+				TH_LOG("dep %u reserved[%u]", j, i);
+		}
+	}
+	pto_args_fini(&a);
 }
 
 /* ---- kernels that address GM only (the device's rule, on the test GM) ---- */

@@ -580,6 +580,7 @@ struct cfg_case {
 	int call;
 	int ret;
 	struct pto_task h;
+	uint64_t live;		/* slots live right after the submit */
 	char msg[160];
 };
 
@@ -600,6 +601,7 @@ static int orch_with_cfg(pto_orch *o, void *arg)
 	else
 		c->ret = pto_submit_spmd(o, &k, &a, &c->cfg, PTO_WK_SUB, 2,
 					 &c->h);
+	c->live = ot_live_slots(o);
 	snprintf(c->msg, sizeof(c->msg), "%s", pto_orch_error(o));
 	pto_args_fini(&a);
 	return c->ret;
@@ -607,10 +609,11 @@ static int orch_with_cfg(pto_orch *o, void *arg)
 
 /*
  * A call config's flags outside PTO_CALL_FLAGS_VALID and its reserved
- * words must be zero (pto/orch.h): each call that takes one refuses any
- * of them with -EINVAL and a message naming it, and creates no task
- * (none runs, the handle is not written). The same config, zero but for
- * block_dim, submits and runs.
+ * words - reserved0 (a block_dim no backend read, once) and reserved[] -
+ * must be zero (pto/orch.h): each call that takes one refuses any of them
+ * with -EINVAL and a message naming it, and creates no task (no slot is
+ * live, none runs, the handle is not written). The same config, zero,
+ * submits and runs.
  */
 TEST(call_config_flags_and_reserved_words_are_refused)
 {
@@ -620,17 +623,20 @@ TEST(call_config_flags_and_reserved_words_are_refused)
 	int call;
 
 	for (call = 0; call < 3; call++) {
-		for (i = 0; i <= ARRAY_SIZE(c.cfg.reserved); i++) {
+		for (i = 0; i <= ARRAY_SIZE(c.cfg.reserved) + 1; i++) {
 			char want[64];
 
 			memset(&c, 0, sizeof(c));
 			memset(&c.h, 0xa5, sizeof(c.h));
 			c.call = call;
-			c.cfg.block_dim = 4;
 			if (i < ARRAY_SIZE(c.cfg.reserved)) {
 				c.cfg.reserved[i] = 1ULL << (63 - i);
 				snprintf(want, sizeof(want),
 					 "call config: reserved[%u] is not zero", i);
+			} else if (i == ARRAY_SIZE(c.cfg.reserved)) {
+				c.cfg.reserved0 = 4;
+				snprintf(want, sizeof(want),
+					 "call config: reserved0 is not zero");
 			} else {
 				c.cfg.flags = 0x80000001u;
 				snprintf(want, sizeof(want),
@@ -640,6 +646,7 @@ TEST(call_config_flags_and_reserved_words_are_refused)
 				TH_LOG("call %d, case %u", call, i);
 			EXPECT_EQ(-EINVAL, c.ret);
 			EXPECT_STREQ(want, c.msg);
+			EXPECT_EQ(0u, c.live);
 			EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, c.h.task_id);
 			EXPECT_EQ(0xa5a5a5a5u, c.h.slot);
 		}
@@ -648,8 +655,8 @@ TEST(call_config_flags_and_reserved_words_are_refused)
 	for (call = 0; call < 3; call++) {
 		memset(&c, 0, sizeof(c));
 		c.call = call;
-		c.cfg.block_dim = 4;
 		EXPECT_EQ(0, pto_orch_run(o, orch_with_cfg, &c));
+		EXPECT_EQ(1u, c.live);
 		EXPECT_STREQ("", c.msg);
 		EXPECT_NE(0u, c.h.task_id);
 	}

@@ -136,9 +136,17 @@ struct pto_task {
 	uint32_t pad;
 };
 
+/*
+ * One explicit dependency: an element of pto_task_args.deps, filled by
+ * pto_args_add_dep() / pto_args_add_dep_wait(). A program that builds one
+ * by hand sets @retain to 0 or 1 and @reserved to zero: anything else is
+ * refused at submit (-EINVAL, pto_orch_error() naming the dep and the
+ * field, nothing claimed).
+ */
 struct pto_dep {
 	struct pto_task h;
 	uint8_t retain;		/* add_dep = 1, add_dep_wait = 0 */
+	uint8_t reserved[7];	/* 0 */
 };
 
 /*
@@ -210,14 +218,15 @@ struct pto_callable {
  * Per-call configuration; the pointer may be NULL (all defaults).
  * Zero-initialise it (a designated initialiser or = PTO_ZERO_INIT does):
  * @flags must be a subset of PTO_CALL_FLAGS_VALID (none defined yet) and
- * @reserved must be zero, else the submit is -EINVAL with
+ * @reserved0 and @reserved must be zero, else the submit is -EINVAL with
  * pto_orch_error() naming the word. A field added later takes reserved
  * space, and its zero means what this library does today (its default),
  * so a program built now keeps its behaviour. Layout checked by the abi
- * tier (tests/abi-layout.c).
+ * tier (tests/abi-layout.c). (@reserved0 was a block_dim no backend
+ * read: an SPMD task's width is pto_submit_spmd()'s @nblocks.)
  */
 struct pto_call_config {
-	uint32_t block_dim;
+	uint32_t reserved0;	/* 0 */
 	uint32_t flags;		/* PTO_CALL_FLAGS_VALID */
 	uint64_t reserved[3];	/* 0 */
 };
