@@ -202,6 +202,52 @@ bad_dep(struct pto_orch *o, uint32_t m, uint32_t j, const struct pto_dep *d)
 			  "member %u dep %u: reserved[%u] is not zero", m, j, i);
 }
 
+/*
+ * An argument tensor's tag, dump mark and pad bytes, read as one word: a
+ * valid one has a tag below PTO_TAG_NR in the low byte and zero above the
+ * dump mark (pto_args_add_tensor() writes them so), one load per tensor.
+ */
+_Static_assert(offsetof(struct pto_arg_tensor, dump) ==
+	       offsetof(struct pto_arg_tensor, tag) + 1 &&
+	       offsetof(struct pto_arg_tensor, pad) ==
+	       offsetof(struct pto_arg_tensor, tag) + 2 &&
+	       sizeof(struct pto_arg_tensor) ==
+	       offsetof(struct pto_arg_tensor, tag) + 8,
+	       "pto_arg_tensor: tag, dump and pad[] are its last 8 bytes");
+
+static inline uint64_t arg_tail(const struct pto_arg_tensor *t)
+{
+	uint64_t w;
+
+	memcpy(&w, &t->tag, sizeof(w));
+	return w;
+}
+
+/* Member @m's tensor @j has a bad tag or space, or a pad byte set. */
+static __attribute__((noinline, cold)) int
+bad_arg(struct pto_orch *o, uint32_t m, uint32_t j,
+	const struct pto_arg_tensor *t)
+{
+	uint32_t i;
+
+	if (t->tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
+		return orch_error(o, -EINVAL, "bad tag or space");
+	for (i = 0; i < sizeof(t->pad); i++)
+		if (t->pad[i])
+			break;
+	return orch_error(o, -EINVAL, "member %u tensor %u: pad[%u] is not zero",
+			  m, j, i);
+}
+
+/* Member @m's dep @j names a handle whose pad is set: not one submit
+ * wrote (it writes 0), or one built by hand. */
+static __attribute__((noinline, cold)) int
+bad_handle(struct pto_orch *o, uint32_t m, uint32_t j)
+{
+	return orch_error(o, -EINVAL,
+			  "member %u dep %u: task handle pad is not zero", m, j);
+}
+
 /* Flags and reserved words of a caller's call config (pto/orch.h). */
 static int check_call_config(struct pto_orch *o,
 			     const struct pto_call_config *cfg)
@@ -275,6 +321,8 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 			    h->slot >= total)
 				return orch_error(o, -EINVAL,
 						  "task handle names no submitted task");
+			if (h->pad)
+				return bad_handle(o, m, j);
 			/* Built by hand (the fields are public): a retain
 			 * of 2 would be taken as 1, and a later libpto may
 			 * give the reserved bytes a meaning. */
@@ -287,10 +335,14 @@ static int validate(struct pto_orch *o, struct pto_run *r,
 		nt = a->ntensors;
 		for (j = 0; j < nt; j++) {
 			const struct pto_arg_tensor *t = &ts[j];
-			uint8_t tag = t->tag;
+			uint64_t tail = arg_tail(t);
+			uint8_t tag = (uint8_t)tail;
 
-			if (tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
-				return orch_error(o, -EINVAL, "bad tag or space");
+			/* The pad bytes too: the fields are public, and a
+			 * later libpto may give them a meaning. */
+			if (tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR ||
+			    tail >> 16)
+				return bad_arg(o, m, j, t);
 			nlookup += tag == PTO_INPUT || tag == PTO_INOUT;
 			ninsert += tag != PTO_INPUT && tag != PTO_NO_DEP;
 			/* Not auto-allocated (that one is carved from the

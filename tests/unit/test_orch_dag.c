@@ -1536,11 +1536,15 @@ TEST(fnless_callable_taken_alike_without_host_callbacks)
  * task id, no edge or reference on the producer, the handle not written.
  * Each byte, as a single's dep 1, a group's member 1's dep 1 and an SPMD
  * task's dep 1. A retain of 2 used to be taken as 1 and the reserved
- * bytes (implicit padding) were never read.
+ * bytes (implicit padding) were never read. The same for a dep's handle
+ * whose pad is set (submit writes it 0) and for an argument tensor's pad
+ * bytes (pto_args_add_tensor() writes them 0): never read before.
  */
 struct bad_dep {
 	int shape;		/* 0 single, 1 group (member 1), 2 SPMD */
-	unsigned int byte;	/* 0: retain, else reserved[byte - 1] */
+	/* 0: retain, 1-7: reserved[byte - 1], BAD_HPAD + k: the dep's
+	 * handle's pad byte k, BAD_TPAD + k: tensor 0's pad[k] */
+	unsigned int byte;
 	uint8_t val;
 	struct pto_task h;	/* the consumer's handle */
 	uint64_t live[2], tid[2];	/* before and after its submit */
@@ -1548,6 +1552,9 @@ struct bad_dep {
 	uint32_t nconsumers[2];
 	char msg[128];
 };
+
+#define BAD_HPAD 8
+#define BAD_TPAD 16
 
 static int submit_bad_dep(pto_orch *o, void *arg)
 {
@@ -1570,7 +1577,17 @@ static int submit_bad_dep(pto_orch *o, void *arg)
 	pto_args_add_dep(&b, p);
 	pto_args_add_dep_wait(&b, p);
 	d = &(x->shape == 1 ? &b : &a)->deps[1];
-	if (x->byte)
+	if (x->byte >= BAD_TPAD) {
+		/* An ordering key (NO_DEP: no TensorMap change). */
+		struct pto_tensor t = { .data = 0x1000, .nbytes = 64,
+					.space = PTO_SPACE_HOST };
+		struct pto_task_args *ta = x->shape == 1 ? &b : &a;
+
+		pto_args_add_tensor(ta, &t, PTO_NO_DEP);
+		ta->tensors[0].pad[x->byte - BAD_TPAD] = x->val;
+	} else if (x->byte >= BAD_HPAD)
+		((uint8_t *)&d->h.pad)[x->byte - BAD_HPAD] = x->val;
+	else if (x->byte)
 		d->reserved[x->byte - 1] = x->val;
 	else
 		d->retain = x->val;
@@ -1602,6 +1619,8 @@ TEST(hand_built_dep_with_bad_retain_or_reserved_bytes_is_refused)
 	static const struct { unsigned int byte; uint8_t val; } cases[] = {
 		{ 0, 2 }, { 0, 0xff }, { 1, 1 }, { 2, 0x80 }, { 3, 0x10 },
 		{ 4, 1 }, { 5, 0x40 }, { 6, 2 }, { 7, 0xff },
+		{ BAD_HPAD, 1 }, { BAD_HPAD + 3, 0x80 },
+		{ BAD_TPAD, 1 }, { BAD_TPAD + 2, 0x20 }, { BAD_TPAD + 5, 0xff },
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 8 };
 	struct bad_dep x;
@@ -1619,7 +1638,15 @@ TEST(hand_built_dep_with_bad_retain_or_reserved_bytes_is_refused)
 			x.shape = shape;
 			x.byte = cases[i].byte;
 			x.val = cases[i].val;
-			if (x.byte)
+			if (x.byte >= BAD_TPAD)
+				snprintf(want, sizeof(want),
+					 "member %d tensor 0: pad[%u] is not zero",
+					 shape == 1, x.byte - BAD_TPAD);
+			else if (x.byte >= BAD_HPAD)
+				snprintf(want, sizeof(want),
+					 "member %d dep 1: task handle pad is not zero",
+					 shape == 1);
+			else if (x.byte)
 				snprintf(want, sizeof(want),
 					 "member %d dep 1: reserved[%u] is not zero",
 					 shape == 1, x.byte - 1);

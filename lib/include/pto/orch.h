@@ -116,24 +116,29 @@ static inline struct pto_tensor pto_tensor_host(void *p, uint64_t nbytes)
 	return t;
 }
 
-/* One tensor argument as the slot keeps it: tag consumed at submit. */
+/*
+ * One tensor argument as the slot keeps it: tag consumed at submit.
+ * pto_args_add_tensor() fills it; one built by hand leaves @pad zero
+ * (submit refuses anything else: -EINVAL, nothing claimed).
+ */
 struct pto_arg_tensor {
 	struct pto_tensor t;
 	uint8_t tag;		/* enum pto_tag, as submitted */
 	uint8_t dump;		/* dump mark (args dump, seed 000) */
-	uint8_t pad[6];
+	uint8_t pad[6];		/* 0 */
 };
 
 /*
  * A run-scoped task handle. Valid only while building the run that
  * returned it; naming it from another run is a submit-time error.
- * Fields are opaque to callers.
+ * Fields are opaque to callers: a handle submit did not write (its @pad,
+ * which submit writes 0, set) is refused when named in a dep.
  */
 struct pto_task {
 	uint64_t run_id;
 	uint64_t task_id;
 	uint32_t slot;
-	uint32_t pad;
+	uint32_t pad;		/* 0 */
 };
 
 /*
