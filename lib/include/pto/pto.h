@@ -7,9 +7,12 @@
  * errno on failure; pto_strerror() turns either into text.
  *
  * Thread safety: a struct pto_dev may be used from several threads at once
- * for pto_dev_info(), pto_bo_alloc() and pto_bo_*() on distinct buffers.
- * pto_dev_close() must not race any other call on the same device, and a
- * struct pto_bo must not be freed while another thread uses it.
+ * for pto_dev_info(), pto_bo_alloc() and pto_bo_*() on distinct buffers;
+ * on one buffer, pto_bo_map() and the getters (pto_bo_size() ...) may run
+ * concurrently with each other (every pto_bo_map() returns the same
+ * address). pto_dev_close() must not race any other call on the same
+ * device, and a struct pto_bo must not be freed while another thread uses
+ * it.
  *
  * fork(): a child shares the parent's open device file, so the handles it
  * inherits name the parent's device objects and the child may not use
@@ -92,7 +95,11 @@ PTO_API int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 			 struct pto_bo **out);
 /* Unmap (if mapped), drop the handle and free @bo. */
 PTO_API int pto_bo_free(struct pto_bo *bo);
-/* Map the whole buffer read-write (once; later calls return the same). */
+/*
+ * Map the whole buffer read-write, once: every later call - also one made
+ * concurrently from another thread - returns the same address, and
+ * pto_bo_free() (or pto_dev_close()) unmaps it.
+ */
 PTO_API int pto_bo_map(struct pto_bo *bo, void **addr);
 PTO_API uint64_t pto_bo_size(const struct pto_bo *bo);
 PTO_API uint64_t pto_bo_dev_addr(const struct pto_bo *bo);
