@@ -300,9 +300,11 @@ struct pto_orch_config {
  * and a fork inherits no pool threads; and a pthread_atfork()
  * registration.
  * On failure *out is NULL; there is no orchestrator to hold a message, the
- * errno alone says what failed (-EINVAL: a bad or duplicate worker, or a
- * non-zero reserved word in @cfg or in a worker, refused before anything
- * is set up, fork hygiene included).
+ * errno alone says what failed. -EINVAL, refused before anything is set
+ * up (fork hygiene included, and no thread or membarrier registration):
+ * a non-zero reserved word in @cfg or in a worker; a bad worker set
+ * (nworkers without workers, an id below 0, a kind not in enum
+ * pto_worker_kind, an id given twice).
  * Thread safety: any thread, but the first create in a process calls
  * setenv(), which must not run concurrently with getenv(), setenv(),
  * putenv() or anything else reading the environment (localtime(), locale
