@@ -243,6 +243,10 @@ int orch_config_check(const struct pto_orch_config *cfg, bool workers)
 		return 0;
 	if (!orch_reserved_zero(cfg->reserved, sizeof(cfg->reserved)))
 		return -EINVAL;
+	/* A slot's index, ring * window + position, is 32 bits (as are
+	 * validate()'s bound and a task handle's slot): it must not wrap. */
+	if (cfg->task_window > PTO_MAX_TASK_WINDOW)
+		return -EINVAL;
 	/* nworkers 0: the default workers, cfg->workers is not read. */
 	if (!workers || !cfg->nworkers)
 		return 0;

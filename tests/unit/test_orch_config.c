@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * pto_orch_create_inproc() refuses a config it cannot run before it sets
- * anything up (pto/orch.h): a bad worker set. "Anything" is observable from the test:
+ * anything up (pto/orch.h): a bad worker set, a task_window whose slot
+ * indexes would wrap 32 bits. "Anything" is observable from the test:
  * the once-per-process fork hygiene sets OMP_NUM_THREADS (each test runs
  * in its own forked process, in which no orchestrator was created yet),
  * and the threaded backend registers the process for membarrier(2)
@@ -9,11 +10,25 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/membarrier.h>
 #include "kselftest_harness.h"
 #include "orch_test.h"
+
+/*
+ * An allocation ASan cannot map returns NULL here (pto's -ENOMEM), as it
+ * would from libc, instead of ending the program: the task_window test
+ * below limits the data mappings.
+ */
+#ifdef __SANITIZE_ADDRESS__
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+#endif
 
 static const char *const pool_vars[] = {
 	"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -105,6 +120,50 @@ TEST(bad_worker_sets_are_refused_before_anything)
 	}
 	EXPECT_EQ(0, pto_orch_close(o, 2000));
 	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * A slot's index is ring * window + position in 32 bits, over
+ * PTO_MAX_RING_DEPTH rings: a task_window above PTO_MAX_TASK_WINDOW
+ * (2^30 - 1) would wrap it (and submit's bound on handles, which is 0 at
+ * 2^30). Such a window is -EINVAL before anything is set up. The largest
+ * one passes that check and fails only where it allocates (-ENOMEM: data
+ * mappings are limited to nothing while the test creates, so no window
+ * takes memory, whether refused or not; ASan prints a warning for the
+ * allocation it then refuses).
+ */
+TEST(task_window_that_would_wrap_is_refused)
+{
+	static const uint32_t bad[] = {
+		PTO_MAX_TASK_WINDOW + 1u, 1u << 31, 0xffffffffu,
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20 };
+	struct rlimit old, none;
+	unsigned int i;
+	pto_orch *o;
+	int ret;
+
+	ASSERT_EQ(0x3fffffffu, PTO_MAX_TASK_WINDOW);
+	unset_pool_vars();
+	ASSERT_FALSE(anything_set_up());
+	ASSERT_EQ(0, getrlimit(RLIMIT_DATA, &old));
+	none = old;
+	none.rlim_cur = 0;
+	ASSERT_EQ(0, setrlimit(RLIMIT_DATA, &none));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		cfg.task_window = bad[i];
+		o = (pto_orch *)&cfg;
+		ret = pto_orch_create_inproc(&cfg, &o);
+		EXPECT_EQ(-EINVAL, ret) TH_LOG("task_window %u", bad[i]);
+		EXPECT_EQ(NULL, o);
+		EXPECT_FALSE(anything_set_up()) TH_LOG("task_window %u", bad[i]);
+	}
+	cfg.task_window = PTO_MAX_TASK_WINDOW;
+	o = (pto_orch *)&cfg;
+	ret = pto_orch_create_inproc(&cfg, &o);
+	setrlimit(RLIMIT_DATA, &old);
+	EXPECT_EQ(-ENOMEM, ret);
+	EXPECT_EQ(NULL, o);
 }
 
 TEST_HARNESS_MAIN

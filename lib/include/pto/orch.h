@@ -266,6 +266,12 @@ static inline struct pto_target pto_on_kind(enum pto_worker_kind k)
 /* ---- orchestrator ------------------------------------------------------ */
 
 #define PTO_MAX_RING_DEPTH 4
+/*
+ * The largest pto_orch_config.task_window: a slot's index (ring * window
+ * + position, and a struct pto_task's slot) is 32 bits, and must not wrap
+ * over the PTO_MAX_RING_DEPTH rings. 2^30 - 1.
+ */
+#define PTO_MAX_TASK_WINDOW (0xffffffffu / PTO_MAX_RING_DEPTH)
 #define PTO_MAX_SCOPE_DEPTH 64	/* user scopes on top of the outer scope */
 #define PTO_HEAP_ALIGN 1024
 
@@ -280,7 +286,8 @@ static inline struct pto_target pto_on_kind(enum pto_worker_kind k)
  */
 struct pto_orch_config {
 	uint64_t heap_ring_size;	/* bytes per ring; 0: 1 GiB (lazy) */
-	uint32_t task_window;		/* slots per ring; 0: 4096 */
+	uint32_t task_window;		/* slots per ring; 0: 4096; at most
+					 * PTO_MAX_TASK_WINDOW */
 	uint32_t timeout_ms;		/* back-pressure timeout; 0: 10 s */
 	uint32_t run_depth;		/* pipelined runs; 0: 2 */
 	uint32_t nworkers;		/* 0: 2 workers, ids 0,1, kind SUB */
@@ -302,9 +309,9 @@ struct pto_orch_config {
  * On failure *out is NULL; there is no orchestrator to hold a message, the
  * errno alone says what failed. -EINVAL, refused before anything is set
  * up (fork hygiene included, and no thread or membarrier registration):
- * a non-zero reserved word in @cfg or in a worker; a bad worker set
- * (nworkers without workers, an id below 0, a kind not in enum
- * pto_worker_kind, an id given twice).
+ * a non-zero reserved word in @cfg or in a worker; a task_window above
+ * PTO_MAX_TASK_WINDOW; a bad worker set (nworkers without workers, an id
+ * below 0, a kind not in enum pto_worker_kind, an id given twice).
  * Thread safety: any thread, but the first create in a process calls
  * setenv(), which must not run concurrently with getenv(), setenv(),
  * putenv() or anything else reading the environment (localtime(), locale

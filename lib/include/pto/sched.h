@@ -145,8 +145,9 @@ struct pto_sched_stats {
  * orchestrator holds its clusters, another on the same device - through
  * this handle or another - is -EBUSY.
  * -EINVAL, before anything is taken, for a non-zero reserved word in
- * @ocfg or @scfg (@ocfg's workers are not read); there is no orchestrator
- * to hold a message, the errno alone says it.
+ * @ocfg or @scfg (@ocfg's workers are not read) or an @ocfg task_window
+ * above PTO_MAX_TASK_WINDOW; there is no orchestrator to hold a message,
+ * the errno alone says it.
  * -EOPNOTSUPP, before anything is taken, when the driver has no cores to
  * launch (PTO_CAP_CORES) or is older than ABI 1.3 (pto_dev_open() checks
  * the major only); -ECHILD in a forked child of the device's opener
