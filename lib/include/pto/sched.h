@@ -159,7 +159,8 @@ PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   pto_orch **out);
 
 /* Counters summed over the scheduler threads; -EINVAL (all zero) on an
- * orchestrator that is not on a device. Thread safety: any thread. */
+ * orchestrator that is not on a device. @o and @st must not be NULL
+ * (pto/orch.h, "NULL"). Thread safety: any thread. */
 PTO_API int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st);
 
 #ifdef __cplusplus
