@@ -38,14 +38,17 @@ struct pto_bo {
 	uint64_t size;
 	uint64_t dev_addr;
 	uint64_t mmap_offset;
-	void *map;
+	/* Published once by pto_bo_map() (a CAS), then never changes. */
+	void *_Atomic map;
 };
 
 /* A buffer's user-space side: its mapping (if any), then its struct. */
 static void bo_unmap_free(struct pto_bo *bo)
 {
-	if (bo->map)
-		munmap(bo->map, bo->size);
+	void *map = atomic_load_explicit(&bo->map, memory_order_relaxed);
+
+	if (map)
+		munmap(map, bo->size);
 	free(bo);
 }
 
@@ -228,11 +231,20 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 	return 0;
 }
 
+/*
+ * Threads may map one buffer at once (pto/pto.h): each that finds no
+ * mapping makes one, and the first to publish it wins. A loser unmaps its
+ * own and returns the winner's, so every caller gets the one address and
+ * no mapping leaks (a plain store let the last writer win: the others'
+ * mappings stayed mapped until exit, and an early caller kept an address
+ * later calls no longer returned).
+ */
 int pto_bo_map(struct pto_bo *bo, void **addr)
 {
-	void *p;
+	void *p, *cur;
 
-	if (!bo->map) {
+	cur = atomic_load_explicit(&bo->map, memory_order_acquire);
+	if (!cur) {
 		/* A new mapping would hold the parent's file (pto/pto.h). */
 		if (pto_dev_forked(bo->dev))
 			return -ECHILD;
@@ -240,9 +252,14 @@ int pto_bo_map(struct pto_bo *bo, void **addr)
 			 bo->dev->fd, (off_t)bo->mmap_offset);
 		if (p == MAP_FAILED)
 			return -errno;
-		bo->map = p;
+		if (atomic_compare_exchange_strong_explicit(&bo->map, &cur, p,
+							    memory_order_acq_rel,
+							    memory_order_acquire))
+			cur = p;
+		else
+			munmap(p, bo->size);	/* cur: the winner's */
 	}
-	*addr = bo->map;
+	*addr = cur;
 	return 0;
 }
 

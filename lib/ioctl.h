@@ -3,7 +3,10 @@
 #ifndef PTO_LIB_IOCTL_H
 #define PTO_LIB_IOCTL_H
 
-/* ioctl() restarted on EINTR / EAGAIN; returns 0 or -errno. */
+/*
+ * ioctl() restarted on EINTR only; returns 0 or -errno. An EAGAIN goes to
+ * the caller (ioctl.c says why), as every other error does.
+ */
 int pto_ioctl(int fd, unsigned long request, void *arg);
 
 #endif

@@ -12,6 +12,7 @@
  *                           its output (a debugging aid; acquires the
  *                           core's cluster for the duration)
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -28,6 +29,27 @@ struct ptoctl_cmd {
 	int (*fn)(int argc, char **argv);
 };
 
+/*
+ * An unsigned 32-bit number from the start of @s (strtoul's bases); *end
+ * as strtoul's. A value above UINT32_MAX, a sign or a leading blank is
+ * an error: a cast of strtoul's result would keep the low 32 bits
+ * (4294967297 read as 1, -1 as 4294967295).
+ */
+static int parse_u32(const char *s, char **end, uint32_t *out)
+{
+	unsigned long long v;
+
+	*end = (char *)s;
+	if (!isdigit((unsigned char)*s))	/* no sign, no blank */
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, end, 0);
+	if (errno || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
 static int parse_device(int argc, char **argv, unsigned int *index)
 {
 	static const struct option opts[] = {
@@ -42,9 +64,7 @@ static int parse_device(int argc, char **argv, unsigned int *index)
 	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			errno = 0;
-			*index = (unsigned int)strtoul(optarg, &end, 0);
-			if (errno || *end) {
+			if (parse_u32(optarg, &end, index) || *end) {
 				fprintf(stderr, "ptoctl: bad device '%s'\n",
 					optarg);
 				return -EINVAL;
@@ -241,7 +261,8 @@ static const char *const task_errs[] = {
 };
 
 struct exec_opts {
-	unsigned int dev, core, dtype, rank, n;
+	uint32_t dev, core, n;
+	unsigned int dtype, rank;
 	int func;
 	uint32_t shape[PTO_TENSOR_MAX_RANK];
 	const char *a, *b, *scalar;
@@ -343,14 +364,18 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 	while ((c = getopt_long(argc, argv, "d:c:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			o->dev = (unsigned int)strtoul(optarg, &end, 0);
-			if (*end)
+			if (parse_u32(optarg, &end, &o->dev) || *end) {
+				fprintf(stderr, "ptoctl: bad device '%s'\n",
+					optarg);
 				return -EINVAL;
+			}
 			break;
 		case 'c':
-			o->core = (unsigned int)strtoul(optarg, &end, 0);
-			if (*end)
+			if (parse_u32(optarg, &end, &o->core) || *end) {
+				fprintf(stderr, "ptoctl: bad --core '%s'\n",
+					optarg);
 				return -EINVAL;
+			}
 			break;
 		case 'f':
 			for (i = 0; i < PTO_FUNC_COUNT; i++)
@@ -373,19 +398,24 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 		case 's':
 			o->rank = 0;
 			for (p = optarg; *p && o->rank < PTO_TENSOR_MAX_RANK;) {
-				o->shape[o->rank++] =
-					(uint32_t)strtoul(p, &end, 0);
-				if (end == p || (*end && *end != 'x'))
+				if (parse_u32(p, &end, &o->shape[o->rank++]) ||
+				    (*end && *end != 'x')) {
+					fprintf(stderr,
+						"ptoctl: bad --shape '%s' (dimensions 0..%u)\n",
+						optarg, UINT32_MAX);
 					return -EINVAL;
+				}
 				p = *end ? end + 1 : end;
 			}
 			if (*p || !o->rank)
 				return -EINVAL;
 			break;
 		case 'n':
-			o->n = (unsigned int)strtoul(optarg, &end, 0);
-			if (*end)
+			if (parse_u32(optarg, &end, &o->n) || *end) {
+				fprintf(stderr, "ptoctl: bad --n '%s' (0..%u)\n",
+					optarg, UINT32_MAX);
 				return -EINVAL;
+			}
 			break;
 		case 'a':
 			o->a = optarg;
@@ -397,8 +427,9 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 			o->scalar = optarg;
 			break;
 		case 'N':
+			errno = 0;
 			o->ns = strtoull(optarg, &end, 0);
-			if (*end)
+			if (errno || end == optarg || *end)
 				return -EINVAL;
 			break;
 		default:
@@ -434,9 +465,41 @@ static void exec_tensor(struct pto_tensor_desc *t, uint64_t addr,
 	}
 }
 
+/*
+ * The words of the A, B and output tensors of @o, one after the other in
+ * one buffer, and its size in bytes: 0, or -EOVERFLOW if any of them does
+ * not fit 64 bits (--shape 2x1x1073741824x1073741824 has 2^61 elements;
+ * unchecked, its byte count wrapped to 12 and fill_vals() wrote 2^61
+ * words into one page).
+ */
+static int exec_sizes(const struct exec_opts *o, uint64_t *a_words,
+		      uint64_t *b_words, uint64_t *o_words, uint64_t *bytes)
+{
+	uint64_t total;
+	unsigned int i;
+
+	*a_words = 1;
+	for (i = 0; i < o->rank; i++)
+		if (__builtin_mul_overflow(*a_words, o->shape[i], a_words))
+			return -EOVERFLOW;
+	if (o->func == PTO_FUNC_MATMUL) {
+		/* A: M x K, B: K x N, out: M x N (u32 x u32 fits). */
+		*b_words = (uint64_t)o->shape[1] * o->n;
+		*o_words = (uint64_t)o->shape[0] * o->n;
+	} else {
+		*b_words = *a_words;
+		*o_words = o->func == PTO_FUNC_REDUCE_SUM ? 1 : *a_words;
+	}
+	if (__builtin_add_overflow(*a_words, *b_words, &total) ||
+	    __builtin_add_overflow(total, *o_words, &total) ||
+	    __builtin_mul_overflow(total, 4, bytes))
+		return -EOVERFLOW;
+	return 0;
+}
+
 static int cmd_exec(int argc, char **argv)
 {
-	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 }, elems = 1, bytes, t0;
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 }, elems, b_elems, bytes, t0;
 	uint32_t bshape[2], oshape[PTO_TENSOR_MAX_RANK], orank, *w;
 	struct pto_payload p = { 0 };
 	struct pto_launch *l = NULL;
@@ -460,10 +523,26 @@ static int cmd_exec(int argc, char **argv)
 		return ret;
 	}
 	pto_dev_info(dev, &info);
-	if (o.core >= info.cores) {
+	/* core_type[] and cores[] bound it too, whatever the driver says. */
+	if (o.core >= info.cores || o.core >= PTO_DEV_MAX_CORES ||
+	    o.core >= PTO_CORE_MASK_WORDS * 64) {
 		fprintf(stderr, "ptoctl: core %u: the device has %u\n", o.core,
 			info.cores);
 		ret = -EINVAL;
+		goto out_close;
+	}
+	/* Before anything is taken: the buffer must fit the device's GM. */
+	ret = exec_sizes(&o, &elems, &b_elems, &o_elems, &bytes);
+	if (ret || bytes > info.gm_size) {
+		if (ret)
+			fprintf(stderr,
+				"ptoctl: --shape: the tensors' size overflows 64 bits\n");
+		else
+			fprintf(stderr,
+				"ptoctl: --shape: the tensors need %llu bytes, more than the device's GM (%llu bytes)\n",
+				(unsigned long long)bytes,
+				(unsigned long long)info.gm_size);
+		ret = -EFBIG;
 		goto out_close;
 	}
 	cluster = o.core / PTO_CORES_PER_CLUSTER;
@@ -482,8 +561,6 @@ static int cmd_exec(int argc, char **argv)
 		goto out_release;
 	}
 
-	for (i = 0; i < o.rank; i++)
-		elems *= o.shape[i];
 	memcpy(oshape, o.shape, sizeof(oshape));
 	orank = o.rank;
 	bshape[0] = o.shape[0];
@@ -496,10 +573,6 @@ static int cmd_exec(int argc, char **argv)
 		orank = 1;
 		oshape[0] = 1;
 	}
-	o_elems = 1;
-	for (i = 0; i < orank; i++)
-		o_elems *= oshape[i];
-	bytes = (elems * 2 + (uint64_t)bshape[0] * bshape[1] + o_elems) * 4;
 	ret = pto_bo_alloc(dev, bytes, 0, &bo);
 	if (!ret)
 		ret = pto_bo_map(bo, (void **)&w);
@@ -509,12 +582,9 @@ static int cmd_exec(int argc, char **argv)
 	}
 	a_addr = pto_bo_dev_addr(bo);
 	b_addr = a_addr + elems * 4;
-	o_addr = b_addr + (o.func == PTO_FUNC_MATMUL ?
-			   (uint64_t)bshape[0] * bshape[1] : elems) * 4;
+	o_addr = b_addr + b_elems * 4;
 	if (fill_vals(w, elems, o.a, o.dtype, 1.0f) ||
-	    fill_vals(w + elems, o.func == PTO_FUNC_MATMUL ?
-			  (uint64_t)bshape[0] * bshape[1] : elems,
-		      o.b, o.dtype, 10.0f)) {
+	    fill_vals(w + elems, b_elems, o.b, o.dtype, 10.0f)) {
 		fprintf(stderr, "ptoctl: bad --a / --b values\n");
 		ret = -EINVAL;
 		goto out_free;

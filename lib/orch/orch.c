@@ -236,18 +236,36 @@ static void orch_free(struct pto_orch *o)
 
 int orch_config_check(const struct pto_orch_config *cfg, bool workers)
 {
-	uint32_t i;
+	const struct pto_worker_desc *w;
+	uint32_t i, j;
 
 	if (!cfg)
 		return 0;
 	if (!orch_reserved_zero(cfg->reserved, sizeof(cfg->reserved)))
 		return -EINVAL;
-	if (!workers || !cfg->workers)
+	/* A slot's index, ring * window + position, is 32 bits (as are
+	 * validate()'s bound and a task handle's slot): it must not wrap. */
+	if (cfg->task_window > PTO_MAX_TASK_WINDOW)
+		return -EINVAL;
+	/* nworkers 0: the default workers, cfg->workers is not read. */
+	if (!workers || !cfg->nworkers)
 		return 0;
-	for (i = 0; i < cfg->nworkers; i++)
-		if (!orch_reserved_zero(cfg->workers[i].reserved,
-					sizeof(cfg->workers[i].reserved)))
+	/*
+	 * What setup_workers() would refuse, refused here, before the fork
+	 * hygiene and the backend's setup (membarrier registration) run:
+	 * orch_create() finds out only after them.
+	 */
+	w = cfg->workers;
+	if (!w)
+		return -EINVAL;
+	for (i = 0; i < cfg->nworkers; i++) {
+		if (!orch_reserved_zero(w[i].reserved, sizeof(w[i].reserved)) ||
+		    w[i].id < 0 || w[i].kind >= PTO_WK_NR)
 			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (w[j].id == w[i].id)
+				return -EINVAL;
+	}
 	return 0;
 }
 

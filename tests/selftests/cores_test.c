@@ -1355,6 +1355,85 @@ TEST(ptoctl_exec)
 	EXPECT_NE(NULL, strstr(all, "EFAULT")) TH_LOG("%s", all);
 }
 
+/* Run @cmd (stderr too) into @out; its wait status. */
+static int ptoctl_out(const char *cmd, char *out, size_t len)
+{
+	char line[256];
+	FILE *f;
+
+	out[0] = 0;
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		strncat(out, line, len - strlen(out) - 1);
+	return pclose(f);
+}
+
+/*
+ * ptoctl exec sizes its buffer from --shape with checked arithmetic,
+ * before it takes anything: a shape whose byte count overflows 64 bits
+ * (2^61 elements: it wrapped to 12 bytes, one page was allocated and
+ * filled with 2^61 words), one larger than the device's GM, a dimension
+ * or a core above 32 bits (they were truncated: 4294967297 ran as 1)
+ * each exit with status 1 and say why. A large shape that fits runs.
+ */
+TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
+{
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "--func reduce_sum --shape 2x1x1073741824x1073741824",
+		  "ptoctl: --shape: the tensors' size overflows 64 bits" },
+		{ "--func add --shape 4x4x4294967296x4294967296",
+		  "ptoctl: bad --shape" },
+		{ "--func add --shape 4294967297", "ptoctl: bad --shape" },
+		{ "--func add --shape 2x-1", "ptoctl: bad --shape" },
+		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
+		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },
+		{ "--func add --shape GM", "more than the device's GM (" },
+	};
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	char cmd[256], out[2048];
+	unsigned int i;
+	int st;
+
+	st = ptoctl_out("ptoctl info 2>&1", out, sizeof(out));
+	if (st == 127 << 8 || strstr(out, "not found"))
+		SKIP(return, "ptoctl not on PATH");
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	pto_dev_info(dev, &info);
+	pto_dev_close(dev);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *gm = strstr(bad[i].args, "GM");
+
+		/* A, B and out of gm_size / 4 words each: 3 GMs. */
+		if (gm)
+			snprintf(cmd, sizeof(cmd),
+				 "ptoctl exec --core 1 %.*s%llu 2>&1",
+				 (int)(gm - bad[i].args), bad[i].args,
+				 (unsigned long long)info.gm_size / 4);
+		else
+			snprintf(cmd, sizeof(cmd),
+				 "ptoctl exec --core 1 %s 2>&1", bad[i].args);
+		st = ptoctl_out(cmd, out, sizeof(out));
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+			TH_LOG("%s: status 0x%x: %s", cmd, st, out);
+		EXPECT_NE(NULL, strstr(out, bad[i].msg))
+			TH_LOG("%s: %s", cmd, out);
+		/* Refused before the kernel ran: no status line. */
+		EXPECT_EQ(NULL, strstr(out, "status"))
+			TH_LOG("%s: %s", cmd, out);
+	}
+	/* 2^20 elements, 8 MiB: fits, runs (the sum of 0..2^20 - 1). */
+	st = ptoctl_out("ptoctl exec --core 1 --func reduce_sum --dtype i32 --shape 1024x1024 2>&1",
+			out, sizeof(out));
+	EXPECT_EQ(0, st) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "status 0 ok")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "out [1]:\n  -524288\n")) TH_LOG("%s", out);
+}
+
 /* The core ioctls follow the driver's struct-size rules. */
 TEST(core_ioctls_struct_size)
 {

@@ -16,6 +16,7 @@
  *  - The public structs' reserved words (pto/pto.h, pto/sched.h): a
  *    config's must be zero, refused before any ioctl; pto_dev_info()
  *    writes the caller's struct whole.
+ *  - A task_window above PTO_MAX_TASK_WINDOW is refused before any ioctl.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -245,6 +246,26 @@ TEST(reserved_config_words_are_refused_before_any_ioctl)
 	oc.nworkers = 1;
 	ret = create_with(&oc, &sc, &ioctls);
 	EXPECT_NE(-EINVAL, ret);
+	EXPECT_LT(0, ioctls);
+}
+
+/* A task_window whose slot indexes would wrap 32 bits (pto/orch.h) is
+ * -EINVAL before any ioctl on a device too; the largest one gets past the
+ * check to the first (refused) ioctl. */
+TEST(task_window_beyond_the_max_is_refused_before_any_ioctl)
+{
+	struct pto_orch_config oc = { .task_window = PTO_MAX_TASK_WINDOW + 1 };
+	int ioctls, ret;
+
+	EXPECT_EQ(-EINVAL, create_with(&oc, NULL, &ioctls));
+	EXPECT_EQ(0, ioctls);
+	oc.task_window = 0xffffffffu;
+	EXPECT_EQ(-EINVAL, create_with(&oc, NULL, &ioctls));
+	EXPECT_EQ(0, ioctls);
+	oc.task_window = PTO_MAX_TASK_WINDOW;
+	ret = create_with(&oc, NULL, &ioctls);
+	EXPECT_NE(-EINVAL, ret);
+	EXPECT_GT(0, ret);
 	EXPECT_LT(0, ioctls);
 }
 

@@ -15,13 +15,27 @@
  * Where the seed wants a message, pto_orch_error() (graph construction, on
  * the orchestration thread) or pto_run_error() (execution) holds it.
  *
+ * NULL: pto_orch_destroy() (returns 0) and pto_run_release() accept a
+ * NULL object and do nothing, as free() does. No other call accepts a
+ * NULL orchestrator, run handle, args object (the pto_args_*() calls) or
+ * result pointer (the creates' and pto_submit()'s @out): none is
+ * checked, and a NULL one crashes - pto_orch_close(), pto_orch_error(),
+ * pto_run_wait() and pto_orch_sched_stats() included. The other pointers
+ * are checked: a NULL config is all defaults (creates, submits), a NULL
+ * struct pto_task out-pointer wants no handle (submits, pto_alloc()), and
+ * a submit's NULL callable, args or worker_ids, pto_submit()'s NULL @fn
+ * and pto_alloc()'s NULL @out are -EINVAL with a pto_orch_error()
+ * message.
+ *
  * Thread safety, in one place (each call repeats it):
  *  - "orch thread": the thread running the orchestration function of the
  *    run being built. Submit, alloc, scope and args calls on a given
  *    orchestrator are single-threaded by contract (seed §9 invariant 1).
  *  - pto_submit() / pto_orch_run(): serialized per orchestrator by the caller
  *    (one run is built at a time); concurrent callers are not supported.
- *  - pto_run_*(): any thread, concurrently with everything.
+ *  - pto_run_*(): any thread, concurrently with everything - except
+ *    pto_run_release(), which ends the handle: it may not run while
+ *    another call on the same handle is in flight (below).
  *  - pto_orch_close(): any thread (inside one of the orchestrator's own
  *    orchestration functions: -EDEADLK); pto_orch_destroy(): once, after
  *    close.
@@ -124,7 +138,8 @@ static inline struct pto_tensor pto_tensor_host(void *p, uint64_t nbytes)
 struct pto_arg_tensor {
 	struct pto_tensor t;
 	uint8_t tag;		/* enum pto_tag, as submitted */
-	uint8_t dump;		/* dump mark (args dump, seed 000) */
+	uint8_t dump;		/* dump mark: stored, not read yet
+				 * (pto_args_set_dump) */
 	uint8_t pad[6];		/* 0 */
 };
 
@@ -181,7 +196,14 @@ PTO_API int pto_args_add_scalar(struct pto_task_args *a, uint64_t v);
  * relative to tensors; duplicates collapse at submit (retain wins). */
 PTO_API int pto_args_add_dep(struct pto_task_args *a, struct pto_task h);
 PTO_API int pto_args_add_dep_wait(struct pto_task_args *a, struct pto_task h);
-/* Mark tensor (is_scalar = 0) or scalar (is_scalar = 1) @idx for dump. */
+/*
+ * Mark tensor (is_scalar = 0) or scalar (is_scalar = 1) @idx for dump;
+ * -EINVAL for an index not added yet. The marks are stored, copied into
+ * the task's slot by submit and shown to the backend in its dispatch
+ * view, but nothing reads them yet: the args dump that would capture the
+ * marked arguments (seed 000) is future work, so a mark changes nothing
+ * today.
+ */
 PTO_API int pto_args_set_dump(struct pto_task_args *a, int is_scalar,
 			      uint32_t idx, uint8_t mark);
 
@@ -280,6 +302,12 @@ static inline struct pto_target pto_on_kind(enum pto_worker_kind k)
 /* ---- orchestrator ------------------------------------------------------ */
 
 #define PTO_MAX_RING_DEPTH 4
+/*
+ * The largest pto_orch_config.task_window: a slot's index (ring * window
+ * + position, and a struct pto_task's slot) is 32 bits, and must not wrap
+ * over the PTO_MAX_RING_DEPTH rings. 2^30 - 1.
+ */
+#define PTO_MAX_TASK_WINDOW (0xffffffffu / PTO_MAX_RING_DEPTH)
 #define PTO_MAX_SCOPE_DEPTH 64	/* user scopes on top of the outer scope */
 #define PTO_HEAP_ALIGN 1024
 
@@ -294,7 +322,8 @@ static inline struct pto_target pto_on_kind(enum pto_worker_kind k)
  */
 struct pto_orch_config {
 	uint64_t heap_ring_size;	/* bytes per ring; 0: 1 GiB (lazy) */
-	uint32_t task_window;		/* slots per ring; 0: 4096 */
+	uint32_t task_window;		/* slots per ring; 0: 4096; at most
+					 * PTO_MAX_TASK_WINDOW */
 	uint32_t timeout_ms;		/* back-pressure timeout; 0: 10 s */
 	uint32_t run_depth;		/* pipelined runs; 0: 2 */
 	uint32_t nworkers;		/* 0: 2 workers, ids 0,1, kind SUB */
@@ -314,9 +343,11 @@ struct pto_orch_config {
  * and a fork inherits no pool threads; and a pthread_atfork()
  * registration.
  * On failure *out is NULL; there is no orchestrator to hold a message, the
- * errno alone says what failed (-EINVAL: a bad or duplicate worker, or a
- * non-zero reserved word in @cfg or in a worker, refused before anything
- * is set up, fork hygiene included).
+ * errno alone says what failed. -EINVAL, refused before anything is set
+ * up (fork hygiene included, and no thread or membarrier registration):
+ * a non-zero reserved word in @cfg or in a worker; a task_window above
+ * PTO_MAX_TASK_WINDOW; a bad worker set (nworkers without workers, an id
+ * below 0, a kind not in enum pto_worker_kind, an id given twice).
  * Thread safety: any thread, but the first create in a process calls
  * setenv(), which must not run concurrently with getenv(), setenv(),
  * putenv() or anything else reading the environment (localtime(), locale
@@ -337,6 +368,7 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  * being built cannot drain) and changes nothing. Sets no message
  * (pto_orch_error() belongs to the orch thread, and close may run on
  * another). In a forked child: -ECHILD, nothing done (see the top).
+ * @o must not be NULL.
  * Thread safety: any thread; not concurrently with itself.
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
@@ -344,12 +376,13 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
 /* Free everything. Requires a successful pto_orch_close() and every run
  * handle released (pto_run_release()); returns -EBUSY otherwise, freeing
  * nothing: release the handles and call it again. In a forked child:
- * -ECHILD, nothing freed (see the top).
+ * -ECHILD, nothing freed (see the top). NULL: returns 0.
  * Thread safety: once, with no other call in flight. */
 PTO_API int pto_orch_destroy(pto_orch *o);
 
 /* The last graph-construction error message of this orchestrator ("" when
- * none). Thread safety: orch thread. */
+ * none); @o must not be NULL (a failed create leaves none to ask: its
+ * errno is all). Thread safety: orch thread. */
 PTO_API const char *pto_orch_error(const pto_orch *o);
 
 /* ---- runs ------------------------------------------------------------- */
@@ -379,7 +412,16 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out);
  * construction error or the run's status. Thread safety: as pto_submit. */
 PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg);
 
-/* All run calls: any thread, concurrently with everything. */
+/*
+ * All run calls: any thread, concurrently with each other and with
+ * everything else - but for pto_run_release(). A handle carries one
+ * reference, the caller's, and pto_run_release() drops it: the handle may
+ * be freed before it returns. So no other call on the same handle may be
+ * in flight or follow - pto_run_wait() blocked on another thread
+ * included, which would then read freed memory: release after every
+ * other user of the handle has returned (join or signal them first), and
+ * once. @r must not be NULL, except for pto_run_release().
+ */
 PTO_API int pto_run_done(pto_run *r);	/* 1 when terminal */
 /* 1 once every task of the run was dispatched (or failed without running). */
 PTO_API int pto_run_accepted(pto_run *r);
@@ -394,7 +436,8 @@ PTO_API int pto_run_result(pto_run *r);
  * until pto_run_release(). */
 PTO_API const char *pto_run_error(pto_run *r);
 PTO_API uint64_t pto_run_id(const pto_run *r);
-/* Drop the caller's reference; the run finishes on its own. */
+/* Drop the caller's reference; the run finishes on its own. Not
+ * concurrently with another call on @r (above); NULL: does nothing. */
 PTO_API void pto_run_release(pto_run *r);
 
 /* ---- inside an orchestration function (orch thread only) -------------- */

@@ -6,10 +6,19 @@
  * Every call returns 0 (or a non-negative value) on success and a negative
  * errno on failure; pto_strerror() turns either into text.
  *
+ * NULL: the two calls that free an object, pto_dev_close() and
+ * pto_bo_free(), accept a NULL one and do nothing (as free() does;
+ * pto_bo_free(NULL) returns 0). Every other call takes no NULL device,
+ * buffer or result pointer: it is not checked, and crashes (pto_bo_map()
+ * and pto_dev_info() included).
+ *
  * Thread safety: a struct pto_dev may be used from several threads at once
- * for pto_dev_info(), pto_bo_alloc() and pto_bo_*() on distinct buffers.
- * pto_dev_close() must not race any other call on the same device, and a
- * struct pto_bo must not be freed while another thread uses it.
+ * for pto_dev_info(), pto_bo_alloc() and pto_bo_*() on distinct buffers;
+ * on one buffer, pto_bo_map() and the getters (pto_bo_size() ...) may run
+ * concurrently with each other (every pto_bo_map() returns the same
+ * address). pto_dev_close() must not race any other call on the same
+ * device, and a struct pto_bo must not be freed while another thread uses
+ * it.
  *
  * fork(): a child shares the parent's open device file, so the handles it
  * inherits name the parent's device objects and the child may not use
@@ -81,6 +90,7 @@ PTO_API int pto_dev_open_path(const char *path, struct pto_dev **out);
  * this handle. Every struct pto_bo of @dev and every mapping of its
  * buffers is invalid afterwards (a later pto_bo_free() on one is a
  * use-after-free); an orchestrator on @dev must be destroyed first.
+ * NULL: does nothing.
  */
 PTO_API void pto_dev_close(struct pto_dev *dev);
 /* The device's fd, for poll() and for ioctls libpto does not wrap. */
@@ -90,9 +100,14 @@ PTO_API int pto_dev_info(struct pto_dev *dev, struct pto_dev_info *info);
 /* Allocate @size bytes of GM (rounded up to pages); zero-filled. */
 PTO_API int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 			 struct pto_bo **out);
-/* Unmap (if mapped), drop the handle and free @bo. */
+/* Unmap (if mapped), drop the handle and free @bo. NULL: returns 0. */
 PTO_API int pto_bo_free(struct pto_bo *bo);
-/* Map the whole buffer read-write (once; later calls return the same). */
+/*
+ * Map the whole buffer read-write, once: every later call - also one made
+ * concurrently from another thread - returns the same address, and
+ * pto_bo_free() (or pto_dev_close()) unmaps it. @bo and @addr must not be
+ * NULL.
+ */
 PTO_API int pto_bo_map(struct pto_bo *bo, void **addr);
 PTO_API uint64_t pto_bo_size(const struct pto_bo *bo);
 PTO_API uint64_t pto_bo_dev_addr(const struct pto_bo *bo);

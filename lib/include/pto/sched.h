@@ -145,8 +145,9 @@ struct pto_sched_stats {
  * orchestrator holds its clusters, another on the same device - through
  * this handle or another - is -EBUSY.
  * -EINVAL, before anything is taken, for a non-zero reserved word in
- * @ocfg or @scfg (@ocfg's workers are not read); there is no orchestrator
- * to hold a message, the errno alone says it.
+ * @ocfg or @scfg (@ocfg's workers are not read) or an @ocfg task_window
+ * above PTO_MAX_TASK_WINDOW; there is no orchestrator to hold a message,
+ * the errno alone says it.
  * -EOPNOTSUPP, before anything is taken, when the driver has no cores to
  * launch (PTO_CAP_CORES) or is older than ABI 1.3 (pto_dev_open() checks
  * the major only); -ECHILD in a forked child of the device's opener
@@ -158,7 +159,8 @@ PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   pto_orch **out);
 
 /* Counters summed over the scheduler threads; -EINVAL (all zero) on an
- * orchestrator that is not on a device. Thread safety: any thread. */
+ * orchestrator that is not on a device. @o and @st must not be NULL
+ * (pto/orch.h, "NULL"). Thread safety: any thread. */
 PTO_API int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st);
 
 #ifdef __cplusplus
