@@ -157,6 +157,9 @@ static void *worker_main(void *arg)
 	int budget = INPROC_SPIN;
 	bool heavy = false;
 
+	/* Its callbacks' calls into @o that would wait on themselves are
+	 * -EDEADLK (run.c). */
+	orch_worker_thread_enter(o);
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		uint64_t g = orch_ready_gen(o);
 
