@@ -442,7 +442,15 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	 */
 	if (err)
 		return err;
-	o->ops->stop(o->be);
+	/*
+	 * Within the same budget: a device core that does not answer its
+	 * retirement holds its scheduler thread up to the driver's
+	 * retire_timeout_ms. Past the budget, -ETIMEDOUT with every run
+	 * done and nothing to undo: a retry joins what is left.
+	 */
+	err = o->ops->stop(o->be, &ts);
+	if (err)
+		return err;
 	orch_ring_shutdown(o);
 	pthread_mutex_lock(&o->runs_mu);
 	o->closed = true;

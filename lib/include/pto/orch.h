@@ -327,10 +327,17 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
 
 /*
  * Reject new submissions, settle any cancellation left pending by a failed
- * run, then drain every accepted run within @budget_ms. Returns 0 when
- * drained (workers are then stopped), or -ETIMEDOUT: nothing is torn down
- * and close() may be retried, but the orchestrator stays closing: new
- * submissions are still refused (-ESHUTDOWN). From inside one of this
+ * run, then drain every accepted run and stop the workers, all within
+ * @budget_ms (on a device orchestrator, stopping includes each scheduler
+ * thread's retirement of its cores: pto/sched.h). Returns 0 when drained
+ * and stopped, or -ETIMEDOUT: close() may be retried, but the
+ * orchestrator stays closing: new submissions are still refused
+ * (-ESHUTDOWN). A drain that timed out tore nothing down (runs go on); a
+ * stop that timed out had every run done, and a device core was still
+ * not answering its retirement (the driver quarantines it at its own
+ * deadline, the retire_timeout_ms module parameter, 30 s by default; a
+ * retry that outlasts it succeeds and pto_orch_sched_stats() counts the
+ * core as quarantined). From inside one of this
  * orchestrator's orchestration functions it is -EDEADLK at once (the run
  * being built cannot drain) and changes nothing; from a host callback of
  * this orchestrator, the same (see the top). Sets no message
