@@ -140,12 +140,20 @@ void pto_dev_close(struct pto_dev *dev)
 	dev->bos = NULL;
 	pthread_mutex_unlock(&dev->bos_mu);
 	/*
-	 * Unmap what the caller left: only then does closing the fd below
-	 * release the file, and with it every buffer (no BO_FREE needed).
+	 * Unmap and free what the caller left, each with its own BO_FREE:
+	 * closing the fd releases the file's buffers only on the file's last
+	 * reference, and a forked child's inherited fd (or any mapping of the
+	 * file) keeps it open until the child exits. A buffer a child still
+	 * maps stays allocated until that mapping goes (its vma holds a
+	 * reference on the buffer: the child never sees freed pages); every
+	 * other one is freed here.
 	 */
 	for (; bo; bo = next) {
+		struct pto_bo_free args = { .handle = bo->handle };
+
 		next = bo->next;
 		bo_unmap_free(bo);
+		pto_ioctl(dev->fd, PTO_IOCTL_BO_FREE, &args);
 	}
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->bos_mu);

@@ -91,10 +91,17 @@ struct orch_backend_ops {
 	 * worker thread starts (and so before any fork a backend does). */
 	int (*heap_map)(void *be, int ring, uint64_t size, struct orch_heap *out);
 	void (*heap_unmap)(void *be, int ring, struct orch_heap *h);
-	/* Start / stop executing (threads). stop joins; called by close once
-	 * every run drained. */
+	/*
+	 * Start / stop executing (threads). stop joins; called by close once
+	 * every run drained, with close's deadline (CLOCK_MONOTONIC): it
+	 * returns -ETIMEDOUT when a thread is still leaving at @deadline (a
+	 * device core's retirement waits for it), having stopped nothing it
+	 * cannot resume, and is called again by close's retry; 0 when every
+	 * thread was joined. A backend whose threads leave at once may
+	 * ignore @deadline.
+	 */
 	int (*start)(void *be, struct pto_orch *o);
-	void (*stop)(void *be);
+	int (*stop)(void *be, const struct timespec *deadline);
 	/* Work may be available for worker @widx (exact FIFO, a group
 	 * member assigned to it), or for any worker of @kind (widx = -1).
 	 * Called with sched_mu held: must not call back into the

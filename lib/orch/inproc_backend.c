@@ -157,6 +157,9 @@ static void *worker_main(void *arg)
 	int budget = INPROC_SPIN;
 	bool heavy = false;
 
+	/* Its callbacks' calls into @o that would wait on themselves are
+	 * -EDEADLK (run.c). */
+	orch_worker_thread_enter(o);
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		uint64_t g = orch_ready_gen(o);
 
@@ -221,7 +224,9 @@ static void inproc_kick(void *bep, int32_t widx, uint32_t kind)
 	pthread_mutex_unlock(&w->mu);
 }
 
-static void inproc_stop(void *bep)
+/* Joins unbounded: called after the drain (every run done, so no host
+ * callback is in flight) or on a failed create, the workers leave at once. */
+static void inproc_stop_all(void *bep)
 {
 	struct inproc *be = bep;
 	uint32_t i;
@@ -240,6 +245,13 @@ static void inproc_stop(void *bep)
 			pthread_join(be->w[i].th, NULL);
 			be->w[i].started = false;
 		}
+}
+
+static int inproc_stop(void *bep, const struct timespec *deadline)
+{
+	(void)deadline;
+	inproc_stop_all(bep);
+	return 0;
 }
 
 static int inproc_start(void *bep, struct pto_orch *o)
@@ -273,7 +285,7 @@ static int inproc_start(void *bep, struct pto_orch *o)
 		int err = pthread_create(&be->w[i].th, NULL, worker_main, &be->w[i]);
 
 		if (err) {
-			inproc_stop(be);
+			inproc_stop_all(be);
 			return -err;
 		}
 		be->w[i].started = true;
@@ -292,7 +304,7 @@ static void inproc_destroy(void *bep)
 	if (!be)
 		return;
 	if (be->w) {
-		inproc_stop(be);
+		inproc_stop_all(be);
 		for (i = 0; i < be->n; i++) {
 			pthread_mutex_destroy(&be->w[i].mu);
 			pthread_cond_destroy(&be->w[i].cv);

@@ -333,8 +333,12 @@ int orch_create(const struct pto_orch_config *cfg,
 	return 0;
 }
 
-/* Is this a process other than the orchestrator's creator (a fork)? */
-static bool orch_forked(const struct pto_orch *o)
+/*
+ * Is this a process other than the orchestrator's creator (a fork)? Then
+ * no call may touch a lock of @o: it may be a copy of one a worker or
+ * scheduler thread of the parent held at the fork (orch.h, fork()).
+ */
+bool orch_forked(const struct pto_orch *o)
 {
 	return getpid() != o->owner_pid;
 }
@@ -364,6 +368,13 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	 * thread, beside another thread's build.
 	 */
 	if (orch_building_here(o))
+		return -EDEADLK;
+	/*
+	 * From a host callback on one of this orchestrator's workers: the
+	 * drain would wait for the callback's own run, and a successful one
+	 * would then join the very thread it runs on.
+	 */
+	if (orch_worker_here(o))
 		return -EDEADLK;
 	pthread_mutex_lock(&o->runs_mu);
 	if (o->closed) {
@@ -449,7 +460,15 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	 */
 	if (err)
 		return err;
-	o->ops->stop(o->be);
+	/*
+	 * Within the same budget: a device core that does not answer its
+	 * retirement holds its scheduler thread up to the driver's
+	 * retire_timeout_ms. Past the budget, -ETIMEDOUT with every run
+	 * done and nothing to undo: a retry joins what is left.
+	 */
+	err = o->ops->stop(o->be, &ts);
+	if (err)
+		return err;
 	orch_ring_shutdown(o);
 	pthread_mutex_lock(&o->runs_mu);
 	o->closed = true;
@@ -463,6 +482,8 @@ PTO_API int pto_orch_destroy(pto_orch *o)
 		return 0;
 	if (orch_forked(o))	/* as in pto_orch_close() */
 		return -ECHILD;
+	if (orch_worker_here(o))	/* as in pto_orch_close() */
+		return -EDEADLK;
 	/* A handle still held would reach into @o when released. */
 	if (!o->closed || orch_runs_alive(o))
 		return -EBUSY;

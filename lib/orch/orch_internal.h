@@ -455,6 +455,9 @@ struct pto_run {
 void orch_run_record_error(struct pto_run *r, int err, const char *msg);
 bool orch_run_unref_locked(struct pto_run *r);
 bool orch_building_here(const struct pto_orch *o);
+void orch_worker_thread_enter(struct pto_orch *o);
+bool orch_worker_here(const struct pto_orch *o);
+bool orch_forked(const struct pto_orch *o);
 void orch_run_task_consumed(struct pto_run *r);
 void orch_run_tasks_consumed(struct pto_run *r, int64_t n);
 void orch_run_task_launched(struct pto_run *r);

@@ -41,6 +41,27 @@ bool orch_building_here(const struct pto_orch *o)
 	return tl_building == o;
 }
 
+/*
+ * The orchestrator whose worker this thread is (set once by the in-process
+ * worker's main, before it runs any host callback). A host callback runs
+ * on it: a close, destroy, submit or run wait of that orchestrator from
+ * there would wait for the callback's own run (or join its own thread),
+ * and is refused with -EDEADLK. The device backend's scheduler threads run
+ * no user code, so they never set it.
+ */
+static _Thread_local struct pto_orch *tl_worker;
+
+void orch_worker_thread_enter(struct pto_orch *o)
+{
+	tl_worker = o;
+}
+
+/* True on a worker thread of @o (inside one of its host callbacks). */
+bool orch_worker_here(const struct pto_orch *o)
+{
+	return tl_worker == o;
+}
+
 static void flush_if_building(struct pto_orch *o)
 {
 	if (tl_building == o)
@@ -235,6 +256,19 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	int ret;
 
 	*out = NULL;
+	/*
+	 * Before any lock (orch_forked()): a child has no worker or
+	 * scheduler thread to run a task or return a lease. No message
+	 * either: o->errmsg belongs to the orch thread, and a worker's
+	 * callback runs beside it.
+	 */
+	if (orch_forked(o))
+		return -ECHILD;
+	/* The callback's own run holds a lease and a worker: the new run
+	 * could wait for both, and it would break the serialized
+	 * contract with the orch thread. */
+	if (orch_worker_here(o))
+		return -EDEADLK;
 	if (!fn)
 		return orch_error(o, -EINVAL, "no orchestration function");
 	/* From inside this orchestrator's own orchestration function: the
@@ -321,6 +355,8 @@ PTO_API int pto_run_done(pto_run *r)
 {
 	int d;
 
+	if (orch_forked(r->o))
+		return -ECHILD;
 	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	d = r->done;
@@ -332,6 +368,8 @@ PTO_API int pto_run_accepted(pto_run *r)
 {
 	int d;
 
+	if (orch_forked(r->o))
+		return -ECHILD;
 	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	d = r->accepted;
@@ -339,10 +377,27 @@ PTO_API int pto_run_accepted(pto_run *r)
 	return d;
 }
 
+/*
+ * The guards of both waits: in a forked child, before runs_mu (which a
+ * parent thread may have held at the fork, run_finish() takes it); from a
+ * worker of the run's orchestrator, whose callback's own run (or a run
+ * behind it) cannot finish while the callback waits.
+ */
+static int wait_refused(const pto_run *r)
+{
+	if (orch_forked(r->o))
+		return -ECHILD;
+	if (orch_worker_here(r->o))
+		return -EDEADLK;
+	return 0;
+}
+
 PTO_API int pto_run_wait_accepted(pto_run *r, int64_t timeout_ms)
 {
-	int err;
+	int err = wait_refused(r);
 
+	if (err)
+		return err;
 	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	err = wait_flag(r->o, &r->accepted, timeout_ms);
@@ -352,8 +407,10 @@ PTO_API int pto_run_wait_accepted(pto_run *r, int64_t timeout_ms)
 
 PTO_API int pto_run_wait(pto_run *r, int64_t timeout_ms)
 {
-	int err;
+	int err = wait_refused(r);
 
+	if (err)
+		return err;
 	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	err = wait_flag(r->o, &r->done, timeout_ms);
@@ -367,6 +424,8 @@ PTO_API int pto_run_result(pto_run *r)
 {
 	int st;
 
+	if (orch_forked(r->o))
+		return -ECHILD;
 	flush_if_building(r->o);
 	pthread_mutex_lock(&r->o->runs_mu);
 	st = r->done ? r->status : -EBUSY;
@@ -378,6 +437,8 @@ PTO_API const char *pto_run_error(pto_run *r)
 {
 	const char *m;
 
+	if (orch_forked(r->o))
+		return "run state unavailable in a forked child";
 	pthread_mutex_lock(&r->o->runs_mu);
 	m = r->message;
 	pthread_mutex_unlock(&r->o->runs_mu);
@@ -397,6 +458,9 @@ PTO_API void pto_run_release(pto_run *r)
 	if (!r)
 		return;
 	o = r->o;
+	/* The child's copy is released when it exits (orch.h, fork()). */
+	if (orch_forked(o))
+		return;
 	pthread_mutex_lock(&o->runs_mu);
 	free_it = orch_run_unref_locked(r);
 	pthread_mutex_unlock(&o->runs_mu);

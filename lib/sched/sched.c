@@ -875,24 +875,46 @@ static int sched_start(void *p, struct pto_orch *o)
 	return 0;
 }
 
-static void sched_stop(void *p)
+/*
+ * Every thread is told first, then joined: they retire their sets in
+ * parallel (sched_retire()), so a core that does not answer holds the
+ * stop for one retirement deadline, not one per thread. A thread still
+ * retiring at @deadline is left to go on (it is joined by the next call):
+ * the kernel quarantines its silent core at its own deadline, and the
+ * statistics count it once the thread returned.
+ */
+static int sched_stop(void *p, const struct timespec *deadline)
 {
 	struct sched_backend *be = p;
 	unsigned int i;
 	uint64_t one = 1;
+	int err = 0;
 
 	atomic_store_explicit(&be->stop, 1, memory_order_release);
 	for (i = 0; i < be->nthreads; i++) {
 		struct sched_thread *t = &be->threads[i];
 
-		if (!t->started)
-			continue;
-		if (write(t->evfd, &one, sizeof(one)) < 0) {
+		if (t->started &&
+		    write(t->evfd, &one, sizeof(one)) < 0) {
 			/* eventfd writes of 1 cannot fail short of overflow */
 		}
-		pthread_join(t->tid, NULL);
+	}
+	for (i = 0; i < be->nthreads; i++) {
+		struct sched_thread *t = &be->threads[i];
+
+		if (!t->started)
+			continue;
+		if (deadline && pthread_clockjoin_np(t->tid, NULL,
+						     CLOCK_MONOTONIC,
+						     deadline) == ETIMEDOUT) {
+			err = -ETIMEDOUT;
+			continue;	/* the others may be done */
+		}
+		if (!deadline)
+			pthread_join(t->tid, NULL);
 		t->started = 0;
 	}
+	return err;
 }
 
 /*

@@ -269,4 +269,67 @@ TEST(libpto_fork_child_cleanup_leaves_the_parents_buffer)
 	pto_dev_close(dev);
 }
 
+/*
+ * pto.h: pto_dev_close() frees the buffers still allocated even while a
+ * forked child holds the file (its inherited fd and mappings): closing the
+ * fd alone released them only when the child exited, so a reopen's
+ * allocation of the same large size was -ENOMEM. A buffer the child still
+ * maps stays, readable in the child, until the child exits: its mapping
+ * holds a reference, never freed pages.
+ */
+TEST(libpto_dev_close_frees_buffers_a_forked_child_holds_the_file_of)
+{
+	static char text[1 << 16];
+	struct pto_bo *big, *mapped;
+	struct pto_dev_info info;
+	uint64_t size = 0, ab, am, big_size;
+	unsigned int refs = 0;
+	struct pto_dev *dev;
+	uint32_t *p = NULL;
+	int go[2], st;
+	pid_t pid;
+	char c = 0;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_dev_info(dev, &info));
+	/* Two of these never fit in GM at once. */
+	big_size = info.gm_size / 2 + info.gm_align;
+	ASSERT_EQ(0, pto_bo_alloc(dev, big_size, 0, &big));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 4096, 0, &mapped));
+	ASSERT_EQ(0, pto_bo_map(mapped, (void **)&p));
+	p[0] = 0xc0de;
+	ab = pto_bo_dev_addr(big);
+	am = pto_bo_dev_addr(mapped);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(go[1]);
+		alarm(20);
+		/* Holds the fd and the mapping until the parent says go. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(p[0] == 0xc0de ? 0 : 1);
+	}
+	close(go[0]);
+	pto_dev_close(dev);
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	EXPECT_FALSE(find_bo(text, ab, &size, &refs)) TH_LOG("big: refs %u", refs);
+	ASSERT_TRUE(find_bo(text, am, &size, &refs));
+	EXPECT_EQ(1, refs);		/* the child's mapping, no handle */
+	/* The reopen's allocation of the same size fits. */
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	EXPECT_EQ(0, pto_bo_alloc(dev, big_size, 0, &big));
+	if (big)
+		EXPECT_EQ(0, pto_bo_free(big));
+	pto_dev_close(dev);
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));	/* it read its mapping to the end */
+	ASSERT_EQ(0, read_file(DBG "bos", text, sizeof(text)));
+	EXPECT_FALSE(find_bo(text, am, &size, &refs)) TH_LOG("refs %u", refs);
+}
+
 TEST_HARNESS_MAIN

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
+#include <pto/orch.h>
+#include <pto/sched.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 #include "pto_core_util.h"
@@ -216,6 +218,67 @@ TEST(window_faults_not_behind_a_release)
 	pto_launch_free(lb);
 	pto_dev_close(a);
 	pto_dev_close(b);
+}
+
+static int orch_one_noop(pto_orch *o, void *arg)
+{
+	static const struct pto_callable noop = { .kernel_id = PTO_FUNC_NOOP };
+	struct pto_task_args a;
+	int err;
+
+	pto_args_init(&a);
+	err = pto_submit_next_level(o, &noop, &a, NULL, pto_on_kind(PTO_WK_AIV),
+				    NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+/*
+ * pto_orch_close()'s budget covers stopping too: a scheduler thread
+ * retiring a silent core waits for the driver's deadline (2 s here), and
+ * the close used to wait with it, far past its 300 ms budget. Now it
+ * returns -ETIMEDOUT within the budget (every run done, new ones refused);
+ * a retry that outlasts the deadline succeeds, with the core quarantined
+ * in the statistics and its peers retired.
+ */
+TEST(orch_close_budget_bounds_a_silent_cores_retirement)
+{
+	struct pto_sched_config sc = { .clusters = 1 };
+	unsigned int victim = 1;	/* cluster 0's first AIV */
+	struct pto_sched_stats st;
+	struct pto_dev *d;
+	uint64_t t0, ms;
+	pto_orch *o;
+	int err;
+
+	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "2000"));
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, pto_orch_create_device(d, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_orch_run(o, orch_one_noop, NULL));
+	ASSERT_EQ(0, st_inject_stall(0, victim));
+
+	t0 = pto_now_ns();
+	err = pto_orch_close(o, 300);
+	ms = (pto_now_ns() - t0) / 1000000;
+	printf("# close(300) with one silent core took %llu ms (deadline 2000)\n",
+	       (unsigned long long)ms);
+	fflush(stdout);
+	EXPECT_GT(1200, ms);
+	ASSERT_EQ(-ETIMEDOUT, err);	/* 0: closed, the rest does not apply */
+	EXPECT_EQ(-ESHUTDOWN, pto_orch_run(o, orch_one_noop, NULL));
+	EXPECT_EQ(-EBUSY, pto_orch_destroy(o));
+
+	ASSERT_EQ(0, pto_orch_close(o, 20000));
+	ms = (pto_now_ns() - t0) / 1000000;
+	EXPECT_LE(1900, ms);	/* the retry waited for the deadline */
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	EXPECT_EQ(1, st.quarantined);
+	EXPECT_EQ(PTO_CORES_PER_CLUSTER - 1, st.retired);
+	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(d, victim));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(d);
 }
 
 TEST_HARNESS_MAIN

@@ -1306,7 +1306,7 @@ static void gm_heap_unmap(void *be, int ring, struct orch_heap *h)
 }
 
 static int gm_start(void *be, struct pto_orch *o) { (void)be; (void)o; return 0; }
-static void gm_stop(void *be) { (void)be; }
+static int gm_stop(void *be, const struct timespec *d) { (void)be; (void)d; return 0; }
 static void gm_kick(void *be, int32_t w, uint32_t k) { (void)be; (void)w; (void)k; }
 static void gm_destroy(void *be) { (void)be; }
 

@@ -724,6 +724,168 @@ TEST(fork_child_close_and_destroy_are_echild)
 	}
 }
 
+/* Holds o->runs_mu until told to let go: a parent thread inside
+ * run_finish() at the fork. */
+struct mu_holder {
+	pthread_mutex_t *mu;
+	_Atomic int held, release;
+};
+
+static void *hold_mu(void *arg)
+{
+	struct mu_holder *h = arg;
+
+	pthread_mutex_lock(h->mu);
+	atomic_store(&h->held, 1);
+	while (!atomic_load(&h->release))
+		ot_sleep_ms(1);
+	pthread_mutex_unlock(h->mu);
+	return NULL;
+}
+
+/*
+ * In a forked child, the run calls must neither hang nor take a lock: with
+ * runs_mu held by a parent thread at the fork (in the child nobody ever
+ * unlocks it) and a lease nobody returns (run_depth 1, a gated run in
+ * flight), pto_run_release() is a no-op and submit, run and the waits are
+ * -ECHILD at once. The parent's run and orchestrator are untouched.
+ */
+TEST(fork_child_run_calls_are_echild)
+{
+	struct mu_holder h = { .held = 0, .release = 0 };
+	pto_orch *o = mk(_metadata, 1);
+	struct stash s = { .x = 0 };
+	pthread_t th;
+	pto_run *r;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	h.mu = &o->runs_mu;
+	ASSERT_EQ(0, pthread_create(&th, NULL, hold_mu, &h));
+	while (!atomic_load(&h.held))
+		ot_sleep_ms(1);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		pto_run *r2 = (pto_run *)1;
+		int bad = 0;
+
+		alarm(2);
+		pto_run_release(r);
+		bad |= (pto_submit(o, orch_gated, NULL, &r2) != -ECHILD) << 0;
+		bad |= (r2 != NULL) << 1;
+		bad |= (pto_orch_run(o, orch_gated, NULL) != -ECHILD) << 2;
+		bad |= (pto_run_wait(r, -1) != -ECHILD) << 3;
+		bad |= (pto_run_wait_accepted(r, -1) != -ECHILD) << 4;
+		bad |= (pto_run_done(r) != -ECHILD) << 5;
+		bad |= (pto_run_result(r) != -ECHILD) << 6;
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	atomic_store(&h.release, 1);
+	pthread_join(th, NULL);
+	ASSERT_TRUE(WIFEXITED(st)) TH_LOG("child hung (signal %d)",
+					  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("unexpected results, bits %#x",
+					     WEXITSTATUS(st));
+	/* The parent's run was neither released nor finished by the child. */
+	EXPECT_EQ(0, pto_run_done(r));
+	gate_set(1);
+	EXPECT_EQ(0, pto_run_wait(r, -1));
+	EXPECT_EQ(1, atomic_load(&G.ran));
+	pto_run_release(r);
+	EXPECT_EQ(0, pto_orch_run(o, orch_stash, &s));
+	EXPECT_EQ(5, s.x);
+	done(_metadata, o);
+}
+
+/* What a host callback's calls into its own orchestrator returned. */
+static struct {
+	pto_orch *o;
+	pto_run *_Atomic self;	/* the callback's own run, once known */
+	int close_err, destroy_err, wait_err, wait_forever_err, accepted_err;
+	int submit_err, run_err;
+	_Atomic int nested_ran;
+	pto_run *nested;
+	uint64_t close_ns;
+} CB;
+
+static int orch_cb_nested(pto_orch *o, void *arg)
+{
+	atomic_fetch_add(&CB.nested_ran, 1);
+	return 0;
+}
+
+static int k_calls_own_orch(struct pto_task_ctx *c)
+{
+	uint64_t t0 = ot_now_ns(), until = t0 + 2000 * 1000000ULL;
+	pto_run *self;
+
+	CB.close_err = pto_orch_close(CB.o, 50);
+	CB.close_ns = ot_now_ns() - t0;
+	CB.destroy_err = pto_orch_destroy(CB.o);
+	CB.submit_err = pto_submit(CB.o, orch_cb_nested, NULL, &CB.nested);
+	CB.run_err = pto_orch_run(CB.o, orch_cb_nested, NULL);
+	while (!(self = atomic_load(&CB.self)) && ot_now_ns() < until)
+		ot_sleep_ms(1);
+	if (!self)
+		return -EPROTO;
+	/* Bounded first: without the guard it times out, never hangs. */
+	CB.wait_err = pto_run_wait(self, 100);
+	CB.accepted_err = pto_run_wait_accepted(self, 100);
+	if (CB.wait_err == -EDEADLK)
+		CB.wait_forever_err = pto_run_wait(self, -1);
+	atomic_fetch_add(&G.ran, 1);
+	return 0;
+}
+
+static int orch_calls_own_orch(pto_orch *o, void *arg)
+{
+	return one_sub(o, k_calls_own_orch, NULL, 0, PTO_NO_DEP, NULL);
+}
+
+/*
+ * A host callback runs on a worker of its orchestrator: close, destroy,
+ * submit, run and the waits on its own run would wait for that run (or
+ * join the callback's own thread). -EDEADLK at once, nothing changed: the
+ * orchestrator is not left closing, no nested run began, and the next run
+ * goes through.
+ */
+TEST(calls_from_a_host_callback_are_edeadlk)
+{
+	pto_orch *o = mk(_metadata, 2);
+	struct stash s = { .x = 0 };
+	pto_run *r;
+
+	memset(&CB, 0, sizeof(CB));
+	CB.o = o;
+	CB.wait_forever_err = 1;
+	ASSERT_EQ(0, pto_submit(o, orch_calls_own_orch, NULL, &r));
+	atomic_store(&CB.self, r);
+	EXPECT_EQ(0, pto_run_wait(r, 10000));
+	pto_run_release(r);
+	EXPECT_EQ(1, atomic_load(&G.ran));
+	EXPECT_EQ(-EDEADLK, CB.close_err);
+	EXPECT_GT(40 * 1000000ULL, CB.close_ns);
+	EXPECT_EQ(-EDEADLK, CB.destroy_err);
+	EXPECT_EQ(-EDEADLK, CB.submit_err);
+	EXPECT_EQ(-EDEADLK, CB.run_err);
+	EXPECT_EQ(0, atomic_load(&CB.nested_ran));
+	EXPECT_EQ(NULL, CB.nested);
+	if (CB.nested) {	/* unguarded: it ran a run on the worker */
+		pto_run_wait(CB.nested, 2000);
+		pto_run_release(CB.nested);
+	}
+	EXPECT_EQ(-EDEADLK, CB.wait_err);
+	EXPECT_EQ(-EDEADLK, CB.accepted_err);
+	EXPECT_EQ(-EDEADLK, CB.wait_forever_err);
+	/* Not left closing: the next run works. */
+	EXPECT_EQ(0, pto_orch_run(o, orch_stash, &s));
+	EXPECT_EQ(5, s.x);
+	done(_metadata, o);
+}
+
 TEST(fork_hygiene_defaults_do_not_overwrite)
 {
 	pto_orch *o;

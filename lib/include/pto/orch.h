@@ -39,14 +39,26 @@
  *  - pto_orch_close(): any thread (inside one of the orchestrator's own
  *    orchestration functions: -EDEADLK); pto_orch_destroy(): once, after
  *    close.
+ *  - Host callbacks (struct pto_task_ctx) run on the orchestrator's worker
+ *    threads. From there, on the same orchestrator, pto_orch_close(),
+ *    pto_orch_destroy(), pto_submit(), pto_orch_run(), pto_run_wait() and
+ *    pto_run_wait_accepted() return -EDEADLK at once and change nothing:
+ *    each would wait for the callback's own run (or a run queued behind
+ *    it), or join the thread it runs on. The other pto_run_*() calls
+ *    (polls) and another orchestrator's calls are allowed.
  *
  * fork(): a child may not use an orchestrator created by its parent (its
- * worker and scheduler threads are not in the child, and a device
- * orchestrator's objects are the parent's, through the shared file). In a
- * process other than the creator, pto_orch_close() and pto_orch_destroy()
- * return -ECHILD and do nothing at all (no ioctl, no join, no lock): the
- * child's copy is released when it exits or execs, the parent's
- * orchestrator is untouched. Device handles: pto/pto.h.
+ * worker and scheduler threads are not in the child, a lock may be a copy
+ * of one such a thread held at the fork, and a device orchestrator's
+ * objects are the parent's, through the shared file). In a process other
+ * than the creator, every call below that could block or take a lock
+ * returns -ECHILD and does nothing at all (no ioctl, no join, no lock):
+ * pto_orch_close(), pto_orch_destroy(), pto_submit(), pto_orch_run(),
+ * pto_run_wait(), pto_run_wait_accepted(), pto_run_done(),
+ * pto_run_accepted() and pto_run_result(); pto_run_release() is a no-op
+ * and pto_run_error() returns a fixed message. The child's copy is
+ * released when it exits or execs, the parent's orchestrator and runs are
+ * untouched. Device handles: pto/pto.h.
  */
 #ifndef PTO_ORCH_H
 #define PTO_ORCH_H
@@ -360,12 +372,20 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
 
 /*
  * Reject new submissions, settle any cancellation left pending by a failed
- * run, then drain every accepted run within @budget_ms. Returns 0 when
- * drained (workers are then stopped), or -ETIMEDOUT: nothing is torn down
- * and close() may be retried, but the orchestrator stays closing: new
- * submissions are still refused (-ESHUTDOWN). From inside one of this
+ * run, then drain every accepted run and stop the workers, all within
+ * @budget_ms (on a device orchestrator, stopping includes each scheduler
+ * thread's retirement of its cores: pto/sched.h). Returns 0 when drained
+ * and stopped, or -ETIMEDOUT: close() may be retried, but the
+ * orchestrator stays closing: new submissions are still refused
+ * (-ESHUTDOWN). A drain that timed out tore nothing down (runs go on); a
+ * stop that timed out had every run done, and a device core was still
+ * not answering its retirement (the driver quarantines it at its own
+ * deadline, the retire_timeout_ms module parameter, 30 s by default; a
+ * retry that outlasts it succeeds and pto_orch_sched_stats() counts the
+ * core as quarantined). From inside one of this
  * orchestrator's orchestration functions it is -EDEADLK at once (the run
- * being built cannot drain) and changes nothing. Sets no message
+ * being built cannot drain) and changes nothing; from a host callback of
+ * this orchestrator, the same (see the top). Sets no message
  * (pto_orch_error() belongs to the orch thread, and close may run on
  * another). In a forked child: -ECHILD, nothing done (see the top).
  * @o must not be NULL.
@@ -376,7 +396,8 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
 /* Free everything. Requires a successful pto_orch_close() and every run
  * handle released (pto_run_release()); returns -EBUSY otherwise, freeing
  * nothing: release the handles and call it again. In a forked child:
- * -ECHILD, nothing freed (see the top). NULL: returns 0.
+ * -ECHILD, from a host callback of this orchestrator: -EDEADLK, nothing
+ * freed (see the top). NULL: returns 0.
  * Thread safety: once, with no other call in flight. */
 PTO_API int pto_orch_destroy(pto_orch *o);
 
@@ -404,12 +425,16 @@ typedef int (*pto_orch_fn)(pto_orch *o, void *arg);
  * had already failed) and must be released. pto_submit() on the same
  * orchestrator from inside @fn is -EDEADLK; @fn returns 0 or a negative
  * errno (a positive value is taken as -EINVAL).
+ * From a host callback of this orchestrator: -EDEADLK; in a forked child:
+ * -ECHILD (see the top). Both leave *out NULL, call nothing and set no
+ * message.
  * Thread safety: serialized per orchestrator by the caller.
  */
 PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out);
 
 /* pto_submit + pto_run_wait(no timeout) + pto_run_release; returns the
- * construction error or the run's status. Thread safety: as pto_submit. */
+ * construction error or the run's status (-EDEADLK, -ECHILD: as
+ * pto_submit). Thread safety: as pto_submit. */
 PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg);
 
 /*
@@ -420,7 +445,10 @@ PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg);
  * in flight or follow - pto_run_wait() blocked on another thread
  * included, which would then read freed memory: release after every
  * other user of the handle has returned (join or signal them first), and
- * once. @r must not be NULL, except for pto_run_release().
+ * once. @r must not be NULL, except for pto_run_release(). In a forked
+ * child the int calls return -ECHILD, pto_run_release() does nothing; the
+ * waits from a host callback of the run's orchestrator are -EDEADLK (see
+ * the top).
  */
 PTO_API int pto_run_done(pto_run *r);	/* 1 when terminal */
 /* 1 once every task of the run was dispatched (or failed without running). */

@@ -85,10 +85,14 @@ PTO_API int pto_dev_open(unsigned int index, struct pto_dev **out);
 /* Same as pto_dev_open() for an explicit device node path. */
 PTO_API int pto_dev_open_path(const char *path, struct pto_dev **out);
 /*
- * Unmap and free every buffer of @dev not yet freed with pto_bo_free(),
- * then close the fd: the driver then releases all the device objects of
- * this handle. Every struct pto_bo of @dev and every mapping of its
- * buffers is invalid afterwards (a later pto_bo_free() on one is a
+ * Unmap and free (as pto_bo_free() does) every buffer of @dev not yet
+ * freed, then close the fd. The driver frees each buffer's memory at once,
+ * except a buffer a forked child still has mapped (inherited mappings):
+ * that one stays allocated, and readable in the child, until the child
+ * unmaps it, exits or execs. A child's inherited fd alone then keeps
+ * nothing of @dev allocated (an orchestrator's clusters and cores are
+ * released by its destroy, which comes first). Every struct pto_bo of @dev and every mapping of its buffers
+ * is invalid afterwards (a later pto_bo_free() on one is a
  * use-after-free); an orchestrator on @dev must be destroyed first.
  * NULL: does nothing.
  */

@@ -123,7 +123,9 @@ struct pto_sched_stats {
 	uint64_t errors;	/* of which with a device error */
 	uint64_t doorbells;	/* doorbell ioctls (cores were parked) */
 	uint64_t sleeps;	/* poll() sleeps of scheduler threads */
-	/* Set once the scheduler threads left their loops (pto_orch_close). */
+	/* Set once the scheduler threads left their loops (a successful
+	 * pto_orch_close(); one that timed out waiting for a silent core's
+	 * retirement may count only the threads that returned). */
 	uint64_t retired;	/* cores retired (CLOSE before return) */
 	uint64_t quarantined;	/* cores that never answered: quarantined */
 	uint64_t retire_ns;	/* slowest thread's retirement of its set */
