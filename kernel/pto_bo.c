@@ -50,7 +50,12 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 
 	if (args->flags & ~PTO_BO_FLAGS_VALID || args->pad)
 		return -EINVAL;
-	if (!args->size || args->size > pdev->gm.size)
+	/*
+	 * GM's low PTO_GM_RESERVED bytes are never allocated: a size beyond
+	 * the rest could never be had, even on an idle device (-EINVAL, not
+	 * -ENOMEM). The rest is page-aligned, so the rounded size fits too.
+	 */
+	if (!args->size || args->size > pdev->gm.size - PTO_GM_RESERVED)
 		return -EINVAL;
 	size = PAGE_ALIGN(args->size);
 

@@ -17,6 +17,9 @@
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 
+/* GM's reserved low range: never allocated (Documentation/abi.md). */
+#define GM_RESERVED (64ull << 10)
+
 FIXTURE(dev) {
 	int fd;
 	struct pto_info info;
@@ -219,8 +222,36 @@ TEST_F(dev, alloc_sizes)
 	EXPECT_EQ((uint64_t)page, a.size);
 	ASSERT_EQ(0, st_bo_alloc(self->fd, page + 1, &a));
 	EXPECT_EQ((uint64_t)page * 2, a.size);
-	/* The whole GM can never be had: the low range is reserved. */
-	EXPECT_EQ(-ENOMEM, st_bo_alloc(self->fd, self->info.gm_size, &a));
+	/*
+	 * The whole GM can never be had: the low 64 KiB are reserved. A size
+	 * beyond the rest is refused as invalid, on an idle device too, not
+	 * as a shortage (-ENOMEM) that freeing could cure.
+	 */
+	EXPECT_EQ(-EINVAL, st_bo_alloc(self->fd, self->info.gm_size, &a));
+	EXPECT_EQ(-EINVAL, st_bo_alloc(self->fd,
+				       self->info.gm_size - GM_RESERVED + 1, &a));
+}
+
+/* The largest buffer, gm_size - 64 KiB, fits an idle device exactly. */
+TEST_F(dev, alloc_largest)
+{
+	uint64_t want = self->info.gm_size - GM_RESERVED;
+	struct pto_bo_alloc a, b;
+	struct pto_bo_free f = { 0 };
+	struct sysinfo si;
+
+	ASSERT_EQ(0, sysinfo(&si));
+	if (want > (uint64_t)si.freeram * si.mem_unit / 2)
+		SKIP(return, "GM (%llu MiB) over half the free RAM: memory, not GM, runs out first",
+		     (unsigned long long)(self->info.gm_size >> 20));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, want, &a));
+	EXPECT_EQ(want, a.size);
+	EXPECT_EQ(GM_RESERVED, a.dev_addr);
+	/* Nothing is left: the next page is a shortage, not invalid. */
+	EXPECT_EQ(-ENOMEM, st_bo_alloc(self->fd, 4096, &b));
+	f.handle = a.handle;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_BO_FREE, &f));
+	EXPECT_EQ(0, st_bo_alloc(self->fd, 4096, &b));
 }
 
 TEST_F(dev, alloc_flags_and_pad)
