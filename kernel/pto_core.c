@@ -498,9 +498,15 @@ static bool pto_core_owned_by(struct pto_core *core, struct pto_file *pf)
 }
 
 /*
- * Remove every user mapping of @core's window from @pf's address space.
- * Core i's window is page i of the file (PTO_WINDOW_OFFSET(i, window_size)
- * with window_size = PAGE_SIZE), whatever the page size.
+ * Remove the user mappings of @core's window. Core i's window is page i
+ * of the file (PTO_WINDOW_OFFSET(i, window_size) with window_size =
+ * PAGE_SIZE), whatever the page size. Every open of the device node
+ * shares one address space (the inode's: @pf->mapping), so this removes
+ * every file's mappings of that page, not only @pf's. That is harmless:
+ * each fault re-checks ownership under win_lock, so a zapped PTE of the
+ * core's current owner (if the cluster changed hands meanwhile) comes
+ * back at its next touch, and any other file's touch gets SIGBUS, with
+ * or without the zap.
  */
 void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 {

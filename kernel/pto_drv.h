@@ -371,7 +371,10 @@ struct pto_file {
 
 /**
  * struct pto_bo - a GM buffer object.
- * @vaddr: kernel mapping of the backing pages (vmalloc_user, zeroed).
+ * @vaddr: kernel mapping of the backing pages: __vmalloc(__GFP_ZERO), not
+ *	vmalloc_user(), so the area has no VM_USERMAP and
+ *	remap_vmalloc_range() would refuse it; mmap inserts the pages one
+ *	by one (pto_bo_insert_pages()).
  * @node: entry in pto_device.bos.
  */
 struct pto_bo {
