@@ -50,7 +50,12 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 
 	if (args->flags & ~PTO_BO_FLAGS_VALID || args->pad)
 		return -EINVAL;
-	if (!args->size || args->size > pdev->gm.size)
+	/*
+	 * GM's low PTO_GM_RESERVED bytes are never allocated: a size beyond
+	 * the rest could never be had, even on an idle device (-EINVAL, not
+	 * -ENOMEM). The rest is page-aligned, so the rounded size fits too.
+	 */
+	if (!args->size || args->size > pdev->gm.size - PTO_GM_RESERVED)
 		return -EINVAL;
 	size = PAGE_ALIGN(args->size);
 
@@ -236,13 +241,13 @@ static void pto_bo_vm_close(struct vm_area_struct *vma)
 }
 
 /*
- * mmap inserts every page at once (pto_bo_insert_pages()); this fault
+ * mmap inserts every page up front (pto_bo_insert_pages()); this fault
  * serves an access after a PTE was removed while the mapping lives
  * (MADV_DONTNEED zaps it: the vma is not PFNMAP). The vma holds a
  * reference on @bo, so its pages stay. The page goes back to the core MM
  * with a reference (vmf->page), as drivers with vmalloc-backed buffers
  * do (ALSA's snd_pcm_mmap_data_fault()): the PTE then gets the same
- * accounting as vm_insert_page() gave it at mmap (a refcounted, rmapped
+ * accounting as vm_insert_pages() gave it at mmap (a refcounted, rmapped
  * page). Not vmf_insert_mixed(): with pte special (x86) it would insert
  * a special PTE, which GUP refuses, unlike the page mmap inserted.
  */
@@ -267,20 +272,39 @@ static const struct vm_operations_struct pto_bo_vm_ops = {
 	.fault = pto_bo_vm_fault,
 };
 
-/* Map @vma's range, starting at page @pgoff of @bo, page by page. */
+/* Pages per vm_insert_pages() call: 256 bytes of stack. */
+#define PTO_BO_INSERT_BATCH 32
+
+/*
+ * Map @vma's range, starting at page @pgoff of @bo, in batches: a buffer
+ * may be gigabytes, and mmap holds mmap_lock (write) throughout, so the
+ * loop yields between batches. vm_insert_pages() accounts each page as
+ * vm_insert_page() does (a reference, file rmap, the mm's file counter),
+ * which the fault handler matches. On an error the pages already
+ * inserted stay until the failed mmap's vma is unmapped.
+ */
 static int pto_bo_insert_pages(struct vm_area_struct *vma, struct pto_bo *bo,
 			       unsigned long pgoff)
 {
-	unsigned long addr;
+	struct page *pages[PTO_BO_INSERT_BATCH];
+	unsigned long addr = vma->vm_start, batch, left, i;
 	char *kaddr = (char *)bo->vaddr + (pgoff << PAGE_SHIFT);
 	int ret;
 
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
-		ret = vm_insert_page(vma, addr, vmalloc_to_page(kaddr));
+	while (addr < vma->vm_end) {
+		batch = min_t(unsigned long, PTO_BO_INSERT_BATCH,
+			      (vma->vm_end - addr) >> PAGE_SHIFT);
+		for (i = 0; i < batch; i++)
+			pages[i] = vmalloc_to_page(kaddr + (i << PAGE_SHIFT));
+		/* In: pages to map; out: pages not mapped (0 unless ret). */
+		left = batch;
+		ret = vm_insert_pages(vma, addr, pages, &left);
 		if (ret)
 			return ret;
-		kaddr += PAGE_SIZE;
+		addr += batch << PAGE_SHIFT;
+		kaddr += batch << PAGE_SHIFT;
+		cond_resched();
 	}
 	return 0;
 }

@@ -498,9 +498,15 @@ static bool pto_core_owned_by(struct pto_core *core, struct pto_file *pf)
 }
 
 /*
- * Remove every user mapping of @core's window from @pf's address space.
- * Core i's window is page i of the file (PTO_WINDOW_OFFSET(i, window_size)
- * with window_size = PAGE_SIZE), whatever the page size.
+ * Remove the user mappings of @core's window. Core i's window is page i
+ * of the file (PTO_WINDOW_OFFSET(i, window_size) with window_size =
+ * PAGE_SIZE), whatever the page size. Every open of the device node
+ * shares one address space (the inode's: @pf->mapping), so this removes
+ * every file's mappings of that page, not only @pf's. That is harmless:
+ * each fault re-checks ownership under win_lock, so a zapped PTE of the
+ * core's current owner (if the cluster changed hands meanwhile) comes
+ * back at its next touch, and any other file's touch gets SIGBUS, with
+ * or without the zap.
  */
 void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 {
@@ -624,7 +630,19 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 		return -ENOMEM;
 	pto_retire_init(ctx, pdev, PTO_RR_RESET);
 	ctx->recovery = true;
-	mutex_lock(&pdev->core_lock);
+	/*
+	 * The ioctl's wait for core_lock (another reset, a release or a
+	 * launch may hold it for a whole deadline) ends on a fatal signal;
+	 * debugfs (@pf NULL) waits.
+	 */
+	if (pf) {
+		if (mutex_lock_killable(&pdev->core_lock)) {
+			kfree(ctx);
+			return -EINTR;
+		}
+	} else {
+		mutex_lock(&pdev->core_lock);
+	}
 	/*
 	 * Validate the whole mask before touching any core: a refused reset
 	 * (-EBUSY) has no effect at all.
@@ -748,7 +766,9 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 	ret = pto_cluster_mask(pdev, args->clusters);
 	if (ret)
 		return ret;
-	mutex_lock(&pdev->core_lock);
+	/* Killable, as every ioctl's (struct pto_device, @core_lock). */
+	if (mutex_lock_killable(&pdev->core_lock))
+		return -EINTR;
 	for (c = 0; c < pdev->clusters; c++) {
 		if (!(args->clusters & BIT_ULL(c)))
 			continue;
@@ -818,7 +838,8 @@ int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
 	ret = pto_cluster_mask(pdev, args->clusters);
 	if (ret)
 		return ret;
-	mutex_lock(&pdev->core_lock);
+	if (mutex_lock_killable(&pdev->core_lock))
+		return -EINTR;
 	for (c = 0; c < pdev->clusters; c++) {
 		if ((args->clusters & BIT_ULL(c)) &&
 		    pdev->cluster_owner[c] != pf) {
@@ -831,22 +852,40 @@ int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
 	return 0;
 }
 
-/*
- * File release (a closed fd, a killed process): stop every core the file
- * launched, as one set, and release its clusters.
- */
-void pto_file_release_cores(struct pto_file *pf)
+/* The clusters @pf owns, as a bitmap. Caller holds core_lock or win_lock. */
+static u64 pto_file_clusters(struct pto_file *pf)
 {
 	struct pto_device *pdev = pf->pdev;
 	u64 clusters = 0;
 	unsigned int c;
 
-	mutex_lock(&pdev->core_lock);
 	for (c = 0; c < pdev->clusters; c++)
 		if (pdev->cluster_owner[c] == pf)
 			clusters |= BIT_ULL(c);
-	if (clusters)
-		pto_clusters_release_locked(pf, clusters);
+	return clusters;
+}
+
+/*
+ * File release (a closed fd, a killed process): stop every core the file
+ * launched, as one set, and release its clusters. A file that owns no
+ * cluster returns without core_lock: a killed process whose ioctl gave
+ * up waiting for it (-EINTR) must not wait for it again in its exit's
+ * close, for as long as another file's retirement holds it. The check
+ * under win_lock (read) is stable: at release no ioctl of @pf runs, and
+ * only @pf's own acquire makes it an owner.
+ */
+void pto_file_release_cores(struct pto_file *pf)
+{
+	struct pto_device *pdev = pf->pdev;
+	u64 clusters;
+
+	down_read(&pdev->win_lock);
+	clusters = pto_file_clusters(pf);
+	up_read(&pdev->win_lock);
+	if (!clusters)
+		return;
+	mutex_lock(&pdev->core_lock);
+	pto_clusters_release_locked(pf, clusters);
 	mutex_unlock(&pdev->core_lock);
 }
 
@@ -942,7 +981,10 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 		}
 	}
 
-	mutex_lock(&pdev->core_lock);
+	if (mutex_lock_killable(&pdev->core_lock)) {
+		ret = -EINTR;
+		goto out_free;
+	}
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 
@@ -1080,6 +1122,7 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	}
 out_unlock:
 	mutex_unlock(&pdev->core_lock);
+out_free:
 	if (notify)
 		fput(notify);	/* each core holds its own context ref */
 	kfree(ctx);
@@ -1171,7 +1214,10 @@ int pto_ioctl_core_retire(struct pto_file *pf, void *data)
 	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
-	mutex_lock(&pdev->core_lock);
+	if (mutex_lock_killable(&pdev->core_lock)) {
+		ret = -EINTR;
+		goto out;
+	}
 	for_each_set_bit(i, mask, PTO_MAX_CORES) {
 		if (!pto_core_owned_by(&pdev->core[i], pf)) {
 			mutex_unlock(&pdev->core_lock);

@@ -297,6 +297,9 @@ struct pto_core {
  *	while launching (owner, payload, F_LAUNCH). Held across the bounded
  *	waits for the core threads (handshake 5 s, retirement deadline),
  *	never across user memory access, never taken by a window fault.
+ *	The ioctls take it with mutex_lock_killable() (-EINTR, seen only by
+ *	a task being killed), so a process waiting behind another file's
+ *	deadline can still be killed; release, unload and debugfs wait.
  * @win_lock: protects @cluster_owner: written with both core_lock and
  *	win_lock (write) held, read with either. Window faults and mmap,
  *	CORE_STATS and debugfs take only win_lock (read), so they never wait
@@ -368,7 +371,10 @@ struct pto_file {
 
 /**
  * struct pto_bo - a GM buffer object.
- * @vaddr: kernel mapping of the backing pages (vmalloc_user, zeroed).
+ * @vaddr: kernel mapping of the backing pages: __vmalloc(__GFP_ZERO), not
+ *	vmalloc_user(), so the area has no VM_USERMAP and
+ *	remap_vmalloc_range() would refuse it; mmap inserts the pages one
+ *	by one (pto_bo_insert_pages()).
  * @node: entry in pto_device.bos.
  */
 struct pto_bo {

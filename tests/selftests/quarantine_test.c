@@ -6,15 +6,20 @@
  * while its peers retire within the deadline and stay usable; the debugfs
  * reset recovers it. A release waiting out that deadline holds core_lock:
  * window faults, mmap and CORE_STATS of another file's cores must not
- * wait behind it. Needs root (debugfs, module parameters).
+ * wait behind it, and a process waiting for core_lock behind it must
+ * still die of SIGKILL. Needs root (debugfs, module parameters).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <pto/orch.h>
 #include <pto/sched.h>
+#include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 #include "pto_core_util.h"
@@ -279,6 +284,103 @@ TEST(orch_close_budget_bounds_a_silent_cores_retirement)
 	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(d, victim));
 	EXPECT_EQ(0, pto_orch_destroy(o));
 	pto_dev_close(d);
+}
+
+/* The state letter of /proc/@pid/stat (R, S, D, ...), or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (st_read_line(path, buf, sizeof(buf)))
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * File a's release waits out a silent core's retirement deadline (10 s)
+ * with core_lock held; a child process with its own file blocks in
+ * CLUSTER_ACQUIRE on core_lock (state D) and gets SIGKILL. It must be
+ * reaped while the release is still waiting: the ioctls take core_lock
+ * killable, and the exit's close of a file that owns no cluster does not
+ * take it. Before the fix the child died only when the release dropped
+ * the lock, after it quarantined the core. As in the test above, the
+ * order is checked, not a time: the core is not quarantined yet when the
+ * child is reaped (10 s is beyond what the kill and the reap need on a
+ * loaded debug kernel).
+ */
+TEST(core_lock_waiter_dies_of_sigkill)
+{
+	uint64_t ca[PTO_CORE_MASK_WORDS] = { 1 };
+	struct pto_cluster_acquire acq = { .clusters = 1 };
+	struct release_arg ra = { 0 };
+	struct pto_retire_status rst;
+	struct pto_core_reset rs;
+	struct pto_launch *la;
+	struct pto_dev *a;
+	int go[2], ready[2], status, ret, fd;
+	pthread_t t;
+	pid_t pid;
+	char c = 0;
+
+	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	/* Forked before the release thread exists: the child is one thread. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(go[1]);	/* a parent gone before "go" is EOF */
+		close(ready[0]);
+		fd = open(PTO_DEV0, O_RDWR);
+		if (fd < 0 || read(go[0], &c, 1) != 1 ||
+		    write(ready[1], &c, 1) != 1)
+			_exit(2);
+		/* Blocks behind a's release; -EBUSY once a's lock is gone. */
+		ioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &acq);
+		_exit(0);
+	}
+	ASSERT_EQ(0, pto_dev_open(0, &a));
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "10000"));
+	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
+	ASSERT_EQ(0, pto_launch_cores(a, ca, &la));
+	ASSERT_EQ(0, st_inject_stall(0, 0));
+
+	ra.dev = a;
+	ra.clusters = 1;
+	ASSERT_EQ(0, pthread_create(&t, NULL, release_thread, &ra));
+	/* The release holds core_lock once it claimed the core. */
+	st_wait_until((ret = pto_retire_status(a, 0, &rst)) ||
+		      (rst.bits & PTO_RETIRE_BIT_REQUESTED));
+	ASSERT_EQ(0, ret);
+	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Asleep in the ioctl: D, killable or not. */
+	EXPECT_TRUE(st_wait_until(proc_state(pid) == 'D'));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		TH_LOG("child status %#x", status);
+	/* Reaped while the release still waits for the silent core. */
+	EXPECT_NE(PTO_CORE_QUARANTINED, core_state_ioctl(a, 0))
+		TH_LOG("the killed child died only after a's release ended");
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, ra.ret);
+	pto_launch_free(la);
+
+	/* The silent core is quarantined; the reset recovers it. */
+	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(a, 0));
+	ASSERT_EQ(0, pto_core_reset(a, ca, &rs));
+	EXPECT_EQ(1, rs.recovered);
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(a, 0));
+	pto_dev_close(a);
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
 }
 
 TEST_HARNESS_MAIN

@@ -46,7 +46,8 @@
  * @clusters:	Out: number of clusters.
  * @cores:	Out: number of cores (clusters * PTO_CORES_PER_CLUSTER).
  * @lanes:	Out: number of dump lanes.
- * @gm_size:	Out: bytes of global memory (GM).
+ * @gm_size:	Out: bytes of global memory (GM), the reserved low 64 KiB
+ *		included: a buffer is at most @gm_size - 64 KiB.
  * @gm_align:	Out: alignment of GM buffer objects' device addresses.
  * @window_size: Out: bytes of a core's user register window (one page of
  *		the driver's page size); core i's window is mapped at
