@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <pto/orch.h>
 #include <pto/sched.h>
-#include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 #include "pto_core_util.h"
