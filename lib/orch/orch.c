@@ -147,7 +147,15 @@ int orch_grow_inl_slow(struct pto_orch *o, int fp, struct orch_slot *s,
  */
 static void atfork_prepare(void) {}
 static void atfork_parent(void) {}
-static void atfork_child(void) {}
+/* Set in every child forked after the first orchestrator was created
+ * (the handlers are registered then), inherited by its own children: lets
+ * orch_forked() skip getpid() in the process that created them. */
+static bool forked_child;
+
+static void atfork_child(void)
+{
+	forked_child = true;
+}
 
 static pthread_once_t hygiene_once = PTHREAD_ONCE_INIT;
 
@@ -340,12 +348,18 @@ int orch_create(const struct pto_orch_config *cfg,
  */
 bool orch_forked(const struct pto_orch *o)
 {
-	return getpid() != o->owner_pid;
+	/* A plain load where no fork happened: the run polls call this,
+	 * and glibc's getpid() is a system call. A child's own
+	 * orchestrators have its pid. */
+	return __builtin_expect(forked_child, 0) && getpid() != o->owner_pid;
 }
+
+/* The least time close gives the workers' stop after the drain. */
+#define ORCH_STOP_MIN_MS 1000
 
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 {
-	struct timespec ts;
+	struct timespec ts, floor;
 	int err = 0;
 
 	struct pto_run *r;
@@ -461,11 +475,18 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	if (err)
 		return err;
 	/*
-	 * Within the same budget: a device core that does not answer its
-	 * retirement holds its scheduler thread up to the driver's
-	 * retire_timeout_ms. Past the budget, -ETIMEDOUT with every run
+	 * Within the same budget, but never less than ORCH_STOP_MIN_MS from
+	 * now: a device core that does not answer its retirement holds its
+	 * scheduler thread up to the driver's retire_timeout_ms, while cores
+	 * that answer take a moment too (the threads wake, leave their
+	 * loops and retire in parallel), so an idle orchestrator closed with
+	 * a budget of 0 still closes. Past that, -ETIMEDOUT with every run
 	 * done and nothing to undo: a retry joins what is left.
 	 */
+	orch_deadline_in(&floor, ORCH_STOP_MIN_MS);
+	if (floor.tv_sec > ts.tv_sec ||
+	    (floor.tv_sec == ts.tv_sec && floor.tv_nsec > ts.tv_nsec))
+		ts = floor;
 	err = o->ops->stop(o->be, &ts);
 	if (err)
 		return err;

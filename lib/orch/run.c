@@ -378,46 +378,41 @@ PTO_API int pto_run_accepted(pto_run *r)
 }
 
 /*
- * The guards of both waits: in a forked child, before runs_mu (which a
- * parent thread may have held at the fork, run_finish() takes it); from a
- * worker of the run's orchestrator, whose callback's own run (or a run
- * behind it) cannot finish while the callback waits.
+ * Both waits. In a forked child: -ECHILD before runs_mu (which a parent
+ * thread may have held at the fork, run_finish() takes it). From a worker
+ * of the run's orchestrator: a wait that would block is -EDEADLK (the
+ * callback's own run, or a run behind it, cannot finish while the
+ * callback waits); one whose @flag is already set returns at once, as it
+ * would anywhere (a callback may poll, or wait on a run that is over).
  */
-static int wait_refused(const pto_run *r)
+static int wait_run_flag(pto_run *r, const bool *flag, int64_t timeout_ms,
+			 bool status)
 {
-	if (orch_forked(r->o))
+	struct pto_orch *o = r->o;
+	int err;
+
+	if (orch_forked(o))
 		return -ECHILD;
-	if (orch_worker_here(r->o))
-		return -EDEADLK;
-	return 0;
+	flush_if_building(o);
+	pthread_mutex_lock(&o->runs_mu);
+	if (orch_worker_here(o) && !*flag)
+		err = -EDEADLK;
+	else
+		err = wait_flag(o, flag, timeout_ms);
+	if (!err && status)
+		err = r->status;
+	pthread_mutex_unlock(&o->runs_mu);
+	return err;
 }
 
 PTO_API int pto_run_wait_accepted(pto_run *r, int64_t timeout_ms)
 {
-	int err = wait_refused(r);
-
-	if (err)
-		return err;
-	flush_if_building(r->o);
-	pthread_mutex_lock(&r->o->runs_mu);
-	err = wait_flag(r->o, &r->accepted, timeout_ms);
-	pthread_mutex_unlock(&r->o->runs_mu);
-	return err;
+	return wait_run_flag(r, &r->accepted, timeout_ms, false);
 }
 
 PTO_API int pto_run_wait(pto_run *r, int64_t timeout_ms)
 {
-	int err = wait_refused(r);
-
-	if (err)
-		return err;
-	flush_if_building(r->o);
-	pthread_mutex_lock(&r->o->runs_mu);
-	err = wait_flag(r->o, &r->done, timeout_ms);
-	if (!err)
-		err = r->status;
-	pthread_mutex_unlock(&r->o->runs_mu);
-	return err;
+	return wait_run_flag(r, &r->done, timeout_ms, true);
 }
 
 PTO_API int pto_run_result(pto_run *r)

@@ -240,11 +240,13 @@ static int orch_one_noop(pto_orch *o, void *arg)
 
 /*
  * pto_orch_close()'s budget covers stopping too: a scheduler thread
- * retiring a silent core waits for the driver's deadline (2 s here), and
+ * retiring a silent core waits for the driver's deadline (10 s here), and
  * the close used to wait with it, far past its 300 ms budget. Now it
- * returns -ETIMEDOUT within the budget (every run done, new ones refused);
- * a retry that outlasts the deadline succeeds, with the core quarantined
- * in the statistics and its peers retired.
+ * returns -ETIMEDOUT before the deadline (the stop gets at least 1 s:
+ * ORCH_STOP_MIN_MS), every run done, new ones refused, the core not yet
+ * quarantined - an order, not a time (Documentation/testing.md, "Tests
+ * and time"); a retry that outlasts the deadline succeeds, with the core
+ * quarantined in the statistics and its peers retired.
  */
 TEST(orch_close_budget_bounds_a_silent_cores_retirement)
 {
@@ -258,7 +260,7 @@ TEST(orch_close_budget_bounds_a_silent_cores_retirement)
 
 	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
 		SKIP(return, "needs root, debugfs and pto's parameters");
-	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "2000"));
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "10000"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	ASSERT_EQ(0, pto_orch_create_device(d, NULL, &sc, &o));
 	ASSERT_EQ(0, pto_orch_run(o, orch_one_noop, NULL));
@@ -267,21 +269,47 @@ TEST(orch_close_budget_bounds_a_silent_cores_retirement)
 	t0 = pto_now_ns();
 	err = pto_orch_close(o, 300);
 	ms = (pto_now_ns() - t0) / 1000000;
-	printf("# close(300) with one silent core took %llu ms (deadline 2000)\n",
+	printf("# close(300) with one silent core took %llu ms (deadline 10000)\n",
 	       (unsigned long long)ms);
 	fflush(stdout);
-	EXPECT_GT(1200, ms);
 	ASSERT_EQ(-ETIMEDOUT, err);	/* 0: closed, the rest does not apply */
+	/* Returned before the driver's deadline: the core still retiring. */
+	EXPECT_NE(PTO_CORE_QUARANTINED, core_state_ioctl(d, victim));
 	EXPECT_EQ(-ESHUTDOWN, pto_orch_run(o, orch_one_noop, NULL));
 	EXPECT_EQ(-EBUSY, pto_orch_destroy(o));
 
-	ASSERT_EQ(0, pto_orch_close(o, 20000));
+	ASSERT_EQ(0, pto_orch_close(o, 60000));
 	ms = (pto_now_ns() - t0) / 1000000;
-	EXPECT_LE(1900, ms);	/* the retry waited for the deadline */
+	EXPECT_LE(9900, ms);	/* the retry waited for the deadline */
 	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
 	EXPECT_EQ(1, st.quarantined);
 	EXPECT_EQ(PTO_CORES_PER_CLUSTER - 1, st.retired);
 	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(d, victim));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(d);
+}
+
+/*
+ * An idle device orchestrator closes with a budget of 0: its scheduler
+ * threads retire cores that answer, which takes a moment, and the stop is
+ * given at least ORCH_STOP_MIN_MS (1 s) whatever the budget. Without that
+ * floor the join's deadline had passed before the threads could leave
+ * their loops: -ETIMEDOUT, and a caller that closes "if idle" leaked it.
+ */
+TEST(idle_orch_closes_with_a_budget_of_0)
+{
+	struct pto_sched_config sc = { .clusters = 1 };
+	struct pto_sched_stats st;
+	struct pto_dev *d;
+	pto_orch *o;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, pto_orch_create_device(d, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_orch_run(o, orch_one_noop, NULL));
+	EXPECT_EQ(0, pto_orch_close(o, 0));
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	EXPECT_EQ(PTO_CORES_PER_CLUSTER, st.retired);
+	EXPECT_EQ(0, st.quarantined);
 	EXPECT_EQ(0, pto_orch_destroy(o));
 	pto_dev_close(d);
 }

@@ -780,6 +780,10 @@ TEST(fork_child_run_calls_are_echild)
 		bad |= (pto_run_wait_accepted(r, -1) != -ECHILD) << 4;
 		bad |= (pto_run_done(r) != -ECHILD) << 5;
 		bad |= (pto_run_result(r) != -ECHILD) << 6;
+		bad |= (pto_run_accepted(r) != -ECHILD) << 7;
+		/* exit statuses have 8 bits: a mismatch reuses bit 0 */
+		bad |= !!strcmp(pto_run_error(r),
+				"run state unavailable in a forked child");
 		_exit(bad);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -804,7 +808,9 @@ TEST(fork_child_run_calls_are_echild)
 static struct {
 	pto_orch *o;
 	pto_run *_Atomic self;	/* the callback's own run, once known */
+	pto_run *prev;		/* a run of the same orchestrator, done */
 	int close_err, destroy_err, wait_err, wait_forever_err, accepted_err;
+	int prev_err, prev_accepted_err;
 	int submit_err, run_err;
 	_Atomic int nested_ran;
 	pto_run *nested;
@@ -833,7 +839,12 @@ static int k_calls_own_orch(struct pto_task_ctx *c)
 		return -EPROTO;
 	/* Bounded first: without the guard it times out, never hangs. */
 	CB.wait_err = pto_run_wait(self, 100);
+	/* Its own run is accepted (its one task runs, its function
+	 * returned): that wait does not block, so it returns. */
 	CB.accepted_err = pto_run_wait_accepted(self, 100);
+	/* A run that is over: its status, as from any thread. */
+	CB.prev_err = pto_run_wait(CB.prev, -1);
+	CB.prev_accepted_err = pto_run_wait_accepted(CB.prev, -1);
 	if (CB.wait_err == -EDEADLK)
 		CB.wait_forever_err = pto_run_wait(self, -1);
 	atomic_fetch_add(&G.ran, 1);
@@ -845,12 +856,18 @@ static int orch_calls_own_orch(pto_orch *o, void *arg)
 	return one_sub(o, k_calls_own_orch, NULL, 0, PTO_NO_DEP, NULL);
 }
 
+static int orch_fails(pto_orch *o, void *arg)
+{
+	return -EIO;
+}
+
 /*
  * A host callback runs on a worker of its orchestrator: close, destroy,
- * submit, run and the waits on its own run would wait for that run (or
+ * submit, run and a wait on its own run's end would wait for that run (or
  * join the callback's own thread). -EDEADLK at once, nothing changed: the
  * orchestrator is not left closing, no nested run began, and the next run
- * goes through.
+ * goes through. A wait that would not block (its own run's acceptance,
+ * a run that is over) returns what it returns anywhere.
  */
 TEST(calls_from_a_host_callback_are_edeadlk)
 {
@@ -861,6 +878,10 @@ TEST(calls_from_a_host_callback_are_edeadlk)
 	memset(&CB, 0, sizeof(CB));
 	CB.o = o;
 	CB.wait_forever_err = 1;
+	CB.prev_err = CB.prev_accepted_err = 1;
+	/* A finished run whose status is not 0: the callback must see it. */
+	ASSERT_EQ(-EIO, pto_submit(o, orch_fails, NULL, &CB.prev));
+	ASSERT_EQ(-EIO, pto_run_wait(CB.prev, 10000));
 	ASSERT_EQ(0, pto_submit(o, orch_calls_own_orch, NULL, &r));
 	atomic_store(&CB.self, r);
 	EXPECT_EQ(0, pto_run_wait(r, 10000));
@@ -878,8 +899,11 @@ TEST(calls_from_a_host_callback_are_edeadlk)
 		pto_run_release(CB.nested);
 	}
 	EXPECT_EQ(-EDEADLK, CB.wait_err);
-	EXPECT_EQ(-EDEADLK, CB.accepted_err);
+	EXPECT_EQ(0, CB.accepted_err);
 	EXPECT_EQ(-EDEADLK, CB.wait_forever_err);
+	EXPECT_EQ(-EIO, CB.prev_err);
+	EXPECT_EQ(0, CB.prev_accepted_err);
+	pto_run_release(CB.prev);
 	/* Not left closing: the next run works. */
 	EXPECT_EQ(0, pto_orch_run(o, orch_stash, &s));
 	EXPECT_EQ(5, s.x);

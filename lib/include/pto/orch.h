@@ -41,24 +41,29 @@
  *    close.
  *  - Host callbacks (struct pto_task_ctx) run on the orchestrator's worker
  *    threads. From there, on the same orchestrator, pto_orch_close(),
- *    pto_orch_destroy(), pto_submit(), pto_orch_run(), pto_run_wait() and
- *    pto_run_wait_accepted() return -EDEADLK at once and change nothing:
- *    each would wait for the callback's own run (or a run queued behind
- *    it), or join the thread it runs on. The other pto_run_*() calls
- *    (polls) and another orchestrator's calls are allowed.
+ *    pto_orch_destroy(), pto_submit() and pto_orch_run() return -EDEADLK
+ *    at once and change nothing, and so do pto_run_wait() and
+ *    pto_run_wait_accepted() on one of its runs that has not reached what
+ *    they wait for: each would wait for the callback's own run (or a run
+ *    queued behind it), or join the thread it runs on. A wait on a run
+ *    already done (accepted) returns as anywhere; the other pto_run_*()
+ *    calls (polls) and another orchestrator's calls are allowed.
  *
  * fork(): a child may not use an orchestrator created by its parent (its
  * worker and scheduler threads are not in the child, a lock may be a copy
  * of one such a thread held at the fork, and a device orchestrator's
  * objects are the parent's, through the shared file). In a process other
- * than the creator, every call below that could block or take a lock
- * returns -ECHILD and does nothing at all (no ioctl, no join, no lock):
- * pto_orch_close(), pto_orch_destroy(), pto_submit(), pto_orch_run(),
- * pto_run_wait(), pto_run_wait_accepted(), pto_run_done(),
- * pto_run_accepted() and pto_run_result(); pto_run_release() is a no-op
- * and pto_run_error() returns a fixed message. The child's copy is
- * released when it exits or execs, the parent's orchestrator and runs are
- * untouched. Device handles: pto/pto.h.
+ * than the creator, these calls return -ECHILD and do nothing at all (no
+ * ioctl, no join, no lock): pto_orch_close(), pto_orch_destroy(),
+ * pto_submit(), pto_orch_run(), pto_run_wait(), pto_run_wait_accepted(),
+ * pto_run_done(), pto_run_accepted() and pto_run_result();
+ * pto_run_release() is a no-op and pto_run_error() returns a fixed
+ * message. The calls an orchestration function makes (the submits,
+ * pto_alloc(), the scopes) are not checked - a check on every submit for
+ * a fork from inside an orchestration function: a child forked there
+ * must not make them (they take the parent's locks' copies). The child's
+ * copy is released when it exits or execs, the parent's orchestrator and
+ * runs are untouched. Device handles: pto/pto.h.
  */
 #ifndef PTO_ORCH_H
 #define PTO_ORCH_H
@@ -377,12 +382,15 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  * thread's retirement of its cores: pto/sched.h). Returns 0 when drained
  * and stopped, or -ETIMEDOUT: close() may be retried, but the
  * orchestrator stays closing: new submissions are still refused
- * (-ESHUTDOWN). A drain that timed out tore nothing down (runs go on); a
- * stop that timed out had every run done, and a device core was still
- * not answering its retirement (the driver quarantines it at its own
- * deadline, the retire_timeout_ms module parameter, 30 s by default; a
- * retry that outlasts it succeeds and pto_orch_sched_stats() counts the
- * core as quarantined). From inside one of this
+ * (-ESHUTDOWN). A drain that timed out tore nothing down (runs go on).
+ * The stop is given what is left of the budget but at least 1 s (so an
+ * idle orchestrator closes with a budget of 0: retiring cores that
+ * answer takes a moment); a stop that timed out had every run done, and
+ * a device core was still not answering its retirement (the driver
+ * quarantines it at its own deadline, the retire_timeout_ms module
+ * parameter, 30 s by default; a retry that outlasts it succeeds and
+ * pto_orch_sched_stats() counts the core as quarantined). From inside one
+ * of this
  * orchestrator's orchestration functions it is -EDEADLK at once (the run
  * being built cannot drain) and changes nothing; from a host callback of
  * this orchestrator, the same (see the top). Sets no message
@@ -446,9 +454,9 @@ PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg);
  * included, which would then read freed memory: release after every
  * other user of the handle has returned (join or signal them first), and
  * once. @r must not be NULL, except for pto_run_release(). In a forked
- * child the int calls return -ECHILD, pto_run_release() does nothing; the
- * waits from a host callback of the run's orchestrator are -EDEADLK (see
- * the top).
+ * child the int calls return -ECHILD, pto_run_release() does nothing; a
+ * wait that would block, from a host callback of the run's orchestrator,
+ * is -EDEADLK (see the top).
  */
 PTO_API int pto_run_done(pto_run *r);	/* 1 when terminal */
 /* 1 once every task of the run was dispatched (or failed without running). */
