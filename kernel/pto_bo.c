@@ -304,6 +304,9 @@ static int pto_bo_insert_pages(struct vm_area_struct *vma, struct pto_bo *bo,
 			return ret;
 		addr += batch << PAGE_SHIFT;
 		kaddr += batch << PAGE_SHIFT;
+		/* A killed mapper stops: mmap_region() unmaps what is in. */
+		if (fatal_signal_pending(current))
+			return -EINTR;
 		cond_resched();
 	}
 	return 0;

@@ -42,8 +42,7 @@
 #define PTO_MAX_DEVICES 8
 #define PTO_MAX_GM_MB 4096
 
-/* GM device addresses below this are never handed out: 0 is never valid. */
-#define PTO_GM_RESERVED 0x10000ULL
+/* PTO_GM_RESERVED (uapi): the low GM never handed out. */
 /* Minimum allocation granule and alignment of the GM pool (2^10 = 1024). */
 #define PTO_GM_MIN_ORDER 10
 
@@ -373,8 +372,8 @@ struct pto_file {
  * struct pto_bo - a GM buffer object.
  * @vaddr: kernel mapping of the backing pages: __vmalloc(__GFP_ZERO), not
  *	vmalloc_user(), so the area has no VM_USERMAP and
- *	remap_vmalloc_range() would refuse it; mmap inserts the pages one
- *	by one (pto_bo_insert_pages()).
+ *	remap_vmalloc_range() would refuse it; mmap inserts the pages in
+ *	batches (pto_bo_insert_pages()).
  * @node: entry in pto_device.bos.
  */
 struct pto_bo {

@@ -533,15 +533,17 @@ static int cmd_exec(int argc, char **argv)
 	}
 	/* Before anything is taken: the buffer must fit the device's GM. */
 	ret = exec_sizes(&o, &elems, &b_elems, &o_elems, &bytes);
-	if (ret || bytes > info.gm_size) {
+	/* A buffer is at most the GM less its reserved low part (pto.h). */
+	if (ret || bytes > info.gm_size - PTO_GM_RESERVED) {
 		if (ret)
 			fprintf(stderr,
 				"ptoctl: --shape: the tensors' size overflows 64 bits\n");
 		else
 			fprintf(stderr,
-				"ptoctl: --shape: the tensors need %llu bytes, more than the device's GM (%llu bytes)\n",
+				"ptoctl: --shape: the tensors need %llu bytes, more than a buffer of the device's GM can hold (%llu bytes)\n",
 				(unsigned long long)bytes,
-				(unsigned long long)info.gm_size);
+				(unsigned long long)(info.gm_size -
+						     PTO_GM_RESERVED));
 		ret = -EFBIG;
 		goto out_close;
 	}

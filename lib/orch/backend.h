@@ -95,9 +95,10 @@ struct orch_backend_ops {
 	 * Start / stop executing (threads). stop joins; called by close once
 	 * every run drained, with close's deadline (CLOCK_MONOTONIC): it
 	 * returns -ETIMEDOUT when a thread is still leaving at @deadline (a
-	 * device core's retirement waits for it), having stopped nothing it
-	 * cannot resume, and is called again by close's retry; 0 when every
-	 * thread was joined. A backend whose threads leave at once may
+	 * device core's retirement waits for it): every thread has been told
+	 * to stop for good, those joined are done, and close's retry calls
+	 * it again to join the rest (close has nothing to undo); 0 when
+	 * every thread was joined. A backend whose threads leave at once may
 	 * ignore @deadline.
 	 */
 	int (*start)(void *be, struct pto_orch *o);

@@ -18,7 +18,7 @@
 #include "pto_selftest.h"
 
 /* GM's reserved low range: never allocated (Documentation/abi.md). */
-#define GM_RESERVED (64ull << 10)
+#define GM_RESERVED PTO_GM_RESERVED
 
 FIXTURE(dev) {
 	int fd;

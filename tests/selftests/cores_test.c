@@ -1374,7 +1374,8 @@ static int ptoctl_out(const char *cmd, char *out, size_t len)
  * ptoctl exec sizes its buffer from --shape with checked arithmetic,
  * before it takes anything: a shape whose byte count overflows 64 bits
  * (2^61 elements: it wrapped to 12 bytes, one page was allocated and
- * filled with 2^61 words), one larger than the device's GM, a dimension
+ * filled with 2^61 words), one larger than the device's GM or ending in
+ * its reserved last 64 KiB (BO_ALLOC refused it late), a dimension
  * or a core above 32 bits (they were truncated: 4294967297 ran as 1)
  * each exit with status 1 and say why. A large shape that fits runs.
  */
@@ -1391,7 +1392,12 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		{ "--func add --shape 2x-1", "ptoctl: bad --shape" },
 		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
 		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },
-		{ "--func add --shape GM", "more than the device's GM (" },
+		{ "--func add --shape GM",
+		  "more than a buffer of the device's GM can hold (" },
+		/* 8 x + 4 bytes in GM's reserved last 64 KiB: BO_ALLOC
+		 * would refuse it; the check says so first. */
+		{ "--func reduce_sum --dtype i32 --shape RSV",
+		  "more than a buffer of the device's GM can hold (" },
 	};
 	struct pto_dev_info info;
 	struct pto_dev *dev;
@@ -1407,9 +1413,15 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 	pto_dev_close(dev);
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		const char *gm = strstr(bad[i].args, "GM");
+		const char *rsv = strstr(bad[i].args, "RSV");
 
 		/* A, B and out of gm_size / 4 words each: 3 GMs. */
-		if (gm)
+		if (rsv)
+			snprintf(cmd, sizeof(cmd),
+				 "ptoctl exec --core 1 %.*s%llu 2>&1",
+				 (int)(rsv - bad[i].args), bad[i].args,
+				 (unsigned long long)(info.gm_size - 32768) / 8);
+		else if (gm)
 			snprintf(cmd, sizeof(cmd),
 				 "ptoctl exec --core 1 %.*s%llu 2>&1",
 				 (int)(gm - bad[i].args), bad[i].args,

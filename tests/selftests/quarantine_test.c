@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <pto/orch.h>
 #include <pto/sched.h>
@@ -326,6 +327,16 @@ static char proc_state(pid_t pid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+/* Whether @pid is inside system call @nr (/proc/@pid/syscall). */
+static bool proc_in_syscall(pid_t pid, long nr)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	return !st_read_line(path, buf, sizeof(buf)) && atol(buf) == nr &&
+	       buf[0] != '-';
+}
+
 /*
  * File a's release waits out a silent core's retirement deadline (10 s)
  * with core_lock held; a child process with its own file blocks in
@@ -366,7 +377,8 @@ TEST(core_lock_waiter_dies_of_sigkill)
 		if (fd < 0 || read(go[0], &c, 1) != 1 ||
 		    write(ready[1], &c, 1) != 1)
 			_exit(2);
-		/* Blocks behind a's release; -EBUSY once a's lock is gone. */
+		/* Blocks behind a's release; would take the cluster once
+		 * a's release ended (it frees cluster 0), if not killed. */
 		ioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &acq);
 		_exit(0);
 	}
@@ -386,8 +398,9 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(1, read(ready[0], &c, 1));
-	/* Asleep in the ioctl: D, killable or not. */
-	EXPECT_TRUE(st_wait_until(proc_state(pid) == 'D'));
+	/* Asleep in the ioctl (not before it): D, killable or not. */
+	EXPECT_TRUE(st_wait_until(proc_state(pid) == 'D' &&
+				  proc_in_syscall(pid, SYS_ioctl)));
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)

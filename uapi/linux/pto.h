@@ -38,6 +38,12 @@
 #define PTO_CAP_GM_MMAP (1ULL << 1)	/* GM buffer objects can be mmapped */
 #define PTO_CAP_CORES (1ULL << 2)	/* mock cores: launch, windows, kernels */
 
+/*
+ * GM device addresses below this (64 KiB) are never handed out: 0 is
+ * never a valid one. A buffer is at most pto_info.gm_size minus this.
+ */
+#define PTO_GM_RESERVED 0x10000ULL
+
 /**
  * struct pto_info - PTO_IOCTL_GET_INFO: describe the device.
  * @abi_major:	Out: PTO_ABI_MAJOR of the driver.
@@ -46,8 +52,9 @@
  * @clusters:	Out: number of clusters.
  * @cores:	Out: number of cores (clusters * PTO_CORES_PER_CLUSTER).
  * @lanes:	Out: number of dump lanes.
- * @gm_size:	Out: bytes of global memory (GM), the reserved low 64 KiB
- *		included: a buffer is at most @gm_size - 64 KiB.
+ * @gm_size:	Out: bytes of global memory (GM), the reserved low
+ *		PTO_GM_RESERVED bytes included: a buffer is at most
+ *		@gm_size - PTO_GM_RESERVED.
  * @gm_align:	Out: alignment of GM buffer objects' device addresses.
  * @window_size: Out: bytes of a core's user register window (one page of
  *		the driver's page size); core i's window is mapped at
