@@ -19,16 +19,15 @@
  *  - A task_window above PTO_MAX_TASK_WINDOW is refused before any ioctl.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/pto.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
+#include "fake_ioctl.h"
 #include "kselftest_harness.h"
 
 static uint32_t fake_minor;
@@ -37,18 +36,12 @@ static int other_ioctls;
 static int info_eagain;		/* GET_INFO calls left to refuse, EAGAIN */
 static int info_calls;
 
-/* Linked ahead of libc's: pto's GET_INFO answers with fake_minor and
+/* The fake ioctl() (FAKE_IOCTL): pto's GET_INFO answers with fake_minor and
  * fake_caps; every other pto ioctl is counted and refused. */
-int ioctl(int fd, unsigned long req, ...)
+static int fake_caps_ioctl(int fd, unsigned long req, void *arg)
 {
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
 	if (_IOC_TYPE(req) != _IOC_TYPE(PTO_IOCTL_GET_INFO))
-		return (int)syscall(SYS_ioctl, fd, req, arg);
+		return fake_ioctl_real(fd, req, arg);
 	if (req == PTO_IOCTL_GET_INFO) {
 		struct pto_info *i = arg;
 
@@ -71,6 +64,8 @@ int ioctl(int fd, unsigned long req, ...)
 	errno = ENOTTY;
 	return -1;
 }
+
+FAKE_IOCTL(fake_caps_ioctl)
 
 /* Create on a fake driver of ABI 1.@minor with @caps; the result. */
 static int create_on(uint32_t minor, uint64_t caps, int *ioctls)

@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 #include <linux/pto.h>
 #include <pto/pto.h>
+#include "fake_ioctl.h"
 #include "kselftest_harness.h"
 
 #define FAKE_HANDLE 7
@@ -37,15 +37,9 @@ static _Atomic int arrived;		/* mmap() callers, for the rendezvous */
 static int rendezvous;			/* hold a caller until this many came */
 static void *_Atomic fake[8];		/* dev_fd's live mappings */
 
-/* Linked ahead of libc's: pto's GET_INFO, BO_ALLOC and BO_FREE. */
-int ioctl(int fd, unsigned long req, ...)
+/* The fake ioctl() (FAKE_IOCTL): pto's GET_INFO, BO_ALLOC and BO_FREE. */
+static int fake_map_ioctl(int fd, unsigned long req, void *arg)
 {
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
 	if (req == PTO_IOCTL_GET_INFO) {
 		struct pto_info *i = arg;
 
@@ -73,8 +67,10 @@ int ioctl(int fd, unsigned long req, ...)
 		return ((struct pto_bo_free *)arg)->handle == FAKE_HANDLE ? 0 :
 			(errno = EINVAL, -1);
 	}
-	return (int)syscall(SYS_ioctl, fd, req, arg);
+	return fake_ioctl_real(fd, req, arg);
 }
+
+FAKE_IOCTL(fake_map_ioctl)
 
 /* Wait up to 2 s for @n callers of mmap() on dev_fd: a fix that
  * serialised the callers (a lock) would never bring the second. */

@@ -12,29 +12,22 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <linux/pto.h>
 #include <pto/pto.h>
 #include "core.h"
+#include "fake_ioctl.h"
 #include "kselftest_harness.h"
 #include "orch_test.h"
 
-/* Linked ahead of libc's: pto's GET_INFO and DOORBELL succeed on any fd
+/* The fake ioctl() (FAKE_IOCTL): pto's GET_INFO and DOORBELL succeed on any fd
  * (the test's device is /dev/null); every other ioctl goes to the kernel. */
-int ioctl(int fd, unsigned long req, ...)
+static int fake_null_ioctl(int fd, unsigned long req, void *arg)
 {
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
 	if (_IOC_TYPE(req) != _IOC_TYPE(PTO_IOCTL_GET_INFO))
-		return (int)syscall(SYS_ioctl, fd, req, arg);
+		return fake_ioctl_real(fd, req, arg);
 	if (req == PTO_IOCTL_GET_INFO) {
 		struct pto_info *i = arg;
 
@@ -49,6 +42,8 @@ int ioctl(int fd, unsigned long req, ...)
 	errno = ENOTTY;
 	return -1;
 }
+
+FAKE_IOCTL(fake_null_ioctl)
 
 #define RINGS 20000
 
