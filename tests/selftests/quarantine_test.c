@@ -134,6 +134,29 @@ static void *release_thread(void *p)
 }
 
 /*
+ * Stall core 0 (cluster 0, launched by @a), release cluster 0 on thread
+ * @t (@ra), and return once the release claimed the core (REQUESTED, read
+ * through @seen): from then on it waits out the driver's deadline with
+ * core_lock held.
+ */
+static void release_stalled_cluster0(struct __test_metadata *_metadata,
+				     struct pto_dev *a, struct pto_dev *seen,
+				     struct release_arg *ra, pthread_t *t)
+{
+	struct pto_retire_status rst;
+	int ret;
+
+	ASSERT_EQ(0, st_inject_stall(0, 0));
+	ra->dev = a;
+	ra->clusters = 1;
+	ASSERT_EQ(0, pthread_create(t, NULL, release_thread, ra));
+	st_wait_until((ret = pto_retire_status(seen, 0, &rst)) ||
+		      (rst.bits & PTO_RETIRE_BIT_REQUESTED));
+	ASSERT_EQ(0, ret);
+	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
+}
+
+/*
  * A7 / D2: file a's release waits out the retirement deadline of a silent
  * core (10 s) with core_lock held. Meanwhile file b's window faults (a
  * fresh mmap and a task through the library's mapping), mmap and
@@ -157,7 +180,6 @@ TEST(window_faults_not_behind_a_release)
 	struct release_arg ra = { 0 };
 	struct pto_dev_info info;
 	struct pto_core_stats st;
-	struct pto_retire_status rst;
 	struct pto_core_reset rs;
 	struct pto_launch *la, *lb;
 	struct pto_dev *a, *b;
@@ -165,7 +187,6 @@ TEST(window_faults_not_behind_a_release)
 	pthread_t t;
 	uint64_t t0, ms;
 	void *m;
-	int ret;
 
 	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
 		SKIP(return, "needs root, debugfs and pto's parameters");
@@ -183,16 +204,8 @@ TEST(window_faults_not_behind_a_release)
 	memset(cb, 0, sizeof(cb));
 	cb[0] = 1ull << 3;
 	ASSERT_EQ(0, pto_launch_cores(b, cb, &lb));
-	ASSERT_EQ(0, st_inject_stall(0, 0));
-
-	ra.dev = a;
-	ra.clusters = 1;
-	ASSERT_EQ(0, pthread_create(&t, NULL, release_thread, &ra));
 	/* The release is in its deadline wait once it claimed the core. */
-	st_wait_until((ret = pto_retire_status(b, 0, &rst)) ||
-		      (rst.bits & PTO_RETIRE_BIT_REQUESTED));
-	ASSERT_EQ(0, ret);
-	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
+	release_stalled_cluster0(_metadata, a, b, &ra, &t);
 	t0 = pto_now_ns();
 	m = mmap(NULL, info.window_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 pto_dev_fd(b), PTO_WINDOW_OFFSET(3, info.window_size));
@@ -354,11 +367,10 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	uint64_t ca[PTO_CORE_MASK_WORDS] = { 1 };
 	struct pto_cluster_acquire acq = { .clusters = 1 };
 	struct release_arg ra = { 0 };
-	struct pto_retire_status rst;
 	struct pto_core_reset rs;
 	struct pto_launch *la;
 	struct pto_dev *a;
-	int go[2], ready[2], status, ret, fd;
+	int go[2], ready[2], status, fd;
 	pthread_t t;
 	pid_t pid;
 	char c = 0;
@@ -386,16 +398,8 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "10000"));
 	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
 	ASSERT_EQ(0, pto_launch_cores(a, ca, &la));
-	ASSERT_EQ(0, st_inject_stall(0, 0));
-
-	ra.dev = a;
-	ra.clusters = 1;
-	ASSERT_EQ(0, pthread_create(&t, NULL, release_thread, &ra));
 	/* The release holds core_lock once it claimed the core. */
-	st_wait_until((ret = pto_retire_status(a, 0, &rst)) ||
-		      (rst.bits & PTO_RETIRE_BIT_REQUESTED));
-	ASSERT_EQ(0, ret);
-	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
+	release_stalled_cluster0(_metadata, a, a, &ra, &t);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	/* Asleep in the ioctl (not before it): D, killable or not. */
