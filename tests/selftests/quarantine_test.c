@@ -157,6 +157,27 @@ static void release_stalled_cluster0(struct __test_metadata *_metadata,
 }
 
 /*
+ * The end of release_stalled_cluster0(): join the release, then the
+ * silent core is quarantined (read through @seen), and @a's reset
+ * recovers it.
+ */
+static void end_stalled_release(struct __test_metadata *_metadata,
+				struct pto_dev *a, struct pto_dev *seen,
+				struct release_arg *ra, pthread_t t,
+				struct pto_launch *la, const uint64_t *ca)
+{
+	struct pto_core_reset rs;
+
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, ra->ret);
+	pto_launch_free(la);
+	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(seen, 0));
+	ASSERT_EQ(0, pto_core_reset(a, ca, &rs));
+	EXPECT_EQ(1, rs.recovered);
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(seen, 0));
+}
+
+/*
  * A7 / D2: file a's release waits out the retirement deadline of a silent
  * core (10 s) with core_lock held. Meanwhile file b's window faults (a
  * fresh mmap and a task through the library's mapping), mmap and
@@ -180,7 +201,6 @@ TEST(window_faults_not_behind_a_release)
 	struct release_arg ra = { 0 };
 	struct pto_dev_info info;
 	struct pto_core_stats st;
-	struct pto_core_reset rs;
 	struct pto_launch *la, *lb;
 	struct pto_dev *a, *b;
 	volatile uint32_t *w;
@@ -224,15 +244,7 @@ TEST(window_faults_not_behind_a_release)
 		TH_LOG("b's calls ended after a's release quarantined core 0 (%llu ms)",
 		       (unsigned long long)ms);
 	munmap(m, info.window_size);
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(0, ra.ret);
-	pto_launch_free(la);
-
-	/* The silent core is quarantined; the reset recovers it. */
-	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(b, 0));
-	ASSERT_EQ(0, pto_core_reset(a, ca, &rs));
-	EXPECT_EQ(1, rs.recovered);
-	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(b, 0));
+	end_stalled_release(_metadata, a, b, &ra, t, la, ca);
 	ASSERT_EQ(0, pto_cluster_release(b, 2));
 	pto_launch_free(lb);
 	pto_dev_close(a);
@@ -367,7 +379,6 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	uint64_t ca[PTO_CORE_MASK_WORDS] = { 1 };
 	struct pto_cluster_acquire acq = { .clusters = 1 };
 	struct release_arg ra = { 0 };
-	struct pto_core_reset rs;
 	struct pto_launch *la;
 	struct pto_dev *a;
 	int go[2], ready[2], status, fd;
@@ -412,15 +423,7 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	/* Reaped while the release still waits for the silent core. */
 	EXPECT_NE(PTO_CORE_QUARANTINED, core_state_ioctl(a, 0))
 		TH_LOG("the killed child died only after a's release ended");
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(0, ra.ret);
-	pto_launch_free(la);
-
-	/* The silent core is quarantined; the reset recovers it. */
-	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(a, 0));
-	ASSERT_EQ(0, pto_core_reset(a, ca, &rs));
-	EXPECT_EQ(1, rs.recovered);
-	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(a, 0));
+	end_stalled_release(_metadata, a, a, &ra, t, la, ca);
 	pto_dev_close(a);
 	close(go[0]);
 	close(go[1]);
