@@ -242,6 +242,23 @@ static void pto_rc_pop(struct pto_rc *c, struct pto_done *d, uint32_t status)
 	c->ninflight--;
 }
 
+int pto_rc_abandon(struct pto_rc *c, struct pto_done *done)
+{
+	int n = 0;
+
+	while (c->ninflight) {
+		struct pto_payload *p = c->payload[c->inflight[0] & 1];
+		uint32_t status = PTO_TASK_ESTOP;
+
+		/* Ordered after the core's writes by the caller (core.h). */
+		if (__atomic_load_n(&p->done_id, __ATOMIC_RELAXED) ==
+		    c->inflight[0])
+			status = __atomic_load_n(&p->status, __ATOMIC_RELAXED);
+		pto_rc_pop(c, &done[n++], status);
+	}
+	return n;
+}
+
 int pto_rc_reap(struct pto_rc *c, struct pto_done *done)
 {
 	uint32_t cond;
@@ -257,24 +274,13 @@ int pto_rc_reap(struct pto_rc *c, struct pto_done *done)
 	 */
 	cond = pto_win_read(c, PTO_REG_COND);
 	ends = pto_rc_ends(c, cond);
-	if (ends & PTO_RC_STOPPED) {
-		while (c->ninflight) {
-			struct pto_payload *p = c->payload[c->inflight[0] & 1];
-			uint32_t status = PTO_TASK_ESTOP;
-
-			/*
-			 * The core writes status, then done_id, then FIN,
-			 * then the echo (both releases); the acquire of COND
-			 * above orders these loads after all of them.
-			 */
-			if (__atomic_load_n(&p->done_id, __ATOMIC_RELAXED) ==
-			    c->inflight[0])
-				status = __atomic_load_n(&p->status,
-							 __ATOMIC_RELAXED);
-			pto_rc_pop(c, &done[n++], status);
-		}
-		return n;
-	}
+	/*
+	 * The core writes status, then done_id, then FIN, then the echo
+	 * (both releases); the acquire of COND above orders the abandon's
+	 * loads after all of them.
+	 */
+	if (ends & PTO_RC_STOPPED)
+		return pto_rc_abandon(c, done);
 	if (ends & PTO_RC_IMPLIED) {
 		struct pto_payload *p = c->payload[c->inflight[0] & 1];
 		uint32_t status = __atomic_load_n(&p->status, __ATOMIC_ACQUIRE);

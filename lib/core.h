@@ -105,6 +105,21 @@ int pto_rc_can_dispatch(const struct pto_rc *c);
 uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring);
 /* Collect completions (0..2) into @done; returns their number. */
 int pto_rc_reap(struct pto_rc *c, struct pto_done *done);
+/*
+ * End every id in flight on @c (0..2, into @done, oldest first), for a
+ * core that will run none of them any more: one that echoed EXITED
+ * (pto_rc_reap's stopped case), or one whose owner's retirement
+ * (pto_core_retire) returned. Each ends as PTO_TASK_ESTOP, except an id
+ * whose payload buffer holds done_id == id: the core completed it, and it
+ * ends with the status there. The caller orders these loads after the
+ * core's last writes: the acquire of the EXITED echo in COND, or the
+ * retirement's return (the kernel acquired the core's response, which
+ * the core stores with release after every write of its launch). A
+ * quarantined core never answered: nothing orders its writes, and an id
+ * it did complete may end as stopped - never twice: an id leaves
+ * @c->inflight here, once. Not thread-safe per core (above).
+ */
+int pto_rc_abandon(struct pto_rc *c, struct pto_done *done);
 
 int pto_ring(struct pto_launch *l, const uint64_t *cores);
 /*

@@ -103,6 +103,17 @@ struct orch_backend_ops {
 	 */
 	int (*start)(void *be, struct pto_orch *o);
 	int (*stop)(void *be, const struct timespec *deadline);
+	/*
+	 * Optional (NULL: pto_orch_abort() is -EOPNOTSUPP): end every task
+	 * now, without waiting for it. Called by pto_orch_abort() with the
+	 * orchestrator closing (no run begins any more), on any thread, any
+	 * number of times, before stop. Does not block; from its return on,
+	 * each member in flight on a worker ends soon (step 4 with an error
+	 * unless the worker completed it) and each member the backend pops
+	 * later ends at once with an error, without running - so every run
+	 * drains, failed. Stop still follows (close) and joins.
+	 */
+	void (*abort)(void *be);
 	/* Work may be available for worker @widx (exact FIFO, a group
 	 * member assigned to it), or for any worker of @kind (widx = -1).
 	 * Called with sched_mu held: must not call back into the

@@ -354,6 +354,83 @@ bool orch_forked(const struct pto_orch *o)
 	return __builtin_expect(forked_child, 0) && getpid() != o->owner_pid;
 }
 
+/*
+ * Close's and abort's first step, runs_mu held (dropped and retaken
+ * inside).
+ */
+static void orch_settle_pending_locked(struct pto_orch *o)
+{
+	/*
+	 * Settle a cancellation whose snapshot phase kept failing. Close
+	 * (and abort) may run on any thread, so this cancellation may
+	 * overlap anything the orch thread does: building a run (close's
+	 * own check of o->building could not exclude that: a run may begin
+	 * as soon as runs_mu is dropped below, closing is set only after),
+	 * or failing one and cancelling it. Two cancellations, or one and a build,
+	 * share only:
+	 *  - the slots: each cancellation claims, snapshots and settles only
+	 *    its own run's slots (s->run, read under the slot's fanout_mu,
+	 *    as a build's slot claim writes it), and a run's tasks depend
+	 *    only on its own (tensor keys carry the run id, handles from
+	 *    another run are refused), so their propagations meet only as
+	 *    completions do, under fanout_mu;
+	 *  - the ready queues (sched_mu), the TensorMap (tm.mu), the rings
+	 *    (ring.mu), the runs (runs_mu and the runs' atomic counters),
+	 *    one lock at a time or in the documented order;
+	 *  - no unlocked state: the snapshot is the caller's allocation, and
+	 *    cancellation writes no message (o->errmsg is the orch thread's;
+	 *    it wrote one here, racing the orch thread's own and ending up
+	 *    as another run's error).
+	 * The same run is never cancelled twice at once: cancel_pending is
+	 * set only after its submitter's attempts, and close and abort run
+	 * neither concurrently with themselves nor with each other
+	 * (orch.h). A run with a pending cancellation cannot finish, so it
+	 * stays listed. Cancellation takes runs_mu itself: hold a reference
+	 * instead.
+	 */
+	struct pto_run *r;
+	int err;
+
+	r = o->runs;
+	while (r) {
+		struct pto_run *next;
+
+		if (!r->cancel_pending) {
+			r = r->next;
+			continue;
+		}
+		r->refs++;
+		pthread_mutex_unlock(&o->runs_mu);
+		err = orch_cancel_unstarted_run(o, r);
+		pthread_mutex_lock(&o->runs_mu);
+		if (!err)
+			r->cancel_pending = false;
+		/*
+		 * Every pending run, not one per call: a run left pending can
+		 * only finish through a settle, and the caller's drain would
+		 * wait out its budget for it. Still failing, the run stays pending,
+		 * so it cannot finish and stays listed: go on after it (a
+		 * retry of close settles it). Settled, it may have finished
+		 * and left the list, and the list may have changed meanwhile:
+		 * rescan from the head. That ends: each rescan follows a
+		 * settle, which clears a run's cancel_pending for good, and a
+		 * pending run keeps its pipeline lease (it cannot finish), so
+		 * at most run_depth of them exist at a time.
+		 */
+		next = err ? r->next : o->runs;
+		err = 0;
+		/*
+		 * A cancellation that settled the debts may have consumed the
+		 * run's last slot: the run finished, dropped its in-flight
+		 * reference and left the list, and if the caller released its
+		 * handle already, ours is the last.
+		 */
+		if (orch_run_unref_locked(r))
+			free(r);
+		r = next;
+	}
+}
+
 /* The least time close gives the workers' stop after the drain. */
 #define ORCH_STOP_MIN_MS 1000
 
@@ -361,8 +438,6 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 {
 	struct timespec ts, floor;
 	int err = 0;
-
-	struct pto_run *r;
 
 	/*
 	 * A forked child's copy: the workers and scheduler threads are not
@@ -395,71 +470,7 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 		pthread_mutex_unlock(&o->runs_mu);
 		return 0;
 	}
-	/*
-	 * Settle a cancellation whose snapshot phase kept failing. Close may
-	 * run on any thread, so this cancellation may overlap anything the
-	 * orch thread does: building a run (close's own check of
-	 * o->building could not exclude that: a run may begin as soon as
-	 * runs_mu is dropped below, closing is set only after), or failing
-	 * one and cancelling it. Two cancellations, or one and a build,
-	 * share only:
-	 *  - the slots: each cancellation claims, snapshots and settles only
-	 *    its own run's slots (s->run, read under the slot's fanout_mu,
-	 *    as a build's slot claim writes it), and a run's tasks depend
-	 *    only on its own (tensor keys carry the run id, handles from
-	 *    another run are refused), so their propagations meet only as
-	 *    completions do, under fanout_mu;
-	 *  - the ready queues (sched_mu), the TensorMap (tm.mu), the rings
-	 *    (ring.mu), the runs (runs_mu and the runs' atomic counters),
-	 *    one lock at a time or in the documented order;
-	 *  - no unlocked state: the snapshot is the caller's allocation, and
-	 *    cancellation writes no message (o->errmsg is the orch thread's;
-	 *    it wrote one here, racing the orch thread's own and ending up
-	 *    as another run's error).
-	 * The same run is never cancelled twice at once: cancel_pending is
-	 * set only after its submitter's attempts, and close does not run
-	 * concurrently with itself. A run with a pending cancellation cannot
-	 * finish, so it stays listed. Cancellation takes runs_mu itself:
-	 * hold a reference instead.
-	 */
-	r = o->runs;
-	while (r) {
-		struct pto_run *next;
-
-		if (!r->cancel_pending) {
-			r = r->next;
-			continue;
-		}
-		r->refs++;
-		pthread_mutex_unlock(&o->runs_mu);
-		err = orch_cancel_unstarted_run(o, r);
-		pthread_mutex_lock(&o->runs_mu);
-		if (!err)
-			r->cancel_pending = false;
-		/*
-		 * Every pending run, not one per call: a run left pending can
-		 * only finish through a settle, and the drain below would wait
-		 * out its budget for it. Still failing, the run stays pending,
-		 * so it cannot finish and stays listed: go on after it (a
-		 * retry of close settles it). Settled, it may have finished
-		 * and left the list, and the list may have changed meanwhile:
-		 * rescan from the head. That ends: each rescan follows a
-		 * settle, which clears a run's cancel_pending for good, and a
-		 * pending run keeps its pipeline lease (it cannot finish), so
-		 * at most run_depth of them exist at a time.
-		 */
-		next = err ? r->next : o->runs;
-		err = 0;
-		/*
-		 * A cancellation that settled the debts may have consumed the
-		 * run's last slot: the run finished, dropped its in-flight
-		 * reference and left the list, and if the caller released its
-		 * handle already, ours is the last.
-		 */
-		if (orch_run_unref_locked(r))
-			free(r);
-		r = next;
-	}
+	orch_settle_pending_locked(o);
 	o->closing = true;	/* begin_run now fails; wake blocked ones */
 	pthread_cond_broadcast(&o->runs_cv);
 	orch_deadline_in(&ts, budget_ms);
@@ -495,6 +506,56 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	o->closed = true;
 	pthread_mutex_unlock(&o->runs_mu);
 	return 0;
+}
+
+PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	/*
+	 * As in pto_orch_close(): a child's copy, the orch thread of a run
+	 * being built (it cannot drain before the function returns), a
+	 * host callback of this orchestrator.
+	 */
+	if (orch_forked(o))
+		return -ECHILD;
+	if (orch_building_here(o) || orch_worker_here(o))
+		return -EDEADLK;
+	if (!o->ops->abort)
+		return -EOPNOTSUPP;
+	orch_deadline_in(&ts, budget_ms);
+	pthread_mutex_lock(&o->runs_mu);
+	if (o->closed) {
+		pthread_mutex_unlock(&o->runs_mu);
+		return 0;
+	}
+	/*
+	 * What close does first: a run whose cancellation is pending can
+	 * only finish through its settle, and no task failure settles it.
+	 * Then closing, before the backend is told: a run that begins after
+	 * this fails in begin_run, so every run the abort has to end exists
+	 * already (a run being built goes on building: its tasks fail as
+	 * the backend takes them, below).
+	 */
+	orch_settle_pending_locked(o);
+	o->closing = true;
+	pthread_cond_broadcast(&o->runs_cv);
+	pthread_mutex_unlock(&o->runs_mu);
+	/*
+	 * From here every task in flight on the backend's workers ends as
+	 * stopped and every task it takes later fails without running, each
+	 * through the orchestrator's own completion (orch_member_done()):
+	 * consumers are poisoned, runs fail and leave o->runs. Idempotent: a
+	 * retry only waits longer.
+	 */
+	o->ops->abort(o->be);
+	pthread_mutex_lock(&o->runs_mu);
+	while (o->runs && !err)
+		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &ts) == ETIMEDOUT)
+			err = o->runs ? -ETIMEDOUT : 0;
+	pthread_mutex_unlock(&o->runs_mu);
+	return err;
 }
 
 PTO_API int pto_orch_destroy(pto_orch *o)

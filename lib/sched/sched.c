@@ -666,21 +666,132 @@ out:
  * the statistics. A thread that never started leaves its cores to the
  * kernel's release of the file.
  */
-static void sched_retire(struct sched_thread *t)
+static int sched_retire(struct sched_thread *t)
 {
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
 	struct pto_core_retire r;
 	unsigned int k;
+	int ret;
 
 	for (k = 0; k < t->ncores; k++)
 		ring_bit(mask, t->cores[k].rc->index);
-	if (pto_core_retire(t->be->dev, mask, &r))
-		return;
+	ret = pto_core_retire(t->be->dev, mask, &r);
+	if (ret)
+		return ret;
 	atomic_store(&t->retired, r.retired);
 	atomic_store(&t->retire_ns, r.elapsed_ns);
 	atomic_store(&t->quarantined,
 		     (uint64_t)(__builtin_popcountll(r.quarantined[0]) +
 				__builtin_popcountll(r.quarantined[1])));
+	return 0;
+}
+
+/* The start of an aborted task's pto_run_error() (pto/orch.h). */
+#define SCHED_ABORT_MSG "orchestrator aborted (pto_orch_abort)"
+
+/*
+ * pto_orch_abort(), on the thread: retire its own cores now, through the
+ * kernel's one retirement protocol - the same call as at the end of the
+ * loop, which then is not made again (a second request would find the
+ * cores unlaunched). The running task of each core stops at the EXIT
+ * (PTO_TASK_ESTOP within one chunk, whatever its length), a core that
+ * does not answer is quarantined at the driver's deadline; the ioctl
+ * returns when every core either returned through its gate or was
+ * quarantined.
+ *
+ * Then every id in flight ends, here, once (pto_rc_abandon(), the
+ * EXITED echo's rules): the ioctl's return orders the payload loads after
+ * the cores' last writes (core.h). A task a core completed before the
+ * EXIT ends with its own status; a stopped one with -ECANCELED. Each goes
+ * through the orchestrator's completion as any other (a MIX member to
+ * its cluster's count), so its consumers are poisoned and its run fails.
+ *
+ * Returns false if the retirement failed (-ENOMEM, -EINTR): nothing was
+ * retired, the cores keep running and the thread keeps reaping them
+ * normally; the loop asks again at its next step.
+ */
+static bool sched_abort_cores(struct sched_thread *t)
+{
+	struct sched_backend *be = t->be;
+	struct pto_done done[2];
+	unsigned int k;
+
+	/*
+	 * Consumptions held back would hold up other runs for the
+	 * retirement's duration (up to the driver's deadline).
+	 */
+	orch_consume_flush(be->orch, &t->consume);
+	t->consume_steps = 0;
+	if (sched_retire(t))
+		return false;
+	t->aborted = true;
+	for_each_core_in(k, &t->busy) {
+		struct sched_core *c = &t->cores[k];
+		int i, n = pto_rc_abandon(c->rc, done);
+
+		for (i = 0; i < n; i++) {
+			struct sched_slot *s = &c->slot[done[i].id & 1];
+			char msg[160];
+			int err = 0;
+
+			atomic_fetch_add_explicit(&t->tasks, 1,
+						  memory_order_relaxed);
+			if (done[i].status == PTO_TASK_ESTOP) {
+				snprintf(msg, sizeof(msg),
+					 SCHED_ABORT_MSG ": task stopped on core %u",
+					 c->rc->index);
+				err = -ECANCELED;
+			} else if (done[i].status != PTO_TASK_OK) {
+				snprintf(msg, sizeof(msg),
+					 "device error %u (%s) on core %u",
+					 done[i].status,
+					 task_err_name(done[i].status),
+					 c->rc->index);
+				err = -EIO;
+			}
+			if (err)
+				atomic_fetch_add_explicit(&t->errors, 1,
+							  memory_order_relaxed);
+			if (s->mix)
+				sched_mix_done(be, c->cl, err, msg);
+			else
+				orch_member_done(be->orch, &s->d, err,
+						 err ? msg : NULL);
+		}
+		mask_clear(&t->busy, k);
+	}
+	return true;
+}
+
+/*
+ * A step of an aborted thread: every task its workers may take (a core's
+ * exact and kind FIFOs, group members, its clusters' MIX tasks) is popped
+ * and failed at once, without touching a core. Popping, not cancelling:
+ * the orchestrator's routing and group rules stay its own, and a task
+ * submitted after the abort (a run still being built) ends the same way.
+ * Every worker is idle again right after its pop, so a group's targets
+ * are always free; a pop that assigns a group's other members kicks this
+ * thread (self_kicked), and the loop steps again while anything moved.
+ * Returns the tasks failed.
+ */
+static int sched_abort_step(struct sched_thread *t)
+{
+	struct sched_backend *be = t->be;
+	struct orch_dispatch d;
+	unsigned int k;
+	int moved = 0;
+
+	for (k = 0; k < t->ncores + t->nclusters; k++) {
+		int32_t widx = k < t->ncores ? t->cores[k].widx :
+			       t->cl[k - t->ncores].mix_widx;
+
+		while (orch_ready_pop(be->orch, widx, &d)) {
+			orch_member_done(be->orch, &d, -ECANCELED,
+					 SCHED_ABORT_MSG ": task not started");
+			moved++;
+		}
+	}
+	return moved;
 }
 
 /* The scheduler thread this thread is, NULL on any other (wake_thread). */
@@ -734,6 +845,34 @@ static void *sched_thread_main(void *arg)
 		if (atomic_load_explicit(&t->kicked, memory_order_relaxed) &&
 		    atomic_exchange_explicit(&t->kicked, 0, memory_order_seq_cst))
 			kicked = 1;
+		/*
+		 * pto_orch_abort(): sched_abort() stores abort, then writes
+		 * the eventfd. A thread that loads 0 here either has the
+		 * write still to see (its poll() returns at once) or drained
+		 * it in sched_sleep() after the store: each is followed by
+		 * this load again. After the kicks' consumption above, like
+		 * every pop of the step: a kick that lands later is seen at
+		 * the next step, in both modes.
+		 */
+		if (!t->aborted &&
+		    atomic_load_explicit(&be->abort, memory_order_acquire))
+			sched_abort_cores(t);
+		if (t->aborted) {
+			moved = sched_abort_step(t);
+			/* The runs see their failed tasks consumed now. */
+			if (t->consume.n) {
+				orch_consume_flush(be->orch, &t->consume);
+				t->consume_steps = 0;
+			}
+			/*
+			 * Nothing in flight any more: the sleep polls the
+			 * eventfd alone (pto_launch_arm() finds no core to
+			 * arm), which kicks and stop write.
+			 */
+			if (!moved && !t->self_kicked)
+				sched_sleep(t);
+			continue;
+		}
 		gen = orch_ready_gen(be->orch);
 		memset(ring, 0, sizeof(ring));
 		moved = sched_reap(t, ring);
@@ -790,7 +929,9 @@ static void *sched_thread_main(void *arg)
 	orch_consume_flush(be->orch, &t->consume);
 	orch_set_consume_batch(NULL);
 	sched_self = NULL;
-	sched_retire(t);
+	/* An aborted thread retired its cores already (sched_abort_cores). */
+	if (!t->aborted)
+		sched_retire(t);
 	return NULL;
 }
 
@@ -918,6 +1059,29 @@ static int sched_stop(void *p, const struct timespec *deadline)
 }
 
 /*
+ * pto_orch_abort(): each thread retires its own cores at its next step
+ * (sched_abort_cores) - the retirement stays with the thread that owns
+ * the cores' in-flight state, as at stop. The eventfd write wakes a
+ * sleeping thread; as in sched_stop(), unconditionally (once per call).
+ */
+static void sched_abort(void *p)
+{
+	struct sched_backend *be = p;
+	unsigned int i;
+	uint64_t one = 1;
+
+	atomic_store_explicit(&be->abort, 1, memory_order_release);
+	for (i = 0; i < be->nthreads; i++) {
+		struct sched_thread *t = &be->threads[i];
+
+		if (t->started &&
+		    write(t->evfd, &one, sizeof(one)) < 0) {
+			/* eventfd writes of 1 cannot fail short of overflow */
+		}
+	}
+}
+
+/*
  * @again: a kick still pending makes this one unnecessary. Only for work
  * the thread finds by popping under sched_mu (a routing pass kicks a
  * thread once per idle core of the kind): reading 1 means the thread's
@@ -1036,6 +1200,7 @@ static const struct orch_backend_ops sched_ops = {
 	.heap_unmap = sched_heap_unmap,
 	.start = sched_start,
 	.stop = sched_stop,
+	.abort = sched_abort,
 	.kick = sched_kick,
 	.check_group = sched_check_group,
 	.kernels_need_heap_space = true,

@@ -120,6 +120,12 @@ struct sched_thread {
 	 * and the steps since the first of them went in. */
 	struct orch_consume_batch consume;
 	unsigned int consume_steps;
+	/*
+	 * The thread retired its cores for pto_orch_abort() (loop only):
+	 * nothing is in flight on them, nothing goes to them any more, and
+	 * each task it pops fails at once (sched_abort_step()).
+	 */
+	bool aborted;
 
 	atomic_uint_fast64_t tasks;
 	atomic_uint_fast64_t errors;
@@ -148,6 +154,7 @@ struct sched_backend {
 	struct sched_worker wmap[SCHED_MAX_WORKERS];
 	struct pto_bo *heap_bo[PTO_MAX_RING_DEPTH];
 	atomic_int stop;
+	atomic_int abort;	/* pto_orch_abort() was called (sched_abort) */
 };
 
 /*

@@ -315,6 +315,104 @@ TEST(orch_close_budget_bounds_a_silent_cores_retirement)
 	pto_dev_close(d);
 }
 
+static int orch_one_aic_noop(pto_orch *o, void *arg)
+{
+	static const struct pto_callable noop = { .kernel_id = PTO_FUNC_NOOP };
+	struct pto_task_args a;
+	int err;
+
+	(void)arg;
+	pto_args_init(&a);
+	err = pto_submit_next_level(o, &noop, &a, NULL, pto_on_kind(PTO_WK_AIC),
+				    NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+/*
+ * A 120 s hang on the AIC core (max_spin_ms raised), a consumer, and AIC
+ * noops queued behind it.
+ */
+static int orch_hang_and_queue(pto_orch *o, void *arg)
+{
+	static const struct pto_callable hang = { .kernel_id = PTO_FUNC_HANG };
+	static const struct pto_callable noop = { .kernel_id = PTO_FUNC_NOOP };
+	struct pto_task_args a;
+	struct pto_task h;
+	int i, err;
+
+	(void)arg;
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 120000000000ULL);
+	err = pto_submit_next_level(o, &hang, &a, NULL, pto_on_kind(PTO_WK_AIC),
+				    &h);
+	pto_args_reset(&a);
+	if (!err) {
+		pto_args_add_dep(&a, h);
+		err = pto_submit_next_level(o, &noop, &a, NULL,
+					    pto_on_kind(PTO_WK_AIV), NULL);
+	}
+	pto_args_reset(&a);
+	for (i = 0; i < 8 && !err; i++)
+		err = pto_submit_next_level(o, &noop, &a, NULL,
+					    pto_on_kind(PTO_WK_AIC), NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+/*
+ * pto_orch_abort() when the hung core does not answer its retirement
+ * either (inject_stall): the scheduler thread's retirement quarantines
+ * it at the driver's deadline, and the abort returns after that - the
+ * core is quarantined when it does, an order, not a time. Its task and
+ * the queued ones end failed with the abort's error all the same (the
+ * thread ends the ids itself, it does not wait for an echo that never
+ * comes); close and destroy succeed, the statistics count the
+ * quarantined core and its retired peers, and the reset recovers it for
+ * the next orchestrator.
+ */
+TEST(abort_with_a_silent_hung_core)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct pto_sched_stats st;
+	struct pto_dev *d;
+	pto_orch *o;
+	pto_run *r;
+
+	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "1000"));
+	ASSERT_EQ(0, st_param_set("max_spin_ms", "600000"));
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, pto_orch_create_device(d, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_submit(o, orch_hang_and_queue, NULL, &r));
+	ASSERT_EQ(0, st_inject_stall(0, 0));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	EXPECT_EQ(0, pto_run_done(r));
+
+	EXPECT_EQ(0, pto_orch_abort(o, 60000));
+	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(d, 0));
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r, 0));
+	EXPECT_NE(NULL, strstr(pto_run_error(r),
+			       "orchestrator aborted (pto_orch_abort)"))
+		TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	EXPECT_EQ(1, st.quarantined);
+	EXPECT_EQ(PTO_CORES_PER_CLUSTER - 1, st.retired);
+	EXPECT_EQ(0, pto_orch_destroy(o));
+
+	/* The reset recovers it; the next orchestrator runs on it. */
+	ASSERT_EQ(0, st_write_file(DBG "reset", "1"));
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(d, 0));
+	ASSERT_EQ(0, pto_orch_create_device(d, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, orch_one_aic_noop, NULL));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(d);
+}
+
 /*
  * An idle device orchestrator closes with a budget of 0: its scheduler
  * threads retire cores that answer, which takes a moment, and the stop is

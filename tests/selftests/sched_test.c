@@ -21,6 +21,7 @@ static const struct pto_callable k_copy = { .kernel_id = PTO_FUNC_COPY };
 static const struct pto_callable k_add = { .kernel_id = PTO_FUNC_ADD };
 static const struct pto_callable k_noop = { .kernel_id = PTO_FUNC_NOOP };
 static const struct pto_callable k_spin = { .kernel_id = PTO_FUNC_SPIN_NS };
+static const struct pto_callable k_hang = { .kernel_id = PTO_FUNC_HANG };
 
 FIXTURE(sched) {
 	struct pto_dev *dev;
@@ -849,6 +850,248 @@ TEST(fatal_device_error_fails_the_run)
 	ASSERT_EQ(0, pto_dev_open(0, &dev));
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	noop_run_then_destroy(_metadata, o, 0);
+	pto_dev_close(dev);
+}
+
+/*
+ * pto_orch_abort(): a run whose task does not finish (a hang of 120 s,
+ * max_spin_ms raised for it) cannot be closed (-ETIMEDOUT on every
+ * retry, destroy -EBUSY). The abort retires the cores under their
+ * scheduler thread: the hung task stops, its consumer is poisoned, the
+ * task in the core's pending slot and the queued ones - of this run and
+ * of a second one - fail without running; both runs end with
+ * -ECANCELED and the abort's message. Close and destroy then succeed,
+ * the thread's retirement was the abort's (counted once, nothing
+ * quarantined), and the device runs a new orchestrator's work at once.
+ * Nothing is timed: the hang outlasts every wait here by far.
+ * Regression: no such call; only exiting the process ended the cores.
+ */
+static int mix_noop_dag(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int ret;
+
+	(void)arg;
+	pto_args_init(&a);
+	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
+				    pto_on_kind(PTO_WK_MIX), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+struct hang_ctx {
+	struct pto_bo *bo;
+	int32_t *map;
+	int first;		/* run 1: the hang and its consumer */
+};
+
+/* i32 tensor of 16 elements at element @at of @c's buffer. */
+static struct pto_tensor hang_t(struct hang_ctx *c, uint32_t at)
+{
+	return pto_tensor_gm(c->bo, c->map, at * 4ULL, 64, PTO_DTYPE_I32);
+}
+
+static int fill_on(pto_orch *o, struct hang_ctx *c, uint32_t at, int32_t v,
+		   uint32_t kind, const struct pto_task *dep)
+{
+	struct pto_tensor t = hang_t(c, at);
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, (uint64_t)v);
+	pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+	if (dep)
+		pto_args_add_dep(&a, *dep);
+	ret = pto_submit_next_level(o, &k_fill, &a, NULL, pto_on_kind(kind),
+				    NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+/*
+ * Run 1: hang on the AIC core, a fill depending on it (element 0), an
+ * independent AIV fill that runs (element 16), and AIC fills queued
+ * behind the hang (elements 32, 48, ...). Run 2: more AIC fills.
+ */
+static int hang_dag(pto_orch *o, void *arg)
+{
+	struct hang_ctx *c = arg;
+	struct pto_task_args a;
+	struct pto_task h;
+	int i, ret = 0;
+
+	if (c->first) {
+		pto_args_init(&a);
+		pto_args_add_scalar(&a, 120000000000ULL);	/* 120 s */
+		ret = pto_submit_next_level(o, &k_hang, &a, NULL,
+					    pto_on_kind(PTO_WK_AIC), &h);
+		pto_args_fini(&a);
+		if (!ret)
+			ret = fill_on(o, c, 0, 5, PTO_WK_AIV, &h);
+		if (!ret)
+			ret = fill_on(o, c, 16, 8, PTO_WK_AIV, NULL);
+	}
+	for (i = 0; i < 8 && !ret; i++)
+		ret = fill_on(o, c, (c->first ? 32 : 256) + 16 * i, 6,
+			      PTO_WK_AIC, NULL);
+	if (!c->first && !ret) {
+		pto_args_init(&a);
+		ret = pto_submit_next_level(o, &k_noop, &a, NULL,
+					    pto_on_kind(PTO_WK_MIX), NULL);
+		pto_args_fini(&a);
+	}
+	return ret;
+}
+
+/* A MIX hang (all three cores of the cluster) and a consumer of it. */
+static int mix_hang_dag(pto_orch *o, void *arg)
+{
+	struct hang_ctx *c = arg;
+	struct pto_task_args a;
+	struct pto_task h;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 120000000000ULL);	/* 120 s */
+	ret = pto_submit_next_level(o, &k_hang, &a, NULL,
+				    pto_on_kind(PTO_WK_MIX), &h);
+	pto_args_fini(&a);
+	return ret ? ret : fill_on(o, c, 0, 5, PTO_WK_AIV, &h);
+}
+
+/*
+ * A MIX task in flight at the abort: its three cores' ids all end, and
+ * the task ends once (the cluster's count), failed; its consumer never
+ * runs; the cluster then runs a MIX task of a new orchestrator.
+ */
+TEST(abort_ends_a_hung_mix_task_once)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct hang_ctx c = { 0 };
+	struct pto_sched_stats st;
+	struct pto_dev *dev;
+	pto_orch *o;
+	pto_run *r;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	ASSERT_EQ(0, st_param_set("max_spin_ms", "600000"));
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 4096, 0, &c.bo));
+	ASSERT_EQ(0, pto_bo_map(c.bo, (void **)&c.map));
+	memset(c.map, 0x5a, 4096);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	EXPECT_EQ(0, pto_orch_abort(o, 20000));
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r, 0));
+	EXPECT_NE(NULL, strstr(pto_run_error(r),
+			       "orchestrator aborted (pto_orch_abort)"))
+		TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	EXPECT_EQ(3, st.retired);
+	EXPECT_EQ(0, pto_orch_destroy(o));
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, mix_noop_dag, NULL));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+static int fill_one_aic_dag(pto_orch *o, void *arg)
+{
+	return fill_on(o, arg, 512, 9, PTO_WK_AIC, NULL);
+}
+
+TEST(abort_ends_a_hung_run)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct hang_ctx c = { 0 };
+	struct pto_sched_stats st;
+	struct pto_dev *dev;
+	pto_run *r1, *r2;
+	pto_orch *o;
+	unsigned int i;
+	int ret;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	ASSERT_EQ(0, st_param_set("max_spin_ms", "600000"));
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 4096, 0, &c.bo));
+	ASSERT_EQ(0, pto_bo_map(c.bo, (void **)&c.map));
+	memset(c.map, 0x5a, 4096);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+
+	c.first = 1;
+	ASSERT_EQ(0, pto_submit(o, hang_dag, &c, &r1));
+	/* The independent AIV fill ran: the cores work, the hang hangs. */
+	for (i = 0; i < 2000 && __atomic_load_n(&c.map[16], __ATOMIC_ACQUIRE) != 8;
+	     i++)
+		usleep(10000);
+	ASSERT_EQ(8, c.map[16]);
+	/* After it: run 2's MIX task, wanted, keeps the AIV cores idle. */
+	c.first = 0;
+	ASSERT_EQ(0, pto_submit(o, hang_dag, &c, &r2));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	EXPECT_EQ(0, pto_run_done(r1));
+	EXPECT_EQ(0, pto_run_done(r2));
+	EXPECT_EQ(-EBUSY, pto_orch_destroy(o));
+	/* Closing already: nothing new is taken. */
+	EXPECT_EQ(-ESHUTDOWN, pto_orch_run(o, fill_one_aic_dag, &c));
+
+	EXPECT_EQ(0, pto_orch_abort(o, 20000));
+	EXPECT_EQ(1, pto_run_done(r1));
+	EXPECT_EQ(1, pto_run_done(r2));
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r1, 0));
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r2, 0));
+	EXPECT_NE(NULL, strstr(pto_run_error(r1),
+			       "orchestrator aborted (pto_orch_abort)"))
+		TH_LOG("%s", pto_run_error(r1));
+	EXPECT_NE(NULL, strstr(pto_run_error(r2),
+			       "orchestrator aborted (pto_orch_abort)"))
+		TH_LOG("%s", pto_run_error(r2));
+	pto_run_release(r1);
+	pto_run_release(r2);
+	/* The consumer and the queued fills never ran; the AIV fill did. */
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);
+	EXPECT_EQ(8, c.map[16]);
+	for (i = 0; i < 8; i++) {
+		EXPECT_EQ(0x5a5a5a5a, c.map[32 + 16 * i]) TH_LOG("fill %u", i);
+		EXPECT_EQ(0x5a5a5a5a, c.map[256 + 16 * i]) TH_LOG("fill %u", i);
+	}
+	/* Again: nothing left to end. */
+	EXPECT_EQ(0, pto_orch_abort(o, 0));
+
+	ret = pto_orch_close(o, 10000);
+	EXPECT_EQ(0, ret);
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	EXPECT_EQ(3, st.retired);	/* once, by the abort */
+	EXPECT_EQ(0, st.quarantined);
+	for (i = 0; i < 3; i++) {
+		struct pto_retire_status rs;
+
+		ASSERT_EQ(0, pto_retire_status(dev, i, &rs));
+		EXPECT_EQ(PTO_RETIRE_BY_IOCTL, rs.reason) TH_LOG("core %u", i);
+		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+			  PTO_RETIRE_RELEASED, rs.result) TH_LOG("core %u", i);
+	}
+	EXPECT_EQ(0, pto_orch_destroy(o));
+
+	/* The device works for the next orchestrator at once. */
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(9, c.map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
 	pto_dev_close(dev);
 }
 

@@ -212,6 +212,48 @@ TEST(exited_echo_keeps_a_completed_task)
 	fake_free(&f);
 }
 
+/*
+ * pto_rc_abandon(): after the owner's own retirement (pto_orch_abort), or
+ * for a quarantined core, whatever COND says (an ACK that was never
+ * followed by the echo, here): every id in flight ends once, by the echo's
+ * rules - completed ones (done_id == id) with their status, the others
+ * stopped - and a second call, or a reap, ends nothing more.
+ */
+TEST(abandon_ends_every_id_once_whatever_cond_says)
+{
+	struct fake f;
+	struct pto_done d[2];
+
+	fake_init(&f);
+	fake_inflight(&f, 2, A);
+	f.c->payload[A & 1]->done_id = A;
+	fake_status(&f, A, PTO_TASK_EADDR);
+	f.c->payload[B & 1]->done_id = 0;
+	fake_status(&f, B, PTO_TASK_OK);	/* stale: B never completed */
+	fake_cond(&f, PTO_COND_ACK | B);
+	d[0].id = d[1].id = NONE;
+	ASSERT_EQ(2, pto_rc_abandon(f.c, d));
+	EXPECT_EQ(A, d[0].id);
+	EXPECT_EQ(PTO_TASK_EADDR, d[0].status);
+	EXPECT_EQ(B, d[1].id);
+	EXPECT_EQ(PTO_TASK_ESTOP, d[1].status);
+	EXPECT_EQ(0, f.c->ninflight);
+	EXPECT_EQ(0, pto_rc_abandon(f.c, d));
+	EXPECT_EQ(0, reap(&f, d));
+	EXPECT_EQ(-1, pto_launch_arm(f.l));	/* nothing left to wait for */
+	fake_free(&f);
+
+	/* One in flight, a FIN in COND that the abandon does not read. */
+	fake_init(&f);
+	fake_inflight(&f, 1, A);
+	fake_cond(&f, PTO_COND_FIN | A);
+	ASSERT_EQ(1, pto_rc_abandon(f.c, d));
+	EXPECT_EQ(A, d[0].id);
+	EXPECT_EQ(PTO_TASK_ESTOP, d[0].status);
+	EXPECT_EQ(0, reap(&f, d));
+	fake_free(&f);
+}
+
 TEST(nothing_in_flight_reaps_nothing_and_arms_nothing)
 {
 	struct fake f;

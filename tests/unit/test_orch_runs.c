@@ -322,6 +322,28 @@ TEST(close_drains_within_budget_and_is_retryable)
 }
 
 /*
+ * pto_orch_abort() on the in-process backend: a host callback cannot be
+ * interrupted, so -EOPNOTSUPP at once, and nothing changed - not left
+ * closing (a new run is taken), the running callback's run completes.
+ */
+TEST(abort_on_the_inproc_backend_is_eopnotsupp_and_changes_nothing)
+{
+	pto_orch *o = mk(_metadata, 2);
+	struct stash st = { .x = 0 };
+	pto_run *r;
+
+	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	EXPECT_EQ(-EOPNOTSUPP, pto_orch_abort(o, 20));
+	EXPECT_EQ(0, pto_run_done(r));
+	gate_set(1);
+	EXPECT_EQ(0, pto_run_wait(r, 10000));
+	pto_run_release(r);
+	EXPECT_EQ(0, pto_orch_run(o, orch_stash, &st));
+	EXPECT_EQ(5, st.x);
+	done(_metadata, o);
+}
+
+/*
  * A run handle still held keeps the orchestrator: destroy is -EBUSY and
  * frees nothing (releasing the handle later would reach into freed
  * memory), and succeeds once the handle is released.
@@ -710,6 +732,7 @@ TEST(fork_child_close_and_destroy_are_echild)
 			 * result. */
 			bad |= (pto_orch_close(o, 100) != -ECHILD) << 0;
 			bad |= (pto_orch_destroy(o) != -ECHILD) << 1;
+			bad |= (pto_orch_abort(o, 100) != -ECHILD) << 2;
 			_exit(bad);
 		}
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -810,6 +833,7 @@ static struct {
 	pto_run *_Atomic self;	/* the callback's own run, once known */
 	pto_run *prev;		/* a run of the same orchestrator, done */
 	int close_err, destroy_err, wait_err, wait_forever_err, accepted_err;
+	int abort_err;
 	int prev_err, prev_accepted_err;
 	int submit_err, run_err;
 	_Atomic int nested_ran;
@@ -830,6 +854,7 @@ static int k_calls_own_orch(struct pto_task_ctx *c)
 
 	CB.close_err = pto_orch_close(CB.o, 50);
 	CB.close_ns = ot_now_ns() - t0;
+	CB.abort_err = pto_orch_abort(CB.o, 50);
 	CB.destroy_err = pto_orch_destroy(CB.o);
 	CB.submit_err = pto_submit(CB.o, orch_cb_nested, NULL, &CB.nested);
 	CB.run_err = pto_orch_run(CB.o, orch_cb_nested, NULL);
@@ -890,6 +915,7 @@ TEST(calls_from_a_host_callback_are_edeadlk)
 	EXPECT_EQ(-EDEADLK, CB.close_err);
 	EXPECT_GT(40 * 1000000ULL, CB.close_ns);
 	EXPECT_EQ(-EDEADLK, CB.destroy_err);
+	EXPECT_EQ(-EDEADLK, CB.abort_err);
 	EXPECT_EQ(-EDEADLK, CB.submit_err);
 	EXPECT_EQ(-EDEADLK, CB.run_err);
 	EXPECT_EQ(0, atomic_load(&CB.nested_ran));

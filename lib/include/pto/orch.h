@@ -36,16 +36,17 @@
  *  - pto_run_*(): any thread, concurrently with everything - except
  *    pto_run_release(), which ends the handle: it may not run while
  *    another call on the same handle is in flight (below).
- *  - pto_orch_close(): any thread (inside one of the orchestrator's own
- *    orchestration functions: -EDEADLK); pto_orch_destroy(): once, after
- *    close.
+ *  - pto_orch_close(), pto_orch_abort(): any thread, not concurrently
+ *    with each other (inside one of the orchestrator's own orchestration
+ *    functions: -EDEADLK); pto_orch_destroy(): once, after close.
  *  - Host callbacks (struct pto_task_ctx) run on the orchestrator's worker
  *    threads. From there, on the same orchestrator, pto_orch_close(),
- *    pto_orch_destroy(), pto_submit() and pto_orch_run() return -EDEADLK
- *    at once and change nothing, and so do pto_run_wait() and
- *    pto_run_wait_accepted() on one of its runs that has not reached what
- *    they wait for: each would wait for the callback's own run (or a run
- *    queued behind it), or join the thread it runs on. A wait on a run
+ *    pto_orch_abort(), pto_orch_destroy(), pto_submit() and
+ *    pto_orch_run() return -EDEADLK at once and change nothing, and so
+ *    do pto_run_wait() and pto_run_wait_accepted() on one of its runs
+ *    that has not reached what they wait for: each would wait for the
+ *    callback's own run (or a run queued behind it), or join the thread
+ *    it runs on. A wait on a run
  *    already done (accepted) returns as anywhere; the other pto_run_*()
  *    calls (polls) and another orchestrator's calls are allowed.
  *
@@ -54,9 +55,10 @@
  * of one such a thread held at the fork, and a device orchestrator's
  * objects are the parent's, through the shared file). In a process other
  * than the creator, these calls return -ECHILD and do nothing at all (no
- * ioctl, no join, no lock): pto_orch_close(), pto_orch_destroy(),
- * pto_submit(), pto_orch_run(), pto_run_wait(), pto_run_wait_accepted(),
- * pto_run_done(), pto_run_accepted() and pto_run_result();
+ * ioctl, no join, no lock): pto_orch_close(), pto_orch_abort(),
+ * pto_orch_destroy(), pto_submit(), pto_orch_run(), pto_run_wait(),
+ * pto_run_wait_accepted(), pto_run_done(), pto_run_accepted() and
+ * pto_run_result();
  * pto_run_release() is a no-op and pto_run_error() returns a fixed
  * message. The calls an orchestration function makes (the submits,
  * pto_alloc(), the scopes) are not checked - a check on every submit for
@@ -400,6 +402,40 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  * Thread safety: any thread; not concurrently with itself.
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
+
+/*
+ * Give up on the work in flight, for an orchestrator that cannot be
+ * closed because a task does not finish (a hung device kernel: close
+ * keeps returning -ETIMEDOUT). Makes the orchestrator closing, as close
+ * does (new submissions: -ESHUTDOWN), then ends every run, failed:
+ *  - on a device orchestrator, each scheduler thread retires its own
+ *    cores at once, through the driver's retirement (the same one it
+ *    makes at close, which it then skips): a running task stops within
+ *    a chunk of its kernel, a core that does not answer is quarantined
+ *    at the driver's retire_timeout_ms (30 s by default; the abort
+ *    waits for it: pto_orch_sched_stats() counts it). A task a core
+ *    completed before the stop ends with its own status; a stopped one,
+ *    and every task dispatched later (unstarted tasks, a run still being
+ *    built) fails without running, with -ECANCELED and a pto_run_error()
+ *    starting "orchestrator aborted (pto_orch_abort)". Consumers of a
+ *    failed task are poisoned as after any task failure, so each run's
+ *    wait returns -ECANCELED (or an earlier error of the run). The
+ *    cores stay the orchestrator's until destroy releases them; the
+ *    device and its other users are not affected.
+ *  - on the in-process backend: -EOPNOTSUPP at once, nothing done (a
+ *    host callback cannot be interrupted).
+ * Waits up to @budget_ms for every run to end: 0 once they have (a
+ * pto_orch_close() then succeeds, with its own budget for the stop), or
+ * -ETIMEDOUT (a core's retirement still waiting for the driver's
+ * deadline; the abort goes on: call it, or close, again). 0 at once on
+ * a closed orchestrator. -EDEADLK from inside one of this orchestrator's
+ * orchestration functions or host callbacks, -ECHILD in a forked child:
+ * nothing done (see the top). Sets no message. @o must not be NULL.
+ * Thread safety: any thread; not concurrently with itself nor with
+ * pto_orch_close() (e.g. a close that timed out, then the abort, then
+ * close again, on one thread).
+ */
+PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms);
 
 /* Free everything. Requires a successful pto_orch_close() and every run
  * handle released (pto_run_release()); returns -EBUSY otherwise, freeing
