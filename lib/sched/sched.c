@@ -332,6 +332,39 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
  * The completing core asks for its own next task in the same call
  * (orch_member_done_pop): it is still spinning, so it needs no doorbell.
  */
+/* The start of an aborted task's pto_run_error() (pto/orch.h). */
+#define SCHED_ABORT_MSG "orchestrator aborted (pto_orch_abort)"
+
+/*
+ * Count a task that ended on core @c with device @status; its error: 0,
+ * -EIO for a device error, -ECANCELED for a task stopped by this
+ * thread's own abort (sched_abort_cores()), with @msg saying which.
+ */
+static int sched_task_end(struct sched_thread *t, const struct sched_core *c,
+			  uint32_t status, char *msg, size_t len)
+{
+	/* This thread is the counters' only writer: no locked add per task
+	 * (readers load them, relaxed). */
+	atomic_store_explicit(&t->tasks,
+			      atomic_load_explicit(&t->tasks,
+						   memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	if (status == PTO_TASK_OK)
+		return 0;
+	atomic_store_explicit(&t->errors,
+			      atomic_load_explicit(&t->errors,
+						   memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	if (status == PTO_TASK_ESTOP && t->aborted) {
+		snprintf(msg, len, SCHED_ABORT_MSG ": task stopped on core %u",
+			 c->rc->index);
+		return -ECANCELED;
+	}
+	snprintf(msg, len, "device error %u (%s) on core %u", status,
+		 task_err_name(status), c->rc->index);
+	return -EIO;
+}
+
 static int sched_reap(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
@@ -351,22 +384,8 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 			int err = 0, got;
 
 			moved++;
-			/* This thread is the counter's only writer: no locked
-			 * add per task (readers load it, relaxed). */
-			atomic_store_explicit(&t->tasks,
-					      atomic_load_explicit(&t->tasks,
-								   memory_order_relaxed) + 1,
-					      memory_order_relaxed);
-			if (done[i].status != PTO_TASK_OK) {
-				atomic_fetch_add_explicit(&t->errors, 1,
-							  memory_order_relaxed);
-				snprintf(msg, sizeof(msg),
-					 "device error %u (%s) on core %u",
-					 done[i].status,
-					 task_err_name(done[i].status),
-					 c->rc->index);
-				err = -EIO;
-			}
+			err = sched_task_end(t, c, done[i].status, msg,
+					     sizeof(msg));
 			if (s->mix) {
 				sched_mix_done(be, c->cl, err, msg);
 				continue;
@@ -686,9 +705,6 @@ static int sched_retire(struct sched_thread *t)
 	return 0;
 }
 
-/* The start of an aborted task's pto_run_error() (pto/orch.h). */
-#define SCHED_ABORT_MSG "orchestrator aborted (pto_orch_abort)"
-
 /*
  * pto_orch_abort(), on the thread: retire its own cores now, through the
  * kernel's one retirement protocol - the same call as at the end of the
@@ -731,27 +747,10 @@ static bool sched_abort_cores(struct sched_thread *t)
 
 		for (i = 0; i < n; i++) {
 			struct sched_slot *s = &c->slot[done[i].id & 1];
-			char msg[160];
-			int err = 0;
+			char msg[128];
+			int err = sched_task_end(t, c, done[i].status, msg,
+						 sizeof(msg));
 
-			atomic_fetch_add_explicit(&t->tasks, 1,
-						  memory_order_relaxed);
-			if (done[i].status == PTO_TASK_ESTOP) {
-				snprintf(msg, sizeof(msg),
-					 SCHED_ABORT_MSG ": task stopped on core %u",
-					 c->rc->index);
-				err = -ECANCELED;
-			} else if (done[i].status != PTO_TASK_OK) {
-				snprintf(msg, sizeof(msg),
-					 "device error %u (%s) on core %u",
-					 done[i].status,
-					 task_err_name(done[i].status),
-					 c->rc->index);
-				err = -EIO;
-			}
-			if (err)
-				atomic_fetch_add_explicit(&t->errors, 1,
-							  memory_order_relaxed);
 			if (s->mix)
 				sched_mix_done(be, c->cl, err, msg);
 			else
@@ -1017,6 +1016,28 @@ static int sched_start(void *p, struct pto_orch *o)
 }
 
 /*
+ * Set @flag (stop, abort), then wake every started thread through its
+ * eventfd, unconditionally: a thread that loads @flag 0 has the write
+ * still to see (its poll() returns at once) or drained it after the
+ * store, and looks at @flag again at its next step either way.
+ */
+static void sched_tell_all(struct sched_backend *be, atomic_int *flag)
+{
+	unsigned int i;
+	uint64_t one = 1;
+
+	atomic_store_explicit(flag, 1, memory_order_release);
+	for (i = 0; i < be->nthreads; i++) {
+		struct sched_thread *t = &be->threads[i];
+
+		if (t->started &&
+		    write(t->evfd, &one, sizeof(one)) < 0) {
+			/* eventfd writes of 1 cannot fail short of overflow */
+		}
+	}
+}
+
+/*
  * Every thread is told first, then joined: they retire their sets in
  * parallel (sched_retire()), so a core that does not answer holds the
  * stop for one retirement deadline, not one per thread. A thread still
@@ -1028,18 +1049,9 @@ static int sched_stop(void *p, const struct timespec *deadline)
 {
 	struct sched_backend *be = p;
 	unsigned int i;
-	uint64_t one = 1;
 	int err = 0;
 
-	atomic_store_explicit(&be->stop, 1, memory_order_release);
-	for (i = 0; i < be->nthreads; i++) {
-		struct sched_thread *t = &be->threads[i];
-
-		if (t->started &&
-		    write(t->evfd, &one, sizeof(one)) < 0) {
-			/* eventfd writes of 1 cannot fail short of overflow */
-		}
-	}
+	sched_tell_all(be, &be->stop);
 	for (i = 0; i < be->nthreads; i++) {
 		struct sched_thread *t = &be->threads[i];
 
@@ -1066,19 +1078,7 @@ static int sched_stop(void *p, const struct timespec *deadline)
  */
 static void sched_abort(void *p)
 {
-	struct sched_backend *be = p;
-	unsigned int i;
-	uint64_t one = 1;
-
-	atomic_store_explicit(&be->abort, 1, memory_order_release);
-	for (i = 0; i < be->nthreads; i++) {
-		struct sched_thread *t = &be->threads[i];
-
-		if (t->started &&
-		    write(t->evfd, &one, sizeof(one)) < 0) {
-			/* eventfd writes of 1 cannot fail short of overflow */
-		}
-	}
+	sched_tell_all(p, &((struct sched_backend *)p)->abort);
 }
 
 /*

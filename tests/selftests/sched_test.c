@@ -494,15 +494,16 @@ TEST(failed_mix_payload_does_not_stall_the_cluster)
  * first orchestrator's cores under it (its next run failed, or its
  * scheduler thread faulted on a zapped window).
  */
+/* One noop task on kind *@arg (NULL: AIV). */
 static int one_noop_dag(pto_orch *o, void *arg)
 {
 	struct pto_task_args a;
 	int ret;
 
-	(void)arg;
 	pto_args_init(&a);
 	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
-				    pto_on_kind(PTO_WK_AIV), NULL);
+				    pto_on_kind(arg ? *(uint32_t *)arg :
+						PTO_WK_AIV), NULL);
 	pto_args_fini(&a);
 	return ret;
 }
@@ -866,19 +867,6 @@ TEST(fatal_device_error_fails_the_run)
  * Nothing is timed: the hang outlasts every wait here by far.
  * Regression: no such call; only exiting the process ended the cores.
  */
-static int mix_noop_dag(pto_orch *o, void *arg)
-{
-	struct pto_task_args a;
-	int ret;
-
-	(void)arg;
-	pto_args_init(&a);
-	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
-				    pto_on_kind(PTO_WK_MIX), NULL);
-	pto_args_fini(&a);
-	return ret;
-}
-
 struct hang_ctx {
 	struct pto_bo *bo;
 	int32_t *map;
@@ -910,6 +898,35 @@ static int fill_on(pto_orch *o, struct hang_ctx *c, uint32_t at, int32_t v,
 }
 
 /*
+ * The hang tests' start: a kernel runs up to 600 s (max_spin_ms; the
+ * harness restores it), device 0 open as *@dev, @c's buffer mapped and
+ * filled with 0x5a.
+ */
+static void hang_setup(struct __test_metadata *_metadata,
+		       struct pto_dev **dev, struct hang_ctx *c)
+{
+	ASSERT_EQ(0, st_param_set("max_spin_ms", "600000"));
+	ASSERT_EQ(0, pto_dev_open(0, dev));
+	ASSERT_EQ(0, pto_bo_alloc(*dev, 4096, 0, &c->bo));
+	ASSERT_EQ(0, pto_bo_map(c->bo, (void **)&c->map));
+	memset(c->map, 0x5a, 4096);
+}
+
+/* A task that hangs 120 s (past every budget here) on @kind, as @h. */
+static int submit_hang(pto_orch *o, uint32_t kind, struct pto_task *h)
+{
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 120000000000ULL);	/* 120 s */
+	ret = pto_submit_next_level(o, &k_hang, &a, NULL, pto_on_kind(kind),
+				    h);
+	pto_args_fini(&a);
+	return ret;
+}
+
+/*
  * Run 1: hang on the AIC core, a fill depending on it (element 0), an
  * independent AIV fill that runs (element 16), and AIC fills queued
  * behind the hang (elements 32, 48, ...). Run 2: more AIC fills.
@@ -922,11 +939,7 @@ static int hang_dag(pto_orch *o, void *arg)
 	int i, ret = 0;
 
 	if (c->first) {
-		pto_args_init(&a);
-		pto_args_add_scalar(&a, 120000000000ULL);	/* 120 s */
-		ret = pto_submit_next_level(o, &k_hang, &a, NULL,
-					    pto_on_kind(PTO_WK_AIC), &h);
-		pto_args_fini(&a);
+		ret = submit_hang(o, PTO_WK_AIC, &h);
 		if (!ret)
 			ret = fill_on(o, c, 0, 5, PTO_WK_AIV, &h);
 		if (!ret)
@@ -948,15 +961,9 @@ static int hang_dag(pto_orch *o, void *arg)
 static int mix_hang_dag(pto_orch *o, void *arg)
 {
 	struct hang_ctx *c = arg;
-	struct pto_task_args a;
 	struct pto_task h;
-	int ret;
+	int ret = submit_hang(o, PTO_WK_MIX, &h);
 
-	pto_args_init(&a);
-	pto_args_add_scalar(&a, 120000000000ULL);	/* 120 s */
-	ret = pto_submit_next_level(o, &k_hang, &a, NULL,
-				    pto_on_kind(PTO_WK_MIX), &h);
-	pto_args_fini(&a);
 	return ret ? ret : fill_on(o, c, 0, 5, PTO_WK_AIV, &h);
 }
 
@@ -968,6 +975,7 @@ static int mix_hang_dag(pto_orch *o, void *arg)
 TEST(abort_ends_a_hung_mix_task_once)
 {
 	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	uint32_t mix = PTO_WK_MIX;
 	struct hang_ctx c = { 0 };
 	struct pto_sched_stats st;
 	struct pto_dev *dev;
@@ -976,11 +984,7 @@ TEST(abort_ends_a_hung_mix_task_once)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	ASSERT_EQ(0, st_param_set("max_spin_ms", "600000"));
-	ASSERT_EQ(0, pto_dev_open(0, &dev));
-	ASSERT_EQ(0, pto_bo_alloc(dev, 4096, 0, &c.bo));
-	ASSERT_EQ(0, pto_bo_map(c.bo, (void **)&c.map));
-	memset(c.map, 0x5a, 4096);
+	hang_setup(_metadata, &dev, &c);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r));
 	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
@@ -997,7 +1001,7 @@ TEST(abort_ends_a_hung_mix_task_once)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	EXPECT_EQ(0, pto_orch_run(o, mix_noop_dag, NULL));
+	EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, &mix));
 	EXPECT_EQ(0, pto_orch_close(o, 10000));
 	EXPECT_EQ(0, pto_orch_destroy(o));
 	pto_bo_free(c.bo);
@@ -1022,11 +1026,7 @@ TEST(abort_ends_a_hung_run)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	ASSERT_EQ(0, st_param_set("max_spin_ms", "600000"));
-	ASSERT_EQ(0, pto_dev_open(0, &dev));
-	ASSERT_EQ(0, pto_bo_alloc(dev, 4096, 0, &c.bo));
-	ASSERT_EQ(0, pto_bo_map(c.bo, (void **)&c.map));
-	memset(c.map, 0x5a, 4096);
+	hang_setup(_metadata, &dev, &c);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 
 	c.first = 1;
