@@ -52,6 +52,7 @@
 #define SCHED_CLOCK_STRIDE 16	/* see sched_dispatch() */
 #define SCHED_CONSUME_STEPS 64	/* see sched_thread_main() */
 #define SCHED_HUNGRY_STEPS 8	/* see sched_thread_main() */
+#define SCHED_ABORT_RETRY_MS 10	/* see sched_thread_main() */
 
 static unsigned int sched_max_awake(const struct pto_dev_info *info,
 				    long cpus, unsigned int nthreads)
@@ -722,9 +723,10 @@ static int sched_retire(struct sched_thread *t)
  * through the orchestrator's completion as any other (a MIX member to
  * its cluster's count), so its consumers are poisoned and its run fails.
  *
- * Returns false if the retirement failed (-ENOMEM, -EINTR): nothing was
- * retired, the cores keep running and the thread keeps reaping them
- * normally; the loop asks again at its next step.
+ * Returns false if the retirement failed (-ENOMEM: the kernel claims no
+ * core before its allocations; -EINTR never reaches here, pto_ioctl()
+ * restarts it): nothing was retired, and the loop dispatches nothing and
+ * asks again SCHED_ABORT_RETRY_MS later (sched_thread_main()).
  */
 static bool sched_abort_cores(struct sched_thread *t)
 {
@@ -854,8 +856,19 @@ static void *sched_thread_main(void *arg)
 		 * the next step, in both modes.
 		 */
 		if (!t->aborted &&
-		    atomic_load_explicit(&be->abort, memory_order_acquire))
-			sched_abort_cores(t);
+		    atomic_load_explicit(&be->abort, memory_order_acquire) &&
+		    !sched_abort_cores(t)) {
+			/*
+			 * Not retired: no task may start after the abort,
+			 * and no completion sleep either (a hung core would
+			 * never end it): a bounded pause, then ask again.
+			 * The cores' completions wait for the abandon.
+			 */
+			struct pollfd pfd = { .fd = t->evfd, .events = POLLIN };
+
+			poll(&pfd, 1, SCHED_ABORT_RETRY_MS);
+			continue;
+		}
 		if (t->aborted) {
 			moved = sched_abort_step(t);
 			/* The runs see their failed tasks consumed now. */

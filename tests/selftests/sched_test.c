@@ -4,6 +4,7 @@
  * errors, group placement rules, statistics. The examples cover the DAG
  * shapes; these cover the rules.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +15,26 @@
 #include "core.h"
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
+#include "pto_core_util.h"
+#include "../unit/fake_ioctl.h"
+
+/* CORE_RETIRE fails with ENOMEM until this time (pto_now_ns(); 0: never),
+ * counted in retire_enomem (abort_retries_a_failed_retirement). */
+static _Atomic uint64_t retire_fail_until;
+static _Atomic int retire_enomem;
+
+static int fail_retire_ioctl(int fd, unsigned long req, void *arg)
+{
+	if (req == PTO_IOCTL_CORE_RETIRE &&
+	    pto_now_ns() < atomic_load(&retire_fail_until)) {
+		atomic_fetch_add(&retire_enomem, 1);
+		errno = ENOMEM;
+		return -1;
+	}
+	return fake_ioctl_real(fd, req, arg);
+}
+
+FAKE_IOCTL(fail_retire_ioctl)
 
 static const struct pto_callable k_fill = { .kernel_id = PTO_FUNC_FILL };
 static const struct pto_callable k_fault = { .kernel_id = PTO_FUNC_FAULT };
@@ -1002,6 +1023,42 @@ TEST(abort_ends_a_hung_mix_task_once)
 
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, &mix));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
+ * An abort whose retirements fail (-ENOMEM: the kernel claimed no core)
+ * asks again until one succeeds, and one call ends the hung run: the
+ * thread used to go back to its loop between tries, and once idle long
+ * enough arm a completion sleep on the hung core and sleep until another
+ * abort woke it (the abort's own wait then timed out).
+ */
+TEST(abort_retries_a_failed_retirement)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct hang_ctx c = { 0 };
+	struct pto_dev *dev;
+	pto_orch *o;
+	pto_run *r;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	/* Failures for 300 ms, outlasting the thread's spin and its light
+	 * sleep: an unbounded completion sleep would never end. */
+	atomic_store(&retire_fail_until, pto_now_ns() + 300 * 1000000ULL);
+	EXPECT_EQ(0, pto_orch_abort(o, 20000));	/* within the harness's 30 s */
+	atomic_store(&retire_fail_until, 0);
+	EXPECT_LT(1, atomic_load(&retire_enomem));	/* it did ask again */
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r, 0));
+	pto_run_release(r);
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);	/* the consumer never ran */
 	EXPECT_EQ(0, pto_orch_close(o, 10000));
 	EXPECT_EQ(0, pto_orch_destroy(o));
 	pto_bo_free(c.bo);

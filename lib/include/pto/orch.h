@@ -414,10 +414,12 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
  *    a chunk of its kernel, a core that does not answer is quarantined
  *    at the driver's retire_timeout_ms (30 s by default; the abort
  *    waits for it: pto_orch_sched_stats() counts it). A task a core
- *    completed before the stop ends with its own status; a stopped one,
- *    and every task dispatched later (unstarted tasks, a run still being
- *    built) fails without running, with -ECANCELED and a pto_run_error()
- *    starting "orchestrator aborted (pto_orch_abort)". Consumers of a
+ *    completed before the stop ends with its own status; a stopped one
+ *    fails, and every task not started yet (unstarted tasks, a run still
+ *    being built) fails without running, both with -ECANCELED and a
+ *    pto_run_error() starting "orchestrator aborted (pto_orch_abort)"
+ *    (a quarantined core's tasks: its own status is not to be trusted,
+ *    they end as stopped). Consumers of a
  *    failed task are poisoned as after any task failure, so each run's
  *    wait returns -ECANCELED (or an earlier error of the run). The
  *    cores stay the orchestrator's until destroy releases them; the
@@ -427,7 +429,8 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
  * Waits up to @budget_ms for every run to end: 0 once they have (a
  * pto_orch_close() then succeeds, with its own budget for the stop), or
  * -ETIMEDOUT (a core's retirement still waiting for the driver's
- * deadline; the abort goes on: call it, or close, again). 0 at once on
+ * deadline, or a run still being built: its orchestration function has
+ * not returned; the abort goes on: call it, or close, again). 0 at once on
  * a closed orchestrator. -EDEADLK from inside one of this orchestrator's
  * orchestration functions or host callbacks, -ECHILD in a forked child:
  * nothing done (see the top). Sets no message. @o must not be NULL.

@@ -119,8 +119,12 @@ struct pto_sched_config {
  * from a libpto that does not count it yet.
  */
 struct pto_sched_stats {
-	uint64_t tasks;		/* core tasks completed */
-	uint64_t errors;	/* of which with a device error */
+	/* Ids a core ended (a MIX task: one per core); after
+	 * pto_orch_abort(), also those it ended in flight. */
+	uint64_t tasks;
+	/* Of which with a device error, or stopped by pto_orch_abort()
+	 * (tasks the abort failed before any core took them: in neither). */
+	uint64_t errors;
 	uint64_t doorbells;	/* doorbell ioctls (cores were parked) */
 	uint64_t sleeps;	/* poll() sleeps of scheduler threads */
 	/* Set once the scheduler threads left their loops (a successful
