@@ -989,6 +989,21 @@ static int mix_hang_dag(pto_orch *o, void *arg)
 }
 
 /*
+ * A device orchestrator on @dev (one thread, one cluster) running
+ * mix_hang_dag(): the hang outlasts close's budget (-ETIMEDOUT).
+ */
+static void start_hung_mix(struct __test_metadata *_metadata,
+			   struct pto_dev *dev, struct hang_ctx *c,
+			   pto_orch **o, pto_run **r)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, o));
+	ASSERT_EQ(0, pto_submit(*o, mix_hang_dag, c, r));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(*o, 300));
+}
+
+/*
  * A MIX task in flight at the abort: its three cores' ids all end, and
  * the task ends once (the cluster's count), failed; its consumer never
  * runs; the cluster then runs a MIX task of a new orchestrator.
@@ -1006,9 +1021,7 @@ TEST(abort_ends_a_hung_mix_task_once)
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
 	hang_setup(_metadata, &dev, &c);
-	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r));
-	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	start_hung_mix(_metadata, dev, &c, &o, &r);
 	EXPECT_EQ(0, pto_orch_abort(o, 20000));
 	EXPECT_EQ(-ECANCELED, pto_run_wait(r, 0));
 	EXPECT_NE(NULL, strstr(pto_run_error(r),
@@ -1038,7 +1051,6 @@ TEST(abort_ends_a_hung_mix_task_once)
  */
 TEST(abort_retries_a_failed_retirement)
 {
-	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
 	struct hang_ctx c = { 0 };
 	struct pto_dev *dev;
 	pto_orch *o;
@@ -1047,9 +1059,7 @@ TEST(abort_retries_a_failed_retirement)
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
 	hang_setup(_metadata, &dev, &c);
-	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r));
-	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	start_hung_mix(_metadata, dev, &c, &o, &r);
 	/* Failures for 300 ms, outlasting the thread's spin and its light
 	 * sleep: an unbounded completion sleep would never end. */
 	atomic_store(&retire_fail_until, pto_now_ns() + 300 * 1000000ULL);
