@@ -431,52 +431,68 @@ static void orch_settle_pending_locked(struct pto_orch *o)
 	}
 }
 
+/*
+ * Close's and abort's refusals, before any lock. A forked child's copy:
+ * the workers and scheduler threads are not there to drain or stop, the
+ * locks and condition variables may be copies of ones held or waited on
+ * at the fork (destroying one hangs in glibc), and the device objects are
+ * the parent's, through the shared file: nothing can be done safely.
+ * From inside one of this orchestrator's orchestration functions the
+ * drain would wait for the run being built, which cannot finish before
+ * the function returns: it would burn the whole budget, then leave the
+ * orchestrator closing (tl_building, not o->building: close may run on
+ * any thread, beside another thread's build). From a host callback on
+ * one of its workers, the drain would wait for the callback's own run,
+ * and a successful close would then join the very thread it runs on.
+ */
+static int teardown_refused(const struct pto_orch *o)
+{
+	if (orch_forked(o))
+		return -ECHILD;
+	if (orch_building_here(o) || orch_worker_here(o))
+		return -EDEADLK;
+	return 0;
+}
+
+/* Settle pending cancellations, then closing: begin_run now fails, and
+ * runs blocked in it wake. runs_mu held. */
+static void begin_closing_locked(struct pto_orch *o)
+{
+	orch_settle_pending_locked(o);
+	o->closing = true;
+	pthread_cond_broadcast(&o->runs_cv);
+}
+
+/* Wait until every run has left o->runs, or @ts: 0 or -ETIMEDOUT.
+ * runs_mu held. */
+static int wait_runs_gone_locked(struct pto_orch *o, const struct timespec *ts)
+{
+	while (o->runs)
+		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, ts) ==
+		    ETIMEDOUT)
+			return o->runs ? -ETIMEDOUT : 0;
+	return 0;
+}
+
 /* The least time close gives the workers' stop after the drain. */
 #define ORCH_STOP_MIN_MS 1000
 
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 {
 	struct timespec ts, floor;
-	int err = 0;
+	int err;
 
-	/*
-	 * A forked child's copy: the workers and scheduler threads are not
-	 * there to drain or stop, the locks and condition variables may be
-	 * copies of ones held or waited on at the fork (destroying one hangs
-	 * in glibc), and the device objects are the parent's, through the
-	 * shared file. Nothing can be done safely.
-	 */
-	if (orch_forked(o))
-		return -ECHILD;
-	/*
-	 * From inside one of this orchestrator's orchestration functions the
-	 * drain would wait for the run being built, which cannot finish
-	 * before the function returns: it would burn the whole budget, then
-	 * leave the orchestrator closing. Refuse at once, as pto_submit()
-	 * does there. tl_building, not o->building: close may run on any
-	 * thread, beside another thread's build.
-	 */
-	if (orch_building_here(o))
-		return -EDEADLK;
-	/*
-	 * From a host callback on one of this orchestrator's workers: the
-	 * drain would wait for the callback's own run, and a successful one
-	 * would then join the very thread it runs on.
-	 */
-	if (orch_worker_here(o))
-		return -EDEADLK;
+	err = teardown_refused(o);
+	if (err)
+		return err;
 	pthread_mutex_lock(&o->runs_mu);
 	if (o->closed) {
 		pthread_mutex_unlock(&o->runs_mu);
 		return 0;
 	}
-	orch_settle_pending_locked(o);
-	o->closing = true;	/* begin_run now fails; wake blocked ones */
-	pthread_cond_broadcast(&o->runs_cv);
+	begin_closing_locked(o);
 	orch_deadline_in(&ts, budget_ms);
-	while (o->runs && !err)
-		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &ts) == ETIMEDOUT)
-			err = o->runs ? -ETIMEDOUT : 0;
+	err = wait_runs_gone_locked(o, &ts);
 	pthread_mutex_unlock(&o->runs_mu);
 	/*
 	 * No message: o->errmsg is the orch thread's (pto_orch_error), and
@@ -511,17 +527,11 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms)
 {
 	struct timespec ts;
-	int err = 0;
+	int err;
 
-	/*
-	 * As in pto_orch_close(): a child's copy, the orch thread of a run
-	 * being built (it cannot drain before the function returns), a
-	 * host callback of this orchestrator.
-	 */
-	if (orch_forked(o))
-		return -ECHILD;
-	if (orch_building_here(o) || orch_worker_here(o))
-		return -EDEADLK;
+	err = teardown_refused(o);
+	if (err)
+		return err;
 	if (!o->ops->abort)
 		return -EOPNOTSUPP;
 	orch_deadline_in(&ts, budget_ms);
@@ -538,9 +548,7 @@ PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms)
 	 * already (a run being built goes on building: its tasks fail as
 	 * the backend takes them, below).
 	 */
-	orch_settle_pending_locked(o);
-	o->closing = true;
-	pthread_cond_broadcast(&o->runs_cv);
+	begin_closing_locked(o);
 	pthread_mutex_unlock(&o->runs_mu);
 	/*
 	 * From here every task in flight on the backend's workers ends as
@@ -551,9 +559,7 @@ PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms)
 	 */
 	o->ops->abort(o->be);
 	pthread_mutex_lock(&o->runs_mu);
-	while (o->runs && !err)
-		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &ts) == ETIMEDOUT)
-			err = o->runs ? -ETIMEDOUT : 0;
+	err = wait_runs_gone_locked(o, &ts);
 	pthread_mutex_unlock(&o->runs_mu);
 	return err;
 }

@@ -328,11 +328,6 @@ static int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 	return 1;
 }
 
-/*
- * Step 1: hand every completion of the thread's cores to the orchestrator.
- * The completing core asks for its own next task in the same call
- * (orch_member_done_pop): it is still spinning, so it needs no doorbell.
- */
 /* The start of an aborted task's pto_run_error() (pto/orch.h). */
 #define SCHED_ABORT_MSG "orchestrator aborted (pto_orch_abort)"
 
@@ -366,6 +361,11 @@ static int sched_task_end(struct sched_thread *t, const struct sched_core *c,
 	return -EIO;
 }
 
+/*
+ * Step 1: hand every completion of the thread's cores to the orchestrator.
+ * The completing core asks for its own next task in the same call
+ * (orch_member_done_pop): it is still spinning, so it needs no doorbell.
+ */
 static int sched_reap(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
