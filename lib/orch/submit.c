@@ -1045,7 +1045,10 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 	err = building_run(o, &r);
 	if (err)
 		return err;
-	if (!nbytes || !out)
+	if (!out)
+		return fail_now(o, orch_error(o, -EINVAL,
+					      "pto_alloc: NULL tensor out-pointer"));
+	if (!nbytes)
 		return fail_now(o, orch_error(o, -EINVAL, "alloc of 0 bytes"));
 	err = claim_slot(o, r, ORCH_ALLOC, nbytes, &ar, false);
 	if (err)

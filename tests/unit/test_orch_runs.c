@@ -1123,4 +1123,47 @@ TEST(null_host_callback_refused_at_submit)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }
 
+/*
+ * pto_alloc()'s two refusals say which argument is wrong: a NULL tensor
+ * out-pointer used to be reported as "alloc of 0 bytes". Nothing is
+ * claimed, and the run fails with the same message.
+ */
+static int orch_bad_alloc(pto_orch *o, void *arg)
+{
+	struct pto_tensor t;
+
+	if (*(int *)arg)
+		return pto_alloc(o, 4096, NULL, NULL);
+	return pto_alloc(o, 0, &t, NULL);
+}
+
+TEST(alloc_refusals_name_the_argument)
+{
+	static const char *const msg[2] = {
+		"alloc of 0 bytes", "pto_alloc: NULL tensor out-pointer",
+	};
+	static const struct pto_worker_desc w[] = { OT_WORKER(0, PTO_WK_SUB) };
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
+				       .workers = w, .nworkers = 1 };
+	pto_orch *o;
+	pto_run *r;
+	int which;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	for (which = 0; which < 2; which++) {
+		uint64_t next = atomic_load(&o->next_task_id);
+
+		EXPECT_EQ(-EINVAL, pto_submit(o, orch_bad_alloc, &which, &r));
+		EXPECT_STREQ(msg[which], pto_orch_error(o));
+		EXPECT_EQ(next, atomic_load(&o->next_task_id));
+		EXPECT_EQ(0, ot_heap_used(o));
+		EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
+		EXPECT_STREQ(msg[which], pto_run_error(r));
+		pto_run_release(r);
+	}
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 TEST_HARNESS_MAIN
