@@ -149,12 +149,13 @@ static void atfork_prepare(void) {}
 static void atfork_parent(void) {}
 /* Set in every child forked after the first orchestrator was created
  * (the handlers are registered then), inherited by its own children: lets
- * orch_forked() skip getpid() in the process that created them. */
-static bool forked_child;
+ * orch_forked() skip getpid() in the process that created them, and the
+ * submit path test one flag (orch_internal.h). */
+bool orch_forked_child;
 
 static void atfork_child(void)
 {
-	forked_child = true;
+	orch_forked_child = true;
 }
 
 static pthread_once_t hygiene_once = PTHREAD_ONCE_INIT;
@@ -351,7 +352,7 @@ bool orch_forked(const struct pto_orch *o)
 	/* A plain load where no fork happened: the run polls call this,
 	 * and glibc's getpid() is a system call. A child's own
 	 * orchestrators have its pid. */
-	return __builtin_expect(forked_child, 0) && getpid() != o->owner_pid;
+	return __builtin_expect(orch_forked_child, 0) && getpid() != o->owner_pid;
 }
 
 /*

@@ -458,6 +458,9 @@ bool orch_building_here(const struct pto_orch *o);
 void orch_worker_thread_enter(struct pto_orch *o);
 bool orch_worker_here(const struct pto_orch *o);
 bool orch_forked(const struct pto_orch *o);
+/* Set by the atfork child handler: a process that never forked after
+ * creating an orchestrator reads false and skips orch_forked(). */
+extern bool orch_forked_child;
 void orch_run_task_consumed(struct pto_run *r);
 void orch_run_tasks_consumed(struct pto_run *r, int64_t n);
 void orch_run_task_launched(struct pto_run *r);

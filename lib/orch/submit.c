@@ -83,6 +83,18 @@ static __attribute__((noinline, cold)) int
 not_building(struct pto_orch *o, struct pto_run **rp)
 {
 	*rp = NULL;
+	/*
+	 * A child forked inside an orchestration function: the run and its
+	 * locks are copies of the parent's (a lock another thread held at
+	 * the fork stays held), so nothing is touched, no message either
+	 * (orch.h, fork()).
+	 */
+	if (orch_forked(o))
+		return -ECHILD;
+	if (o->building && !o->building->construction_err) {
+		*rp = o->building;	/* a child's own orchestrator */
+		return 0;
+	}
 	if (!o->building)
 		return orch_error(o, -EINVAL,
 				  "submit outside an orchestration function");
@@ -94,15 +106,17 @@ not_building(struct pto_orch *o, struct pto_run **rp)
 /*
  * The run being built, or an error: -EINVAL outside an orchestration
  * function (a usage error, as pto_scope_begin() there), -ECANCELED once
- * the run is doomed by an earlier error (orch.h). Inline, the refusals
- * out of line: every submit asks.
+ * the run is doomed by an earlier error, -ECHILD in a forked child
+ * (orch.h). Inline, the refusals out of line: every submit asks, and
+ * where no fork happened the fork test is one load of a flag.
  */
 static inline __attribute__((always_inline)) int
 building_run(struct pto_orch *o, struct pto_run **rp)
 {
 	struct pto_run *r = o->building;
 
-	if (__builtin_expect(r && !r->construction_err, 1)) {
+	if (__builtin_expect(r && !r->construction_err && !orch_forked_child,
+			     1)) {
 		*rp = r;
 		return 0;
 	}
@@ -1088,6 +1102,8 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 
 PTO_API int pto_scope_begin(pto_orch *o)
 {
+	if (orch_forked(o))	/* as building_run() */
+		return -ECHILD;
 	if (!o->building)
 		return orch_error(o, -EINVAL, "scope outside an orchestration function");
 	return fail_now(o, orch_scope_begin(o));
@@ -1095,6 +1111,8 @@ PTO_API int pto_scope_begin(pto_orch *o)
 
 PTO_API int pto_scope_end(pto_orch *o)
 {
+	if (orch_forked(o))
+		return -ECHILD;
 	if (!o->building || o->scope.depth <= 1)
 		return fail_now(o, orch_error(o, -EINVAL,
 					      "scope_end without a matching scope_begin"));

@@ -827,6 +827,69 @@ TEST(fork_child_run_calls_are_echild)
 	done(_metadata, o);
 }
 
+/*
+ * A child forked inside an orchestration function holds a copy of the run
+ * being built and of its locks: its submits, pto_alloc() and scopes are
+ * -ECHILD at once and touch nothing (they used to go on building the
+ * copied run, and a lock held at the fork - here the TensorMap's, which
+ * a submit with a tensor takes - hung the child). The parent's run is
+ * built and runs as if no fork happened.
+ */
+struct fork_in_fn {
+	struct stash s;
+	int status;
+};
+
+static int orch_forks(pto_orch *o, void *arg)
+{
+	struct fork_in_fn *f = arg;
+	struct pto_callable c = { .fn = k_count };
+	struct pto_tensor t = { .nbytes = 64 }, got;
+	struct pto_task_args a;
+	pid_t pid;
+
+	orch_lock(&o->tm.mu);	/* as another thread could hold it */
+	pid = fork();
+	if (!pid) {
+		int bad = 0;
+
+		alarm(2);
+		pto_args_init(&a);
+		pto_args_add_tensor(&a, &t, PTO_INPUT);
+		bad |= (pto_submit_sub(o, &c, &a, NULL) != -ECHILD) << 0;
+		pto_args_fini(&a);
+		bad |= (pto_alloc(o, 64, &got, NULL) != -ECHILD) << 1;
+		bad |= (pto_scope_begin(o) != -ECHILD) << 2;
+		bad |= (pto_scope_end(o) != -ECHILD) << 3;
+		bad |= (o->building->construction_err != 0) << 4;
+		_exit(bad);
+	}
+	orch_unlock(&o->tm.mu);
+	if (pid < 0)
+		return -errno;
+	waitpid(pid, &f->status, 0);
+	return orch_stash(o, &f->s);
+}
+
+TEST(fork_child_submits_are_echild)
+{
+	pto_orch *o = mk(_metadata, 1);
+	struct fork_in_fn f = { .s.x = 0, .status = -1 };
+	uint64_t next = atomic_load(&o->next_task_id);
+
+	gate_set(1);
+	ASSERT_EQ(0, pto_orch_run(o, orch_forks, &f));
+	ASSERT_TRUE(WIFEXITED(f.status)) TH_LOG("child hung (signal %d)",
+						WIFSIGNALED(f.status) ?
+						WTERMSIG(f.status) : 0);
+	EXPECT_EQ(0, WEXITSTATUS(f.status)) TH_LOG("unexpected results, bits %#x",
+						   WEXITSTATUS(f.status));
+	/* The parent's run: its one task, nothing of the child's. */
+	EXPECT_EQ(5, f.s.x);
+	EXPECT_EQ(next + 1, atomic_load(&o->next_task_id));
+	done(_metadata, o);
+}
+
 /* What a host callback's calls into its own orchestrator returned. */
 static struct {
 	pto_orch *o;

@@ -58,14 +58,14 @@
  * ioctl, no join, no lock): pto_orch_close(), pto_orch_abort(),
  * pto_orch_destroy(), pto_submit(), pto_orch_run(), pto_run_wait(),
  * pto_run_wait_accepted(), pto_run_done(), pto_run_accepted() and
- * pto_run_result();
- * pto_run_release() is a no-op and pto_run_error() returns a fixed
- * message. The calls an orchestration function makes (the submits,
- * pto_alloc(), the scopes) are not checked - a check on every submit for
- * a fork from inside an orchestration function: a child forked there
- * must not make them (they take the parent's locks' copies). The child's
- * copy is released when it exits or execs, the parent's orchestrator and
- * runs are untouched. Device handles: pto/pto.h.
+ * pto_run_result(), and the calls an orchestration function makes (the
+ * submits, pto_alloc(), pto_scope_begin(), pto_scope_end()) in a child
+ * forked inside one (the run being built is a copy, a lock held at the
+ * fork stays held in it; a submit's check costs one load of a flag where
+ * no fork happened); pto_run_release() is a no-op and pto_run_error()
+ * returns a fixed message. The child's copy is released when it exits or
+ * execs, the parent's orchestrator and runs are untouched. Device
+ * handles: pto/pto.h.
  */
 #ifndef PTO_ORCH_H
 #define PTO_ORCH_H
