@@ -217,9 +217,10 @@ $(O)/static/selftests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) \
 		$(O)/static/libpto-internal.a -lm
 
 # ---- tests ----------------------------------------------------------------
-# tests/selftests/*.h: test_st_main.c checks the selftests' main().
+# tests/selftests/*.h: test_st_main.c checks the selftests' main();
+# examples/*.h: test_ex_parse.c checks the examples' command line.
 $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard tests/unit/*.h) \
-		$(wildcard tests/selftests/*.h) $(SAN_OBJS)
+		$(wildcard tests/selftests/*.h) $(EX_HDRS) $(SAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(SAN_CFLAGS) \
 		-Wno-missing-prototypes -Wno-sign-compare -Wl,--wrap=_exit -o $@ $< \

@@ -11,6 +11,9 @@
  *                           run one built-in kernel on one core and print
  *                           its output (a debugging aid; acquires the
  *                           core's cluster for the duration)
+ *   ptoctl run EXAMPLE [-d N] [--clusters M]
+ *                           run an example of examples/ (no EXAMPLE: list
+ *                           them)
  */
 #include <ctype.h>
 #include <errno.h>
@@ -77,6 +80,20 @@ static int parse_device(int argc, char **argv, unsigned int *index)
 	return 0;
 }
 
+/* Open /dev/pto<index>; says why on failure, and what to do if it is not
+ * there. */
+static int open_index(unsigned int index, struct pto_dev **dev)
+{
+	int ret = pto_dev_open(index, dev);
+
+	if (!ret)
+		return 0;
+	fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index, pto_strerror(ret));
+	if (ret == -ENOENT)
+		fprintf(stderr, "ptoctl: pto.ko is not loaded, or was loaded with fewer devices (its devices= parameter, default 1)\n");
+	return ret;
+}
+
 /* -d N, open /dev/ptoN and read its topology; says why on failure. */
 static int open_device(int argc, char **argv, struct pto_dev **dev,
 		       struct pto_dev_info *info)
@@ -87,12 +104,9 @@ static int open_device(int argc, char **argv, struct pto_dev **dev,
 	ret = parse_device(argc, argv, &index);
 	if (ret)
 		return ret;
-	ret = pto_dev_open(index, dev);
-	if (ret) {
-		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index,
-			pto_strerror(ret));
+	ret = open_index(index, dev);
+	if (ret)
 		return ret;
-	}
 	return pto_dev_info(*dev, info);
 }
 
@@ -516,12 +530,9 @@ static int cmd_exec(int argc, char **argv)
 	ret = parse_exec(argc, argv, &o);
 	if (ret)
 		return ret;
-	ret = pto_dev_open(o.dev, &dev);
-	if (ret) {
-		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", o.dev,
-			pto_strerror(ret));
+	ret = open_index(o.dev, &dev);
+	if (ret)
 		return ret;
-	}
 	pto_dev_info(dev, &info);
 	/* core_type[] and cores[] bound it too, whatever the driver says. */
 	if (o.core >= info.cores || o.core >= PTO_DEV_MAX_CORES ||
@@ -684,7 +695,7 @@ static int cmd_run(int argc, char **argv)
 	const char *name = NULL;
 	size_t i;
 
-	if (ex_parse(argc, argv, &eo))
+	if (ex_parse(argc, argv, "ptoctl run", 1, &eo))
 		return -EINVAL;
 	if (optind < argc)
 		name = argv[optind];

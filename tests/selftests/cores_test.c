@@ -1446,6 +1446,60 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 	EXPECT_NE(NULL, strstr(out, "out [1]:\n  -524288\n")) TH_LOG("%s", out);
 }
 
+/*
+ * ptoctl run and ptoctl info say what is wrong with a device or cluster
+ * count, and exit 1 without running anything: --clusters above the
+ * device's names the device's count (the library's -EINVAL said only
+ * "Invalid argument"), a device that is not there says that pto.ko is
+ * not loaded or has fewer devices (pto.ko makes at most 8: /dev/pto8
+ * never exists), a mistyped number is refused (it ran on device 0, all
+ * clusters).
+ */
+TEST(ptoctl_run_says_what_is_wrong)
+{
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	char cmd[128], want[128], out[2048];
+	int st;
+
+	st = ptoctl_out("ptoctl info 2>&1", out, sizeof(out));
+	if (st == 127 << 8 || strstr(out, "not found"))
+		SKIP(return, "ptoctl not on PATH");
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_dev_info(dev, &info));
+	pto_dev_close(dev);
+
+	snprintf(cmd, sizeof(cmd), "ptoctl run vector --clusters %u 2>&1",
+		 info.clusters + 1);
+	snprintf(want, sizeof(want), "not ok 1 --clusters %u: /dev/pto0 has %u clusters\n",
+		 info.clusters + 1, info.clusters);
+	st = ptoctl_out(cmd, out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "tasks:")) TH_LOG("%s", out);
+
+	st = ptoctl_out("ptoctl run vector -d 8 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, "# no /dev/pto8: pto.ko not loaded, or loaded with fewer devices (its devices= parameter, default 1)\n"
+				"not ok 1 open /dev/pto8: No such file or directory\n"))
+		TH_LOG("%s", out);
+
+	st = ptoctl_out("ptoctl info -d 8 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_STREQ("ptoctl: /dev/pto8: No such file or directory\n"
+		     "ptoctl: pto.ko is not loaded, or was loaded with fewer devices (its devices= parameter, default 1)\n",
+		     out);
+
+	st = ptoctl_out("ptoctl run vector --clusters x 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, "ptoctl run: bad --clusters 'x'")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "tasks:")) TH_LOG("%s", out);
+}
+
 /* The core ioctls follow the driver's struct-size rules. */
 TEST(core_ioctls_struct_size)
 {
