@@ -233,8 +233,9 @@ $(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h)
 
 unit-bins: $(UNIT_BINS) $(TSAN_BINS)
 
+# tests/vm/args-test: the VM runner's command line, on the host (no boot).
 unit: unit-bins
-	tests/unit/run $(UNIT_BINS) $(TSAN_BINS)
+	tests/unit/run $(UNIT_BINS) $(TSAN_BINS) tests/vm/args-test
 
 selftests: $(SELFTEST_BINS)
 
