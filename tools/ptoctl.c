@@ -26,6 +26,8 @@
 #include "core.h"
 #include "examples.h"
 
+#define EXEC_USAGE "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]"
+
 struct ptoctl_cmd {
 	const char *name;
 	const char *usage;
@@ -73,9 +75,15 @@ static int parse_device(int argc, char **argv, unsigned int *index)
 				return -EINVAL;
 			}
 			break;
-		default:
+		default:	/* getopt said what */
+			fprintf(stderr, "usage: ptoctl %s [-d N]\n", argv[0]);
 			return -EINVAL;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ptoctl: unexpected argument '%s'\nusage: ptoctl %s [-d N]\n",
+			argv[optind], argv[0]);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -396,8 +404,11 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				if (!strcmp(optarg, func_names[i]))
 					o->func = i;
 			if (o->func < 0) {
-				fprintf(stderr, "ptoctl: unknown kernel '%s'\n",
+				fprintf(stderr, "ptoctl: unknown kernel '%s'; the kernels:",
 					optarg);
+				for (i = 0; i < PTO_FUNC_COUNT; i++)
+					fprintf(stderr, " %s", func_names[i]);
+				fprintf(stderr, "\n");
 				return -EINVAL;
 			}
 			break;
@@ -406,8 +417,11 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				o->dtype = PTO_DTYPE_F32;
 			else if (!strcmp(optarg, "i32"))
 				o->dtype = PTO_DTYPE_I32;
-			else
+			else {
+				fprintf(stderr, "ptoctl: bad --dtype '%s' (f32 or i32)\n",
+					optarg);
 				return -EINVAL;
+			}
 			break;
 		case 's':
 			o->rank = 0;
@@ -421,8 +435,11 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				}
 				p = *end ? end + 1 : end;
 			}
-			if (*p || !o->rank)
+			if (*p || !o->rank) {
+				fprintf(stderr, "ptoctl: bad --shape '%s' (1 to %d dimensions, DxD..)\n",
+					optarg, PTO_TENSOR_MAX_RANK);
 				return -EINVAL;
+			}
 			break;
 		case 'n':
 			if (parse_u32(optarg, &end, &o->n) || *end) {
@@ -443,12 +460,20 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 		case 'N':
 			errno = 0;
 			o->ns = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end)
+			if (errno || end == optarg || *end) {
+				fprintf(stderr, "ptoctl: bad --ns '%s'\n", optarg);
 				return -EINVAL;
+			}
 			break;
-		default:
+		default:	/* getopt said what */
+			fprintf(stderr, "usage: ptoctl %s\n", EXEC_USAGE);
 			return -EINVAL;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ptoctl: unexpected argument '%s'\nusage: ptoctl %s\n",
+			argv[optind], EXEC_USAGE);
+		return -EINVAL;
 	}
 	if (o->func < 0) {
 		fprintf(stderr, "ptoctl: exec needs --func\n");
@@ -722,8 +747,7 @@ static const struct ptoctl_cmd cmds[] = {
 	{ "info", "info [-d N]", cmd_info },
 	{ "cores", "cores [-d N]", cmd_cores },
 	{ "gates", "gates [-d N]", cmd_gates },
-	{ "exec", "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]",
-	  cmd_exec },
+	{ "exec", EXEC_USAGE, cmd_exec },
 	{ "run", "run EXAMPLE [-d N] [--clusters M]", cmd_run },
 };
 

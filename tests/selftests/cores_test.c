@@ -1377,7 +1377,10 @@ static int ptoctl_out(const char *cmd, char *out, size_t len)
  * filled with 2^61 words), one larger than the device's GM or ending in
  * its reserved last 64 KiB (BO_ALLOC refused it late), a dimension
  * or a core above 32 bits (they were truncated: 4294967297 ran as 1)
- * each exit with status 1 and say why. A large shape that fits runs.
+ * each exit with status 1 and say why. So do a bad --dtype or --ns, a
+ * shape of more than 4 dimensions and an unknown kernel (they exited 1
+ * without a word) and a stray argument (ignored). A large shape that
+ * fits runs.
  */
 TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 {
@@ -1392,6 +1395,16 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		{ "--func add --shape 2x-1", "ptoctl: bad --shape" },
 		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
 		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },
+		/* These exited 1 without a word. */
+		{ "--func add --dtype f64", "ptoctl: bad --dtype 'f64' (f32 or i32)\n" },
+		{ "--func spin_ns --ns 1ms", "ptoctl: bad --ns '1ms'\n" },
+		{ "--func add --shape 1x2x3x4x5",
+		  "ptoctl: bad --shape '1x2x3x4x5' (1 to 4 dimensions, DxD..)\n" },
+		{ "--func nosuch",
+		  "ptoctl: unknown kernel 'nosuch'; the kernels: noop add sub mul add_scalar mul_scalar copy fill reduce_sum matmul spin_ns fault hang block_id\n" },
+		/* This one was ignored. */
+		{ "--func add extra",
+		  "ptoctl: unexpected argument 'extra'\nusage: ptoctl exec [-d N] --core C" },
 		{ "--func add --shape GM",
 		  "more than a buffer of the device's GM can hold (" },
 		/* 8 x + 4 bytes in GM's reserved last 64 KiB: BO_ALLOC
@@ -1492,6 +1505,19 @@ TEST(ptoctl_run_says_what_is_wrong)
 	EXPECT_STREQ("ptoctl: /dev/pto8: No such file or directory\n"
 		     "ptoctl: pto.ko is not loaded, or was loaded with fewer devices (its devices= parameter, default 1)\n",
 		     out);
+
+	/* A mistake in a device command's options ends with its usage; a
+	 * stray argument was ignored. */
+	st = ptoctl_out("ptoctl info extra 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_STREQ("ptoctl: unexpected argument 'extra'\nusage: ptoctl info [-d N]\n",
+		     out);
+	st = ptoctl_out("ptoctl cores --bogus 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, "'--bogus'\nusage: ptoctl cores [-d N]\n"))
+		TH_LOG("%s", out);
 
 	st = ptoctl_out("ptoctl run vector --clusters x 2>&1", out, sizeof(out));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
