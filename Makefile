@@ -81,7 +81,7 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(O)/static/examples/%)
 STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 
 .PHONY: FORCE all module lib tools clean check run vm vm-debug bench unit unit-bins kunit selftests \
-	vm-check static bootstrap install help
+	vm-check static bootstrap help
 .DELETE_ON_ERROR:
 
 all: module lib tools

@@ -31,6 +31,7 @@
 struct ptoctl_cmd {
 	const char *name;
 	const char *usage;
+	const char *what;	/* one line for the usage text */
 	int (*fn)(int argc, char **argv);
 };
 
@@ -744,11 +745,15 @@ static int cmd_run(int argc, char **argv)
 }
 
 static const struct ptoctl_cmd cmds[] = {
-	{ "info", "info [-d N]", cmd_info },
-	{ "cores", "cores [-d N]", cmd_cores },
-	{ "gates", "gates [-d N]", cmd_gates },
-	{ "exec", EXEC_USAGE, cmd_exec },
-	{ "run", "run EXAMPLE [-d N] [--clusters M]", cmd_run },
+	{ "info", "info [-d N]", "the device topology", cmd_info },
+	{ "cores", "cores [-d N]", "per-core state, owner and counters",
+	  cmd_cores },
+	{ "gates", "gates [-d N]",
+	  "per-core retirement: bits, nonce, response, times", cmd_gates },
+	{ "exec", EXEC_USAGE,
+	  "one built-in kernel on one core, its output printed", cmd_exec },
+	{ "run", "run EXAMPLE [-d N] [--clusters M]",
+	  "an example of examples/ (no EXAMPLE: the list)", cmd_run },
 };
 
 static void usage(FILE *f)
@@ -757,7 +762,9 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: ptoctl COMMAND [ARGS]\ncommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  ptoctl %s\n", cmds[i].usage);
+		fprintf(f, "  ptoctl %s\n      %s\n", cmds[i].usage,
+			cmds[i].what);
+	fprintf(f, "-d N: /dev/ptoN (default 0)\n");
 }
 
 int main(int argc, char **argv)

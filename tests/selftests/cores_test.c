@@ -1506,6 +1506,15 @@ TEST(ptoctl_run_says_what_is_wrong)
 		     "ptoctl: pto.ko is not loaded, or was loaded with fewer devices (its devices= parameter, default 1)\n",
 		     out);
 
+	/* --help says what each command does, on stdout, status 0. */
+	st = ptoctl_out("ptoctl --help 2>/dev/null", out, sizeof(out));
+	EXPECT_EQ(0, st) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  ptoctl run EXAMPLE [-d N] [--clusters M]\n"
+				"      an example of examples/ (no EXAMPLE: the list)\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  ptoctl gates [-d N]\n      per-core retirement"))
+		TH_LOG("%s", out);
+
 	/* A mistake in a device command's options ends with its usage; a
 	 * stray argument was ignored. */
 	st = ptoctl_out("ptoctl info extra 2>&1", out, sizeof(out));
