@@ -81,7 +81,7 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(O)/static/examples/%)
 STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 
 .PHONY: FORCE all module lib tools clean check run vm vm-debug bench unit unit-bins kunit selftests \
-	vm-check static bootstrap install help
+	vm-check static bootstrap help
 .DELETE_ON_ERROR:
 
 all: module lib tools
@@ -217,9 +217,10 @@ $(O)/static/selftests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) \
 		$(O)/static/libpto-internal.a -lm
 
 # ---- tests ----------------------------------------------------------------
-# tests/selftests/*.h: test_st_main.c checks the selftests' main().
+# tests/selftests/*.h: test_st_main.c checks the selftests' main();
+# examples/*.h: test_ex_parse.c checks the examples' command line.
 $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard tests/unit/*.h) \
-		$(wildcard tests/selftests/*.h) $(SAN_OBJS)
+		$(wildcard tests/selftests/*.h) $(EX_HDRS) $(SAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(SAN_CFLAGS) \
 		-Wno-missing-prototypes -Wno-sign-compare -Wl,--wrap=_exit -o $@ $< \
@@ -232,8 +233,9 @@ $(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h)
 
 unit-bins: $(UNIT_BINS) $(TSAN_BINS)
 
+# tests/vm/args-test: the VM runner's command line, on the host (no boot).
 unit: unit-bins
-	tests/unit/run $(UNIT_BINS) $(TSAN_BINS)
+	tests/unit/run $(UNIT_BINS) $(TSAN_BINS) tests/vm/args-test
 
 selftests: $(SELFTEST_BINS)
 

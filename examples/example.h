@@ -81,10 +81,27 @@ static inline void ex_open(const struct ex_opts *opts,
 
 	snprintf(what, sizeof(what), "open /dev/pto%u", opts->dev);
 	ret = pto_dev_open(opts->dev, dev);
+	if (ret == -ENOENT)
+		printf("# no /dev/pto%u: pto.ko not loaded, or loaded with fewer devices (its devices= parameter, default 1)\n",
+		       opts->dev);
 	if (ret)
 		ex_die(what, ret);
 	if (!o)
 		return;
+	/* The library's -EINVAL alone would not say which number is wrong. */
+	if (opts->clusters) {
+		struct pto_dev_info info;
+
+		ret = pto_dev_info(*dev, &info);
+		if (ret)
+			ex_die("device info", ret);
+		if (opts->clusters > info.clusters) {
+			printf("not ok %d --clusters %u: /dev/pto%u has %u clusters\n",
+			       ++ex_test_no, opts->clusters, opts->dev,
+			       info.clusters);
+			exit(1);
+		}
+	}
 	ret = pto_orch_create_device(*dev, ocfg, &sc, o);
 	if (ret)
 		ex_die("orchestrator on the device", ret);
@@ -164,7 +181,7 @@ static inline int ex_close(pto_orch *o, const char *name)
 	{								\
 		struct ex_opts opts;					\
 									\
-		if (ex_parse(argc, argv, &opts))			\
+		if (ex_parse(argc, argv, #name, 0, &opts))		\
 			return 2;					\
 		return ex_##name(&opts);				\
 	}								\

@@ -7,7 +7,9 @@
 #ifndef PTO_EXAMPLES_H
 #define PTO_EXAMPLES_H
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,10 +28,37 @@ struct ex_opts {
 	X(small_ring, "ring back-pressure: error, then just large enough")
 
 /*
- * [-d N] [--clusters M], for the programs and for ptoctl run; options may
- * follow the example's name (getopt permutes). 0, or -1 after a usage line.
+ * A whole decimal, hex or octal number in @min..UINT_MAX into *out; -1
+ * for anything else (empty, a sign, trailing text, out of range), so a
+ * mistyped option is refused instead of read as 0 (device 0, all
+ * clusters).
  */
-static inline int ex_parse(int argc, char **argv, struct ex_opts *opts)
+static inline int ex_parse_uint(const char *s, unsigned int min,
+				unsigned int *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v < min || v > UINT_MAX)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/*
+ * [-d N] [--clusters M] and at most @max_args other arguments (the
+ * programs: none; ptoctl run: the example's name), for the programs and
+ * for ptoctl run; options may follow the name (getopt permutes: the
+ * arguments are then argv[optind..argc - 1]). @name prefixes the
+ * messages ("vector", "ptoctl run"). 0, or -1 after a message and a
+ * usage line on stderr.
+ */
+static inline int ex_parse(int argc, char **argv, const char *name,
+			   int max_args, struct ex_opts *opts)
 {
 	static const struct option lo[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -41,21 +70,43 @@ static inline int ex_parse(int argc, char **argv, struct ex_opts *opts)
 	opts->dev = 0;
 	opts->clusters = 0;
 	optind = 1;
+	opterr = 0;	/* getopt would name argv[0]: "run" for ptoctl run */
 	while ((c = getopt_long(argc, argv, "d:c:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			opts->dev = (unsigned int)strtoul(optarg, NULL, 0);
+			if (ex_parse_uint(optarg, 0, &opts->dev)) {
+				fprintf(stderr, "%s: bad device '%s' (-d N opens /dev/ptoN)\n",
+					name, optarg);
+				goto usage;
+			}
 			break;
 		case 'c':
-			opts->clusters = (unsigned int)strtoul(optarg, NULL, 0);
+			if (ex_parse_uint(optarg, 1, &opts->clusters)) {
+				fprintf(stderr, "%s: bad --clusters '%s' (a count from 1; without it, all the device's clusters)\n",
+					name, optarg);
+				goto usage;
+			}
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-d N] [--clusters M]\n",
-				argv[0]);
-			return -1;
+			if (optopt == 'd' || optopt == 'c')
+				fprintf(stderr, "%s: '%s' needs a value\n",
+					name, argv[optind - 1]);
+			else
+				fprintf(stderr, "%s: unknown option '%s'\n",
+					name, argv[optind - 1]);
+			goto usage;
 		}
 	}
+	if (argc - optind > max_args) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", name,
+			argv[optind + max_args]);
+		goto usage;
+	}
 	return 0;
+usage:
+	fprintf(stderr, "usage: %s%s [-d N] [--clusters M]\n", name,
+		max_args ? " EXAMPLE" : "");
+	return -1;
 }
 
 #define PTO_EX_DECLARE(name, desc) int ex_##name(const struct ex_opts *opts);

@@ -11,6 +11,9 @@
  *                           run one built-in kernel on one core and print
  *                           its output (a debugging aid; acquires the
  *                           core's cluster for the duration)
+ *   ptoctl run EXAMPLE [-d N] [--clusters M]
+ *                           run an example of examples/ (no EXAMPLE: list
+ *                           them)
  */
 #include <ctype.h>
 #include <errno.h>
@@ -23,9 +26,12 @@
 #include "core.h"
 #include "examples.h"
 
+#define EXEC_USAGE "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]"
+
 struct ptoctl_cmd {
 	const char *name;
 	const char *usage;
+	const char *what;	/* one line for the usage text */
 	int (*fn)(int argc, char **argv);
 };
 
@@ -70,11 +76,31 @@ static int parse_device(int argc, char **argv, unsigned int *index)
 				return -EINVAL;
 			}
 			break;
-		default:
+		default:	/* getopt said what */
+			fprintf(stderr, "usage: ptoctl %s [-d N]\n", argv[0]);
 			return -EINVAL;
 		}
 	}
+	if (optind < argc) {
+		fprintf(stderr, "ptoctl: unexpected argument '%s'\nusage: ptoctl %s [-d N]\n",
+			argv[optind], argv[0]);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* Open /dev/pto<index>; says why on failure, and what to do if it is not
+ * there. */
+static int open_index(unsigned int index, struct pto_dev **dev)
+{
+	int ret = pto_dev_open(index, dev);
+
+	if (!ret)
+		return 0;
+	fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index, pto_strerror(ret));
+	if (ret == -ENOENT)
+		fprintf(stderr, "ptoctl: pto.ko is not loaded, or was loaded with fewer devices (its devices= parameter, default 1)\n");
+	return ret;
 }
 
 /* -d N, open /dev/ptoN and read its topology; says why on failure. */
@@ -87,12 +113,9 @@ static int open_device(int argc, char **argv, struct pto_dev **dev,
 	ret = parse_device(argc, argv, &index);
 	if (ret)
 		return ret;
-	ret = pto_dev_open(index, dev);
-	if (ret) {
-		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", index,
-			pto_strerror(ret));
+	ret = open_index(index, dev);
+	if (ret)
 		return ret;
-	}
 	return pto_dev_info(*dev, info);
 }
 
@@ -382,8 +405,11 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				if (!strcmp(optarg, func_names[i]))
 					o->func = i;
 			if (o->func < 0) {
-				fprintf(stderr, "ptoctl: unknown kernel '%s'\n",
+				fprintf(stderr, "ptoctl: unknown kernel '%s'; the kernels:",
 					optarg);
+				for (i = 0; i < PTO_FUNC_COUNT; i++)
+					fprintf(stderr, " %s", func_names[i]);
+				fprintf(stderr, "\n");
 				return -EINVAL;
 			}
 			break;
@@ -392,8 +418,11 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				o->dtype = PTO_DTYPE_F32;
 			else if (!strcmp(optarg, "i32"))
 				o->dtype = PTO_DTYPE_I32;
-			else
+			else {
+				fprintf(stderr, "ptoctl: bad --dtype '%s' (f32 or i32)\n",
+					optarg);
 				return -EINVAL;
+			}
 			break;
 		case 's':
 			o->rank = 0;
@@ -407,8 +436,11 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				}
 				p = *end ? end + 1 : end;
 			}
-			if (*p || !o->rank)
+			if (*p || !o->rank) {
+				fprintf(stderr, "ptoctl: bad --shape '%s' (1 to %d dimensions, DxD..)\n",
+					optarg, PTO_TENSOR_MAX_RANK);
 				return -EINVAL;
+			}
 			break;
 		case 'n':
 			if (parse_u32(optarg, &end, &o->n) || *end) {
@@ -429,12 +461,20 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 		case 'N':
 			errno = 0;
 			o->ns = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end)
+			if (errno || end == optarg || *end) {
+				fprintf(stderr, "ptoctl: bad --ns '%s'\n", optarg);
 				return -EINVAL;
+			}
 			break;
-		default:
+		default:	/* getopt said what */
+			fprintf(stderr, "usage: ptoctl %s\n", EXEC_USAGE);
 			return -EINVAL;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ptoctl: unexpected argument '%s'\nusage: ptoctl %s\n",
+			argv[optind], EXEC_USAGE);
+		return -EINVAL;
 	}
 	if (o->func < 0) {
 		fprintf(stderr, "ptoctl: exec needs --func\n");
@@ -516,12 +556,9 @@ static int cmd_exec(int argc, char **argv)
 	ret = parse_exec(argc, argv, &o);
 	if (ret)
 		return ret;
-	ret = pto_dev_open(o.dev, &dev);
-	if (ret) {
-		fprintf(stderr, "ptoctl: /dev/pto%u: %s\n", o.dev,
-			pto_strerror(ret));
+	ret = open_index(o.dev, &dev);
+	if (ret)
 		return ret;
-	}
 	pto_dev_info(dev, &info);
 	/* core_type[] and cores[] bound it too, whatever the driver says. */
 	if (o.core >= info.cores || o.core >= PTO_DEV_MAX_CORES ||
@@ -684,7 +721,7 @@ static int cmd_run(int argc, char **argv)
 	const char *name = NULL;
 	size_t i;
 
-	if (ex_parse(argc, argv, &eo))
+	if (ex_parse(argc, argv, "ptoctl run", 1, &eo))
 		return -EINVAL;
 	if (optind < argc)
 		name = argv[optind];
@@ -708,12 +745,15 @@ static int cmd_run(int argc, char **argv)
 }
 
 static const struct ptoctl_cmd cmds[] = {
-	{ "info", "info [-d N]", cmd_info },
-	{ "cores", "cores [-d N]", cmd_cores },
-	{ "gates", "gates [-d N]", cmd_gates },
-	{ "exec", "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]",
-	  cmd_exec },
-	{ "run", "run EXAMPLE [-d N] [--clusters M]", cmd_run },
+	{ "info", "info [-d N]", "the device topology", cmd_info },
+	{ "cores", "cores [-d N]", "per-core state, owner and counters",
+	  cmd_cores },
+	{ "gates", "gates [-d N]",
+	  "per-core retirement: bits, nonce, response, times", cmd_gates },
+	{ "exec", EXEC_USAGE,
+	  "one built-in kernel on one core, its output printed", cmd_exec },
+	{ "run", "run EXAMPLE [-d N] [--clusters M]",
+	  "an example of examples/ (no EXAMPLE: the list)", cmd_run },
 };
 
 static void usage(FILE *f)
@@ -722,7 +762,9 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: ptoctl COMMAND [ARGS]\ncommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  ptoctl %s\n", cmds[i].usage);
+		fprintf(f, "  ptoctl %s\n      %s\n", cmds[i].usage,
+			cmds[i].what);
+	fprintf(f, "-d N: /dev/ptoN (default 0)\n");
 }
 
 int main(int argc, char **argv)

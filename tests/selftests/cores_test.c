@@ -1377,7 +1377,10 @@ static int ptoctl_out(const char *cmd, char *out, size_t len)
  * filled with 2^61 words), one larger than the device's GM or ending in
  * its reserved last 64 KiB (BO_ALLOC refused it late), a dimension
  * or a core above 32 bits (they were truncated: 4294967297 ran as 1)
- * each exit with status 1 and say why. A large shape that fits runs.
+ * each exit with status 1 and say why. So do a bad --dtype or --ns, a
+ * shape of more than 4 dimensions and an unknown kernel (they exited 1
+ * without a word) and a stray argument (ignored). A large shape that
+ * fits runs.
  */
 TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 {
@@ -1392,6 +1395,16 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		{ "--func add --shape 2x-1", "ptoctl: bad --shape" },
 		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
 		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },
+		/* These exited 1 without a word. */
+		{ "--func add --dtype f64", "ptoctl: bad --dtype 'f64' (f32 or i32)\n" },
+		{ "--func spin_ns --ns 1ms", "ptoctl: bad --ns '1ms'\n" },
+		{ "--func add --shape 1x2x3x4x5",
+		  "ptoctl: bad --shape '1x2x3x4x5' (1 to 4 dimensions, DxD..)\n" },
+		{ "--func nosuch",
+		  "ptoctl: unknown kernel 'nosuch'; the kernels: noop add sub mul add_scalar mul_scalar copy fill reduce_sum matmul spin_ns fault hang block_id\n" },
+		/* This one was ignored. */
+		{ "--func add extra",
+		  "ptoctl: unexpected argument 'extra'\nusage: ptoctl exec [-d N] --core C" },
 		{ "--func add --shape GM",
 		  "more than a buffer of the device's GM can hold (" },
 		/* 8 x + 4 bytes in GM's reserved last 64 KiB: BO_ALLOC
@@ -1444,6 +1457,82 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 	EXPECT_EQ(0, st) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "status 0 ok")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "out [1]:\n  -524288\n")) TH_LOG("%s", out);
+}
+
+/*
+ * ptoctl run and ptoctl info say what is wrong with a device or cluster
+ * count, and exit 1 without running anything: --clusters above the
+ * device's names the device's count (the library's -EINVAL said only
+ * "Invalid argument"), a device that is not there says that pto.ko is
+ * not loaded or has fewer devices (pto.ko makes at most 8: /dev/pto8
+ * never exists), a mistyped number is refused (it ran on device 0, all
+ * clusters).
+ */
+TEST(ptoctl_run_says_what_is_wrong)
+{
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	char cmd[128], want[128], out[2048];
+	int st;
+
+	st = ptoctl_out("ptoctl info 2>&1", out, sizeof(out));
+	if (st == 127 << 8 || strstr(out, "not found"))
+		SKIP(return, "ptoctl not on PATH");
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_dev_info(dev, &info));
+	pto_dev_close(dev);
+
+	snprintf(cmd, sizeof(cmd), "ptoctl run vector --clusters %u 2>&1",
+		 info.clusters + 1);
+	snprintf(want, sizeof(want), "not ok 1 --clusters %u: /dev/pto0 has %u clusters\n",
+		 info.clusters + 1, info.clusters);
+	st = ptoctl_out(cmd, out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "tasks:")) TH_LOG("%s", out);
+
+	st = ptoctl_out("ptoctl run vector -d 8 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, "# no /dev/pto8: pto.ko not loaded, or loaded with fewer devices (its devices= parameter, default 1)\n"
+				"not ok 1 open /dev/pto8: No such file or directory\n"))
+		TH_LOG("%s", out);
+
+	st = ptoctl_out("ptoctl info -d 8 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_STREQ("ptoctl: /dev/pto8: No such file or directory\n"
+		     "ptoctl: pto.ko is not loaded, or was loaded with fewer devices (its devices= parameter, default 1)\n",
+		     out);
+
+	/* --help says what each command does, on stdout, status 0. */
+	st = ptoctl_out("ptoctl --help 2>/dev/null", out, sizeof(out));
+	EXPECT_EQ(0, st) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  ptoctl run EXAMPLE [-d N] [--clusters M]\n"
+				"      an example of examples/ (no EXAMPLE: the list)\n"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  ptoctl gates [-d N]\n      per-core retirement"))
+		TH_LOG("%s", out);
+
+	/* A mistake in a device command's options ends with its usage; a
+	 * stray argument was ignored. */
+	st = ptoctl_out("ptoctl info extra 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_STREQ("ptoctl: unexpected argument 'extra'\nusage: ptoctl info [-d N]\n",
+		     out);
+	st = ptoctl_out("ptoctl cores --bogus 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, "'--bogus'\nusage: ptoctl cores [-d N]\n"))
+		TH_LOG("%s", out);
+
+	st = ptoctl_out("ptoctl run vector --clusters x 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, "ptoctl run: bad --clusters 'x'")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "tasks:")) TH_LOG("%s", out);
 }
 
 /* The core ioctls follow the driver's struct-size rules. */

@@ -16,7 +16,8 @@
  *  - The public structs' reserved words (pto/pto.h, pto/sched.h): a
  *    config's must be zero, refused before any ioctl; pto_dev_info()
  *    writes the caller's struct whole.
- *  - A task_window above PTO_MAX_TASK_WINDOW is refused before any ioctl.
+ *  - A task_window above PTO_MAX_TASK_WINDOW, or more clusters than the
+ *    device has, is refused before any ioctl.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -259,6 +260,25 @@ TEST(task_window_beyond_the_max_is_refused_before_any_ioctl)
 	EXPECT_EQ(0, ioctls);
 	oc.task_window = PTO_MAX_TASK_WINDOW;
 	ret = create_with(&oc, NULL, &ioctls);
+	EXPECT_NE(-EINVAL, ret);
+	EXPECT_GT(0, ret);
+	EXPECT_LT(0, ioctls);
+}
+
+/* More clusters than the device has (pto/sched.h) is -EINVAL before any
+ * ioctl; all of them (1 here, or 0: all) gets past the check. */
+TEST(clusters_beyond_the_device_are_refused_before_any_ioctl)
+{
+	struct pto_sched_config sc = { .clusters = 2 };
+	int ioctls, ret;
+
+	EXPECT_EQ(-EINVAL, create_with(NULL, &sc, &ioctls));
+	EXPECT_EQ(0, ioctls);
+	sc.clusters = 65;
+	EXPECT_EQ(-EINVAL, create_with(NULL, &sc, &ioctls));
+	EXPECT_EQ(0, ioctls);
+	sc.clusters = 1;
+	ret = create_with(NULL, &sc, &ioctls);
 	EXPECT_NE(-EINVAL, ret);
 	EXPECT_GT(0, ret);
 	EXPECT_LT(0, ioctls);

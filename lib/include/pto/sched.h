@@ -102,7 +102,9 @@ static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 struct pto_sched_config {
 	/* scheduler threads; 0: the device's lanes, at most CPUs - 1 */
 	uint32_t threads;
-	uint32_t clusters;	/* clusters to use, from 0; 0: all */
+	/* clusters to use, from 0; 0: all; more than the device has
+	 * (or 64): -EINVAL */
+	uint32_t clusters;
 	uint32_t spin_us;	/* spin before sleeping; 0: 50 */
 	/*
 	 * Parked cores are woken (doorbell) for READY work at most one per
@@ -151,9 +153,10 @@ struct pto_sched_stats {
  * orchestrator holds its clusters, another on the same device - through
  * this handle or another - is -EBUSY.
  * -EINVAL, before anything is taken, for a non-zero reserved word in
- * @ocfg or @scfg (@ocfg's workers are not read) or an @ocfg task_window
- * above PTO_MAX_TASK_WINDOW; there is no orchestrator to hold a message,
- * the errno alone says it.
+ * @ocfg or @scfg (@ocfg's workers are not read), an @ocfg task_window
+ * above PTO_MAX_TASK_WINDOW or an @scfg clusters above the device's
+ * (pto_dev_info()) or above 64; there is no orchestrator to hold a
+ * message, the errno alone says it.
  * -EOPNOTSUPP, before anything is taken, when the driver has no cores to
  * launch (PTO_CAP_CORES) or is older than ABI 1.3 (pto_dev_open() checks
  * the major only); -ECHILD in a forked child of the device's opener

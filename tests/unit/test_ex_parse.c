@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The examples' and `ptoctl run`'s command line (examples/examples.h,
+ * ex_parse()): -d N and --clusters M are read whole, or refused with a
+ * message that names the mistake and a usage line. They were read with
+ * strtoul() unchecked: `-d x` ran on /dev/pto0, `--clusters abc` or
+ * `--clusters 0` on every cluster, `--clusters -1` asked for 4294967295,
+ * and a stray argument was ignored, all without a word.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "../../examples/examples.h"
+#include "kselftest_harness.h"
+
+/* The examples themselves are not linked in: ex_parse() alone. */
+#define ARGC(v) ((int)(sizeof(v) / sizeof((v)[0])) - 1)
+
+/*
+ * ex_parse() on @argv (NULL-terminated) with its stderr captured into
+ * @err; its return value.
+ */
+static int parse(char **argv, const char *name, int max_args,
+		 struct ex_opts *o, char *err, size_t len)
+{
+	FILE *tmp = tmpfile();
+	int argc = 0, saved, ret;
+	size_t n;
+
+	while (argv[argc])
+		argc++;
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fileno(tmp), 2);
+	ret = ex_parse(argc, argv, name, max_args, o);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(err, 1, len - 1, tmp);
+	err[n] = 0;
+	fclose(tmp);
+	return ret;
+}
+
+TEST(good_options_are_read_whole)
+{
+	char *v1[] = { "run", "vector", "-d", "3", "--clusters", "2", NULL };
+	char *v2[] = { "run", "--device=0x2", "fanin", "--clusters=8", NULL };
+	char *v3[] = { "vector", NULL };
+	char err[512];
+	struct ex_opts o;
+
+	ASSERT_EQ(0, parse(v1, "ptoctl run", 1, &o, err, sizeof(err)));
+	EXPECT_EQ(3u, o.dev);
+	EXPECT_EQ(2u, o.clusters);
+	EXPECT_STREQ("", err);
+	/* getopt permuted the name to the end of the options */
+	ASSERT_EQ(ARGC(v1) - 1, optind);
+	EXPECT_STREQ("vector", v1[optind]);
+
+	ASSERT_EQ(0, parse(v2, "ptoctl run", 1, &o, err, sizeof(err)));
+	EXPECT_EQ(2u, o.dev);
+	EXPECT_EQ(8u, o.clusters);
+	EXPECT_STREQ("fanin", v2[optind]);
+
+	/* no option: device 0, every cluster (0) */
+	o.dev = o.clusters = 7;
+	ASSERT_EQ(0, parse(v3, "vector", 0, &o, err, sizeof(err)));
+	EXPECT_EQ(0u, o.dev);
+	EXPECT_EQ(0u, o.clusters);
+	EXPECT_EQ(1, optind);
+	EXPECT_STREQ("", err);
+}
+
+TEST(mistakes_are_refused_and_named)
+{
+	static const struct {
+		const char *a[4];
+		const char *msg;
+	} bad[] = {
+		{ { "vector", "-d", "x" }, "ptoctl run: bad device 'x'" },
+		{ { "vector", "-d", "1x" }, "ptoctl run: bad device '1x'" },
+		{ { "vector", "-d", "-1" }, "ptoctl run: bad device '-1'" },
+		{ { "vector", "-d", "4294967296" },
+		  "ptoctl run: bad device '4294967296'" },
+		{ { "vector", "--clusters", "0" },
+		  "ptoctl run: bad --clusters '0' (a count from 1; without it, all the device's clusters)" },
+		{ { "vector", "--clusters", "abc" },
+		  "ptoctl run: bad --clusters 'abc'" },
+		{ { "vector", "--clusters", "-1" },
+		  "ptoctl run: bad --clusters '-1'" },
+		{ { "vector", "--clusters", " 2" },
+		  "ptoctl run: bad --clusters ' 2'" },
+		{ { "vector", "extra" },
+		  "ptoctl run: unexpected argument 'extra'" },
+		{ { "vector", "--bogus" },
+		  "ptoctl run: unknown option '--bogus'" },
+		{ { "vector", "-x" }, "ptoctl run: unknown option '-x'" },
+		{ { "vector", "--clusters" },
+		  "ptoctl run: '--clusters' needs a value" },
+		{ { "vector", "-d" }, "ptoctl run: '-d' needs a value" },
+	};
+	char err[512];
+	unsigned int i, k;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[6] = { "run" };
+		struct ex_opts o;
+
+		for (k = 0; k < 4 && bad[i].a[k]; k++)
+			argv[k + 1] = (char *)bad[i].a[k];
+		EXPECT_EQ(-1, parse(argv, "ptoctl run", 1, &o, err,
+				    sizeof(err))) TH_LOG("case %u", i);
+		EXPECT_NE(NULL, strstr(err, bad[i].msg))
+			TH_LOG("case %u: %s", i, err);
+		EXPECT_NE(NULL, strstr(err, "\nusage: ptoctl run EXAMPLE [-d N] [--clusters M]\n"))
+			TH_LOG("case %u: %s", i, err);
+	}
+}
+
+/* A program of its own takes no argument at all, and says its name. */
+TEST(a_program_takes_no_argument)
+{
+	char *v[] = { "vector", "fanin", NULL };
+	char err[512];
+	struct ex_opts o;
+
+	EXPECT_EQ(-1, parse(v, "vector", 0, &o, err, sizeof(err)));
+	EXPECT_STREQ("vector: unexpected argument 'fanin'\n"
+		     "usage: vector [-d N] [--clusters M]\n", err);
+}
+
+TEST_HARNESS_MAIN
