@@ -36,8 +36,9 @@ struct ptoctl_cmd {
 };
 
 /*
- * An unsigned 32-bit number from the start of @s (strtoul's bases); *end
- * as strtoul's. A value above UINT32_MAX, a sign or a leading blank is
+ * An unsigned 32-bit decimal number from the start of @s; *end as
+ * strtoul's. Decimal only: with strtoul's base 0, "010" was 8 and a
+ * shape "0x4" the one dimension 4. A value above UINT32_MAX, a sign or a leading blank is
  * an error: a cast of strtoul's result would keep the low 32 bits
  * (4294967297 read as 1, -1 as 4294967295).
  */
@@ -49,7 +50,7 @@ static int parse_u32(const char *s, char **end, uint32_t *out)
 	if (!isdigit((unsigned char)*s))	/* no sign, no blank */
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, end, 0);
+	v = strtoull(s, end, 10);
 	if (errno || v > UINT32_MAX)
 		return -EINVAL;
 	*out = (uint32_t)v;
@@ -426,9 +427,11 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 			break;
 		case 's':
 			o->rank = 0;
+			/* Dimensions separated by single x's; "2x" is a
+			 * mistake (it was taken as shape 2). */
 			for (p = optarg; *p && o->rank < PTO_TENSOR_MAX_RANK;) {
 				if (parse_u32(p, &end, &o->shape[o->rank++]) ||
-				    (*end && *end != 'x')) {
+				    (*end && (*end != 'x' || !end[1]))) {
 					fprintf(stderr,
 						"ptoctl: bad --shape '%s' (dimensions 0..%u)\n",
 						optarg, UINT32_MAX);

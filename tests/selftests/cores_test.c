@@ -1393,6 +1393,9 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		  "ptoctl: bad --shape" },
 		{ "--func add --shape 4294967297", "ptoctl: bad --shape" },
 		{ "--func add --shape 2x-1", "ptoctl: bad --shape" },
+		/* Taken as shape 2, and as /dev/pto8 (octal). */
+		{ "--func add --shape 2x", "ptoctl: bad --shape '2x'" },
+		{ "-d 010 --func noop", "ptoctl: /dev/pto10: " },
 		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
 		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },
 		/* These exited 1 without a word. */
