@@ -28,10 +28,10 @@ struct ex_opts {
 	X(small_ring, "ring back-pressure: error, then just large enough")
 
 /*
- * A whole decimal, hex or octal number in @min..UINT_MAX into *out; -1
- * for anything else (empty, a sign, trailing text, out of range), so a
- * mistyped option is refused instead of read as 0 (device 0, all
- * clusters).
+ * A whole decimal number in @min..UINT_MAX into *out; -1 for anything
+ * else (empty, a sign, trailing text, out of range), so a mistyped option
+ * is refused instead of read as 0 (device 0, all clusters). Decimal, as
+ * ptoctl's other counts and indices: "010" is 10, not 8.
  */
 static inline int ex_parse_uint(const char *s, unsigned int min,
 				unsigned int *out)
@@ -42,7 +42,7 @@ static inline int ex_parse_uint(const char *s, unsigned int min,
 	if (*s < '0' || *s > '9')
 		return -1;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	if (errno || *end || v < min || v > UINT_MAX)
 		return -1;
 	*out = (unsigned int)v;

@@ -46,7 +46,7 @@ static int parse(char **argv, const char *name, int max_args,
 TEST(good_options_are_read_whole)
 {
 	char *v1[] = { "run", "vector", "-d", "3", "--clusters", "2", NULL };
-	char *v2[] = { "run", "--device=0x2", "fanin", "--clusters=8", NULL };
+	char *v2[] = { "run", "--device=010", "fanin", "--clusters=8", NULL };
 	char *v3[] = { "vector", NULL };
 	char err[512];
 	struct ex_opts o;
@@ -60,7 +60,7 @@ TEST(good_options_are_read_whole)
 	EXPECT_STREQ("vector", v1[optind]);
 
 	ASSERT_EQ(0, parse(v2, "ptoctl run", 1, &o, err, sizeof(err)));
-	EXPECT_EQ(2u, o.dev);
+	EXPECT_EQ(10u, o.dev);	/* decimal, as ptoctl exec's -d */
 	EXPECT_EQ(8u, o.clusters);
 	EXPECT_STREQ("fanin", v2[optind]);
 
@@ -81,6 +81,7 @@ TEST(mistakes_are_refused_and_named)
 	} bad[] = {
 		{ { "vector", "-d", "x" }, "ptoctl run: bad device 'x'" },
 		{ { "vector", "-d", "1x" }, "ptoctl run: bad device '1x'" },
+		{ { "vector", "-d", "0x2" }, "ptoctl run: bad device '0x2'" },
 		{ { "vector", "-d", "-1" }, "ptoctl run: bad device '-1'" },
 		{ { "vector", "-d", "4294967296" },
 		  "ptoctl run: bad device '4294967296'" },
