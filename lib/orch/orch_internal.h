@@ -437,6 +437,7 @@ struct pto_run {
 	char message[ORCH_MSG_LEN];
 	struct pto_run *next;	/* live list */
 	bool cancel_pending;	/* cancellation must be retried (close) */
+	bool settling;		/* a close or abort settles it (orch.c) */
 	/* Orch thread only: */
 	int construction_err;
 	/* Its message: later calls overwrite o->errmsg (a refused submit
@@ -718,6 +719,8 @@ struct pto_orch {
 	uint32_t runs_alive;	/* allocated, not yet freed (destroy, tests) */
 	pid_t owner_pid;	/* the creator: a forked child's copy is inert */
 	bool closing, closed;
+	/* A close is stopping the backend (orch.c): another close waits. */
+	bool stopping;
 	struct pto_run *building;	/* orch thread only */
 
 	/* Submit scratch (orch thread). */
