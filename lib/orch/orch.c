@@ -583,10 +583,13 @@ PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms)
 	 * only finish through its settle, and no task failure settles it.
 	 * Then closing, before the backend is told: a run that begins after
 	 * this fails in begin_run, so every run the abort has to end exists
-	 * already (a run being built goes on building: its tasks fail as
-	 * the backend takes them, below).
+	 * already. A run being built takes no further submit (aborted:
+	 * building_run() refuses it, -ECANCELED, and the build fails as at
+	 * any construction error); what it submitted fails as the backend
+	 * takes it, below.
 	 */
 	begin_closing_locked(o);
+	atomic_store_explicit(&o->aborted, true, memory_order_relaxed);
 	pthread_mutex_unlock(&o->runs_mu);
 	/*
 	 * From here every task in flight on the backend's workers ends as

@@ -721,6 +721,14 @@ struct pto_orch {
 	bool closing, closed;
 	/* A close is stopping the backend (orch.c): another close waits. */
 	bool stopping;
+	/*
+	 * pto_orch_abort() was called: the run being built takes no further
+	 * submit (building_run()). Stored by the aborting thread, loaded
+	 * (relaxed) by the orch thread at each submit: it only has to be
+	 * seen eventually, and a submit that misses it still fails its task
+	 * when an aborted scheduler thread pops it.
+	 */
+	atomic_bool aborted;
 	struct pto_run *building;	/* orch thread only */
 
 	/* Submit scratch (orch thread). */
