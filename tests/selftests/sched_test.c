@@ -15,6 +15,7 @@
 #include <pto/pto.h>
 #include <pto/sched.h>
 #include "core.h"
+#include "orch/orch_internal.h"
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 #include "pto_core_util.h"
@@ -1211,8 +1212,10 @@ static bool stopped_on(pto_run *r, int32_t core)
 	return strstr(pto_run_error(r), want) != NULL;
 }
 
-/* After an abort and a close: @cores retired once each, none
- * quarantined, @ok tasks ended well on a core, then destroy. */
+/*
+ * After an abort and a close: @cores retired once each, none
+ * quarantined, @ok tasks ended well on a core, then destroy.
+ */
 static void aborted_closed(struct __test_metadata *_metadata, pto_orch *o,
 			   struct pto_dev *dev, unsigned int cores,
 			   uint64_t ok)
@@ -1222,8 +1225,10 @@ static void aborted_closed(struct __test_metadata *_metadata, pto_orch *o,
 
 	EXPECT_EQ(0, pto_orch_abort(o, 0));	/* closed: nothing to do */
 	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
-	/* Stored, not added, by each thread's one retirement: a second
-	 * one would find the cores unlaunched and count none. */
+	/*
+	 * Stored, not added, by each thread's one retirement: a second
+	 * one would find the cores unlaunched and count none.
+	 */
 	EXPECT_EQ(cores, st.retired);
 	EXPECT_EQ(0, st.quarantined);
 	EXPECT_EQ(ok, st.tasks - st.errors);
@@ -1390,6 +1395,151 @@ TEST(two_concurrent_aborts_end_the_work_once)
 }
 
 /*
+ * The watchdog again, the close and the abort started together, with a
+ * second run whose construction failed and whose cancellation could not
+ * be settled (its snapshot fails three times: the fail hook), so both
+ * calls find it pending. The first to snapshot waits in the hook until
+ * the other has moved past its own settle (closing is set) or has begun
+ * a second cancellation of the run. Regression: both cancelled it (the
+ * hook fails the second snapshot, so it is counted, not settled twice).
+ * Now one settles it, the hung run is aborted, and the close succeeds.
+ */
+struct settle_race {
+	pto_orch *o;
+	atomic_int snapshots;
+};
+
+static int settle_race_hook(void *ctx, struct pto_orch *o, int fp,
+			    struct orch_slot *s)
+{
+	struct settle_race *sr = ctx;
+	struct timespec until;
+	int n;
+
+	(void)s;
+	if (fp != ORCH_FP_CANCEL_SNAPSHOT)
+		return 0;
+	n = atomic_fetch_add(&sr->snapshots, 1) + 1;
+	if (n <= 3)	/* the submitter's three tries: left pending */
+		return 1;
+	pthread_mutex_lock(&o->runs_mu);
+	if (n > 4) {	/* a second settler: wake the first, fail */
+		pthread_cond_broadcast(&o->runs_cv);
+		pthread_mutex_unlock(&o->runs_mu);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 10;
+	while (!o->closing && atomic_load(&sr->snapshots) < 5)
+		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &until))
+			break;
+	pthread_mutex_unlock(&o->runs_mu);
+	return 0;
+}
+
+/*
+ * Run 2: a fill queued behind run 1's hang, a consumer of it, then the
+ * function fails: its cancellation finds both unstarted.
+ */
+static int fills_then_fail_dag(pto_orch *o, void *arg)
+{
+	struct pto_task h;
+	struct hang_ctx *c = arg;
+	struct pto_tensor t = hang_t(c, 64);
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 3);
+	pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+				    pto_on_kind(PTO_WK_AIC), &h);
+	pto_args_fini(&a);
+	if (!ret)
+		ret = fill_on(o, c, 80, 4, PTO_WK_AIV, &h);
+	return ret ? ret : -ENOTRECOVERABLE;
+}
+
+static void *close_on_go(void *arg)
+{
+	struct aborter *a = arg;
+	int i;
+
+	while (!atomic_load(a->go))
+		;	/* with the abort */
+	for (i = 0; i < 200; i++) {
+		a->ret = pto_orch_close(a->o, 200);
+		if (a->ret != -ETIMEDOUT)
+			break;
+	}
+	return NULL;
+}
+
+TEST(abort_and_close_settle_a_pending_cancellation_once)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct settle_race sr = { 0 };
+	struct hang_ctx c = { 0 };
+	struct pto_dev_info info;
+	struct aborter ab[2];
+	struct pto_dev *dev;
+	atomic_int go = 0;
+	pthread_t th[2];
+	pto_run *r1, *r2;
+	pto_orch *o;
+	int32_t aic;
+	int i;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	pto_dev_info(dev, &info);
+	aic = aic_of(&info, 0);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r1));	/* MIX */
+	EXPECT_TRUE(st_wait_until(core_running(dev, aic)));
+	sr.o = o;
+	o->fail_ctx = &sr;
+	o->fail_hook = settle_race_hook;
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, fills_then_fail_dag, &c,
+					       &r2));
+	ASSERT_NE(NULL, r2);
+	EXPECT_EQ(3, atomic_load(&sr.snapshots));	/* left pending */
+
+	ab[0] = (struct aborter){ .o = o, .go = &go };
+	ab[1] = ab[0];
+	ASSERT_EQ(0, pthread_create(&th[0], NULL, close_on_go, &ab[0]));
+	ASSERT_EQ(0, pthread_create(&th[1], NULL, abort_on_go, &ab[1]));
+	atomic_store(&go, 1);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_EQ(0, ab[0].ret);	/* the close */
+	EXPECT_EQ(0, ab[1].ret);	/* the abort */
+	EXPECT_EQ(4, atomic_load(&sr.snapshots));	/* one settle */
+	o->fail_hook = NULL;
+
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r1, 0));
+	EXPECT_NE(NULL, strstr(pto_run_error(r1),
+			       "orchestrator aborted (pto_orch_abort): task stopped on core"))
+		TH_LOG("%s", pto_run_error(r1));
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r2, 0));
+	pto_run_release(r1);
+	pto_run_release(r2);
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);	/* run 1's consumer */
+	EXPECT_EQ(0x5a5a5a5a, c.map[64]);	/* run 2's cancelled fills */
+	EXPECT_EQ(0x5a5a5a5a, c.map[80]);
+	aborted_closed(_metadata, o, dev, 3, 0);
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(9, c.map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
  * Two scheduler threads, a hang in each one's partition (the AIC core of
  * cluster 0 and of cluster 1), each in its own run with a consumer and a
  * fill queued behind it on the same core. Each thread retires its own
@@ -1421,8 +1571,10 @@ static int hang_on_core_dag(pto_orch *o, void *arg)
 	if (!ret)	/* the consumer, on the same core */
 		ret = pto_submit_next_level(o, &k_fill, &a, NULL,
 					    pto_on_worker(t->core), NULL);
-	/* Queued behind the hang on its core (its partition only: a kind
-	 * fill could fail, not started, on the other thread first). */
+	/*
+	 * Queued behind the hang on its core (its partition only: a kind
+	 * fill could fail, not started, on the other thread first).
+	 */
 	out = hang_t(t->c, t->at + 16);
 	pto_args_reset(&a);
 	pto_args_add_scalar(&a, 6);
