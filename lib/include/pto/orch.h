@@ -432,7 +432,15 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
  *    failed task are poisoned as after any task failure, so each run's
  *    wait returns -ECANCELED (or an earlier error of the run). The
  *    cores stay the orchestrator's until destroy releases them; the
- *    device and its other users are not affected.
+ *    device and its other users are not affected. A run still being
+ *    built (its orchestration function running on another thread)
+ *    takes no further task: its next submit or pto_alloc() returns
+ *    -ECANCELED at once, with "orchestrator aborted (pto_orch_abort):
+ *    submit to run N refused" in pto_orch_error(), and that is the
+ *    run's construction error (pto_submit() returns it, its unstarted
+ *    tasks are cancelled); what it submitted before fails as above (a
+ *    submit already past that check, or waiting on back-pressure, may
+ *    still queue its task, which then fails without running).
  *  - on the in-process backend: -EOPNOTSUPP at once, nothing done (a
  *    host callback cannot be interrupted).
  * Waits up to @budget_ms for every run to end: 0 once they have (a
