@@ -592,6 +592,11 @@ PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms)
 	atomic_store_explicit(&o->aborted, true, memory_order_relaxed);
 	pthread_mutex_unlock(&o->runs_mu);
 	/*
+	 * A submit waiting on back-pressure fails too (not under runs_mu,
+	 * which comes after ring.mu).
+	 */
+	orch_ring_wake_all(o);
+	/*
 	 * From here every task in flight on the backend's workers ends as
 	 * stopped and every task it takes later fails without running, each
 	 * through the orchestrator's own completion (orch_member_done()):

@@ -323,6 +323,7 @@ void orch_ring_release(struct pto_orch *o, struct orch_slot *s);
 /* Release @n slots (any rings) with one ring.mu round trip per ring. */
 void orch_ring_release_many(struct pto_orch *o, struct orch_slot *const *v,
 			    uint32_t n);
+void orch_ring_wake_all(struct pto_orch *o);
 void orch_ring_shutdown(struct pto_orch *o);
 uint64_t orch_ring_live(struct pto_orch *o, int r);	/* live slots */
 uint64_t orch_ring_used(struct pto_orch *o, int r);	/* heap bytes */

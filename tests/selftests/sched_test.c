@@ -1863,6 +1863,101 @@ TEST(abort_during_a_build_refuses_its_further_submits)
 }
 
 /*
+ * An abort while the build waits on back-pressure: a window of 4 slots,
+ * a hang and fills that consume it, all of the run being built (its
+ * outer scope holds them until the function returns). The submit that
+ * waits for a slot returns -ECANCELED at once, saying why, and the run
+ * fails; the abort then ends it (0). Regression: the wait went on to
+ * timeout_ms (20 s here) and returned -ETIMEDOUT, "task window full",
+ * the abort's budget spent meanwhile.
+ */
+struct pressure_ctx {
+	struct hang_ctx *c;
+	atomic_int attempts;
+	int ret;
+	char msg[160];
+};
+
+static int pressure_dag(pto_orch *o, void *arg)
+{
+	struct pressure_ctx *p = arg;
+	struct pto_task h;
+	int i, ret;
+
+	ret = submit_hang(o, PTO_WK_AIC, &h);
+	for (i = 0; i < 16 && !ret; i++) {
+		atomic_store(&p->attempts, i + 1);
+		ret = fill_on(o, p->c, 64 + 16 * i, 4, PTO_WK_AIV, &h);
+	}
+	p->ret = ret;
+	snprintf(p->msg, sizeof(p->msg), "%s", pto_orch_error(o));
+	return ret;
+}
+
+struct pressure_build {
+	pto_orch *o;
+	struct pressure_ctx *p;
+	pto_run *r;
+	int ret;
+};
+
+static void *pressure_thread(void *arg)
+{
+	struct pressure_build *b = arg;
+
+	b->ret = pto_submit(b->o, pressure_dag, b->p, &b->r);
+	return NULL;
+}
+
+TEST(abort_ends_a_submit_waiting_on_back_pressure)
+{
+	struct pto_orch_config oc = { .task_window = 4, .timeout_ms = 20000 };
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct hang_ctx c = { 0 };
+	struct pressure_ctx p = { .c = &c };
+	struct pressure_build b = { .p = &p };
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	pthread_t th;
+	pto_orch *o;
+	int i;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	pto_dev_info(dev, &info);
+	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
+	b.o = o;
+	ASSERT_EQ(0, pthread_create(&th, NULL, pressure_thread, &b));
+	/* The hang runs, and the fourth fill finds the window full. */
+	EXPECT_TRUE(st_wait_until(core_running(dev, aic_of(&info, 0)) &&
+				  atomic_load(&p.attempts) >= 4));
+	EXPECT_EQ(0, pto_orch_abort(o, 15000));
+	pthread_join(th, NULL);
+	EXPECT_EQ(4, atomic_load(&p.attempts));	/* three fit, one waited */
+	EXPECT_EQ(-ECANCELED, p.ret);
+	EXPECT_NE(NULL, strstr(p.msg,
+			       "orchestrator aborted (pto_orch_abort): submit refused while it waited for ring 0"))
+		TH_LOG("%s", p.msg);
+	EXPECT_EQ(-ECANCELED, b.ret);
+	ASSERT_NE(NULL, b.r);
+	EXPECT_EQ(-ECANCELED, pto_run_wait(b.r, 0));
+	pto_run_release(b.r);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0x5a5a5a5a, c.map[64 + 16 * i]) TH_LOG("fill %d", i);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	aborted_closed(_metadata, o, dev, 3, 0);
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(9, c.map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
  * The orch thread holds READY tasks back in a batch (ready.c); a
  * scheduler thread takes them before it sleeps (sched_sleep ->
  * orch_ready_steal). Two fills, then the orchestration function waits in

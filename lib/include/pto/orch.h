@@ -438,9 +438,10 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
  *    -ECANCELED at once, with "orchestrator aborted (pto_orch_abort):
  *    submit to run N refused" in pto_orch_error(), and that is the
  *    run's construction error (pto_submit() returns it, its unstarted
- *    tasks are cancelled); what it submitted before fails as above (a
- *    submit already past that check, or waiting on back-pressure, may
- *    still queue its task, which then fails without running).
+ *    tasks are cancelled); a submit waiting on back-pressure at the
+ *    abort returns the same way ("... submit refused while it waited
+ *    for ring R"). What it submitted before fails as above, and so does
+ *    the task of a submit already past those checks.
  *  - on the in-process backend: -EOPNOTSUPP at once, nothing done (a
  *    host callback cannot be interrupted).
  * Waits up to @budget_ms for every run to end: 0 once they have (a
