@@ -99,7 +99,8 @@ struct orch_backend_ops {
 	 * to stop for good, those joined are done, and close's retry calls
 	 * it again to join the rest (close has nothing to undo); 0 when
 	 * every thread was joined. A backend whose threads leave at once may
-	 * ignore @deadline.
+	 * ignore @deadline. Never called twice at once (close serializes
+	 * its stops), but abort() may run beside it.
 	 */
 	int (*start)(void *be, struct pto_orch *o);
 	int (*stop)(void *be, const struct timespec *deadline);
@@ -107,7 +108,10 @@ struct orch_backend_ops {
 	 * Optional (NULL: pto_orch_abort() is -EOPNOTSUPP): end every task
 	 * now, without waiting for it. Called by pto_orch_abort() with the
 	 * orchestrator closing (no run begins any more), on any thread, any
-	 * number of times, before stop. Does not block; from its return on,
+	 * number of times, concurrently with itself and with stop() (a
+	 * close on another thread: pto/orch.h), and also after a stop
+	 * returned, when it must do nothing harmful (the threads are gone,
+	 * and so is the work). Does not block; from its return on,
 	 * each member in flight on a worker ends soon (step 4 with an error
 	 * unless the worker completed it) and each member the backend pops
 	 * later ends at once with an error, without running - so every run

@@ -383,10 +383,19 @@ static void orch_settle_pending_locked(struct pto_orch *o)
 	 *    it wrote one here, racing the orch thread's own and ending up
 	 *    as another run's error).
 	 * The same run is never cancelled twice at once: cancel_pending is
-	 * set only after its submitter's attempts, and close and abort run
-	 * neither concurrently with themselves nor with each other
-	 * (orch.h). A run with a pending cancellation cannot finish, so it
-	 * stays listed. Cancellation takes runs_mu itself: hold a reference
+	 * set only after its submitter's attempts, and a settler claims the
+	 * run (settling) before it drops runs_mu. Close and abort may run on
+	 * several threads at once (orch.h: a watchdog aborting beside a
+	 * close that keeps timing out, two aborts): two settlers that both
+	 * saw cancel_pending both snapshotted the run's owned slots and both
+	 * settled them - every producer reference and self release dropped
+	 * twice. The loser of the claim skips the run: its own drain then
+	 * waits for the winner's settle (or times out if that failed, and
+	 * its retry settles it). cancel_pending itself stays set until the
+	 * settle succeeded: pto_orch_run() reads it to know that its run
+	 * cannot finish without a close, and a settle that fails leaves it
+	 * so. A run with a pending cancellation cannot finish, so it stays
+	 * listed. Cancellation takes runs_mu itself: hold a reference
 	 * instead.
 	 */
 	struct pto_run *r;
@@ -396,14 +405,16 @@ static void orch_settle_pending_locked(struct pto_orch *o)
 	while (r) {
 		struct pto_run *next;
 
-		if (!r->cancel_pending) {
+		if (!r->cancel_pending || r->settling) {
 			r = r->next;
 			continue;
 		}
+		r->settling = true;
 		r->refs++;
 		pthread_mutex_unlock(&o->runs_mu);
 		err = orch_cancel_unstarted_run(o, r);
 		pthread_mutex_lock(&o->runs_mu);
+		r->settling = false;
 		if (!err)
 			r->cancel_pending = false;
 		/*
@@ -416,7 +427,8 @@ static void orch_settle_pending_locked(struct pto_orch *o)
 		 * rescan from the head. That ends: each rescan follows a
 		 * settle, which clears a run's cancel_pending for good, and a
 		 * pending run keeps its pipeline lease (it cannot finish), so
-		 * at most run_depth of them exist at a time.
+		 * at most run_depth of them exist at a time. A run another
+		 * settler holds is skipped, so no settler waits for another.
 		 */
 		next = err ? r->next : o->runs;
 		err = 0;
@@ -478,6 +490,23 @@ static int wait_runs_gone_locked(struct pto_orch *o, const struct timespec *ts)
 /* The least time close gives the workers' stop after the drain. */
 #define ORCH_STOP_MIN_MS 1000
 
+/*
+ * Wait until no other close is stopping the backend, or @ts: 0 (then
+ * o->closed says whether that one succeeded) or -ETIMEDOUT. runs_mu
+ * held. The backend's stop joins threads, and two joins of one thread
+ * are undefined: a close that finds another one stopping waits for it,
+ * and takes over only if that one timed out (its stop has nothing to
+ * undo, and a retry joins what is left: backend.h).
+ */
+static int wait_stopper_locked(struct pto_orch *o, const struct timespec *ts)
+{
+	while (o->stopping && !o->closed)
+		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, ts) ==
+		    ETIMEDOUT)
+			return o->stopping && !o->closed ? -ETIMEDOUT : 0;
+	return 0;
+}
+
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 {
 	struct timespec ts, floor;
@@ -494,14 +523,15 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	begin_closing_locked(o);
 	orch_deadline_in(&ts, budget_ms);
 	err = wait_runs_gone_locked(o, &ts);
-	pthread_mutex_unlock(&o->runs_mu);
 	/*
 	 * No message: o->errmsg is the orch thread's (pto_orch_error), and
 	 * close runs on any thread, beside a build or its "orchestrator is
 	 * closed" failure. -ETIMEDOUT says it all.
 	 */
-	if (err)
+	if (err) {
+		pthread_mutex_unlock(&o->runs_mu);
 		return err;
+	}
 	/*
 	 * Within the same budget, but never less than ORCH_STOP_MIN_MS from
 	 * now: a device core that does not answer its retirement holds its
@@ -515,14 +545,22 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	if (floor.tv_sec > ts.tv_sec ||
 	    (floor.tv_sec == ts.tv_sec && floor.tv_nsec > ts.tv_nsec))
 		ts = floor;
-	err = o->ops->stop(o->be, &ts);
-	if (err)
+	err = wait_stopper_locked(o, &ts);
+	if (err || o->closed) {
+		pthread_mutex_unlock(&o->runs_mu);
 		return err;
-	orch_ring_shutdown(o);
-	pthread_mutex_lock(&o->runs_mu);
-	o->closed = true;
+	}
+	o->stopping = true;
 	pthread_mutex_unlock(&o->runs_mu);
-	return 0;
+	err = o->ops->stop(o->be, &ts);
+	if (!err)
+		orch_ring_shutdown(o);
+	pthread_mutex_lock(&o->runs_mu);
+	o->stopping = false;
+	o->closed = !err;
+	pthread_cond_broadcast(&o->runs_cv);
+	pthread_mutex_unlock(&o->runs_mu);
+	return err;
 }
 
 PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms)
@@ -546,17 +584,28 @@ PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms)
 	 * only finish through its settle, and no task failure settles it.
 	 * Then closing, before the backend is told: a run that begins after
 	 * this fails in begin_run, so every run the abort has to end exists
-	 * already (a run being built goes on building: its tasks fail as
-	 * the backend takes them, below).
+	 * already. A run being built takes no further submit (aborted:
+	 * building_run() refuses it, -ECANCELED, and the build fails as at
+	 * any construction error); what it submitted fails as the backend
+	 * takes it, below.
 	 */
 	begin_closing_locked(o);
+	atomic_store_explicit(&o->aborted, true, memory_order_relaxed);
 	pthread_mutex_unlock(&o->runs_mu);
+	/*
+	 * A submit waiting on back-pressure fails too (not under runs_mu,
+	 * which comes after ring.mu).
+	 */
+	orch_ring_wake_all(o);
 	/*
 	 * From here every task in flight on the backend's workers ends as
 	 * stopped and every task it takes later fails without running, each
 	 * through the orchestrator's own completion (orch_member_done()):
 	 * consumers are poisoned, runs fail and leave o->runs. Idempotent: a
-	 * retry only waits longer.
+	 * retry, or another thread's abort, only waits longer; a close on
+	 * another thread drains the runs as they fail, and may stop the
+	 * backend before this returns (its abort then finds no thread to
+	 * tell: backend.h).
 	 */
 	o->ops->abort(o->be);
 	pthread_mutex_lock(&o->runs_mu);

@@ -323,6 +323,7 @@ void orch_ring_release(struct pto_orch *o, struct orch_slot *s);
 /* Release @n slots (any rings) with one ring.mu round trip per ring. */
 void orch_ring_release_many(struct pto_orch *o, struct orch_slot *const *v,
 			    uint32_t n);
+void orch_ring_wake_all(struct pto_orch *o);
 void orch_ring_shutdown(struct pto_orch *o);
 uint64_t orch_ring_live(struct pto_orch *o, int r);	/* live slots */
 uint64_t orch_ring_used(struct pto_orch *o, int r);	/* heap bytes */
@@ -437,6 +438,7 @@ struct pto_run {
 	char message[ORCH_MSG_LEN];
 	struct pto_run *next;	/* live list */
 	bool cancel_pending;	/* cancellation must be retried (close) */
+	bool settling;		/* a close or abort settles it (orch.c) */
 	/* Orch thread only: */
 	int construction_err;
 	/* Its message: later calls overwrite o->errmsg (a refused submit
@@ -721,6 +723,16 @@ struct pto_orch {
 	uint32_t runs_alive;	/* allocated, not yet freed (destroy, tests) */
 	pid_t owner_pid;	/* the creator: a forked child's copy is inert */
 	bool closing, closed;
+	/* A close is stopping the backend (orch.c): another close waits. */
+	bool stopping;
+	/*
+	 * pto_orch_abort() was called: the run being built takes no further
+	 * submit (building_run()). Stored by the aborting thread, loaded
+	 * (relaxed) by the orch thread at each submit: it only has to be
+	 * seen eventually, and a submit that misses it still fails its task
+	 * when an aborted scheduler thread pops it.
+	 */
+	atomic_bool aborted;
 	struct pto_run *building;	/* orch thread only */
 
 	/* Submit scratch (orch thread). */

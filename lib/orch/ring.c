@@ -335,6 +335,18 @@ ring_alloc_locked_path(struct pto_orch *o, int r, uint64_t bytes,
 			err = -ESHUTDOWN;
 			break;
 		}
+		/*
+		 * pto_orch_abort(): the build takes no further task, and
+		 * the slots it waits for may be its own run's, which the
+		 * outer scope holds until the function returns - the wait
+		 * would only end at timeout_ms. Stored before the abort's
+		 * orch_ring_wake_all() takes this mutex: seen here, under
+		 * it, before any sleep, or the broadcast ends the sleep.
+		 */
+		if (atomic_load_explicit(&o->aborted, memory_order_relaxed)) {
+			err = -ECANCELED;
+			break;
+		}
 		slot_ok = live_slots(ring) < ring->window;
 		if (slot_ok && bytes) {
 			off = heap_reserve(ring, bytes, &charged);
@@ -382,6 +394,10 @@ ring_alloc_locked_path(struct pto_orch *o, int r, uint64_t bytes,
 		pthread_mutex_unlock(&ring->mu);
 		if (err == -ESHUTDOWN)
 			return orch_error(o, err, "orchestrator is shutting down");
+		if (err == -ECANCELED)
+			return orch_error(o, err,
+					  "orchestrator aborted (pto_orch_abort): submit refused while it waited for ring %d",
+					  r);
 		if (err == -ENOSPC)
 			return orch_error(o, -ETIMEDOUT,
 					  "HeapRing exhausted, increase heap_ring_size "
@@ -530,6 +546,27 @@ void orch_ring_shutdown(struct pto_orch *o)
 			continue;
 		pthread_mutex_lock(&ring->mu);
 		atomic_store_explicit(&ring->shutdown, true, memory_order_relaxed);
+		pthread_cond_broadcast(&ring->cv);
+		pthread_mutex_unlock(&ring->mu);
+	}
+}
+
+/*
+ * pto_orch_abort(), after it stored o->aborted: end every back-pressure
+ * wait (ring_alloc_locked_path() looks at the flag under ring.mu before
+ * it sleeps). The caller holds no lock (runs_mu, innermost, comes after
+ * ring.mu: orch_internal.h).
+ */
+void orch_ring_wake_all(struct pto_orch *o)
+{
+	int r;
+
+	for (r = 0; r < PTO_MAX_RING_DEPTH; r++) {
+		struct orch_ring *ring = &o->rings[r];
+
+		if (!ring->slots)
+			continue;
+		pthread_mutex_lock(&ring->mu);
 		pthread_cond_broadcast(&ring->cv);
 		pthread_mutex_unlock(&ring->mu);
 	}

@@ -78,6 +78,17 @@ static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
 	}
 }
 
+/* The first construction error is the run's: its code, and its message
+ * (the one orch_error just wrote). */
+static int construction_failed(struct pto_orch *o, struct pto_run *r, int err)
+{
+	if (!r->construction_err) {
+		r->construction_err = err;
+		memcpy(r->construction_msg, o->errmsg, sizeof(r->construction_msg));
+	}
+	return err;
+}
+
 /* building_run()'s refusals, out of line. */
 static __attribute__((noinline, cold)) int
 not_building(struct pto_orch *o, struct pto_run **rp)
@@ -91,13 +102,22 @@ not_building(struct pto_orch *o, struct pto_run **rp)
 	 */
 	if (orch_forked(o))
 		return -ECHILD;
-	if (o->building && !o->building->construction_err) {
-		*rp = o->building;	/* a child's own orchestrator */
-		return 0;
-	}
 	if (!o->building)
 		return orch_error(o, -EINVAL,
 				  "submit outside an orchestration function");
+	/* Not failed yet: the abort (building_run()), the run's error. */
+	if (!o->building->construction_err &&
+	    atomic_load_explicit(&o->aborted, memory_order_relaxed)) {
+		orch_error(o, -ECANCELED,
+			   "orchestrator aborted (pto_orch_abort): submit to run %llu refused",
+			   (unsigned long long)o->building->id);
+		return construction_failed(o, o->building, -ECANCELED);
+	}
+	/* Only the fork flag sent it here: a child's own orchestrator. */
+	if (!o->building->construction_err) {
+		*rp = o->building;
+		return 0;
+	}
 	return orch_error(o, -ECANCELED,
 			  "run %llu already failed to build; submit refused",
 			  (unsigned long long)o->building->id);
@@ -106,17 +126,20 @@ not_building(struct pto_orch *o, struct pto_run **rp)
 /*
  * The run being built, or an error: -EINVAL outside an orchestration
  * function (a usage error, as pto_scope_begin() there), -ECANCELED once
- * the run is doomed by an earlier error, -ECHILD in a forked child
- * (orch.h). Inline, the refusals out of line: every submit asks, and
- * where no fork happened the fork test is one load of a flag.
+ * the run is doomed by an earlier error or the orchestrator was aborted
+ * (orch.h; the abort is the run's construction error then), -ECHILD in a
+ * forked child. Inline, the refusals out of line: every submit asks (one
+ * relaxed load for the abort: pto_orch_abort() may run on any thread;
+ * one load of a flag for the fork where none happened).
  */
 static inline __attribute__((always_inline)) int
 building_run(struct pto_orch *o, struct pto_run **rp)
 {
 	struct pto_run *r = o->building;
 
-	if (__builtin_expect(r && !r->construction_err && !orch_forked_child,
-			     1)) {
+	if (__builtin_expect(r && !r->construction_err && !orch_forked_child &&
+			     !atomic_load_explicit(&o->aborted,
+						   memory_order_relaxed), 1)) {
 		*rp = r;
 		return 0;
 	}
@@ -830,17 +853,6 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 		orch_propagate_failure(o, s);
 	else if (ready)
 		orch_ready_defer(o, s);
-}
-
-/* The first construction error is the run's: its code, and its message
- * (the one orch_error just wrote). */
-static int construction_failed(struct pto_orch *o, struct pto_run *r, int err)
-{
-	if (!r->construction_err) {
-		r->construction_err = err;
-		memcpy(r->construction_msg, o->errmsg, sizeof(r->construction_msg));
-	}
-	return err;
 }
 
 static int submit_impl(struct pto_orch *o, const struct submit_req *q,

@@ -1018,11 +1018,13 @@ static int sched_start(void *p, struct pto_orch *o)
 					/* the thread also polls stop */
 				}
 				pthread_join(be->threads[i].tid, NULL);
-				be->threads[i].started = 0;
+				atomic_store_explicit(&be->threads[i].started,
+						      0, memory_order_relaxed);
 			}
 			return -ret;
 		}
-		be->threads[i].started = 1;
+		atomic_store_explicit(&be->threads[i].started, 1,
+				      memory_order_relaxed);
 		sched_name_thread(&be->threads[i]);
 	}
 	return 0;
@@ -1043,7 +1045,7 @@ static void sched_tell_all(struct sched_backend *be, atomic_int *flag)
 	for (i = 0; i < be->nthreads; i++) {
 		struct sched_thread *t = &be->threads[i];
 
-		if (t->started &&
+		if (atomic_load_explicit(&t->started, memory_order_relaxed) &&
 		    write(t->evfd, &one, sizeof(one)) < 0) {
 			/* eventfd writes of 1 cannot fail short of overflow */
 		}
@@ -1068,7 +1070,7 @@ static int sched_stop(void *p, const struct timespec *deadline)
 	for (i = 0; i < be->nthreads; i++) {
 		struct sched_thread *t = &be->threads[i];
 
-		if (!t->started)
+		if (!atomic_load_explicit(&t->started, memory_order_relaxed))
 			continue;
 		if (deadline && pthread_clockjoin_np(t->tid, NULL,
 						     CLOCK_MONOTONIC,
@@ -1078,7 +1080,7 @@ static int sched_stop(void *p, const struct timespec *deadline)
 		}
 		if (!deadline)
 			pthread_join(t->tid, NULL);
-		t->started = 0;
+		atomic_store_explicit(&t->started, 0, memory_order_relaxed);
 	}
 	return err;
 }

@@ -79,7 +79,22 @@ struct sched_thread {
 	struct sched_backend *be;
 	unsigned int index;
 	pthread_t tid;
-	int started;
+	/*
+	 * 1 from a successful pthread_create() until the thread was joined.
+	 * Written by sched_start() (before the orchestrator is returned:
+	 * every other call on it comes after) and by sched_stop() after the
+	 * join, read by sched_tell_all() - on the thread of a close and on
+	 * the thread of an abort, which may run at once (pto/orch.h) - so
+	 * an atomic: a plain int was a data race between the stop's store
+	 * and an abort's load. Relaxed is enough: a teller that loads 1
+	 * writes @evfd, which stays open until destroy (after every close
+	 * and abort returned), so waking a thread joined meanwhile is
+	 * harmless; one that loads 0 skips a thread that is gone. Nothing
+	 * else is published through it. sched_stop() calls never overlap
+	 * (close serializes its stops: orch.c), so no thread is joined
+	 * twice.
+	 */
+	atomic_int started;
 	uint64_t clusters;		/* bitmap of owned clusters */
 	struct pto_launch *launch;
 	unsigned int ncores;

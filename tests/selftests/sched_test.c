@@ -4,7 +4,9 @@
  * errors, group placement rules, statistics. The examples cover the DAG
  * shapes; these cover the rules.
  */
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <pto/pto.h>
 #include <pto/sched.h>
 #include "core.h"
+#include "orch/orch_internal.h"
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 #include "pto_core_util.h"
@@ -1154,6 +1157,798 @@ TEST(abort_ends_a_hung_run)
 
 	/* The device works for the next orchestrator at once. */
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(9, c.map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
+ * Abort beside other teardown calls, and beyond one thread and one core
+ * per task. The helpers: the AIC core of cluster @cl (worker id = core
+ * index on a device orchestrator), and whether core @core is running a
+ * task (its COND shows ACK: a hang that took the core, not one queued).
+ */
+static int32_t aic_of(const struct pto_dev_info *info, unsigned int cl)
+{
+	unsigned int i;
+
+	for (i = cl * 3; i < cl * 3 + 3; i++)
+		if (info->core_type[i] == PTO_CORE_TYPE_AIC)
+			return (int32_t)i;
+	return -1;
+}
+
+static bool core_running(struct pto_dev *dev, int32_t core)
+{
+	struct pto_core_stats cs;
+
+	return !pto_core_stats(dev, (unsigned int)core, &cs) &&
+	       (cs.last_cond & PTO_COND_STATE_MASK) == PTO_COND_ACK;
+}
+
+/* The AIV cores of @info running a task. */
+static unsigned int running_aiv(struct pto_dev *dev,
+				const struct pto_dev_info *info)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < info->cores; i++)
+		n += info->core_type[i] == PTO_CORE_TYPE_AIV &&
+		     core_running(dev, (int32_t)i);
+	return n;
+}
+
+/* The abort's message for a task stopped on @core, in @r's error. */
+static bool stopped_on(pto_run *r, int32_t core)
+{
+	char want[96];
+
+	snprintf(want, sizeof(want),
+		 "orchestrator aborted (pto_orch_abort): task stopped on core %d",
+		 core);
+	return strstr(pto_run_error(r), want) != NULL;
+}
+
+/*
+ * After an abort and a close: @cores retired once each, none
+ * quarantined, @ok tasks ended well on a core, then destroy.
+ */
+static void aborted_closed(struct __test_metadata *_metadata, pto_orch *o,
+			   struct pto_dev *dev, unsigned int cores,
+			   uint64_t ok)
+{
+	struct pto_sched_stats st;
+	unsigned int i;
+
+	EXPECT_EQ(0, pto_orch_abort(o, 0));	/* closed: nothing to do */
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	/*
+	 * Stored, not added, by each thread's one retirement: a second
+	 * one would find the cores unlaunched and count none.
+	 */
+	EXPECT_EQ(cores, st.retired);
+	EXPECT_EQ(0, st.quarantined);
+	EXPECT_EQ(ok, st.tasks - st.errors);
+	for (i = 0; i < cores; i++) {
+		struct pto_retire_status rs;
+
+		ASSERT_EQ(0, pto_retire_status(dev, i, &rs));
+		EXPECT_EQ(PTO_RETIRE_BY_IOCTL, rs.reason) TH_LOG("core %u", i);
+		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+			  PTO_RETIRE_RELEASED, rs.result) TH_LOG("core %u", i);
+	}
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * A watchdog: one thread closes with a short budget, again and again
+ * (-ETIMEDOUT: a task hangs), while another aborts. The abort ends the
+ * run; the close then drains, stops and returns 0 on its own thread; the
+ * retirement is the abort's, once. Close and abort used to be documented
+ * as not to be called at once (and two settles, two stops or the
+ * started flag raced: the unit tests show those).
+ */
+struct closer {
+	pto_orch *o;
+	atomic_int timeouts;
+	int ret;
+};
+
+static void *close_until_done(void *arg)
+{
+	struct closer *c = arg;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		c->ret = pto_orch_close(c->o, 200);
+		if (c->ret != -ETIMEDOUT)
+			break;
+		atomic_fetch_add(&c->timeouts, 1);
+	}
+	return NULL;
+}
+
+TEST(abort_beside_a_close_that_keeps_timing_out)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct closer cl = { 0 };
+	struct hang_ctx c = { 0 };
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	pthread_t th;
+	pto_orch *o;
+	pto_run *r;
+	int32_t aic;
+	unsigned int i;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	pto_dev_info(dev, &info);
+	aic = aic_of(&info, 0);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	c.first = 1;
+	ASSERT_EQ(0, pto_submit(o, hang_dag, &c, &r));
+	/* The independent AIV fill ran, the hang holds the AIC core. */
+	EXPECT_TRUE(st_wait_until(__atomic_load_n(&c.map[16],
+						  __ATOMIC_ACQUIRE) == 8 &&
+				  core_running(dev, aic)));
+	cl.o = o;
+	ASSERT_EQ(0, pthread_create(&th, NULL, close_until_done, &cl));
+	EXPECT_TRUE(st_wait_until(atomic_load(&cl.timeouts) >= 1));
+	EXPECT_EQ(0, pto_orch_abort(o, 20000));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, cl.ret);	/* the close's own retry closed it */
+	EXPECT_LE(1, atomic_load(&cl.timeouts));
+
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r, 0));
+	EXPECT_TRUE(stopped_on(r, aic)) TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);	/* the consumer never ran */
+	EXPECT_EQ(8, c.map[16]);
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(0x5a5a5a5a, c.map[32 + 16 * i]) TH_LOG("fill %u", i);
+	EXPECT_EQ(0, pto_orch_close(o, 0));	/* closed already */
+	aborted_closed(_metadata, o, dev, 3, 1);	/* the AIV fill */
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(9, c.map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
+ * Two threads abort at once: both return 0, the hung MIX task ends once
+ * (three stopped ids, one failure of the run, the consumer never runs),
+ * the cores are retired once.
+ */
+struct aborter {
+	pto_orch *o;
+	atomic_int *go;
+	int ret;
+};
+
+static void *abort_on_go(void *arg)
+{
+	struct aborter *a = arg;
+
+	while (!atomic_load(a->go))
+		;	/* both start together */
+	a->ret = pto_orch_abort(a->o, 20000);
+	return NULL;
+}
+
+TEST(two_concurrent_aborts_end_the_work_once)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct aborter ab[2];
+	struct hang_ctx c = { 0 };
+	struct pto_sched_stats st;
+	uint32_t mix = PTO_WK_MIX;
+	atomic_int go = 0;
+	struct pto_dev *dev;
+	pthread_t th[2];
+	pto_orch *o;
+	pto_run *r;
+	int i;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	start_hung_mix(_metadata, dev, &c, &o, &r);
+	EXPECT_TRUE(st_wait_until(core_running(dev, 0) &&
+				  core_running(dev, 1) &&
+				  core_running(dev, 2)));
+	for (i = 0; i < 2; i++) {
+		ab[i] = (struct aborter){ .o = o, .go = &go };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, abort_on_go, &ab[i]));
+	}
+	atomic_store(&go, 1);
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0, ab[i].ret) TH_LOG("abort %d", i);
+	}
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r, 0));
+	EXPECT_NE(NULL, strstr(pto_run_error(r),
+			       "orchestrator aborted (pto_orch_abort): task stopped on core"))
+		TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	EXPECT_EQ(3, st.tasks);		/* the MIX task's three ids */
+	EXPECT_EQ(3, st.errors);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	aborted_closed(_metadata, o, dev, 3, 0);
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, &mix));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
+ * The watchdog again, the close and the abort started together, with a
+ * second run whose construction failed and whose cancellation could not
+ * be settled (its snapshot fails three times: the fail hook), so both
+ * calls find it pending. The first to snapshot waits in the hook until
+ * the other has moved past its own settle (closing is set) or has begun
+ * a second cancellation of the run. Regression: both cancelled it (the
+ * hook fails the second snapshot, so it is counted, not settled twice).
+ * Now one settles it, the hung run is aborted, and the close succeeds.
+ */
+struct settle_race {
+	pto_orch *o;
+	atomic_int snapshots;
+};
+
+static int settle_race_hook(void *ctx, struct pto_orch *o, int fp,
+			    struct orch_slot *s)
+{
+	struct settle_race *sr = ctx;
+	struct timespec until;
+	int n;
+
+	(void)s;
+	if (fp != ORCH_FP_CANCEL_SNAPSHOT)
+		return 0;
+	n = atomic_fetch_add(&sr->snapshots, 1) + 1;
+	if (n <= 3)	/* the submitter's three tries: left pending */
+		return 1;
+	pthread_mutex_lock(&o->runs_mu);
+	if (n > 4) {	/* a second settler: wake the first, fail */
+		pthread_cond_broadcast(&o->runs_cv);
+		pthread_mutex_unlock(&o->runs_mu);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 10;
+	while (!o->closing && atomic_load(&sr->snapshots) < 5)
+		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &until))
+			break;
+	pthread_mutex_unlock(&o->runs_mu);
+	return 0;
+}
+
+/*
+ * Run 2: a fill queued behind run 1's hang, a consumer of it, then the
+ * function fails: its cancellation finds both unstarted.
+ */
+static int fills_then_fail_dag(pto_orch *o, void *arg)
+{
+	struct pto_task h;
+	struct hang_ctx *c = arg;
+	struct pto_tensor t = hang_t(c, 64);
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 3);
+	pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+				    pto_on_kind(PTO_WK_AIC), &h);
+	pto_args_fini(&a);
+	if (!ret)
+		ret = fill_on(o, c, 80, 4, PTO_WK_AIV, &h);
+	return ret ? ret : -ENOTRECOVERABLE;
+}
+
+static void *close_on_go(void *arg)
+{
+	struct aborter *a = arg;
+	int i;
+
+	while (!atomic_load(a->go))
+		;	/* with the abort */
+	for (i = 0; i < 200; i++) {
+		a->ret = pto_orch_close(a->o, 200);
+		if (a->ret != -ETIMEDOUT)
+			break;
+	}
+	return NULL;
+}
+
+TEST(abort_and_close_settle_a_pending_cancellation_once)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct settle_race sr = { 0 };
+	struct hang_ctx c = { 0 };
+	struct pto_dev_info info;
+	struct aborter ab[2];
+	struct pto_dev *dev;
+	atomic_int go = 0;
+	pthread_t th[2];
+	pto_run *r1, *r2;
+	pto_orch *o;
+	int32_t aic;
+	int i;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	pto_dev_info(dev, &info);
+	aic = aic_of(&info, 0);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r1));	/* MIX */
+	EXPECT_TRUE(st_wait_until(core_running(dev, aic)));
+	sr.o = o;
+	o->fail_ctx = &sr;
+	o->fail_hook = settle_race_hook;
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, fills_then_fail_dag, &c,
+					       &r2));
+	ASSERT_NE(NULL, r2);
+	EXPECT_EQ(3, atomic_load(&sr.snapshots));	/* left pending */
+
+	ab[0] = (struct aborter){ .o = o, .go = &go };
+	ab[1] = ab[0];
+	ASSERT_EQ(0, pthread_create(&th[0], NULL, close_on_go, &ab[0]));
+	ASSERT_EQ(0, pthread_create(&th[1], NULL, abort_on_go, &ab[1]));
+	atomic_store(&go, 1);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_EQ(0, ab[0].ret);	/* the close */
+	EXPECT_EQ(0, ab[1].ret);	/* the abort */
+	EXPECT_EQ(4, atomic_load(&sr.snapshots));	/* one settle */
+	o->fail_hook = NULL;
+
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r1, 0));
+	EXPECT_NE(NULL, strstr(pto_run_error(r1),
+			       "orchestrator aborted (pto_orch_abort): task stopped on core"))
+		TH_LOG("%s", pto_run_error(r1));
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r2, 0));
+	pto_run_release(r1);
+	pto_run_release(r2);
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);	/* run 1's consumer */
+	EXPECT_EQ(0x5a5a5a5a, c.map[64]);	/* run 2's cancelled fills */
+	EXPECT_EQ(0x5a5a5a5a, c.map[80]);
+	aborted_closed(_metadata, o, dev, 3, 0);
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(9, c.map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
+ * Two scheduler threads, a hang in each one's partition (the AIC core of
+ * cluster 0 and of cluster 1), each in its own run with a consumer and a
+ * fill queued behind it on the same core. Each thread retires its own
+ * cores and stops its own hang: each run's error names its core, the
+ * six cores are retired once, nothing ran but the hangs.
+ */
+struct two_hangs {
+	struct hang_ctx *c;
+	int32_t core;
+	uint32_t at;
+};
+
+static int hang_on_core_dag(pto_orch *o, void *arg)
+{
+	struct two_hangs *t = arg;
+	struct pto_tensor out = hang_t(t->c, t->at);
+	struct pto_task_args a;
+	struct pto_task h;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 120000000000ULL);	/* 120 s */
+	ret = pto_submit_next_level(o, &k_hang, &a, NULL,
+				    pto_on_worker(t->core), &h);
+	pto_args_reset(&a);
+	pto_args_add_scalar(&a, 5);
+	pto_args_add_tensor(&a, &out, PTO_OUTPUT_EXISTING);
+	pto_args_add_dep(&a, h);
+	if (!ret)	/* the consumer, on the same core */
+		ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+					    pto_on_worker(t->core), NULL);
+	/*
+	 * Queued behind the hang on its core (its partition only: a kind
+	 * fill could fail, not started, on the other thread first).
+	 */
+	out = hang_t(t->c, t->at + 16);
+	pto_args_reset(&a);
+	pto_args_add_scalar(&a, 6);
+	pto_args_add_tensor(&a, &out, PTO_OUTPUT_EXISTING);
+	if (!ret)
+		ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+					    pto_on_worker(t->core), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+static int fill_on_core_dag(pto_orch *o, void *arg)
+{
+	struct two_hangs *t = arg;
+	struct pto_tensor out = hang_t(t->c, t->at);
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 9);
+	pto_args_add_tensor(&a, &out, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+				    pto_on_worker(t->core), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(abort_with_hangs_on_two_scheduler_threads)
+{
+	struct pto_sched_config sc = { .threads = 2, .clusters = 2 };
+	struct hang_ctx c = { 0 };
+	struct pto_dev_info info;
+	struct two_hangs t[2];
+	struct pto_dev *dev;
+	pto_run *r[2];
+	pto_orch *o;
+	int i;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	pto_dev_info(dev, &info);
+	ASSERT_LE(2, info.clusters);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	for (i = 0; i < 2; i++) {
+		t[i] = (struct two_hangs){ .c = &c, .core = aic_of(&info, i),
+					   .at = 64 * i };
+		ASSERT_EQ(0, pto_submit(o, hang_on_core_dag, &t[i], &r[i]));
+	}
+	EXPECT_TRUE(st_wait_until(core_running(dev, t[0].core) &&
+				  core_running(dev, t[1].core)));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	EXPECT_EQ(0, pto_orch_abort(o, 20000));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(-ECANCELED, pto_run_wait(r[i], 0));
+		EXPECT_TRUE(stopped_on(r[i], t[i].core))
+			TH_LOG("run %d: %s", i, pto_run_error(r[i]));
+		pto_run_release(r[i]);
+		EXPECT_EQ(0x5a5a5a5a, c.map[64 * i]) TH_LOG("consumer %d", i);
+		EXPECT_EQ(0x5a5a5a5a, c.map[64 * i + 16]) TH_LOG("fill %d", i);
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	aborted_closed(_metadata, o, dev, 6, 0);
+
+	/* Both partitions run the next orchestrator's work. */
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	for (i = 0; i < 2; i++) {
+		t[i].at = 512 + 16 * i;
+		EXPECT_EQ(0, pto_orch_run(o, fill_on_core_dag, &t[i]));
+		EXPECT_EQ(9, c.map[512 + 16 * i]) TH_LOG("core %d", t[i].core);
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
+ * Tasks of several cores hung at the abort: an SPMD task of six blocks
+ * on the four AIV cores of two clusters (running on several, some in a
+ * core's pending slot or queued), and
+ * a group whose two members hang on the two AIC cores; a consumer each.
+ * Each node ends once, failed (its run's wait, the consumers never run),
+ * every core retired once, and the clusters run a new orchestrator's
+ * MIX task.
+ */
+static int spmd_hang_dag(pto_orch *o, void *arg)
+{
+	struct hang_ctx *c = arg;
+	struct pto_task_args a;
+	struct pto_task h;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 120000000000ULL);	/* 120 s */
+	ret = pto_submit_spmd(o, &k_hang, &a, NULL, PTO_WK_AIV, 6, &h);
+	pto_args_fini(&a);
+	return ret ? ret : fill_on(o, c, 0, 5, PTO_WK_AIC, &h);
+}
+
+struct group_hang {
+	struct hang_ctx *c;
+	int32_t ids[2];
+};
+
+static int group_hang_dag(pto_orch *o, void *arg)
+{
+	struct group_hang *g = arg;
+	struct pto_task_args a[2], *ap[2] = { &a[0], &a[1] };
+	struct pto_task h;
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		pto_args_init(&a[i]);
+		pto_args_add_scalar(&a[i], 120000000000ULL);
+	}
+	ret = pto_submit_next_level_group(o, &k_hang, ap, 2, NULL, g->ids, &h);
+	for (i = 0; i < 2; i++)
+		pto_args_fini(&a[i]);
+	return ret ? ret : fill_on(o, g->c, 16, 5, PTO_WK_AIV, &h);
+}
+
+TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 2 };
+	struct hang_ctx c = { 0 };
+	struct pto_dev_info info;
+	struct group_hang g;
+	uint32_t mix = PTO_WK_MIX;
+	struct pto_dev *dev;
+	pto_run *rs, *rg;
+	pto_orch *o;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	pto_dev_info(dev, &info);
+	ASSERT_LE(2, info.clusters);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	g = (struct group_hang){ .c = &c,
+				 .ids = { aic_of(&info, 0), aic_of(&info, 1) } };
+	ASSERT_EQ(0, pto_submit(o, spmd_hang_dag, &c, &rs));
+	ASSERT_EQ(0, pto_submit(o, group_hang_dag, &g, &rg));
+	/*
+	 * Both members hang, and blocks on at least two AIV cores (the
+	 * placement fills an awake core's pending slot before it wakes a
+	 * parked one: six blocks may take three cores, two each).
+	 */
+	EXPECT_TRUE(st_wait_until(core_running(dev, g.ids[0]) &&
+				  core_running(dev, g.ids[1]) &&
+				  running_aiv(dev, &info) >= 2));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
+	EXPECT_EQ(0, pto_orch_abort(o, 20000));
+	EXPECT_EQ(-ECANCELED, pto_run_wait(rs, 0));
+	EXPECT_EQ(-ECANCELED, pto_run_wait(rg, 0));
+	EXPECT_NE(NULL, strstr(pto_run_error(rs),
+			       "orchestrator aborted (pto_orch_abort)"))
+		TH_LOG("%s", pto_run_error(rs));
+	EXPECT_TRUE(stopped_on(rg, g.ids[0]) || stopped_on(rg, g.ids[1]))
+		TH_LOG("%s", pto_run_error(rg));
+	pto_run_release(rs);
+	pto_run_release(rg);
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);	/* the consumers never ran */
+	EXPECT_EQ(0x5a5a5a5a, c.map[16]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	aborted_closed(_metadata, o, dev, 6, 0);
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, &mix));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(9, c.map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
+ * An abort while the orchestration function is still submitting (on
+ * another thread): the function's tasks so far end as any others (the
+ * hang stops, its consumer never runs, an independent fill ran before);
+ * the abort cannot end the run being built (-ETIMEDOUT: the function has
+ * not returned); the function's next submit and alloc fail at once
+ * (-ECANCELED, the first saying the orchestrator was aborted) instead of
+ * queueing tasks only to fail them; the run fails, the function's error
+ * is pto_submit()'s, and a second abort returns 0. Regression: the
+ * submit after the abort returned 0.
+ */
+struct build_ctx {
+	struct hang_ctx *c;
+	atomic_int submitted, aborted;
+	int submit_ret, alloc_ret;
+	char submit_msg[160], alloc_msg[160];
+	int submit;
+	pto_run *r;
+	pto_orch *o;
+};
+
+static int abort_mid_build_dag(pto_orch *o, void *arg)
+{
+	struct build_ctx *b = arg;
+	struct pto_tensor t;
+	struct pto_task h;
+	int ret;
+
+	ret = submit_hang(o, PTO_WK_AIC, &h);
+	if (!ret)
+		ret = fill_on(o, b->c, 0, 5, PTO_WK_AIV, &h);
+	if (!ret)
+		ret = fill_on(o, b->c, 32, 7, PTO_WK_AIV, NULL);
+	if (ret)
+		return ret;
+	atomic_store(&b->submitted, 1);
+	st_wait_until(atomic_load(&b->aborted));
+	b->submit_ret = fill_on(o, b->c, 16, 8, PTO_WK_AIV, NULL);
+	snprintf(b->submit_msg, sizeof(b->submit_msg), "%s",
+		 pto_orch_error(o));
+	b->alloc_ret = pto_alloc(o, 1024, &t, NULL);
+	snprintf(b->alloc_msg, sizeof(b->alloc_msg), "%s", pto_orch_error(o));
+	return b->submit_ret;
+}
+
+static void *build_thread(void *arg)
+{
+	struct build_ctx *b = arg;
+
+	b->submit = pto_submit(b->o, abort_mid_build_dag, b, &b->r);
+	return NULL;
+}
+
+TEST(abort_during_a_build_refuses_its_further_submits)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct hang_ctx c = { 0 };
+	struct build_ctx b = { .c = &c };
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	pthread_t th;
+	pto_orch *o;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	pto_dev_info(dev, &info);
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	b.o = o;
+	ASSERT_EQ(0, pthread_create(&th, NULL, build_thread, &b));
+	EXPECT_TRUE(st_wait_until(atomic_load(&b.submitted) &&
+				  core_running(dev, aic_of(&info, 0)) &&
+				  __atomic_load_n(&c.map[32],
+						  __ATOMIC_ACQUIRE) == 7));
+	/* The run being built cannot end before its function returns. */
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_abort(o, 300));
+	atomic_store(&b.aborted, 1);
+	pthread_join(th, NULL);
+
+	EXPECT_EQ(-ECANCELED, b.submit_ret);
+	EXPECT_NE(NULL, strstr(b.submit_msg,
+			       "orchestrator aborted (pto_orch_abort): submit to run"))
+		TH_LOG("%s", b.submit_msg);
+	EXPECT_EQ(-ECANCELED, b.alloc_ret);
+	EXPECT_NE(NULL, strstr(b.alloc_msg, "already failed to build"))
+		TH_LOG("%s", b.alloc_msg);
+	EXPECT_EQ(-ECANCELED, b.submit);	/* the function's error */
+	ASSERT_NE(NULL, b.r);
+	EXPECT_EQ(-ECANCELED, pto_run_wait(b.r, 20000));
+	EXPECT_NE(NULL, strstr(pto_run_error(b.r),
+			       "orchestrator aborted (pto_orch_abort)"))
+		TH_LOG("%s", pto_run_error(b.r));
+	pto_run_release(b.r);
+	EXPECT_EQ(0x5a5a5a5a, c.map[0]);	/* the consumer never ran */
+	EXPECT_EQ(0x5a5a5a5a, c.map[16]);	/* refused */
+	EXPECT_EQ(7, c.map[32]);		/* ran before the abort */
+	EXPECT_EQ(0, pto_orch_abort(o, 20000));	/* nothing left */
+	EXPECT_EQ(-ESHUTDOWN, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	aborted_closed(_metadata, o, dev, 3, 1);	/* the fill of 7 */
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
+	EXPECT_EQ(9, c.map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+/*
+ * An abort while the build waits on back-pressure: a window of 4 slots,
+ * a hang and fills that consume it, all of the run being built (its
+ * outer scope holds them until the function returns). The submit that
+ * waits for a slot returns -ECANCELED at once, saying why, and the run
+ * fails; the abort then ends it (0). Regression: the wait went on to
+ * timeout_ms (20 s here) and returned -ETIMEDOUT, "task window full",
+ * the abort's budget spent meanwhile.
+ */
+struct pressure_ctx {
+	struct hang_ctx *c;
+	atomic_int attempts;
+	int ret;
+	char msg[160];
+};
+
+static int pressure_dag(pto_orch *o, void *arg)
+{
+	struct pressure_ctx *p = arg;
+	struct pto_task h;
+	int i, ret;
+
+	ret = submit_hang(o, PTO_WK_AIC, &h);
+	for (i = 0; i < 16 && !ret; i++) {
+		atomic_store(&p->attempts, i + 1);
+		ret = fill_on(o, p->c, 64 + 16 * i, 4, PTO_WK_AIV, &h);
+	}
+	p->ret = ret;
+	snprintf(p->msg, sizeof(p->msg), "%s", pto_orch_error(o));
+	return ret;
+}
+
+struct pressure_build {
+	pto_orch *o;
+	struct pressure_ctx *p;
+	pto_run *r;
+	int ret;
+};
+
+static void *pressure_thread(void *arg)
+{
+	struct pressure_build *b = arg;
+
+	b->ret = pto_submit(b->o, pressure_dag, b->p, &b->r);
+	return NULL;
+}
+
+TEST(abort_ends_a_submit_waiting_on_back_pressure)
+{
+	struct pto_orch_config oc = { .task_window = 4, .timeout_ms = 20000 };
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct hang_ctx c = { 0 };
+	struct pressure_ctx p = { .c = &c };
+	struct pressure_build b = { .p = &p };
+	struct pto_dev_info info;
+	struct pto_dev *dev;
+	pthread_t th;
+	pto_orch *o;
+	int i;
+
+	if (access(PTO_PARAMS "max_spin_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	hang_setup(_metadata, &dev, &c);
+	pto_dev_info(dev, &info);
+	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
+	b.o = o;
+	ASSERT_EQ(0, pthread_create(&th, NULL, pressure_thread, &b));
+	/* The hang runs, and the fourth fill finds the window full. */
+	EXPECT_TRUE(st_wait_until(core_running(dev, aic_of(&info, 0)) &&
+				  atomic_load(&p.attempts) >= 4));
+	EXPECT_EQ(0, pto_orch_abort(o, 15000));
+	pthread_join(th, NULL);
+	EXPECT_EQ(4, atomic_load(&p.attempts));	/* three fit, one waited */
+	EXPECT_EQ(-ECANCELED, p.ret);
+	EXPECT_NE(NULL, strstr(p.msg,
+			       "orchestrator aborted (pto_orch_abort): submit refused while it waited for ring 0"))
+		TH_LOG("%s", p.msg);
+	EXPECT_EQ(-ECANCELED, b.ret);
+	ASSERT_NE(NULL, b.r);
+	EXPECT_EQ(-ECANCELED, pto_run_wait(b.r, 0));
+	pto_run_release(b.r);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0x5a5a5a5a, c.map[64 + 16 * i]) TH_LOG("fill %d", i);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	aborted_closed(_metadata, o, dev, 3, 0);
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
 	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
 	EXPECT_EQ(9, c.map[512]);
 	EXPECT_EQ(0, pto_orch_close(o, 10000));

@@ -708,4 +708,85 @@ TEST(close_settling_beside_a_failed_runs_cancellation_leaves_its_message)
 	close_settles_beside(_metadata, AT_OWN_CANCEL);
 }
 
+/*
+ * Two closes at once (as a close and an abort, or two aborts, which
+ * settle through the same step) find one cancellation pending. The first
+ * to snapshot waits in the hook until the other has moved past its own
+ * settle (closing is set) or has started a second cancellation of the
+ * same run. Regression: both saw cancel_pending and both cancelled the
+ * run - two snapshots of the same owned slots, each settled twice (the
+ * hook fails the second here, so the test ends cleanly; it counts it).
+ * Now the second skips the run another settler holds, and its drain
+ * waits for that settle: one snapshot, both closes succeed.
+ */
+struct two_settlers {
+	struct pto_orch *o;
+	atomic_int snapshots;
+	int close_ret[2];
+};
+
+static int two_settlers_hook(void *ctx, struct pto_orch *o, int fp,
+			     struct orch_slot *s)
+{
+	struct two_settlers *ts = ctx;
+	struct timespec until;
+
+	(void)s;
+	if (fp != ORCH_FP_CANCEL_SNAPSHOT)
+		return 0;
+	pthread_mutex_lock(&o->runs_mu);
+	if (atomic_fetch_add(&ts->snapshots, 1)) {
+		/* A second settler of the same run: wake the first, fail. */
+		pthread_cond_broadcast(&o->runs_cv);
+		pthread_mutex_unlock(&o->runs_mu);
+		return 1;
+	}
+	/* Bounded: a hang here would be the bug's, not the test's. */
+	orch_deadline_in(&until, 5000);
+	while (!o->closing && atomic_load(&ts->snapshots) < 2)
+		if (pthread_cond_timedwait(&o->runs_cv, &o->runs_mu, &until))
+			break;
+	pthread_mutex_unlock(&o->runs_mu);
+	return 0;
+}
+
+static struct two_settlers *ts_arg;
+
+static void *two_settlers_close(void *arg)
+{
+	int *ret = arg;
+
+	*ret = pto_orch_close(ts_arg->o, 5000);
+	return NULL;
+}
+
+TEST(two_concurrent_settlers_cancel_a_pending_run_once)
+{
+	struct two_settlers ts = { 0 };
+	struct inj in;
+	struct dag d;
+	pto_run *r;
+	pthread_t th[2];
+	pto_orch *o = pending_cancel(_metadata, &in, &d, false, &r);
+	int i;
+
+	ts.o = o;
+	ts_arg = &ts;
+	o->fail_hook = two_settlers_hook;
+	o->fail_ctx = &ts;
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, two_settlers_close,
+					    &ts.close_ret[i]));
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_EQ(1, atomic_load(&ts.snapshots));
+	EXPECT_EQ(0, ts.close_ret[0]);
+	EXPECT_EQ(0, ts.close_ret[1]);
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r, 0));
+	pto_run_release(r);
+	EXPECT_EQ(0u, orch_runs_alive(o));
+	EXPECT_TRUE(ot_empty(o));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
 TEST_HARNESS_MAIN

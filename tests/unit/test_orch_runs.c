@@ -322,6 +322,96 @@ TEST(close_drains_within_budget_and_is_retryable)
 }
 
 /*
+ * Two closes at once, as a watchdog's close beside the program's own:
+ * only one stops the backend (its stop joins threads; two joins of one
+ * thread are undefined). The backend's stop waits here until the second
+ * close has returned: that close waits for the first's stop, within its
+ * budget (at least 1 s), and times out - it never calls stop itself; a
+ * retry finds the orchestrator closed. Regression: both called stop at
+ * once (the second's made this stop return at once, counted twice).
+ */
+static struct {
+	_Atomic int in_stop, max_in_stop, stops, second_done;
+} SS;
+
+static int ss_heap_map(void *be, int ring, uint64_t size, struct orch_heap *h)
+{
+	(void)be;
+	(void)ring;
+	memset(h, 0, sizeof(*h));
+	h->base = aligned_alloc(PTO_HEAP_ALIGN, size);
+	h->size = size;
+	return h->base ? 0 : -ENOMEM;
+}
+
+static void ss_heap_unmap(void *be, int ring, struct orch_heap *h)
+{
+	(void)be;
+	(void)ring;
+	free(h->base);
+}
+
+static int ss_start(void *be, struct pto_orch *o) { (void)be; (void)o; return 0; }
+static void ss_kick(void *be, int32_t w, uint32_t k) { (void)be; (void)w; (void)k; }
+static void ss_destroy(void *be) { (void)be; }
+
+static int ss_stop(void *be, const struct timespec *d)
+{
+	int n = atomic_fetch_add(&SS.in_stop, 1) + 1;
+	uint64_t t0 = ot_now_ns();
+
+	(void)be;
+	(void)d;
+	atomic_fetch_add(&SS.stops, 1);
+	if (n > atomic_load(&SS.max_in_stop))
+		atomic_store(&SS.max_in_stop, n);
+	/* The first: until the second close returned, or joined us here. */
+	while (n == 1 && !atomic_load(&SS.second_done) &&
+	       atomic_load(&SS.in_stop) < 2 && ot_now_ns() - t0 < 10000000000ULL)
+		usleep(1000);
+	atomic_fetch_sub(&SS.in_stop, 1);
+	return 0;
+}
+
+static const struct orch_backend_ops ss_ops = {
+	.name = "slow-stop", .heap_map = ss_heap_map,
+	.heap_unmap = ss_heap_unmap, .start = ss_start, .stop = ss_stop,
+	.kick = ss_kick, .destroy = ss_destroy,
+};
+
+static void *ss_close(void *arg)
+{
+	pto_orch *o = arg;
+
+	return (void *)(intptr_t)pto_orch_close(o, 5000);
+}
+
+TEST(two_concurrent_closes_stop_the_backend_once)
+{
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 16,
+				       .task_window = 8 };
+	uint64_t t0 = ot_now_ns();
+	pto_orch *o;
+	pthread_t th;
+	void *ret;
+
+	ASSERT_EQ(0, orch_create(&cfg, &ss_ops, NULL, &o));
+	ASSERT_EQ(0, pthread_create(&th, NULL, ss_close, o));
+	while (!atomic_load(&SS.in_stop) && ot_now_ns() - t0 < 10000000000ULL)
+		usleep(1000);
+	ASSERT_EQ(1, atomic_load(&SS.in_stop));
+	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 0));
+	atomic_store(&SS.second_done, 1);
+	pthread_join(th, &ret);
+	EXPECT_EQ(0, (int)(intptr_t)ret);
+	EXPECT_EQ(1, atomic_load(&SS.max_in_stop));
+	EXPECT_EQ(1, atomic_load(&SS.stops));
+	EXPECT_EQ(0, pto_orch_close(o, 0));	/* closed: no second stop */
+	EXPECT_EQ(1, atomic_load(&SS.stops));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
  * pto_orch_abort() on the in-process backend: a host callback cannot be
  * interrupted, so -EOPNOTSUPP at once, and nothing changed - not left
  * closing (a new run is taken), the running callback's run completes.

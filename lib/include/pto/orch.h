@@ -36,9 +36,12 @@
  *  - pto_run_*(): any thread, concurrently with everything - except
  *    pto_run_release(), which ends the handle: it may not run while
  *    another call on the same handle is in flight (below).
- *  - pto_orch_close(), pto_orch_abort(): any thread, not concurrently
- *    with each other (inside one of the orchestrator's own orchestration
- *    functions: -EDEADLK); pto_orch_destroy(): once, after close.
+ *  - pto_orch_close(), pto_orch_abort(): any thread, concurrently with
+ *    each other and with themselves (a watchdog thread aborting while
+ *    the program's own close keeps timing out, two aborts, two closes;
+ *    inside one of the orchestrator's own orchestration functions:
+ *    -EDEADLK); pto_orch_destroy(): once, after a close succeeded and
+ *    every close and abort call on any thread has returned.
  *  - Host callbacks (struct pto_task_ctx) run on the orchestrator's worker
  *    threads. From there, on the same orchestrator, pto_orch_close(),
  *    pto_orch_abort(), pto_orch_destroy(), pto_submit() and
@@ -399,7 +402,13 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
  * (pto_orch_error() belongs to the orch thread, and close may run on
  * another). In a forked child: -ECHILD, nothing done (see the top).
  * @o must not be NULL.
- * Thread safety: any thread; not concurrently with itself.
+ * Thread safety: any thread, concurrently with itself and with
+ * pto_orch_abort(): each settles, drains and waits within its own
+ * budget; one stops the workers at a time (another close that gets
+ * there meanwhile waits for that stop within its budget: 0 once it
+ * succeeded, -ETIMEDOUT if it is still going; it takes the stop over if
+ * that one timed out), and a close that returns 0 leaves every other
+ * call returning 0.
  */
 PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
 
@@ -423,7 +432,16 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
  *    failed task are poisoned as after any task failure, so each run's
  *    wait returns -ECANCELED (or an earlier error of the run). The
  *    cores stay the orchestrator's until destroy releases them; the
- *    device and its other users are not affected.
+ *    device and its other users are not affected. A run still being
+ *    built (its orchestration function running on another thread)
+ *    takes no further task: its next submit or pto_alloc() returns
+ *    -ECANCELED at once, with "orchestrator aborted (pto_orch_abort):
+ *    submit to run N refused" in pto_orch_error(), and that is the
+ *    run's construction error (pto_submit() returns it, its unstarted
+ *    tasks are cancelled); a submit waiting on back-pressure at the
+ *    abort returns the same way ("... submit refused while it waited
+ *    for ring R"). What it submitted before fails as above, and so does
+ *    the task of a submit already past those checks.
  *  - on the in-process backend: -EOPNOTSUPP at once, nothing done (a
  *    host callback cannot be interrupted).
  * Waits up to @budget_ms for every run to end: 0 once they have (a
@@ -434,9 +452,14 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
  * a closed orchestrator. -EDEADLK from inside one of this orchestrator's
  * orchestration functions or host callbacks, -ECHILD in a forked child:
  * nothing done (see the top). Sets no message. @o must not be NULL.
- * Thread safety: any thread; not concurrently with itself nor with
- * pto_orch_close() (e.g. a close that timed out, then the abort, then
- * close again, on one thread).
+ * Thread safety: any thread, concurrently with itself and with
+ * pto_orch_close() - e.g. a watchdog thread that aborts while another
+ * thread's close keeps returning -ETIMEDOUT: that close then returns 0
+ * once the runs have ended and the workers stopped. Every run ends
+ * once, whichever call's drain sees it, and a task is ended by its
+ * scheduler thread only, so two aborts end nothing twice: the second
+ * only waits. A close may stop the workers (and return 0) before an
+ * abort on another thread returns; destroy only after both returned.
  */
 PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms);
 
@@ -445,7 +468,8 @@ PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms);
  * nothing: release the handles and call it again. In a forked child:
  * -ECHILD, from a host callback of this orchestrator: -EDEADLK, nothing
  * freed (see the top). NULL: returns 0.
- * Thread safety: once, with no other call in flight. */
+ * Thread safety: once, with no other call in flight (a close or abort
+ * on another thread must have returned). */
 PTO_API int pto_orch_destroy(pto_orch *o);
 
 /* The last graph-construction error message of this orchestrator ("" when
