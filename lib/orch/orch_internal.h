@@ -745,16 +745,37 @@ struct pto_orch {
 
 	char errmsg[ORCH_MSG_LEN];	/* last construction error */
 
-	orch_fail_hook_fn fail_hook;
+	/* Tests only: set with orch_set_fail_hook(), possibly while the
+	 * backend's threads run. */
+	_Atomic(orch_fail_hook_fn) fail_hook;
 	void *fail_ctx;
 };
 
 static inline int orch_may_fail(struct pto_orch *o, int fp,
 				struct orch_slot *s)
 {
-	if (__builtin_expect(o->fail_hook == NULL, 1))
+	/* Acquire: pairs with orch_set_fail_hook()'s release, so the hook
+	 * is called with its own ctx (a plain load on x86). */
+	orch_fail_hook_fn h = atomic_load_explicit(&o->fail_hook,
+						   memory_order_acquire);
+
+	if (__builtin_expect(h == NULL, 1))
 		return 0;
-	return o->fail_hook(o->fail_ctx, o, fp, s);
+	return h(o->fail_ctx, o, fp, s);
+}
+
+/*
+ * Install (or, with NULL, remove) a test's fail hook. Its ctx is stored
+ * first and the hook published with release: a thread that sees the new
+ * hook sees its ctx. Removing it leaves ctx for a call already past the
+ * load; a test keeps ctx alive until its threads are quiet.
+ */
+static inline void orch_set_fail_hook(struct pto_orch *o, orch_fail_hook_fn h,
+				      void *ctx)
+{
+	if (h)
+		o->fail_ctx = ctx;
+	atomic_store_explicit(&o->fail_hook, h, memory_order_release);
 }
 
 /*

@@ -1499,8 +1499,7 @@ TEST(abort_and_close_settle_a_pending_cancellation_once)
 	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r1));	/* MIX */
 	EXPECT_TRUE(st_wait_until(core_running(dev, aic)));
 	sr.o = o;
-	o->fail_ctx = &sr;
-	o->fail_hook = settle_race_hook;
+	orch_set_fail_hook(o, settle_race_hook, &sr);
 	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, fills_then_fail_dag, &c,
 					       &r2));
 	ASSERT_NE(NULL, r2);
@@ -1516,7 +1515,7 @@ TEST(abort_and_close_settle_a_pending_cancellation_once)
 	EXPECT_EQ(0, ab[0].ret);	/* the close */
 	EXPECT_EQ(0, ab[1].ret);	/* the abort */
 	EXPECT_EQ(4, atomic_load(&sr.snapshots));	/* one settle */
-	o->fail_hook = NULL;
+	orch_set_fail_hook(o, NULL, NULL);
 
 	EXPECT_EQ(-ECANCELED, pto_run_wait(r1, 0));
 	EXPECT_NE(NULL, strstr(pto_run_error(r1),

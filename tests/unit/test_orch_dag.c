@@ -1241,10 +1241,9 @@ TEST_F(man, producer_completes_between_wiring_and_publication)
 	struct orch_dispatch d;
 
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
-	self->o->fail_hook = publish_hook;
-	self->o->fail_ctx = &pc;
+	orch_set_fail_hook(self->o, publish_hook, &pc);
 	c = T1(1, 0, PTO_INPUT);
-	self->o->fail_hook = NULL;
+	orch_set_fail_hook(self->o, NULL, NULL);
 	EXPECT_EQ(1, pc.fired);
 	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, p));
 	/* The release that landed while BUILDING was counted by publication:
@@ -1263,10 +1262,9 @@ TEST_F(man, producer_fails_between_wiring_and_publication)
 	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
 
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
-	self->o->fail_hook = publish_hook;
-	self->o->fail_ctx = &pc;
+	orch_set_fail_hook(self->o, publish_hook, &pc);
 	c = T1(1, 0, PTO_INPUT);
-	self->o->fail_hook = NULL;
+	orch_set_fail_hook(self->o, NULL, NULL);
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, p));
 	/* Claimed in BUILDING, propagated once by the submitter: the
 	 * producer's references are released exactly once (scope ref + the

@@ -146,8 +146,7 @@ static pto_orch *mk(struct __test_metadata *_metadata, struct inj *in)
 	pto_orch *o;
 
 	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
-	o->fail_hook = hook;
-	o->fail_ctx = in;
+	orch_set_fail_hook(o, hook, in);
 	return o;
 }
 
@@ -258,8 +257,7 @@ TEST(every_lookup_precedes_the_journal)
 	pto_orch *o;
 
 	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
-	o->fail_hook = order_hook;
-	o->fail_ctx = &ord;
+	orch_set_fail_hook(o, order_hook, &ord);
 	EXPECT_EQ(-ENOMEM, pto_submit(o, build_output_then_input, &d, &r));
 	EXPECT_EQ(1, ord.deps_calls);
 	EXPECT_EQ(0u, ord.nkeys_at_deps);
@@ -439,8 +437,7 @@ TEST(close_settles_every_pending_cancellation)
 		pto_orch *o;
 
 		ASSERT_EQ(0, orch_create_manual(&cfg, &o));
-		o->fail_hook = hook;
-		o->fail_ctx = &in;
+		orch_set_fail_hook(o, hook, &in);
 		/* Three attempts each in pto_submit: both left pending. */
 		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, one_then_fail, NULL, &r1));
 		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, one_then_fail, NULL, &r2));
@@ -493,13 +490,13 @@ TEST(scope_registration_out_of_memory_has_a_message)
 	pto_orch *o;
 
 	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
-	o->fail_hook = fail_scope_register;
+	orch_set_fail_hook(o, fail_scope_register, NULL);
 	EXPECT_EQ(-ENOMEM, pto_submit(o, many_subs, NULL, &r));
 	EXPECT_NE(NULL, strstr(pto_orch_error(o), "scope registration"))
 		TH_LOG("\"%s\"", pto_orch_error(o));
 	EXPECT_EQ(-ENOMEM, pto_run_wait(r, 0));
 	pto_run_release(r);
-	o->fail_hook = NULL;
+	orch_set_fail_hook(o, NULL, NULL);
 	EXPECT_TRUE(ot_empty(o));
 	EXPECT_EQ(0, pto_orch_close(o, 500));
 	EXPECT_EQ(0, pto_orch_destroy(o));
@@ -521,8 +518,7 @@ TEST(cancel_snapshot_debts_survive_failure)
 	int i;
 
 	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
-	o->fail_hook = hook;
-	o->fail_ctx = &in;
+	orch_set_fail_hook(o, hook, &in);
 	ASSERT_EQ(0, orch_begin_run(o, &r));
 	pto_args_init(&a);
 	for (i = 0; i < 3; i++) {
@@ -661,8 +657,7 @@ static void close_settles_beside(struct __test_metadata *_metadata,
 	ov.o = o;
 	sem_init(&ov.in_settle, 0, 0);
 	sem_init(&ov.go, 0, 0);
-	o->fail_hook = overlap_hook;
-	o->fail_ctx = &ov;
+	orch_set_fail_hook(o, overlap_hook, &ov);
 	atomic_store(&gate_open, 0);	/* for the second run's root */
 	ASSERT_EQ(0, pthread_create(&th, NULL, overlap_close, &ov));
 	sem_wait(&ov.in_settle);	/* close is settling the first run */
@@ -772,8 +767,7 @@ TEST(two_concurrent_settlers_cancel_a_pending_run_once)
 
 	ts.o = o;
 	ts_arg = &ts;
-	o->fail_hook = two_settlers_hook;
-	o->fail_ctx = &ts;
+	orch_set_fail_hook(o, two_settlers_hook, &ts);
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, two_settlers_close,
 					    &ts.close_ret[i]));
