@@ -152,9 +152,11 @@ static void atfork_parent(void) {}
  * orch_forked() skip getpid() in the process that created them, and the
  * submit path test one flag (orch_internal.h). */
 bool orch_forked_child;
+static pid_t child_pid;	/* getpid() of this child, read at its fork */
 
 static void atfork_child(void)
 {
+	child_pid = getpid();
 	orch_forked_child = true;
 }
 
@@ -349,10 +351,11 @@ int orch_create(const struct pto_orch_config *cfg,
  */
 bool orch_forked(const struct pto_orch *o)
 {
-	/* A plain load where no fork happened: the run polls call this,
-	 * and glibc's getpid() is a system call. A child's own
-	 * orchestrators have its pid. */
-	return __builtin_expect(orch_forked_child, 0) && getpid() != o->owner_pid;
+	/* A plain load where no fork happened: the run polls and the
+	 * submits call this, and glibc's getpid() is a system call, asked
+	 * once per fork instead. A child's own orchestrators have its pid. */
+	return __builtin_expect(orch_forked_child, 0) &&
+	       child_pid != o->owner_pid;
 }
 
 /*

@@ -146,6 +146,16 @@ building_run(struct pto_orch *o, struct pto_run **rp)
 	return not_building(o, rp);
 }
 
+/*
+ * The fork test first in the submits that check their arguments before
+ * building_run(): in a forked child they are -ECHILD and touch nothing,
+ * not even the copy's message (orch.h).
+ */
+static inline bool forked(struct pto_orch *o)
+{
+	return __builtin_expect(orch_forked_child, 0) && orch_forked(o);
+}
+
 static const char *space_name(uint32_t space)
 {
 	return space == PTO_SPACE_HOST ? "HOST" : "GM";
@@ -940,6 +950,8 @@ PTO_API int pto_submit_next_level(pto_orch *o, const struct pto_callable *c,
 	int32_t widx = -1;	/* resolve_target sets it; LTO cannot see that */
 	int err;
 
+	if (forked(o))
+		return -ECHILD;
 	err = resolve_target(o, target, &widx, &q.wkind);
 	if (err)
 		return fail_now(o, err);
@@ -961,6 +973,8 @@ PTO_API int pto_submit_next_level_group(pto_orch *o,
 	uint32_t i, j;
 	int err = 0;
 
+	if (forked(o))
+		return -ECHILD;
 	if (!n || !worker_ids || n > o->nworkers)
 		return fail_now(o, orch_error(o, -EINVAL,
 			"a group needs 1..%u unique target workers", o->nworkers));
@@ -1012,6 +1026,8 @@ PTO_API int pto_submit_spmd(pto_orch *o, const struct pto_callable *c,
 	uint32_t i;
 	int err;
 
+	if (forked(o))
+		return -ECHILD;
 	if (!nblocks || !args)
 		return fail_now(o, orch_error(o, -EINVAL, "SPMD needs blocks and args"));
 	err = resolve_target(o, pto_on_kind(kind), &widx, &q.wkind);
@@ -1045,8 +1061,11 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 				.wkind = PTO_WK_SUB };
 	int32_t widx;
 	uint32_t kind;
-	int err = resolve_target(o, pto_on_kind(PTO_WK_SUB), &widx, &kind);
+	int err;
 
+	if (forked(o))
+		return -ECHILD;
+	err = resolve_target(o, pto_on_kind(PTO_WK_SUB), &widx, &kind);
 	if (err)
 		return fail_now(o, err);
 	return submit_impl(o, &q, out);

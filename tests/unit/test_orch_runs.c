@@ -5,7 +5,6 @@
  */
 #include <pthread.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
 #include <pto/sched.h>
@@ -937,10 +936,12 @@ static int orch_forks(pto_orch *o, void *arg)
 	struct pto_callable c = { .fn = k_count };
 	struct pto_tensor t = { .nbytes = 64 }, got;
 	struct pto_task_args a;
+	char msg[ORCH_MSG_LEN];
 	pid_t pid;
 
 	pto_args_init(&a);
 	pto_args_add_tensor(&a, &t, PTO_INPUT);
+	snprintf(msg, sizeof(msg), "%s", pto_orch_error(o));
 	orch_lock(&o->tm.mu);	/* as another thread could hold it */
 	pid = fork();
 	if (!pid) {
@@ -951,14 +952,17 @@ static int orch_forks(pto_orch *o, void *arg)
 		bad |= (pto_alloc(o, 64, &got, NULL) != -ECHILD) << 1;
 		bad |= (pto_scope_begin(o) != -ECHILD) << 2;
 		bad |= (pto_scope_end(o) != -ECHILD) << 3;
-		bad |= (o->building->construction_err != 0) << 4;
-		/*
-		 * Not _exit(): under ASan it runs a leak scan (leak_check.c),
-		 * which can hang in a child forked while another thread of
-		 * the parent (the worker, still starting) held a sanitizer
-		 * lock. The child allocates nothing.
-		 */
-		syscall(SYS_exit_group, bad);
+		/* Wrong arguments too: the fork is found first. */
+		bad |= (pto_submit_next_level(o, &c, &a, NULL, pto_on_worker(99),
+					      NULL) != -ECHILD) << 5;
+		bad |= (pto_submit_next_level_group(o, &c, NULL, 0, NULL, NULL,
+						    NULL) != -ECHILD) << 6;
+		bad |= (pto_submit_spmd(o, &c, NULL, NULL, PTO_WK_AIV, 0,
+					NULL) != -ECHILD) << 7;
+		/* Nothing written, not even the copy's message. */
+		bad |= (o->building->construction_err != 0 ||
+			strcmp(pto_orch_error(o), msg)) << 4;
+		_exit(bad);
 	}
 	orch_unlock(&o->tm.mu);
 	pto_args_fini(&a);
