@@ -641,6 +641,8 @@ enum orch_fp {
 	/* Back-pressure: about to sleep in ring_wait(), ring.mu held (the
 	 * hook must take no lock): a wake-up from here on ends the sleep. */
 	ORCH_TP_RING_WAIT,
+	/* pto_orch_close(): the backend's stop is called (no lock held). */
+	ORCH_TP_BACKEND_STOP,
 };
 
 /* Returns nonzero to fail the allocation at @fp. */
