@@ -555,6 +555,7 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms)
 	}
 	o->stopping = true;
 	pthread_mutex_unlock(&o->runs_mu);
+	orch_may_fail(o, ORCH_TP_BACKEND_STOP, NULL);
 	err = o->ops->stop(o->be, &ts);
 	if (!err)
 		orch_ring_shutdown(o);

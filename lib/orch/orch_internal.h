@@ -638,6 +638,11 @@ enum orch_fp {
 	/* Trace points: the hook is told, its return value is ignored. */
 	ORCH_TP_BEFORE_PUBLISH = 100,	/* wiring done, not yet published */
 	ORCH_TP_CANCEL_SETTLE,		/* debts cleared, releases start */
+	/* Back-pressure: about to sleep in ring_wait(), ring.mu held (the
+	 * hook must take no lock): a wake-up from here on ends the sleep. */
+	ORCH_TP_RING_WAIT,
+	/* pto_orch_close(): the backend's stop is called (no lock held). */
+	ORCH_TP_BACKEND_STOP,
 };
 
 /* Returns nonzero to fail the allocation at @fp. */

@@ -373,6 +373,7 @@ ring_alloc_locked_path(struct pto_orch *o, int r, uint64_t bytes,
 			orch_deadline_in(&deadline, o->cfg.timeout_ms);
 			have_deadline = true;
 		}
+		orch_may_fail(o, ORCH_TP_RING_WAIT, NULL);
 		if (ring_wait(ring, &deadline, !slot_ok) == ETIMEDOUT) {
 			/* One last look: a release may have raced the timeout. */
 			slot_ok = live_slots(ring) < ring->window;

@@ -1887,13 +1887,32 @@ TEST(abort_during_a_build_refuses_its_further_submits)
  * fails; the abort then ends it (0). Regression: the wait went on to
  * timeout_ms (20 s here) and returned -ETIMEDOUT, "task window full",
  * the abort's budget spent meanwhile.
+ *
+ * The abort comes when the submit is at its sleep (ORCH_TP_RING_WAIT,
+ * under ring.mu, which the abort's wake-up takes): an abort before it
+ * would be refused by building_run() ("submit to run N refused") and
+ * the wake-up never tested.
  */
 struct pressure_ctx {
 	struct hang_ctx *c;
 	atomic_int attempts;
+	atomic_int waits;	/* ORCH_TP_RING_WAIT reached */
 	int ret;
 	char msg[160];
 };
+
+/* Under ring.mu: count, take no lock. */
+static int pressure_hook(void *ctx, struct pto_orch *o, int fp,
+			 struct orch_slot *s)
+{
+	struct pressure_ctx *p = ctx;
+
+	(void)o;
+	(void)s;
+	if (fp == ORCH_TP_RING_WAIT)
+		atomic_fetch_add(&p->waits, 1);
+	return 0;
+}
 
 static int pressure_dag(pto_orch *o, void *arg)
 {
@@ -1945,12 +1964,20 @@ TEST(abort_ends_a_submit_waiting_on_back_pressure)
 	pto_dev_info(dev, &info);
 	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
 	b.o = o;
+	o->fail_ctx = &p;
+	o->fail_hook = pressure_hook;
 	ASSERT_EQ(0, pthread_create(&th, NULL, pressure_thread, &b));
-	/* The hang runs, and the fourth fill finds the window full. */
+	/*
+	 * The hang runs, and the fourth fill sleeps on the full window:
+	 * the hook ran under ring.mu, so the abort's wake-up, which takes
+	 * it, comes when the submit sleeps in ring_wait().
+	 */
 	EXPECT_TRUE(st_wait_until(core_running(dev, aic_of(&info, 0)) &&
-				  atomic_load(&p.attempts) >= 4));
+				  atomic_load(&p.waits) >= 1));
+	EXPECT_EQ(4, atomic_load(&p.attempts));	/* three fit, one waits */
 	EXPECT_EQ(0, pto_orch_abort(o, 15000));
 	pthread_join(th, NULL);
+	o->fail_hook = NULL;
 	EXPECT_EQ(4, atomic_load(&p.attempts));	/* three fit, one waited */
 	EXPECT_EQ(-ECANCELED, p.ret);
 	EXPECT_NE(NULL, strstr(p.msg,
