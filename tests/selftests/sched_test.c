@@ -1964,8 +1964,7 @@ TEST(abort_ends_a_submit_waiting_on_back_pressure)
 	pto_dev_info(dev, &info);
 	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
 	b.o = o;
-	o->fail_ctx = &p;
-	o->fail_hook = pressure_hook;
+	orch_set_fail_hook(o, pressure_hook, &p);
 	ASSERT_EQ(0, pthread_create(&th, NULL, pressure_thread, &b));
 	/*
 	 * The hang runs, and the fourth fill sleeps on the full window:
@@ -1977,7 +1976,7 @@ TEST(abort_ends_a_submit_waiting_on_back_pressure)
 	EXPECT_EQ(4, atomic_load(&p.attempts));	/* three fit, one waits */
 	EXPECT_EQ(0, pto_orch_abort(o, 15000));
 	pthread_join(th, NULL);
-	o->fail_hook = NULL;
+	orch_set_fail_hook(o, NULL, NULL);
 	EXPECT_EQ(4, atomic_load(&p.attempts));	/* three fit, one waited */
 	EXPECT_EQ(-ECANCELED, p.ret);
 	EXPECT_NE(NULL, strstr(p.msg,

@@ -307,7 +307,7 @@ FIXTURE_SETUP(abort)
 	EXPECT_EQ(1, atomic_load(&fk.launch_evfd));
 	/* Before the first submit: every reader comes after it. */
 	atomic_store(&stops, 0);
-	self->o->fail_hook = stop_hook;
+	orch_set_fail_hook(self->o, stop_hook, NULL);
 	ASSERT_EQ(0, pto_submit(self->o, hang_dag, NULL, &self->r[0]));
 	ASSERT_EQ(0, pto_submit(self->o, queued_dag, NULL, &self->r[1]));
 	/*
@@ -348,7 +348,7 @@ TEST_F_TIMEOUT(abort, close_and_abort_at_once, 60)
 	EXPECT_EQ(0, pto_orch_close(self->o, 0));	/* closed already */
 	EXPECT_EQ(0, pto_orch_abort(self->o, 0));
 	EXPECT_EQ(1, atomic_load(&stops));
-	self->o->fail_hook = NULL;
+	orch_set_fail_hook(self->o, NULL, NULL);
 
 	/* Run 1's hang stopped on its core, run 2's task never started. */
 	EXPECT_EQ(-ECANCELED, pto_run_wait(self->r[0], 0));
