@@ -1281,6 +1281,68 @@ TEST_F(man, producer_fails_between_wiring_and_publication)
 	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
 }
 
+/*
+ * "Accepted" counts a task that failed without running like one that was
+ * dispatched (orch.h): a consumer poisoned by its producer's failure, and
+ * one wired onto the producer after it failed (claimed from BUILDING),
+ * each leave the unlaunched count, so the run is accepted while an
+ * unrelated task still runs, before it is done.
+ */
+TEST_F(man, poisoned_consumers_count_as_accepted)
+{
+	struct pto_task p, c, e;
+	struct orch_dispatch x, d;
+
+	T1(2, 5, PTO_NO_DEP);			/* x: runs throughout */
+	p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	c = T1(1, 0, PTO_INPUT);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 2, &x));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
+	EXPECT_EQ(p.task_id, d.task_id);
+	orch_member_done(self->o, &d, -EIO, "p broke");
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	pto_args_reset(&self->a);
+	pto_args_add_dep_wait(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &e));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, e));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(1, pto_run_accepted(self->r));
+	EXPECT_EQ(0, pto_run_wait_accepted(self->r, 0));
+	EXPECT_EQ(0, pto_run_done(self->r));	/* x still runs */
+	orch_member_done(self->o, &x, 0, NULL);
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+	EXPECT_EQ(0, ot_drain(self->o));	/* c and e never ran */
+}
+
+/*
+ * The same for cancellation: a run whose construction failed cancels its
+ * PENDING and READY tasks, and those count as accepted at once, while a
+ * task already running finishes in its own time.
+ */
+TEST_F(man, cancelled_tasks_count_as_accepted)
+{
+	struct pto_task p, c, r;
+	struct orch_dispatch x;
+
+	p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	c = T1(1, 0, PTO_INPUT);		/* PENDING on p */
+	r = T1(2, 1, PTO_NO_DEP);		/* READY, never popped */
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &x));
+	EXPECT_EQ(p.task_id, x.task_id);
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, r));
+	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -EINVAL));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));	/* cancelled */
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, r));
+	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, p));
+	EXPECT_EQ(1, pto_run_accepted(self->r));
+	EXPECT_EQ(0, pto_run_done(self->r));
+	orch_member_done(self->o, &x, 0, NULL);
+	EXPECT_EQ(-EINVAL, pto_run_wait(self->r, 1000));
+	EXPECT_EQ(0, ot_drain(self->o));
+}
+
 /* ---- a device-like backend: heap rings are GM objects --------------- */
 
 #define GM_DEV 2	/* device tag: device index 1 + 1 */
