@@ -1343,6 +1343,115 @@ TEST_F(man, cancelled_tasks_count_as_accepted)
 	EXPECT_EQ(0, ot_drain(self->o));
 }
 
+/*
+ * A consumer claimed from BUILDING by a failing producer is propagated by
+ * its submitter at publication, which clears failure_propagation_pending:
+ * if the run's construction then fails, cancellation must not take the
+ * slot over and release its references a second time.
+ */
+TEST_F(man, propagated_at_publication_is_not_cancelled_again)
+{
+	struct pub_ctx pc = { .err = -EIO };
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *cs;
+
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
+	self->o->fail_hook = publish_hook;
+	self->o->fail_ctx = &pc;
+	c = T1(1, 0, PTO_INPUT);
+	self->o->fail_hook = NULL;
+	cs = orch_slot_at(self->o, c.slot);
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	EXPECT_FALSE(cs->failure_propagation_pending);
+	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -EINVAL));
+	/* Each reference released once: p's scope, c's retention and self;
+	 * c's scope and self.
+	 */
+	EXPECT_EQ(2, ps->fanout_total);
+	EXPECT_EQ(3, ps->fanout_released);
+	EXPECT_EQ(1, cs->fanout_total);
+	EXPECT_EQ(2, cs->fanout_released);
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
+	/* The run keeps its first error, the producer's. */
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+}
+
+/*
+ * A submit whose slot a failing producer claimed from BUILDING, and that
+ * then fails itself (here: growing a second producer's consumer list),
+ * never publishes: the slot is FAILED with its propagation pending, and
+ * the run's cancellation must take it over - release the reference it
+ * took on the failed producer and its own - or neither slot is ever
+ * consumed and the run never finishes.
+ */
+struct wire_fail_ctx {
+	struct orch_dispatch p1;
+	int fired;
+};
+
+static int wire_fail_hook(void *ctx, struct pto_orch *o, int fp,
+			  struct orch_slot *s)
+{
+	struct wire_fail_ctx *w = ctx;
+
+	if (fp != ORCH_FP_WIRE || w->fired)
+		return 0;
+	w->fired = 1;
+	/* s is wired onto p1 (retained) and still BUILDING. */
+	if (atomic_load(&s->state) == ORCH_BUILDING && s->nproducers == 1)
+		orch_member_done(o, &w->p1, -EIO, "p1 broke");
+	return 1;
+}
+
+TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
+{
+	struct wire_fail_ctx w = { 0 };
+	struct pto_task p1, p2, s;
+	struct orch_slot *p1s, *ss;
+	int i;
+
+	p1 = T1(0, 0, PTO_OUTPUT_EXISTING);
+	p2 = T1(1, 1, PTO_OUTPUT_EXISTING);
+	for (i = 0; i < ORCH_INL_EDGES; i++)	/* p2's consumer list is full */
+		T1(2, 1, PTO_INPUT);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &w.p1));
+	EXPECT_EQ(p1.task_id, w.p1.task_id);
+	p1s = orch_slot_at(self->o, p1.slot);
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, p1);
+	pto_args_add_dep(&self->a, p2);
+	self->o->fail_hook = wire_fail_hook;
+	self->o->fail_ctx = &w;
+	EXPECT_EQ(-ENOMEM, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						 pto_on_worker(1), &s));
+	self->o->fail_hook = NULL;
+	ASSERT_EQ(1, w.fired);
+	/*
+	 * The slot submit was building: the next task id, after p2's
+	 * consumers (the failed submit wrote no handle back).
+	 */
+	ss = orch_slot_at(self->o, (p2.slot + ORCH_INL_EDGES + 1) %
+				   self->o->rings[0].window);
+	EXPECT_EQ(p2.task_id + ORCH_INL_EDGES + 1, ss->task_id);
+	EXPECT_EQ(ORCH_FAILED, atomic_load(&ss->state));
+	EXPECT_TRUE(ss->failure_propagation_pending);
+	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
+	EXPECT_EQ(1, p1s->fanout_released);	/* self */
+	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -ENOMEM));
+	EXPECT_FALSE(ss->failure_propagation_pending);
+	EXPECT_EQ(3, p1s->fanout_released);	/* + scope + s's */
+	EXPECT_EQ(2, ss->fanout_released);	/* scope + self */
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p1));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p2));
+	EXPECT_EQ(0, ot_drain(self->o));
+	EXPECT_EQ(1, pto_run_done(self->r));
+	EXPECT_EQ(-EIO, pto_run_result(self->r));
+	EXPECT_TRUE(ot_empty(self->o));
+}
+
+
 /* ---- a device-like backend: heap rings are GM objects --------------- */
 
 #define GM_DEV 2	/* device tag: device index 1 + 1 */
