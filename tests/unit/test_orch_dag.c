@@ -783,6 +783,26 @@ TEST_F(man, failed_producer_poisons_dependents)
 	EXPECT_NE(NULL, strstr(pto_run_error(self->r), "injected"));
 }
 
+/*
+ * A task with neither consumer nor producer takes the short completion
+ * path (its self release under the completion's lock): a failure there
+ * is still the run's, with its message.
+ */
+TEST_F(man, failed_lone_task_fails_the_run)
+{
+	struct pto_task t = T1(0, 0, PTO_NO_DEP);
+	struct orch_slot *ts = orch_slot_at(self->o, t.slot);
+
+	EXPECT_EQ(1, ot_run_one(self->o, 0, -EIO, NULL));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, t));
+	EXPECT_EQ(-EIO, ts->failure_err);
+	EXPECT_EQ(1, ts->fanout_released);	/* self; the scope holds it */
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, t));
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+	EXPECT_NE(NULL, strstr(pto_run_error(self->r), "injected"));
+}
+
 /* ---- groups -------------------------------------------------------- */
 
 static struct pto_task group_on(struct __test_metadata *_metadata,
