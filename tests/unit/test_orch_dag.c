@@ -776,6 +776,13 @@ TEST_F(man, failed_producer_poisons_dependents)
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
 					   pto_on_worker(1), &e));
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, e));
+	/*
+	 * Each poisoned slot carries the producer's error, not a generic
+	 * one: a chain passes it on.
+	 */
+	EXPECT_EQ(-EIO, cs->failure_err);
+	EXPECT_EQ(-EIO, orch_slot_at(self->o, d.slot)->failure_err);
+	EXPECT_EQ(-EIO, orch_slot_at(self->o, e.slot)->failure_err);
 	/* Nothing poisoned is ever dispatched. */
 	EXPECT_EQ(0, ot_drain(self->o));
 	orch_close_run_submission(self->o, self->r);
