@@ -776,9 +776,36 @@ TEST_F(man, failed_producer_poisons_dependents)
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
 					   pto_on_worker(1), &e));
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, e));
+	/*
+	 * Each poisoned slot carries the producer's error, not a generic
+	 * one: a chain passes it on.
+	 */
+	EXPECT_EQ(-EIO, cs->failure_err);
+	EXPECT_EQ(-EIO, orch_slot_at(self->o, d.slot)->failure_err);
+	EXPECT_EQ(-EIO, orch_slot_at(self->o, e.slot)->failure_err);
 	/* Nothing poisoned is ever dispatched. */
 	EXPECT_EQ(0, ot_drain(self->o));
 	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+	EXPECT_NE(NULL, strstr(pto_run_error(self->r), "injected"));
+}
+
+/*
+ * A task with neither consumer nor producer takes the short completion
+ * path (its self release under the completion's lock): a failure there
+ * is still the run's, with its message.
+ */
+TEST_F(man, failed_lone_task_fails_the_run)
+{
+	struct pto_task t = T1(0, 0, PTO_NO_DEP);
+	struct orch_slot *ts = orch_slot_at(self->o, t.slot);
+
+	EXPECT_EQ(1, ot_run_one(self->o, 0, -EIO, NULL));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, t));
+	EXPECT_EQ(-EIO, ts->failure_err);
+	EXPECT_EQ(1, ts->fanout_released);	/* self; the scope holds it */
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, t));
 	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
 	EXPECT_NE(NULL, strstr(pto_run_error(self->r), "injected"));
 }
@@ -1278,6 +1305,177 @@ TEST_F(man, producer_fails_between_wiring_and_publication)
 	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
 	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
 }
+
+/*
+ * "Accepted" counts a task that failed without running like one that was
+ * dispatched (orch.h): a consumer poisoned by its producer's failure, and
+ * one wired onto the producer after it failed (claimed from BUILDING),
+ * each leave the unlaunched count, so the run is accepted while an
+ * unrelated task still runs, before it is done.
+ */
+TEST_F(man, poisoned_consumers_count_as_accepted)
+{
+	struct pto_task p, c, e;
+	struct orch_dispatch x, d;
+
+	T1(2, 5, PTO_NO_DEP);			/* x: runs throughout */
+	p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	c = T1(1, 0, PTO_INPUT);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 2, &x));
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
+	EXPECT_EQ(p.task_id, d.task_id);
+	orch_member_done(self->o, &d, -EIO, "p broke");
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	pto_args_reset(&self->a);
+	pto_args_add_dep_wait(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &e));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, e));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(1, pto_run_accepted(self->r));
+	EXPECT_EQ(0, pto_run_wait_accepted(self->r, 0));
+	EXPECT_EQ(0, pto_run_done(self->r));	/* x still runs */
+	orch_member_done(self->o, &x, 0, NULL);
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+	EXPECT_EQ(0, ot_drain(self->o));	/* c and e never ran */
+}
+
+/*
+ * The same for cancellation: a run whose construction failed cancels its
+ * PENDING and READY tasks, and those count as accepted at once, while a
+ * task already running finishes in its own time.
+ */
+TEST_F(man, cancelled_tasks_count_as_accepted)
+{
+	struct pto_task p, c, r;
+	struct orch_dispatch x;
+
+	p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	c = T1(1, 0, PTO_INPUT);		/* PENDING on p */
+	r = T1(2, 1, PTO_NO_DEP);		/* READY, never popped */
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &x));
+	EXPECT_EQ(p.task_id, x.task_id);
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, r));
+	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -EINVAL));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));	/* cancelled */
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, r));
+	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, p));
+	EXPECT_EQ(1, pto_run_accepted(self->r));
+	EXPECT_EQ(0, pto_run_done(self->r));
+	orch_member_done(self->o, &x, 0, NULL);
+	EXPECT_EQ(-EINVAL, pto_run_wait(self->r, 1000));
+	EXPECT_EQ(0, ot_drain(self->o));
+}
+
+/*
+ * A consumer claimed from BUILDING by a failing producer is propagated by
+ * its submitter at publication, which clears failure_propagation_pending:
+ * if the run's construction then fails, cancellation must not take the
+ * slot over and release its references a second time.
+ */
+TEST_F(man, propagated_at_publication_is_not_cancelled_again)
+{
+	struct pub_ctx pc = { .err = -EIO };
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *cs;
+
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
+	self->o->fail_hook = publish_hook;
+	self->o->fail_ctx = &pc;
+	c = T1(1, 0, PTO_INPUT);
+	self->o->fail_hook = NULL;
+	cs = orch_slot_at(self->o, c.slot);
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	EXPECT_FALSE(cs->failure_propagation_pending);
+	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -EINVAL));
+	/* Each reference released once: p's scope, c's retention and self;
+	 * c's scope and self.
+	 */
+	EXPECT_EQ(2, ps->fanout_total);
+	EXPECT_EQ(3, ps->fanout_released);
+	EXPECT_EQ(1, cs->fanout_total);
+	EXPECT_EQ(2, cs->fanout_released);
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
+	/* The run keeps its first error, the producer's. */
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+}
+
+/*
+ * A submit whose slot a failing producer claimed from BUILDING, and that
+ * then fails itself (here: growing a second producer's consumer list),
+ * never publishes: the slot is FAILED with its propagation pending, and
+ * the run's cancellation must take it over - release the reference it
+ * took on the failed producer and its own - or neither slot is ever
+ * consumed and the run never finishes.
+ */
+struct wire_fail_ctx {
+	struct orch_dispatch p1;
+	int fired;
+};
+
+static int wire_fail_hook(void *ctx, struct pto_orch *o, int fp,
+			  struct orch_slot *s)
+{
+	struct wire_fail_ctx *w = ctx;
+
+	if (fp != ORCH_FP_WIRE || w->fired)
+		return 0;
+	w->fired = 1;
+	/* s is wired onto p1 (retained) and still BUILDING. */
+	if (atomic_load(&s->state) == ORCH_BUILDING && s->nproducers == 1)
+		orch_member_done(o, &w->p1, -EIO, "p1 broke");
+	return 1;
+}
+
+TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
+{
+	struct wire_fail_ctx w = { 0 };
+	struct pto_task p1, p2, s;
+	struct orch_slot *p1s, *ss;
+	int i;
+
+	p1 = T1(0, 0, PTO_OUTPUT_EXISTING);
+	p2 = T1(1, 1, PTO_OUTPUT_EXISTING);
+	for (i = 0; i < ORCH_INL_EDGES; i++)	/* p2's consumer list is full */
+		T1(2, 1, PTO_INPUT);
+	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &w.p1));
+	EXPECT_EQ(p1.task_id, w.p1.task_id);
+	p1s = orch_slot_at(self->o, p1.slot);
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, p1);
+	pto_args_add_dep(&self->a, p2);
+	self->o->fail_hook = wire_fail_hook;
+	self->o->fail_ctx = &w;
+	EXPECT_EQ(-ENOMEM, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+						 pto_on_worker(1), &s));
+	self->o->fail_hook = NULL;
+	ASSERT_EQ(1, w.fired);
+	/*
+	 * The slot submit was building: the next task id, after p2's
+	 * consumers (the failed submit wrote no handle back).
+	 */
+	ss = orch_slot_at(self->o, (p2.slot + ORCH_INL_EDGES + 1) %
+				   self->o->rings[0].window);
+	EXPECT_EQ(p2.task_id + ORCH_INL_EDGES + 1, ss->task_id);
+	EXPECT_EQ(ORCH_FAILED, atomic_load(&ss->state));
+	EXPECT_TRUE(ss->failure_propagation_pending);
+	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
+	EXPECT_EQ(1, p1s->fanout_released);	/* self */
+	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -ENOMEM));
+	EXPECT_FALSE(ss->failure_propagation_pending);
+	EXPECT_EQ(3, p1s->fanout_released);	/* + scope + s's */
+	EXPECT_EQ(2, ss->fanout_released);	/* scope + self */
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p1));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p2));
+	EXPECT_EQ(0, ot_drain(self->o));
+	EXPECT_EQ(1, pto_run_done(self->r));
+	EXPECT_EQ(-EIO, pto_run_result(self->r));
+	EXPECT_TRUE(ot_empty(self->o));
+}
+
 
 /* ---- a device-like backend: heap rings are GM objects --------------- */
 
