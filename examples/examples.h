@@ -69,7 +69,7 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 
 	opts->dev = 0;
 	opts->clusters = 0;
-	optind = 1;
+	optind = 0;	/* glibc: also forgets a previous parse's -xy position */
 	opterr = 0;	/* getopt would name argv[0]: "run" for ptoctl run */
 	while ((c = getopt_long(argc, argv, "d:c:", lo, NULL)) != -1) {
 		switch (c) {
@@ -81,16 +81,22 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 			}
 			break;
 		case 'c':
-			if (ex_parse_uint(optarg, 1, &opts->clusters)) {
-				fprintf(stderr, "%s: bad --clusters '%s' (a count from 1; without it, all the device's clusters)\n",
+			/* 0 is every cluster, as pto_sched_config's. */
+			if (ex_parse_uint(optarg, 0, &opts->clusters)) {
+				fprintf(stderr, "%s: bad --clusters '%s' (a count; 0 or none: all the device's clusters)\n",
 					name, optarg);
 				goto usage;
 			}
 			break;
 		default:
+			/* A short option's own letter: in a cluster (-xy)
+			 * argv[optind - 1] is not it. */
 			if (optopt == 'd' || optopt == 'c')
 				fprintf(stderr, "%s: '%s' needs a value\n",
 					name, argv[optind - 1]);
+			else if (optopt)
+				fprintf(stderr, "%s: unknown option '-%c'\n",
+					name, optopt);
 			else
 				fprintf(stderr, "%s: unknown option '%s'\n",
 					name, argv[optind - 1]);
