@@ -5,7 +5,7 @@
  *   ptoctl info [-d N]      print the device topology
  *   ptoctl cores [-d N]     per-core state, owner and counters
  *   ptoctl gates [-d N]     per-core retirement: bits, nonce, response, times
- *   ptoctl exec [-d N] --core C --func NAME [--dtype f32|i32]
+ *   ptoctl exec [-d N] [--core C] --func NAME [--dtype f32|i32]
  *               [--shape DxD..] [--n N] [--a V,V..] [--b V,V..]
  *               [--scalar S] [--ns NS]
  *                           run one built-in kernel on one core and print
@@ -26,7 +26,7 @@
 #include "core.h"
 #include "examples.h"
 
-#define EXEC_USAGE "exec [-d N] --core C --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]"
+#define EXEC_USAGE "exec [-d N] [--core C] --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]"
 
 struct ptoctl_cmd {
 	const char *name;
@@ -312,9 +312,32 @@ static int parse_val(const char *s, unsigned int dtype, uint32_t *out)
 
 		memcpy(out, &f, 4);
 	} else {
-		*out = (uint32_t)strtol(s, &end, 0);
+		/* Decimal, in int32 range: base 0 read "010" as 8, and a
+		 * cast kept the low 32 bits of 4294967297. */
+		long long v = strtoll(s, &end, 10);
+
+		if (v < INT32_MIN || v > INT32_MAX)
+			return -EINVAL;
+		*out = (uint32_t)(int32_t)v;
 	}
 	return errno || end == s || (*end && *end != ',') ? -EINVAL : 0;
+}
+
+/* A whole "V,V,.." list of @dtype values (@one: exactly one value). */
+static int check_vals(const char *list, unsigned int dtype, bool one)
+{
+	const char *p = list;
+	uint32_t v;
+
+	for (;;) {
+		if (parse_val(p, dtype, &v))
+			return -EINVAL;
+		p = strchr(p, ',');
+		if (!p)
+			return 0;
+		if (one || !*++p)
+			return -EINVAL;
+	}
 }
 
 /* Fill @n words from "V,V,.." (repeated), or with @dflt(i) if NULL. */
@@ -463,8 +486,8 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 			break;
 		case 'N':
 			errno = 0;
-			o->ns = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end) {
+			o->ns = strtoull(optarg, &end, 10);
+			if (errno || !isdigit((unsigned char)*optarg) || *end) {
 				fprintf(stderr, "ptoctl: bad --ns '%s'\n", optarg);
 				return -EINVAL;
 			}
@@ -478,6 +501,27 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 		fprintf(stderr, "ptoctl: unexpected argument '%s'\nusage: ptoctl %s\n",
 			argv[optind], EXEC_USAGE);
 		return -EINVAL;
+	}
+	/* The values, before any device work (they were read after the
+	 * buffers were set up, and a bad one exited without a word). */
+	{
+		const struct { const char *opt, *val; bool one; } v[] = {
+			{ "a", o->a, false }, { "b", o->b, false },
+			{ "scalar", o->scalar, true },
+		};
+		unsigned int k;
+
+		for (k = 0; k < 3; k++) {
+			if (!v[k].val || !check_vals(v[k].val, o->dtype, v[k].one))
+				continue;
+			fprintf(stderr, "ptoctl: bad --%s '%s' (%s; %s)\nusage: ptoctl %s\n",
+				v[k].opt, v[k].val,
+				v[k].one ? "one value" : "values V,V,..",
+				o->dtype == PTO_DTYPE_I32 ?
+				"i32: decimal, -2147483648..2147483647" : "f32",
+				EXEC_USAGE);
+			return -EINVAL;
+		}
 	}
 	if (o->func < 0) {
 		fprintf(stderr, "ptoctl: exec needs --func\n");

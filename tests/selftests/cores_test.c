@@ -1393,6 +1393,14 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		  "ptoctl: bad --shape" },
 		{ "--func add --shape 4294967297", "ptoctl: bad --shape" },
 		{ "--func add --shape 2x-1", "ptoctl: bad --shape" },
+		/* Exited 1 without a word after setting the device up, or
+		 * took 1 of 1,2, and the low 32 bits of 2^32 + 1. */
+		{ "--func add_scalar --dtype i32 --scalar 1,2",
+		  "ptoctl: bad --scalar '1,2' (one value; i32: decimal, -2147483648..2147483647)\nusage: ptoctl exec" },
+		{ "--func add --dtype i32 --a 4294967297",
+		  "ptoctl: bad --a '4294967297' (values V,V,..; i32" },
+		{ "--func add --b 1,x", "ptoctl: bad --b '1,x' (values V,V,..; f32)" },
+		{ "--func spin_ns --ns -1", "ptoctl: bad --ns '-1'" },
 		/* Taken as shape 2, and as /dev/pto8 (octal). */
 		{ "--func add --shape 2x", "ptoctl: bad --shape '2x'" },
 		{ "-d 010 --func noop", "ptoctl: /dev/pto10: " },
@@ -1407,7 +1415,7 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		  "ptoctl: unknown kernel 'nosuch'; the kernels: noop add sub mul add_scalar mul_scalar copy fill reduce_sum matmul spin_ns fault hang block_id\n" },
 		/* This one was ignored. */
 		{ "--func add extra",
-		  "ptoctl: unexpected argument 'extra'\nusage: ptoctl exec [-d N] --core C" },
+		  "ptoctl: unexpected argument 'extra'\nusage: ptoctl exec [-d N] [--core C]" },
 		{ "--func add --shape GM",
 		  "more than a buffer of the device's GM can hold (" },
 		/* 8 x + 4 bytes in GM's reserved last 64 KiB: BO_ALLOC
