@@ -1382,10 +1382,9 @@ TEST_F(man, propagated_at_publication_is_not_cancelled_again)
 	struct orch_slot *cs;
 
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
-	self->o->fail_hook = publish_hook;
-	self->o->fail_ctx = &pc;
+	orch_set_fail_hook(self->o, publish_hook, &pc);
 	c = T1(1, 0, PTO_INPUT);
-	self->o->fail_hook = NULL;
+	orch_set_fail_hook(self->o, NULL, NULL);
 	cs = orch_slot_at(self->o, c.slot);
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
 	EXPECT_FALSE(cs->failure_propagation_pending);
@@ -1447,11 +1446,10 @@ TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
 	pto_args_reset(&self->a);
 	pto_args_add_dep(&self->a, p1);
 	pto_args_add_dep(&self->a, p2);
-	self->o->fail_hook = wire_fail_hook;
-	self->o->fail_ctx = &w;
+	orch_set_fail_hook(self->o, wire_fail_hook, &w);
 	EXPECT_EQ(-ENOMEM, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
 						 pto_on_worker(1), &s));
-	self->o->fail_hook = NULL;
+	orch_set_fail_hook(self->o, NULL, NULL);
 	ASSERT_EQ(1, w.fired);
 	/*
 	 * The slot submit was building: the next task id, after p2's
