@@ -536,7 +536,9 @@ static void ring_release_locked(struct orch_ring *ring)
 		pthread_cond_broadcast(&ring->cv);
 }
 
-void orch_ring_shutdown(struct pto_orch *o)
+/* Broadcast every ring's waiters under its lock, storing @shutdown first
+ * when it is set (a waiter checks both flags under ring.mu). */
+static void wake_every_ring(struct pto_orch *o, bool shutdown)
 {
 	int r;
 
@@ -546,10 +548,17 @@ void orch_ring_shutdown(struct pto_orch *o)
 		if (!ring->slots)
 			continue;
 		pthread_mutex_lock(&ring->mu);
-		atomic_store_explicit(&ring->shutdown, true, memory_order_relaxed);
+		if (shutdown)
+			atomic_store_explicit(&ring->shutdown, true,
+					      memory_order_relaxed);
 		pthread_cond_broadcast(&ring->cv);
 		pthread_mutex_unlock(&ring->mu);
 	}
+}
+
+void orch_ring_shutdown(struct pto_orch *o)
+{
+	wake_every_ring(o, true);
 }
 
 /*
@@ -560,17 +569,7 @@ void orch_ring_shutdown(struct pto_orch *o)
  */
 void orch_ring_wake_all(struct pto_orch *o)
 {
-	int r;
-
-	for (r = 0; r < PTO_MAX_RING_DEPTH; r++) {
-		struct orch_ring *ring = &o->rings[r];
-
-		if (!ring->slots)
-			continue;
-		pthread_mutex_lock(&ring->mu);
-		pthread_cond_broadcast(&ring->cv);
-		pthread_mutex_unlock(&ring->mu);
-	}
+	wake_every_ring(o, false);
 }
 
 uint64_t orch_ring_live(struct pto_orch *o, int r)

@@ -1083,6 +1083,32 @@ static int fill_one_aic_dag(pto_orch *o, void *arg)
 	return fill_on(o, arg, 512, 9, PTO_WK_AIC, NULL);
 }
 
+/*
+ * The end of an abort or hang test: the device works for the next
+ * orchestrator at once (after an optional MIX noop run, @mix: an AIC fill
+ * of 9 at element 512), then the test's orchestrator, buffer and device
+ * go.
+ */
+static void next_orch_runs_then_end(struct __test_metadata *_metadata,
+				    struct pto_dev *dev, struct hang_ctx *c,
+				    const struct pto_orch_config *oc,
+				    const struct pto_sched_config *sc,
+				    uint32_t *mix)
+{
+	pto_orch *o;
+
+	ASSERT_EQ(0, pto_orch_create_device(dev, oc, sc, &o));
+	if (mix)
+		EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, mix));
+	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, c));
+	EXPECT_EQ(9, c->map[512]);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c->bo);
+	pto_dev_close(dev);
+}
+
+
 TEST(abort_ends_a_hung_run)
 {
 	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
@@ -1156,13 +1182,7 @@ TEST(abort_ends_a_hung_run)
 	EXPECT_EQ(0, pto_orch_destroy(o));
 
 	/* The device works for the next orchestrator at once. */
-	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
-	EXPECT_EQ(9, c.map[512]);
-	EXPECT_EQ(0, pto_orch_close(o, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(o));
-	pto_bo_free(c.bo);
-	pto_dev_close(dev);
+	next_orch_runs_then_end(_metadata, dev, &c, NULL, &sc, NULL);
 }
 
 /*
@@ -1328,13 +1348,7 @@ TEST(abort_beside_a_close_that_keeps_timing_out)
 	EXPECT_EQ(0, pto_orch_close(o, 0));	/* closed already */
 	aborted_closed(_metadata, o, dev, 3, 1);	/* the AIV fill */
 
-	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
-	EXPECT_EQ(9, c.map[512]);
-	EXPECT_EQ(0, pto_orch_close(o, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(o));
-	pto_bo_free(c.bo);
-	pto_dev_close(dev);
+	next_orch_runs_then_end(_metadata, dev, &c, NULL, &sc, NULL);
 }
 
 /*
@@ -1543,13 +1557,7 @@ TEST(abort_and_close_settle_a_pending_cancellation_once)
 	EXPECT_EQ(0x5a5a5a5a, c.map[80]);
 	aborted_closed(_metadata, o, dev, 3, 0);
 
-	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
-	EXPECT_EQ(9, c.map[512]);
-	EXPECT_EQ(0, pto_orch_close(o, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(o));
-	pto_bo_free(c.bo);
-	pto_dev_close(dev);
+	next_orch_runs_then_end(_metadata, dev, &c, NULL, &sc, NULL);
 }
 
 /*
@@ -1759,14 +1767,7 @@ TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
 	EXPECT_EQ(0, pto_orch_close(o, 10000));
 	aborted_closed(_metadata, o, dev, 6, 0);
 
-	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	EXPECT_EQ(0, pto_orch_run(o, one_noop_dag, &mix));
-	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
-	EXPECT_EQ(9, c.map[512]);
-	EXPECT_EQ(0, pto_orch_close(o, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(o));
-	pto_bo_free(c.bo);
-	pto_dev_close(dev);
+	next_orch_runs_then_end(_metadata, dev, &c, NULL, &sc, &mix);
 }
 
 /*
@@ -1870,13 +1871,7 @@ TEST(abort_during_a_build_refuses_its_further_submits)
 	EXPECT_EQ(0, pto_orch_close(o, 10000));
 	aborted_closed(_metadata, o, dev, 3, 1);	/* the fill of 7 */
 
-	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
-	EXPECT_EQ(9, c.map[512]);
-	EXPECT_EQ(0, pto_orch_close(o, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(o));
-	pto_bo_free(c.bo);
-	pto_dev_close(dev);
+	next_orch_runs_then_end(_metadata, dev, &c, NULL, &sc, NULL);
 }
 
 /*
@@ -1991,13 +1986,7 @@ TEST(abort_ends_a_submit_waiting_on_back_pressure)
 	EXPECT_EQ(0, pto_orch_close(o, 10000));
 	aborted_closed(_metadata, o, dev, 3, 0);
 
-	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
-	EXPECT_EQ(0, pto_orch_run(o, fill_one_aic_dag, &c));
-	EXPECT_EQ(9, c.map[512]);
-	EXPECT_EQ(0, pto_orch_close(o, 10000));
-	EXPECT_EQ(0, pto_orch_destroy(o));
-	pto_bo_free(c.bo);
-	pto_dev_close(dev);
+	next_orch_runs_then_end(_metadata, dev, &c, &oc, &sc, NULL);
 }
 
 /*
