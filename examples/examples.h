@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct ex_opts {
 	unsigned int dev;	/* /dev/ptoN */
@@ -50,6 +51,24 @@ static inline int ex_parse_uint(const char *s, unsigned int min,
 }
 
 /*
+ * After getopt_long() returned ':' (a value missing; the option string
+ * starts with ':') or '?' (an unknown option) with opterr 0: say which
+ * option, as "@name: ..." (getopt would name argv[0], a subcommand's own
+ * name).
+ */
+static inline void ex_bad_option(const char *name, char **argv, int c)
+{
+	if (c == ':')
+		fprintf(stderr, "%s: '%s' needs a value\n",
+			name, argv[optind - 1]);
+	else if (optopt)	/* in a cluster (-xy), argv[optind - 1] is not it */
+		fprintf(stderr, "%s: unknown option '-%c'\n", name, optopt);
+	else
+		fprintf(stderr, "%s: unknown option '%s'\n",
+			name, argv[optind - 1]);
+}
+
+/*
  * [-d N] [--clusters M] and at most @max_args other arguments (the
  * programs: none; ptoctl run: the example's name), for the programs and
  * for ptoctl run; options may follow the name (getopt permutes: the
@@ -71,7 +90,7 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 	opts->clusters = 0;
 	optind = 0;	/* glibc: also forgets a previous parse's -xy position */
 	opterr = 0;	/* getopt would name argv[0]: "run" for ptoctl run */
-	while ((c = getopt_long(argc, argv, "d:c:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":d:c:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (ex_parse_uint(optarg, 0, &opts->dev)) {
@@ -89,17 +108,7 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 			}
 			break;
 		default:
-			/* A short option's own letter: in a cluster (-xy)
-			 * argv[optind - 1] is not it. */
-			if (optopt == 'd' || optopt == 'c')
-				fprintf(stderr, "%s: '%s' needs a value\n",
-					name, argv[optind - 1]);
-			else if (optopt)
-				fprintf(stderr, "%s: unknown option '-%c'\n",
-					name, optopt);
-			else
-				fprintf(stderr, "%s: unknown option '%s'\n",
-					name, argv[optind - 1]);
+			ex_bad_option(name, argv, c);
 			goto usage;
 		}
 	}

@@ -57,6 +57,16 @@ static int parse_u32(const char *s, char **end, uint32_t *out)
 	return 0;
 }
 
+/* A subcommand's option mistake, named "ptoctl CMD: ..." (argv[0] is
+ * the subcommand). */
+static void cmd_bad_option(char **argv, int c)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "ptoctl %s", argv[0]);
+	ex_bad_option(name, argv, c);
+}
+
 static int parse_device(int argc, char **argv, unsigned int *index)
 {
 	static const struct option opts[] = {
@@ -67,8 +77,9 @@ static int parse_device(int argc, char **argv, unsigned int *index)
 	int c;
 
 	*index = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
+	optind = 0;
+	opterr = 0;	/* ex_bad_option() says it, with the command's name */
+	while ((c = getopt_long(argc, argv, ":d:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (parse_u32(optarg, &end, index) || *end) {
@@ -77,7 +88,8 @@ static int parse_device(int argc, char **argv, unsigned int *index)
 				return -EINVAL;
 			}
 			break;
-		default:	/* getopt said what */
+		default:
+			cmd_bad_option(argv, c);
 			fprintf(stderr, "usage: ptoctl %s [-d N]\n", argv[0]);
 			return -EINVAL;
 		}
@@ -407,8 +419,9 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 	o->rank = 1;
 	o->shape[0] = 8;
 	o->n = 4;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:c:", opts, NULL)) != -1) {
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:c:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (parse_u32(optarg, &end, &o->dev) || *end) {
@@ -492,7 +505,8 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				return -EINVAL;
 			}
 			break;
-		default:	/* getopt said what */
+		default:
+			cmd_bad_option(argv, c);
 			fprintf(stderr, "usage: ptoctl %s\n", EXEC_USAGE);
 			return -EINVAL;
 		}
@@ -822,9 +836,18 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1) ? 1 : 0;
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		/* ptoctl CMD --help: that command's usage, status 0. */
+		if (argc == 3 && (!strcmp(argv[2], "-h") ||
+				  !strcmp(argv[2], "--help"))) {
+			printf("usage: ptoctl %s\n  %s\n", cmds[i].usage,
+			       cmds[i].what);
+			return 0;
+		}
+		return cmds[i].fn(argc - 1, argv + 1) ? 1 : 0;
+	}
 	fprintf(stderr, "ptoctl: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -1533,11 +1533,22 @@ TEST(ptoctl_run_says_what_is_wrong)
 		TH_LOG("status 0x%x: %s", st, out);
 	EXPECT_STREQ("ptoctl: unexpected argument 'extra'\nusage: ptoctl info [-d N]\n",
 		     out);
+	/* getopt named the subcommand alone ("cores: unrecognized ..."). */
 	st = ptoctl_out("ptoctl cores --bogus 2>&1", out, sizeof(out));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
 		TH_LOG("status 0x%x: %s", st, out);
-	EXPECT_NE(NULL, strstr(out, "'--bogus'\nusage: ptoctl cores [-d N]\n"))
+	EXPECT_STREQ("ptoctl cores: unknown option '--bogus'\nusage: ptoctl cores [-d N]\n",
+		     out);
+	st = ptoctl_out("ptoctl exec --core 1 --shape 2>&1", out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("status 0x%x: %s", st, out);
+	EXPECT_NE(NULL, strstr(out, "ptoctl exec: '--shape' needs a value\nusage: ptoctl exec "))
 		TH_LOG("%s", out);
+	/* ptoctl CMD --help: its usage and what it does, status 0 (it was
+	 * an unknown option). */
+	st = ptoctl_out("ptoctl info --help 2>/dev/null", out, sizeof(out));
+	EXPECT_EQ(0, st) TH_LOG("%s", out);
+	EXPECT_STREQ("usage: ptoctl info [-d N]\n  the device topology\n", out);
 
 	st = ptoctl_out("ptoctl run vector --clusters x 2>&1", out, sizeof(out));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1)
