@@ -152,11 +152,11 @@ static void atfork_parent(void) {}
  * orch_forked() skip getpid() in the process that created them, and the
  * submit path test one flag (orch_internal.h). */
 bool orch_forked_child;
-static pid_t child_pid;	/* getpid() of this child, read at its fork */
+pid_t orch_child_pid;	/* getpid() of this child, read at its fork */
 
 static void atfork_child(void)
 {
-	child_pid = getpid();
+	orch_child_pid = getpid();
 	orch_forked_child = true;
 }
 
@@ -342,20 +342,6 @@ int orch_create(const struct pto_orch_config *cfg,
 	}
 	*out = o;
 	return 0;
-}
-
-/*
- * Is this a process other than the orchestrator's creator (a fork)? Then
- * no call may touch a lock of @o: it may be a copy of one a worker or
- * scheduler thread of the parent held at the fork (orch.h, fork()).
- */
-bool orch_forked(const struct pto_orch *o)
-{
-	/* A plain load where no fork happened: the run polls and the
-	 * submits call this, and glibc's getpid() is a system call, asked
-	 * once per fork instead. A child's own orchestrators have its pid. */
-	return __builtin_expect(orch_forked_child, 0) &&
-	       child_pid != o->owner_pid;
 }
 
 /*

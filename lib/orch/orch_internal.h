@@ -459,10 +459,11 @@ bool orch_run_unref_locked(struct pto_run *r);
 bool orch_building_here(const struct pto_orch *o);
 void orch_worker_thread_enter(struct pto_orch *o);
 bool orch_worker_here(const struct pto_orch *o);
-bool orch_forked(const struct pto_orch *o);
-/* Set by the atfork child handler: a process that never forked after
- * creating an orchestrator reads false and skips orch_forked(). */
+/* Set by the atfork child handler (orch.c), with the child's pid: a
+ * process that never forked after creating an orchestrator reads false
+ * and skips orch_forked()'s pid test. */
 extern bool orch_forked_child;
+extern pid_t orch_child_pid;
 void orch_run_task_consumed(struct pto_run *r);
 void orch_run_tasks_consumed(struct pto_run *r, int64_t n);
 void orch_run_task_launched(struct pto_run *r);
@@ -767,6 +768,20 @@ static inline int orch_may_fail(struct pto_orch *o, int fp,
 	if (__builtin_expect(h == NULL, 1))
 		return 0;
 	return h(o->fail_ctx, o, fp, s);
+}
+
+/*
+ * Is this a process other than the orchestrator's creator (a fork)? Then
+ * no call may touch a lock of @o: it may be a copy of one a worker or
+ * scheduler thread of the parent held at the fork (orch.h, fork()).
+ * Inline, a plain load where no fork happened: the run polls and every
+ * submit ask, and glibc's getpid() is a system call, asked once per fork
+ * instead. A child's own orchestrators have its pid.
+ */
+static inline bool orch_forked(const struct pto_orch *o)
+{
+	return __builtin_expect(orch_forked_child, 0) &&
+	       orch_child_pid != o->owner_pid;
 }
 
 /*

@@ -146,16 +146,6 @@ building_run(struct pto_orch *o, struct pto_run **rp)
 	return not_building(o, rp);
 }
 
-/*
- * The fork test first in the submits that check their arguments before
- * building_run(): in a forked child they are -ECHILD and touch nothing,
- * not even the copy's message (orch.h).
- */
-static inline bool forked(struct pto_orch *o)
-{
-	return __builtin_expect(orch_forked_child, 0) && orch_forked(o);
-}
-
 static const char *space_name(uint32_t space)
 {
 	return space == PTO_SPACE_HOST ? "HOST" : "GM";
@@ -950,7 +940,7 @@ PTO_API int pto_submit_next_level(pto_orch *o, const struct pto_callable *c,
 	int32_t widx = -1;	/* resolve_target sets it; LTO cannot see that */
 	int err;
 
-	if (forked(o))
+	if (orch_forked(o))	/* before the argument checks */
 		return -ECHILD;
 	err = resolve_target(o, target, &widx, &q.wkind);
 	if (err)
@@ -973,7 +963,7 @@ PTO_API int pto_submit_next_level_group(pto_orch *o,
 	uint32_t i, j;
 	int err = 0;
 
-	if (forked(o))
+	if (orch_forked(o))	/* before the argument checks */
 		return -ECHILD;
 	if (!n || !worker_ids || n > o->nworkers)
 		return fail_now(o, orch_error(o, -EINVAL,
@@ -1026,7 +1016,7 @@ PTO_API int pto_submit_spmd(pto_orch *o, const struct pto_callable *c,
 	uint32_t i;
 	int err;
 
-	if (forked(o))
+	if (orch_forked(o))	/* before the argument checks */
 		return -ECHILD;
 	if (!nblocks || !args)
 		return fail_now(o, orch_error(o, -EINVAL, "SPMD needs blocks and args"));
@@ -1063,7 +1053,7 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 	uint32_t kind;
 	int err;
 
-	if (forked(o))
+	if (orch_forked(o))	/* before the argument checks */
 		return -ECHILD;
 	err = resolve_target(o, pto_on_kind(PTO_WK_SUB), &widx, &kind);
 	if (err)

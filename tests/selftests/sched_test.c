@@ -927,10 +927,13 @@ static int fill_on(pto_orch *o, struct hang_ctx *c, uint32_t at, int32_t v,
  * filled with 0x5a.
  */
 static void hang_setup(struct __test_metadata *_metadata,
-		       struct pto_dev **dev, struct hang_ctx *c)
+		       struct pto_dev **dev, struct hang_ctx *c,
+		       struct pto_dev_info *info)
 {
 	ASSERT_EQ(0, st_param_set("max_spin_ms", "600000"));
 	ASSERT_EQ(0, pto_dev_open(0, dev));
+	if (info)	/* the topology, for tests that pick cores */
+		pto_dev_info(*dev, info);
 	ASSERT_EQ(0, pto_bo_alloc(*dev, 4096, 0, &c->bo));
 	ASSERT_EQ(0, pto_bo_map(c->bo, (void **)&c->map));
 	memset(c->map, 0x5a, 4096);
@@ -1023,7 +1026,7 @@ TEST(abort_ends_a_hung_mix_task_once)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	hang_setup(_metadata, &dev, &c);
+	hang_setup(_metadata, &dev, &c, NULL);
 	start_hung_mix(_metadata, dev, &c, &o, &r);
 	EXPECT_EQ(0, pto_orch_abort(o, 20000));
 	EXPECT_EQ(-ECANCELED, pto_run_wait(r, 0));
@@ -1061,7 +1064,7 @@ TEST(abort_retries_a_failed_retirement)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	hang_setup(_metadata, &dev, &c);
+	hang_setup(_metadata, &dev, &c, NULL);
 	start_hung_mix(_metadata, dev, &c, &o, &r);
 	/* Failures for 300 ms, outlasting the thread's spin and its light
 	 * sleep: an unbounded completion sleep would never end. */
@@ -1122,7 +1125,7 @@ TEST(abort_ends_a_hung_run)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	hang_setup(_metadata, &dev, &c);
+	hang_setup(_metadata, &dev, &c, NULL);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 
 	c.first = 1;
@@ -1291,17 +1294,25 @@ struct closer {
 	int ret;
 };
 
+/* Close with 200 ms budgets until it ends otherwise than -ETIMEDOUT (at
+ * most 200 times); counts the timeouts in @timeouts if given. */
+static int close_retrying(pto_orch *o, atomic_int *timeouts)
+{
+	int i, ret = -ETIMEDOUT;
+
+	for (i = 0; i < 200 && ret == -ETIMEDOUT; i++) {
+		ret = pto_orch_close(o, 200);
+		if (ret == -ETIMEDOUT && timeouts)
+			atomic_fetch_add(timeouts, 1);
+	}
+	return ret;
+}
+
 static void *close_until_done(void *arg)
 {
 	struct closer *c = arg;
-	int i;
 
-	for (i = 0; i < 200; i++) {
-		c->ret = pto_orch_close(c->o, 200);
-		if (c->ret != -ETIMEDOUT)
-			break;
-		atomic_fetch_add(&c->timeouts, 1);
-	}
+	c->ret = close_retrying(c->o, &c->timeouts);
 	return NULL;
 }
 
@@ -1320,8 +1331,7 @@ TEST(abort_beside_a_close_that_keeps_timing_out)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	hang_setup(_metadata, &dev, &c);
-	pto_dev_info(dev, &info);
+	hang_setup(_metadata, &dev, &c, &info);
 	aic = aic_of(&info, 0);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	c.first = 1;
@@ -1388,7 +1398,7 @@ TEST(two_concurrent_aborts_end_the_work_once)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	hang_setup(_metadata, &dev, &c);
+	hang_setup(_metadata, &dev, &c, NULL);
 	start_hung_mix(_metadata, dev, &c, &o, &r);
 	EXPECT_TRUE(st_wait_until(core_running(dev, 0) &&
 				  core_running(dev, 1) &&
@@ -1491,15 +1501,10 @@ static int fills_then_fail_dag(pto_orch *o, void *arg)
 static void *close_on_go(void *arg)
 {
 	struct aborter *a = arg;
-	int i;
 
 	while (!atomic_load(a->go))
 		;	/* with the abort */
-	for (i = 0; i < 200; i++) {
-		a->ret = pto_orch_close(a->o, 200);
-		if (a->ret != -ETIMEDOUT)
-			break;
-	}
+	a->ret = close_retrying(a->o, NULL);
 	return NULL;
 }
 
@@ -1520,8 +1525,7 @@ TEST(abort_and_close_settle_a_pending_cancellation_once)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	hang_setup(_metadata, &dev, &c);
-	pto_dev_info(dev, &info);
+	hang_setup(_metadata, &dev, &c, &info);
 	aic = aic_of(&info, 0);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r1));	/* MIX */
@@ -1638,8 +1642,7 @@ TEST(abort_with_hangs_on_two_scheduler_threads)
 		SKIP(return, "needs root and pto's parameters");
 	if (dev0_clusters() < 2)
 		SKIP(return, "needs two clusters (one boots with clusters=1)");
-	hang_setup(_metadata, &dev, &c);
-	pto_dev_info(dev, &info);
+	hang_setup(_metadata, &dev, &c, &info);
 	ASSERT_LE(2, info.clusters);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	for (i = 0; i < 2; i++) {
@@ -1735,8 +1738,7 @@ TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
 		SKIP(return, "needs root and pto's parameters");
 	if (dev0_clusters() < 2)
 		SKIP(return, "needs two clusters (one boots with clusters=1)");
-	hang_setup(_metadata, &dev, &c);
-	pto_dev_info(dev, &info);
+	hang_setup(_metadata, &dev, &c, &info);
 	ASSERT_LE(2, info.clusters);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	g = (struct group_hang){ .c = &c,
@@ -1835,8 +1837,7 @@ TEST(abort_during_a_build_refuses_its_further_submits)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	hang_setup(_metadata, &dev, &c);
-	pto_dev_info(dev, &info);
+	hang_setup(_metadata, &dev, &c, &info);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	b.o = o;
 	ASSERT_EQ(0, pthread_create(&th, NULL, build_thread, &b));
@@ -1955,8 +1956,7 @@ TEST(abort_ends_a_submit_waiting_on_back_pressure)
 
 	if (access(PTO_PARAMS "max_spin_ms", W_OK))
 		SKIP(return, "needs root and pto's parameters");
-	hang_setup(_metadata, &dev, &c);
-	pto_dev_info(dev, &info);
+	hang_setup(_metadata, &dev, &c, &info);
 	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
 	b.o = o;
 	orch_set_fail_hook(o, pressure_hook, &p);

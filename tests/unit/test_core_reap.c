@@ -69,6 +69,15 @@ static void fake_status(struct fake *f, uint32_t id, uint32_t status)
 	f->c->payload[id & 1]->status = status;
 }
 
+/* What the core left in @id's payload: its done_id (@id when it
+ * completed, 0 when it never did) and a status. */
+static void fake_ended(struct fake *f, uint32_t id, bool completed,
+		       uint32_t status)
+{
+	f->c->payload[id & 1]->done_id = completed ? id : 0;
+	fake_status(f, id, status);
+}
+
 /* Reap into @done (unused slots NONE); returns the count. */
 static int reap(struct fake *f, struct pto_done done[2])
 {
@@ -186,10 +195,8 @@ TEST(exited_echo_keeps_a_completed_task)
 
 	fake_init(&f);
 	fake_inflight(&f, 2, A);
-	f.c->payload[A & 1]->done_id = A;
-	fake_status(&f, A, PTO_TASK_OK);
-	f.c->payload[B & 1]->done_id = 0;
-	fake_status(&f, B, PTO_TASK_EADDR);	/* stale: B never completed */
+	fake_ended(&f, A, true, PTO_TASK_OK);
+	fake_ended(&f, B, false, PTO_TASK_EADDR);	/* stale: B never completed */
 	fake_cond(&f, PTO_COND_EXITED | 0x123);
 	ASSERT_EQ(2, reap(&f, d));
 	EXPECT_EQ(A, d[0].id);
@@ -201,10 +208,8 @@ TEST(exited_echo_keeps_a_completed_task)
 	/* Both completed: both keep their status. */
 	fake_init(&f);
 	fake_inflight(&f, 2, A);
-	f.c->payload[A & 1]->done_id = A;
-	fake_status(&f, A, PTO_TASK_OK);
-	f.c->payload[B & 1]->done_id = B;
-	fake_status(&f, B, PTO_TASK_EADDR);
+	fake_ended(&f, A, true, PTO_TASK_OK);
+	fake_ended(&f, B, true, PTO_TASK_EADDR);
 	fake_cond(&f, PTO_COND_EXITED | 0x123);
 	ASSERT_EQ(2, reap(&f, d));
 	EXPECT_EQ(PTO_TASK_OK, d[0].status);
@@ -226,10 +231,8 @@ TEST(abandon_ends_every_id_once_whatever_cond_says)
 
 	fake_init(&f);
 	fake_inflight(&f, 2, A);
-	f.c->payload[A & 1]->done_id = A;
-	fake_status(&f, A, PTO_TASK_EADDR);
-	f.c->payload[B & 1]->done_id = 0;
-	fake_status(&f, B, PTO_TASK_OK);	/* stale: B never completed */
+	fake_ended(&f, A, true, PTO_TASK_EADDR);
+	fake_ended(&f, B, false, PTO_TASK_OK);	/* stale: B never completed */
 	fake_cond(&f, PTO_COND_ACK | B);
 	d[0].id = d[1].id = NONE;
 	ASSERT_EQ(2, pto_rc_abandon(f.c, d));
