@@ -38,8 +38,9 @@ struct ptoctl_cmd {
 /*
  * An unsigned 32-bit decimal number from the start of @s; *end as
  * strtoul's. Decimal only: with strtoul's base 0, "010" was 8 and a
- * shape "0x4" the one dimension 4. A value above UINT32_MAX, a sign or a leading blank is
- * an error: a cast of strtoul's result would keep the low 32 bits
+ * shape "0x4" the one dimension 4 (it is now 0 by 4, which parse_dim()
+ * refuses). A value above UINT32_MAX, a sign or a leading blank is an
+ * error: a cast of strtoul's result would keep the low 32 bits
  * (4294967297 read as 1, -1 as 4294967295).
  */
 static int parse_u32(const char *s, char **end, uint32_t *out)
@@ -55,6 +56,18 @@ static int parse_u32(const char *s, char **end, uint32_t *out)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/*
+ * A tensor dimension (--shape's, --n): parse_u32()'s number, and not 0
+ * (-EDOM): an empty tensor is no kernel's operand (the device would
+ * refuse it with ESHAPE, after the core was taken).
+ */
+static int parse_dim(const char *s, char **end, uint32_t *out)
+{
+	int ret = parse_u32(s, end, out);
+
+	return ret ? ret : *out ? 0 : -EDOM;
 }
 
 /* A subcommand's option mistake, named "ptoctl CMD: ..." (argv[0] is
@@ -411,7 +424,7 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end, *p;
-	int c, i;
+	int c, i, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->func = -1;
@@ -466,11 +479,13 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 			/* Dimensions separated by single x's; "2x" is a
 			 * mistake (it was taken as shape 2). */
 			for (p = optarg; *p && o->rank < PTO_TENSOR_MAX_RANK;) {
-				if (parse_u32(p, &end, &o->shape[o->rank++]) ||
-				    (*end && (*end != 'x' || !end[1]))) {
+				ret = parse_dim(p, &end, &o->shape[o->rank++]);
+				if (ret || (*end && (*end != 'x' || !end[1]))) {
 					fprintf(stderr,
-						"ptoctl: bad --shape '%s' (dimensions 0..%u)\n",
-						optarg, UINT32_MAX);
+						"ptoctl: bad --shape '%s' (%sdimensions 1..%u)\n",
+						optarg,
+						ret == -EDOM ? "a dimension is 0; " : "",
+						UINT32_MAX);
 					return -EINVAL;
 				}
 				p = *end ? end + 1 : end;
@@ -482,8 +497,8 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 			}
 			break;
 		case 'n':
-			if (parse_u32(optarg, &end, &o->n) || *end) {
-				fprintf(stderr, "ptoctl: bad --n '%s' (0..%u)\n",
+			if (parse_dim(optarg, &end, &o->n) || *end) {
+				fprintf(stderr, "ptoctl: bad --n '%s' (1..%u)\n",
 					optarg, UINT32_MAX);
 				return -EINVAL;
 			}

@@ -1379,8 +1379,8 @@ static int ptoctl_out(const char *cmd, char *out, size_t len)
  * or a core above 32 bits (they were truncated: 4294967297 ran as 1)
  * each exit with status 1 and say why. So do a bad --dtype or --ns, a
  * shape of more than 4 dimensions and an unknown kernel (they exited 1
- * without a word) and a stray argument (ignored). A large shape that
- * fits runs.
+ * without a word), a stray argument (ignored) and a dimension or --n of
+ * 0 (taken). A large shape that fits runs.
  */
 TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 {
@@ -1403,6 +1403,14 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		{ "--func spin_ns --ns -1", "ptoctl: bad --ns '-1'" },
 		/* Taken as shape 2, and as /dev/pto8 (octal). */
 		{ "--func add --shape 2x", "ptoctl: bad --shape '2x'" },
+		/* Empty tensors, which the device refuses (ESHAPE) only
+		 * after the core's cluster was taken. */
+		{ "--func add --shape 0x4",
+		  "ptoctl: bad --shape '0x4' (a dimension is 0; dimensions 1..4294967295)\n" },
+		{ "--func add --shape 4x0",
+		  "ptoctl: bad --shape '4x0' (a dimension is 0; dimensions 1..4294967295)\n" },
+		{ "--func matmul --shape 2x2 --n 0",
+		  "ptoctl: bad --n '0' (1..4294967295)\n" },
 		{ "-d 010 --func noop", "ptoctl: /dev/pto10: " },
 		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
 		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },

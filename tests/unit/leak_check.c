@@ -14,10 +14,14 @@
  * thread at the fork, forever in the child (seen: 11 of 25 runs of a test
  * hung there). Such a child's heap is a copy of its parent's, whose own
  * exit is scanned. The harness forks each test from a single thread, so
- * every test process is still scanned.
+ * every test process is still scanned. A thread that has begun to exit
+ * is not counted (live_threads()): a child forked right after a
+ * pthread_join() is scanned.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,29 +33,76 @@ void __wrap__exit(int status) __attribute__((noreturn));
 static int threads_at_fork;	/* set in the parent before each fork */
 static int no_scan;		/* in a child forked from several threads */
 
-/* Threads of this process, from /proc/self/status; 0 if unknown (then
- * scanned, as before). No allocation: it runs at every fork. */
-static int count_threads(void)
-{
-	static char buf[4096];
-	const char *p;
-	ssize_t n;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+/* include/linux/sched.h: the task is in do_exit(). */
+#define PF_EXITING 0x4
 
+/* Whether the task of /proc/self/task/@tid/stat (@dir: /proc/self/task)
+ * may run user code again: 0 if it is gone or exiting. */
+static int task_is_live(int dir, const char *tid)
+{
+	char buf[512];
+	char path[64], *p;
+	unsigned long flags;
+	ssize_t n;
+	int fd, i;
+
+	if (snprintf(path, sizeof(path), "%s/stat", tid) >= (int)sizeof(path))
+		return 1;	/* not a tid */
+	fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return 0;	/* unlisted since the directory was read */
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return 1;
 	buf[n] = 0;
-	p = strstr(buf, "\nThreads:");
-	return p ? atoi(p + 9) : 0;
+	/* After "pid (comm)" (comm may hold ')' or blanks): state ppid
+	 * pgrp session tty_nr tpgid flags, see proc(5). */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 1;
+	for (i = 0; i < 7 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return 1;
+	flags = strtoul(p + 1, NULL, 10);
+	return !(flags & PF_EXITING);
+}
+
+/*
+ * Threads of this process that may still run user code, and so may hold
+ * a sanitizer lock at the fork; 0 if unknown (then scanned, as before).
+ * Not /proc/self/status's Threads: a thread stays counted there a moment
+ * after pthread_join() has returned for it (the kernel wakes the joiner
+ * from the thread's exit_mm(), and unlists the thread later, in
+ * exit_notify()), and a child forked then was not scanned. Such a thread
+ * is past exit_signals(), which set PF_EXITING: it is not counted here.
+ * No allocation (getdents64, not opendir): it runs at every fork.
+ */
+static int live_threads(void)
+{
+	char ents[4096];
+	struct dirent64 *d;
+	ssize_t len, off;
+	int dir, n = 0;
+
+	dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return 0;
+	while ((len = getdents64(dir, ents, sizeof(ents))) > 0) {
+		for (off = 0; off < len; off += d->d_reclen) {
+			d = (struct dirent64 *)(ents + off);
+			if (d->d_name[0] != '.')
+				n += task_is_live(dir, d->d_name);
+		}
+	}
+	close(dir);
+	return len < 0 ? 0 : n;
 }
 
 static void before_fork(void)
 {
-	threads_at_fork = count_threads();
+	threads_at_fork = live_threads();
 }
 
 static void in_child(void)
