@@ -1245,6 +1245,8 @@ struct pub_ctx {
 	struct orch_dispatch prod;
 	int err;
 	int fired;
+	int state;		/* the consumer's, right after the producer's end */
+	int32_t released;	/* its fanin_released then */
 };
 
 static int publish_hook(void *ctx, struct pto_orch *o, int fp, struct orch_slot *s)
@@ -1257,6 +1259,8 @@ static int publish_hook(void *ctx, struct pto_orch *o, int fp, struct orch_slot 
 		p->fired = 1;
 		if (atomic_load(&s->state) == ORCH_BUILDING && s->nproducers == 1)
 			orch_member_done(o, &p->prod, p->err, p->err ? "late fail" : NULL);
+		p->state = atomic_load(&s->state);
+		p->released = s->fanin_released;
 	}
 	return 0;
 }
@@ -1265,6 +1269,7 @@ TEST_F(man, producer_completes_between_wiring_and_publication)
 {
 	struct pub_ctx pc = { .err = 0 };
 	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
 	struct orch_dispatch d;
 
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
@@ -1272,14 +1277,27 @@ TEST_F(man, producer_completes_between_wiring_and_publication)
 	c = T1(1, 0, PTO_INPUT);
 	orch_set_fail_hook(self->o, NULL, NULL);
 	EXPECT_EQ(1, pc.fired);
+	/*
+	 * The release of a BUILDING slot only records itself: its count is
+	 * not published yet, and publication decides. Made READY there,
+	 * publication would find it no longer BUILDING and take it for a
+	 * failure claim: propagate it (cancel its member, release its
+	 * producer early), while the completion routes it to run anyway.
+	 */
+	EXPECT_EQ(ORCH_BUILDING, pc.state);
+	EXPECT_EQ(1, pc.released);
 	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, p));
+	EXPECT_EQ(1, ps->fanout_released);	/* self; c and the scope hold it */
 	/* The release that landed while BUILDING was counted by publication:
 	 * READY, and queued exactly once. */
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_M_PENDING,
+		  atomic_load(&orch_slot_at(self->o, c.slot)->members[0].mstate));
 	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d));
 	EXPECT_EQ(c.task_id, d.task_id);
 	orch_member_done(self->o, &d, 0, NULL);
 	EXPECT_EQ(0, orch_ready_pop(self->o, 1, &d));
+	EXPECT_EQ(2, ps->fanout_released);	/* + c's retention */
 }
 
 TEST_F(man, producer_fails_between_wiring_and_publication)
