@@ -834,6 +834,7 @@ static struct pto_task group_on(struct __test_metadata *_metadata,
 TEST_F(man, group_completes_only_when_all_members_done)
 {
 	struct pto_task g = group_on(_metadata, self, 2, (int32_t[]){ 0, 1 }), c;
+	struct orch_slot *gs = orch_slot_at(self->o, g.slot);
 	struct orch_dispatch d0, d1;
 	struct orch_dispatch_view v;
 
@@ -849,10 +850,14 @@ TEST_F(man, group_completes_only_when_all_members_done)
 	EXPECT_EQ(1u, v.nscalars);
 	EXPECT_EQ(1u, v.scalars[0]);	/* member's own args */
 	EXPECT_EQ(2u, v.nmembers);
+	EXPECT_EQ(2u, atomic_load(&gs->members_left));
+	/* Each member's outcome counts once: one left after the first. */
 	orch_member_done(self->o, &d0, 0, NULL);
+	EXPECT_EQ(1u, atomic_load(&gs->members_left));
 	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, g));
 	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
 	orch_member_done(self->o, &d1, 0, NULL);
+	EXPECT_EQ(0u, atomic_load(&gs->members_left));
 	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, g));
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
 }
