@@ -791,6 +791,44 @@ TEST_F(man, failed_producer_poisons_dependents)
 }
 
 /*
+ * Poisoning runs down a chain p -> c -> e: the completion of failed p
+ * propagates c, whose propagation claims e and propagates it in turn.
+ * Each poisoned slot drops its own (self) reference and the one it
+ * holds on its producer, once: a propagation that skips a self release,
+ * or drops the chain head's where the link's was due, leaves a slot
+ * that is never consumed and a run that never ends.
+ */
+TEST_F(man, poisoning_releases_each_slot_of_a_chain_once)
+{
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	struct pto_task c = sub_on(_metadata, self, 1, 2, (int[]){ 0, 1 },
+				   (int[]){ PTO_INPUT, PTO_OUTPUT_EXISTING });
+	struct pto_task e = T1(2, 1, PTO_INPUT);
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *cs = orch_slot_at(self->o, c.slot);
+	struct orch_slot *es = orch_slot_at(self->o, e.slot);
+
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, e));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, -EIO, NULL));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, e));
+	EXPECT_EQ(-EIO, es->failure_err);	/* passed on by c */
+	/* Only the scope's references are left: self + the consumer's. */
+	EXPECT_EQ(2, ps->fanout_total);
+	EXPECT_EQ(2, ps->fanout_released);
+	EXPECT_EQ(2, cs->fanout_total);
+	EXPECT_EQ(2, cs->fanout_released);
+	EXPECT_EQ(1, es->fanout_total);
+	EXPECT_EQ(1, es->fanout_released);	/* self */
+	EXPECT_EQ(0, ot_drain(self->o));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, e));
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+}
+
+/*
  * A task with neither consumer nor producer takes the short completion
  * path (its self release under the completion's lock): a failure there
  * is still the run's, with its message.
