@@ -1472,7 +1472,8 @@ TEST_F(man, propagated_at_publication_is_not_cancelled_again)
  * consumed and the run never finishes.
  */
 struct wire_fail_ctx {
-	struct orch_dispatch p1;
+	struct orch_dispatch p1;	/* popped: failed from the hook */
+	bool fail_p1;
 	int fired;
 };
 
@@ -1485,40 +1486,59 @@ static int wire_fail_hook(void *ctx, struct pto_orch *o, int fp,
 		return 0;
 	w->fired = 1;
 	/* s is wired onto p1 (retained) and still BUILDING. */
-	if (atomic_load(&s->state) == ORCH_BUILDING && s->nproducers == 1)
+	if (w->fail_p1 && atomic_load(&s->state) == ORCH_BUILDING &&
+	    s->nproducers == 1)
 		orch_member_done(o, &w->p1, -EIO, "p1 broke");
 	return 1;
 }
 
-TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
+/*
+ * Submit a task retaining p1 and p2 whose wiring fails on p2 (its
+ * consumer list is full and growing it fails), after taking its
+ * reference on p1; @w->fail_p1: p1, popped, fails in between. Returns
+ * the slot the submit was building (the failed submit wrote no handle
+ * back: the next task id, after p2's consumers).
+ */
+static struct orch_slot *fail_second_wiring(struct __test_metadata *_metadata,
+					    FIXTURE_DATA(man) *self,
+					    struct wire_fail_ctx *w,
+					    struct pto_task *p1, struct pto_task *p2)
 {
-	struct wire_fail_ctx w = { 0 };
-	struct pto_task p1, p2, s;
-	struct orch_slot *p1s, *ss;
+	struct orch_slot *ss;
+	struct pto_task s;
 	int i;
 
-	p1 = T1(0, 0, PTO_OUTPUT_EXISTING);
-	p2 = T1(1, 1, PTO_OUTPUT_EXISTING);
+	*p1 = T1(0, 0, PTO_OUTPUT_EXISTING);
+	*p2 = T1(1, 1, PTO_OUTPUT_EXISTING);
 	for (i = 0; i < ORCH_INL_EDGES; i++)	/* p2's consumer list is full */
 		T1(2, 1, PTO_INPUT);
-	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &w.p1));
-	EXPECT_EQ(p1.task_id, w.p1.task_id);
-	p1s = orch_slot_at(self->o, p1.slot);
+	if (w->fail_p1) {
+		ASSERT_EQ(1, orch_ready_pop(self->o, 0, &w->p1));
+		EXPECT_EQ(p1->task_id, w->p1.task_id);
+	}
 	pto_args_reset(&self->a);
-	pto_args_add_dep(&self->a, p1);
-	pto_args_add_dep(&self->a, p2);
-	orch_set_fail_hook(self->o, wire_fail_hook, &w);
+	pto_args_add_dep(&self->a, *p1);
+	pto_args_add_dep(&self->a, *p2);
+	orch_set_fail_hook(self->o, wire_fail_hook, w);
 	EXPECT_EQ(-ENOMEM, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
 						 pto_on_worker(1), &s));
 	orch_set_fail_hook(self->o, NULL, NULL);
-	ASSERT_EQ(1, w.fired);
-	/*
-	 * The slot submit was building: the next task id, after p2's
-	 * consumers (the failed submit wrote no handle back).
-	 */
-	ss = orch_slot_at(self->o, (p2.slot + ORCH_INL_EDGES + 1) %
+	ASSERT_EQ(1, w->fired);
+	ss = orch_slot_at(self->o, (p2->slot + ORCH_INL_EDGES + 1) %
 				   self->o->rings[0].window);
-	EXPECT_EQ(p2.task_id + ORCH_INL_EDGES + 1, ss->task_id);
+	EXPECT_EQ(p2->task_id + ORCH_INL_EDGES + 1, ss->task_id);
+	EXPECT_EQ(1u, ss->nproducers);		/* p1 */
+	return ss;
+}
+
+TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
+{
+	struct wire_fail_ctx w = { .fail_p1 = true };
+	struct pto_task p1, p2;
+	struct orch_slot *p1s, *ss;
+
+	ss = fail_second_wiring(_metadata, self, &w, &p1, &p2);
+	p1s = orch_slot_at(self->o, p1.slot);
 	EXPECT_EQ(ORCH_FAILED, atomic_load(&ss->state));
 	EXPECT_TRUE(ss->failure_propagation_pending);
 	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
@@ -1535,6 +1555,34 @@ TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
 	EXPECT_TRUE(ot_empty(self->o));
 }
 
+/*
+ * The same failed submit with nothing claiming its slot: it is left
+ * BUILDING, and only the run's cancellation can reclaim it - claim it,
+ * release its reference on p1 and its own. Skipped, the slot holds p1
+ * and itself for good, and the run never ends.
+ */
+TEST_F(man, submit_failing_while_building_is_cancelled)
+{
+	struct wire_fail_ctx w = { .fail_p1 = false };
+	struct pto_task p1, p2;
+	struct orch_slot *p1s, *ss;
+
+	ss = fail_second_wiring(_metadata, self, &w, &p1, &p2);
+	p1s = orch_slot_at(self->o, p1.slot);
+	EXPECT_EQ(ORCH_BUILDING, atomic_load(&ss->state));
+	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
+	EXPECT_EQ(0, p1s->fanout_released);	/* p1 never ran */
+	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -ENOMEM));
+	EXPECT_EQ(1, ss->fanout_total);		/* the scope's */
+	EXPECT_EQ(2, ss->fanout_released);	/* scope + self */
+	EXPECT_EQ(3, p1s->fanout_released);	/* scope + self + s's */
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p1));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p2));
+	EXPECT_EQ(0, ot_drain(self->o));	/* nothing was left to run */
+	EXPECT_EQ(1, pto_run_done(self->r));
+	EXPECT_EQ(-ENOMEM, pto_run_result(self->r));
+	EXPECT_TRUE(ot_empty(self->o));
+}
 
 /* ---- a device-like backend: heap rings are GM objects --------------- */
 
