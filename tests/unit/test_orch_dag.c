@@ -791,6 +791,44 @@ TEST_F(man, failed_producer_poisons_dependents)
 }
 
 /*
+ * Poisoning runs down a chain p -> c -> e: the completion of failed p
+ * propagates c, whose propagation claims e and propagates it in turn.
+ * Each poisoned slot drops its own (self) reference and the one it
+ * holds on its producer, once: a propagation that skips a self release,
+ * or drops the chain head's where the link's was due, leaves a slot
+ * that is never consumed and a run that never ends.
+ */
+TEST_F(man, poisoning_releases_each_slot_of_a_chain_once)
+{
+	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	struct pto_task c = sub_on(_metadata, self, 1, 2, (int[]){ 0, 1 },
+				   (int[]){ PTO_INPUT, PTO_OUTPUT_EXISTING });
+	struct pto_task e = T1(2, 1, PTO_INPUT);
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *cs = orch_slot_at(self->o, c.slot);
+	struct orch_slot *es = orch_slot_at(self->o, e.slot);
+
+	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, e));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, -EIO, NULL));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, e));
+	EXPECT_EQ(-EIO, es->failure_err);	/* passed on by c */
+	/* Only the scope's references are left: self + the consumer's. */
+	EXPECT_EQ(2, ps->fanout_total);
+	EXPECT_EQ(2, ps->fanout_released);
+	EXPECT_EQ(2, cs->fanout_total);
+	EXPECT_EQ(2, cs->fanout_released);
+	EXPECT_EQ(1, es->fanout_total);
+	EXPECT_EQ(1, es->fanout_released);	/* self */
+	EXPECT_EQ(0, ot_drain(self->o));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, e));
+	EXPECT_EQ(-EIO, pto_run_wait(self->r, 1000));
+}
+
+/*
  * A task with neither consumer nor producer takes the short completion
  * path (its self release under the completion's lock): a failure there
  * is still the run's, with its message.
@@ -834,6 +872,7 @@ static struct pto_task group_on(struct __test_metadata *_metadata,
 TEST_F(man, group_completes_only_when_all_members_done)
 {
 	struct pto_task g = group_on(_metadata, self, 2, (int32_t[]){ 0, 1 }), c;
+	struct orch_slot *gs = orch_slot_at(self->o, g.slot);
 	struct orch_dispatch d0, d1;
 	struct orch_dispatch_view v;
 
@@ -849,10 +888,14 @@ TEST_F(man, group_completes_only_when_all_members_done)
 	EXPECT_EQ(1u, v.nscalars);
 	EXPECT_EQ(1u, v.scalars[0]);	/* member's own args */
 	EXPECT_EQ(2u, v.nmembers);
+	EXPECT_EQ(2u, atomic_load(&gs->members_left));
+	/* Each member's outcome counts once: one left after the first. */
 	orch_member_done(self->o, &d0, 0, NULL);
+	EXPECT_EQ(1u, atomic_load(&gs->members_left));
 	EXPECT_EQ(ORCH_RUNNING, ot_state(self->o, g));
 	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
 	orch_member_done(self->o, &d1, 0, NULL);
+	EXPECT_EQ(0u, atomic_load(&gs->members_left));
 	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, g));
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
 }
@@ -1245,6 +1288,8 @@ struct pub_ctx {
 	struct orch_dispatch prod;
 	int err;
 	int fired;
+	int state;		/* the consumer's, right after the producer's end */
+	int32_t released;	/* its fanin_released then */
 };
 
 static int publish_hook(void *ctx, struct pto_orch *o, int fp, struct orch_slot *s)
@@ -1257,6 +1302,8 @@ static int publish_hook(void *ctx, struct pto_orch *o, int fp, struct orch_slot 
 		p->fired = 1;
 		if (atomic_load(&s->state) == ORCH_BUILDING && s->nproducers == 1)
 			orch_member_done(o, &p->prod, p->err, p->err ? "late fail" : NULL);
+		p->state = atomic_load(&s->state);
+		p->released = s->fanin_released;
 	}
 	return 0;
 }
@@ -1265,6 +1312,7 @@ TEST_F(man, producer_completes_between_wiring_and_publication)
 {
 	struct pub_ctx pc = { .err = 0 };
 	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
+	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
 	struct orch_dispatch d;
 
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
@@ -1272,14 +1320,27 @@ TEST_F(man, producer_completes_between_wiring_and_publication)
 	c = T1(1, 0, PTO_INPUT);
 	orch_set_fail_hook(self->o, NULL, NULL);
 	EXPECT_EQ(1, pc.fired);
+	/*
+	 * The release of a BUILDING slot only records itself: its count is
+	 * not published yet, and publication decides. Made READY there,
+	 * publication would find it no longer BUILDING and take it for a
+	 * failure claim: propagate it (cancel its member, release its
+	 * producer early), while the completion routes it to run anyway.
+	 */
+	EXPECT_EQ(ORCH_BUILDING, pc.state);
+	EXPECT_EQ(1, pc.released);
 	EXPECT_EQ(ORCH_COMPLETED, ot_state(self->o, p));
+	EXPECT_EQ(1, ps->fanout_released);	/* self; c and the scope hold it */
 	/* The release that landed while BUILDING was counted by publication:
 	 * READY, and queued exactly once. */
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+	EXPECT_EQ(ORCH_M_PENDING,
+		  atomic_load(&orch_slot_at(self->o, c.slot)->members[0].mstate));
 	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d));
 	EXPECT_EQ(c.task_id, d.task_id);
 	orch_member_done(self->o, &d, 0, NULL);
 	EXPECT_EQ(0, orch_ready_pop(self->o, 1, &d));
+	EXPECT_EQ(2, ps->fanout_released);	/* + c's retention */
 }
 
 TEST_F(man, producer_fails_between_wiring_and_publication)
@@ -1411,7 +1472,8 @@ TEST_F(man, propagated_at_publication_is_not_cancelled_again)
  * consumed and the run never finishes.
  */
 struct wire_fail_ctx {
-	struct orch_dispatch p1;
+	struct orch_dispatch p1;	/* popped: failed from the hook */
+	bool fail_p1;
 	int fired;
 };
 
@@ -1424,40 +1486,59 @@ static int wire_fail_hook(void *ctx, struct pto_orch *o, int fp,
 		return 0;
 	w->fired = 1;
 	/* s is wired onto p1 (retained) and still BUILDING. */
-	if (atomic_load(&s->state) == ORCH_BUILDING && s->nproducers == 1)
+	if (w->fail_p1 && atomic_load(&s->state) == ORCH_BUILDING &&
+	    s->nproducers == 1)
 		orch_member_done(o, &w->p1, -EIO, "p1 broke");
 	return 1;
 }
 
-TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
+/*
+ * Submit a task retaining p1 and p2 whose wiring fails on p2 (its
+ * consumer list is full and growing it fails), after taking its
+ * reference on p1; @w->fail_p1: p1, popped, fails in between. Returns
+ * the slot the submit was building (the failed submit wrote no handle
+ * back: the next task id, after p2's consumers).
+ */
+static struct orch_slot *fail_second_wiring(struct __test_metadata *_metadata,
+					    FIXTURE_DATA(man) *self,
+					    struct wire_fail_ctx *w,
+					    struct pto_task *p1, struct pto_task *p2)
 {
-	struct wire_fail_ctx w = { 0 };
-	struct pto_task p1, p2, s;
-	struct orch_slot *p1s, *ss;
+	struct orch_slot *ss;
+	struct pto_task s;
 	int i;
 
-	p1 = T1(0, 0, PTO_OUTPUT_EXISTING);
-	p2 = T1(1, 1, PTO_OUTPUT_EXISTING);
+	*p1 = T1(0, 0, PTO_OUTPUT_EXISTING);
+	*p2 = T1(1, 1, PTO_OUTPUT_EXISTING);
 	for (i = 0; i < ORCH_INL_EDGES; i++)	/* p2's consumer list is full */
 		T1(2, 1, PTO_INPUT);
-	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &w.p1));
-	EXPECT_EQ(p1.task_id, w.p1.task_id);
-	p1s = orch_slot_at(self->o, p1.slot);
+	if (w->fail_p1) {
+		ASSERT_EQ(1, orch_ready_pop(self->o, 0, &w->p1));
+		EXPECT_EQ(p1->task_id, w->p1.task_id);
+	}
 	pto_args_reset(&self->a);
-	pto_args_add_dep(&self->a, p1);
-	pto_args_add_dep(&self->a, p2);
-	orch_set_fail_hook(self->o, wire_fail_hook, &w);
+	pto_args_add_dep(&self->a, *p1);
+	pto_args_add_dep(&self->a, *p2);
+	orch_set_fail_hook(self->o, wire_fail_hook, w);
 	EXPECT_EQ(-ENOMEM, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
 						 pto_on_worker(1), &s));
 	orch_set_fail_hook(self->o, NULL, NULL);
-	ASSERT_EQ(1, w.fired);
-	/*
-	 * The slot submit was building: the next task id, after p2's
-	 * consumers (the failed submit wrote no handle back).
-	 */
-	ss = orch_slot_at(self->o, (p2.slot + ORCH_INL_EDGES + 1) %
+	ASSERT_EQ(1, w->fired);
+	ss = orch_slot_at(self->o, (p2->slot + ORCH_INL_EDGES + 1) %
 				   self->o->rings[0].window);
-	EXPECT_EQ(p2.task_id + ORCH_INL_EDGES + 1, ss->task_id);
+	EXPECT_EQ(p2->task_id + ORCH_INL_EDGES + 1, ss->task_id);
+	EXPECT_EQ(1u, ss->nproducers);		/* p1 */
+	return ss;
+}
+
+TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
+{
+	struct wire_fail_ctx w = { .fail_p1 = true };
+	struct pto_task p1, p2;
+	struct orch_slot *p1s, *ss;
+
+	ss = fail_second_wiring(_metadata, self, &w, &p1, &p2);
+	p1s = orch_slot_at(self->o, p1.slot);
 	EXPECT_EQ(ORCH_FAILED, atomic_load(&ss->state));
 	EXPECT_TRUE(ss->failure_propagation_pending);
 	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
@@ -1474,6 +1555,34 @@ TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
 	EXPECT_TRUE(ot_empty(self->o));
 }
 
+/*
+ * The same failed submit with nothing claiming its slot: it is left
+ * BUILDING, and only the run's cancellation can reclaim it - claim it,
+ * release its reference on p1 and its own. Skipped, the slot holds p1
+ * and itself for good, and the run never ends.
+ */
+TEST_F(man, submit_failing_while_building_is_cancelled)
+{
+	struct wire_fail_ctx w = { .fail_p1 = false };
+	struct pto_task p1, p2;
+	struct orch_slot *p1s, *ss;
+
+	ss = fail_second_wiring(_metadata, self, &w, &p1, &p2);
+	p1s = orch_slot_at(self->o, p1.slot);
+	EXPECT_EQ(ORCH_BUILDING, atomic_load(&ss->state));
+	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
+	EXPECT_EQ(0, p1s->fanout_released);	/* p1 never ran */
+	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -ENOMEM));
+	EXPECT_EQ(1, ss->fanout_total);		/* the scope's */
+	EXPECT_EQ(2, ss->fanout_released);	/* scope + self */
+	EXPECT_EQ(3, p1s->fanout_released);	/* scope + self + s's */
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p1));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p2));
+	EXPECT_EQ(0, ot_drain(self->o));	/* nothing was left to run */
+	EXPECT_EQ(1, pto_run_done(self->r));
+	EXPECT_EQ(-ENOMEM, pto_run_result(self->r));
+	EXPECT_TRUE(ot_empty(self->o));
+}
 
 /* ---- a device-like backend: heap rings are GM objects --------------- */
 
@@ -1861,9 +1970,14 @@ TEST(hand_built_dep_with_bad_retain_or_reserved_bytes_is_refused)
 			EXPECT_EQ(x.nconsumers[0], x.nconsumers[1]);
 			EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, x.h.task_id);
 			EXPECT_EQ(0xa5a5a5a5u, x.h.slot);
-			/* The run is doomed: its producer is cancelled. */
+			/*
+			 * The run is doomed: its producer is cancelled. A run
+			 * that does not end holds its slots: stop here, or the
+			 * next submit waits for the window until the harness
+			 * kills the test.
+			 */
 			EXPECT_EQ(0, ot_drain(o));
-			EXPECT_EQ(-EINVAL, pto_run_wait(r, 1000));
+			ASSERT_EQ(-EINVAL, pto_run_wait(r, 1000));
 			pto_run_release(r);
 			EXPECT_TRUE(ot_empty(o));
 		}
@@ -1880,7 +1994,7 @@ TEST(hand_built_dep_with_bad_retain_or_reserved_bytes_is_refused)
 		EXPECT_EQ(x.nconsumers[0] + 1, x.nconsumers[1]);
 		EXPECT_EQ(x.fanout[0] + 1, x.fanout[1]);	/* retained */
 		EXPECT_EQ(shape ? 3 : 2, ot_drain(o));
-		EXPECT_EQ(0, pto_run_wait(r, 1000));
+		ASSERT_EQ(0, pto_run_wait(r, 1000));
 		pto_run_release(r);
 		EXPECT_TRUE(ot_empty(o));
 	}
