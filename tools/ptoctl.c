@@ -60,14 +60,17 @@ static int parse_u32(const char *s, char **end, uint32_t *out)
 
 /*
  * A tensor dimension (--shape's, --n): parse_u32()'s number, and not 0
- * (-EDOM): an empty tensor is no kernel's operand (the device would
- * refuse it with ESHAPE, after the core was taken).
+ * (-EDOM): an empty tensor is no kernel's operand, refused late
+ * otherwise, after the cluster was taken (a 0-byte BO_ALLOC is -EINVAL,
+ * matmul's --n 0 the kernel's ESHAPE).
  */
 static int parse_dim(const char *s, char **end, uint32_t *out)
 {
 	int ret = parse_u32(s, end, out);
 
-	return ret ? ret : *out ? 0 : -EDOM;
+	if (ret)
+		return ret;
+	return *out ? 0 : -EDOM;
 }
 
 /* A subcommand's option mistake, named "ptoctl CMD: ..." (argv[0] is
@@ -497,9 +500,12 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 			}
 			break;
 		case 'n':
-			if (parse_dim(optarg, &end, &o->n) || *end) {
-				fprintf(stderr, "ptoctl: bad --n '%s' (1..%u)\n",
-					optarg, UINT32_MAX);
+			ret = parse_dim(optarg, &end, &o->n);
+			if (ret || *end) {
+				fprintf(stderr, "ptoctl: bad --n '%s' (%s1..%u)\n",
+					optarg,
+					ret == -EDOM ? "0 is an empty tensor; " : "",
+					UINT32_MAX);
 				return -EINVAL;
 			}
 			break;

@@ -1403,14 +1403,14 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		{ "--func spin_ns --ns -1", "ptoctl: bad --ns '-1'" },
 		/* Taken as shape 2, and as /dev/pto8 (octal). */
 		{ "--func add --shape 2x", "ptoctl: bad --shape '2x'" },
-		/* Empty tensors, which the device refuses (ESHAPE) only
-		 * after the core's cluster was taken. */
+		/* Empty tensors, refused late otherwise, after the cluster
+		 * was taken (a 0-byte BO_ALLOC, matmul's ESHAPE). */
 		{ "--func add --shape 0x4",
 		  "ptoctl: bad --shape '0x4' (a dimension is 0; dimensions 1..4294967295)\n" },
 		{ "--func add --shape 4x0",
 		  "ptoctl: bad --shape '4x0' (a dimension is 0; dimensions 1..4294967295)\n" },
 		{ "--func matmul --shape 2x2 --n 0",
-		  "ptoctl: bad --n '0' (1..4294967295)\n" },
+		  "ptoctl: bad --n '0' (0 is an empty tensor; 1..4294967295)\n" },
 		{ "-d 010 --func noop", "ptoctl: /dev/pto10: " },
 		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
 		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },

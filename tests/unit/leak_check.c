@@ -19,6 +19,7 @@
  * pthread_join() is scanned.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +37,15 @@ static int no_scan;		/* in a child forked from several threads */
 /* include/linux/sched.h: the task is in do_exit(). */
 #define PF_EXITING 0x4
 
+/* Whether a failed open or read of a task's stat says the task is gone
+ * (ENOENT once unlisted, ESRCH once reaped); any other error (EMFILE
+ * near the fd limit) counts it as live: a wrongly scanned child can hang
+ * (above), a wrongly unscanned one only loses coverage. */
+static int task_gone(void)
+{
+	return errno == ENOENT || errno == ESRCH;
+}
+
 /* Whether the task of /proc/self/task/@tid/stat (@dir: /proc/self/task)
  * may run user code again: 0 if it is gone or exiting. */
 static int task_is_live(int dir, const char *tid)
@@ -44,17 +54,18 @@ static int task_is_live(int dir, const char *tid)
 	char path[64], *p;
 	unsigned long flags;
 	ssize_t n;
-	int fd, i;
+	int fd, i, gone;
 
 	if (snprintf(path, sizeof(path), "%s/stat", tid) >= (int)sizeof(path))
 		return 1;	/* not a tid */
 	fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;	/* unlisted since the directory was read */
+		return !task_gone();	/* unlisted since the directory was read? */
 	n = read(fd, buf, sizeof(buf) - 1);
+	gone = n < 0 && task_gone();	/* before close() sets errno */
 	close(fd);
 	if (n <= 0)
-		return 1;
+		return !gone;
 	buf[n] = 0;
 	/* After "pid (comm)" (comm may hold ')' or blanks): state ppid
 	 * pgrp session tty_nr tpgid flags, see proc(5). */
@@ -77,11 +88,13 @@ static int task_is_live(int dir, const char *tid)
  * from the thread's exit_mm(), and unlists the thread later, in
  * exit_notify()), and a child forked then was not scanned. Such a thread
  * is past exit_signals(), which set PF_EXITING: it is not counted here.
- * No allocation (getdents64, not opendir): it runs at every fork.
+ * No allocation (getdents64, not opendir): it runs at every fork. Not a
+ * snapshot, but neither was Threads: a thread created after the count
+ * and before the fork is missed either way.
  */
 static int live_threads(void)
 {
-	char ents[4096];
+	char ents[4096] __attribute__((aligned(8)));	/* struct dirent64 */
 	struct dirent64 *d;
 	ssize_t len, off;
 	int dir, n = 0;

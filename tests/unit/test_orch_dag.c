@@ -813,7 +813,7 @@ TEST_F(man, poisoning_releases_each_slot_of_a_chain_once)
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, e));
 	EXPECT_EQ(-EIO, es->failure_err);	/* passed on by c */
-	/* Only the scope's references are left: self + the consumer's. */
+	/* Released: self and the consumer's; the scope's is held. */
 	EXPECT_EQ(2, ps->fanout_total);
 	EXPECT_EQ(2, ps->fanout_released);
 	EXPECT_EQ(2, cs->fanout_total);
@@ -1472,7 +1472,7 @@ TEST_F(man, propagated_at_publication_is_not_cancelled_again)
  * consumed and the run never finishes.
  */
 struct wire_fail_ctx {
-	struct orch_dispatch p1;	/* popped: failed from the hook */
+	struct orch_dispatch p1;	/* if @fail_p1: popped, failed from the hook */
 	bool fail_p1;
 	int fired;
 };
@@ -1573,6 +1573,8 @@ TEST_F(man, submit_failing_while_building_is_cancelled)
 	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
 	EXPECT_EQ(0, p1s->fanout_released);	/* p1 never ran */
 	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -ENOMEM));
+	/* Read after reclaim: a reclaimed slot keeps its counters until
+	 * it is reused, and nothing is submitted meanwhile. */
 	EXPECT_EQ(1, ss->fanout_total);		/* the scope's */
 	EXPECT_EQ(2, ss->fanout_released);	/* scope + self */
 	EXPECT_EQ(3, p1s->fanout_released);	/* scope + self + s's */
