@@ -363,10 +363,19 @@ static void pto_core_serve(struct pto_core *core)
 			spinning = false;
 		}
 		if (idle < (u64)READ_ONCE(doze_max_us) * NSEC_PER_USEC) {
-			unsigned long us = max(READ_ONCE(doze_us), 1U);
+			u64 ns = (u64)max(READ_ONCE(doze_us), 1U) * NSEC_PER_USEC;
 
 			atomic64_inc(&core->dozes);
-			usleep_range_state(us, 2 * us, TASK_INTERRUPTIBLE);
+			/*
+			 * A retirement's EXIT (pass 1 wakes core->wq) and
+			 * kthread_stop() end the doze at once; usleep_range()
+			 * would sleep all of doze_us whatever woke it, and a
+			 * long one outlasted the retirement deadline (the core
+			 * was quarantined) or held up rmmod.
+			 */
+			wait_event_interruptible_hrtimeout(core->wq,
+							   pto_core_stopping(core),
+							   ns_to_ktime(ns));
 			continue;
 		}
 		idle_start = 0;

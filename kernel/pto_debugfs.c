@@ -155,6 +155,14 @@ static int gates_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(gates);
 
+/*
+ * Longest write of a core number: room for any u32 spelling (0x, leading
+ * zeros, a newline). kstrtouint_from_user() parses only the first 34
+ * bytes of a longer write and ignores the rest, so without this bound a
+ * number followed by anything beyond them would be taken.
+ */
+#define PTO_INJECT_WRITE_MAX 32
+
 /* "N" from user space: apply the mock fault @inject to core N. */
 static ssize_t inject_core_write(struct file *file, const char __user *buf,
 				 size_t len,
@@ -164,6 +172,8 @@ static ssize_t inject_core_write(struct file *file, const char __user *buf,
 	unsigned int core;
 	int ret;
 
+	if (len > PTO_INJECT_WRITE_MAX)
+		return -EINVAL;
 	ret = kstrtouint_from_user(buf, len, 0, &core);
 	if (ret)
 		return ret;

@@ -158,7 +158,7 @@ err_free:
 	return ERR_PTR(ret);
 }
 
-/* The nodes and debugfs of every device; opens are refused until live. */
+/* The nodes of every device; opens are refused until live. */
 static int pto_expose_all(void)
 {
 	unsigned int n;
@@ -186,7 +186,6 @@ static int pto_expose_all(void)
 		if (IS_ERR(dev))
 			return PTR_ERR(dev);
 		pdev->dev = dev;
-		pto_debugfs_add_device(pdev);
 	}
 	return 0;
 }
@@ -216,6 +215,7 @@ static void pto_destroy_all(void)
 static int __init pto_init(void)
 {
 	struct pto_device *pdev;
+	unsigned int n;
 	int ret;
 
 	ret = pto_check_params();
@@ -255,6 +255,16 @@ static int __init pto_init(void)
 		ret = -ENODEV;
 		goto err_devs;
 	}
+	/*
+	 * debugfs last, once the init can no longer fail. A failed init
+	 * frees the module without waiting for its references, and a debugfs
+	 * file keeps pointing at the module's file_operations while it is
+	 * open: a close after the failure would call into freed module
+	 * memory (the debugfs proxy's release). Only the device node is
+	 * guarded by pto_live; debugfs is not needed before it is set.
+	 */
+	for (n = 0; n < pto_ndevs; n++)
+		pto_debugfs_add_device(pto_devs[n]);
 	/* Release: every device and pto_devs[] precede a successful open. */
 	smp_store_release(&pto_live, true);
 	pr_info("pto: %u mock device(s), %u clusters, %u MiB GM, %u lanes each\n",

@@ -341,7 +341,7 @@ struct pto_device {
 /**
  * struct pto_file - per-open context.
  * @lock: protects @bos and @ranges together, so a handle and its address
- *        range are visible or invisible as one.
+ *        range are visible or invisible as one, and @next_handle.
  * @tgid: the opener's tgid as a struct pid, so CORE_STATS can report it in
  *        the asker's pid namespace (pid_vnr()); debugfs shows pid_nr().
  * @bos: handle -> struct pto_bo (the handle owns one bo reference).

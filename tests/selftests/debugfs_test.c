@@ -340,4 +340,37 @@ TEST(libpto_dev_close_frees_buffers_a_forked_child_holds_the_file_of)
 	EXPECT_FALSE(find_bo(text, am, &size, &refs)) TH_LOG("refs %u", refs);
 }
 
+/*
+ * A core number written to inject_stall / inject_badid is parsed whole: a
+ * write longer than any spelling of one (32 bytes) is -EINVAL and arms
+ * nothing, even when its first 34 bytes, all that kstrtouint_from_user()
+ * reads, are a number (before the bound, "core 1" followed by junk armed
+ * core 1); a 32-byte spelling is still taken.
+ */
+TEST(inject_write_is_parsed_whole)
+{
+	/* 33 zeros and a 1 (octal: core 1), then junk. */
+	static const char longer[] = "0000000000000000000000000000000001junk";
+	/* 0x, 29 zeros and a 1 (core 1). */
+	static const char longest[] = "0x000000000000000000000000000001";
+	char state[32], inject[32];
+
+	ASSERT_EQ(38, strlen(longer));
+	ASSERT_EQ(32, strlen(longest));
+	ASSERT_EQ(0, st_core_row(0, 1, state, sizeof(state), NULL, inject,
+				 sizeof(inject)));
+	ASSERT_STREQ("-", inject) TH_LOG("core 1 has a fault set already");
+
+	EXPECT_EQ(-1, st_inject_text(0, "badid", 1, longer));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, st_core_row(0, 1, state, sizeof(state), NULL, inject,
+				 sizeof(inject)));
+	EXPECT_STREQ("-", inject);
+
+	EXPECT_EQ(0, st_inject_text(0, "badid", 1, longest));
+	ASSERT_EQ(0, st_core_row(0, 1, state, sizeof(state), NULL, inject,
+				 sizeof(inject)));
+	EXPECT_STREQ("badid", inject);
+}
+
 TEST_HARNESS_MAIN

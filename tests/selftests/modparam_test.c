@@ -83,12 +83,20 @@ TEST(every_device_reports_its_index)
  * first) until after it failed (told by the parent), not for a fixed
  * time: a load slow to reach its nodes (a debug kernel, a loaded host)
  * or a child slow to start would otherwise miss the window.
+ *
+ * debugfs likewise: the module loader frees a failed module without
+ * waiting for its references, and an open debugfs file calls the
+ * module's file_operations at its close. So the device's debugfs files
+ * must not exist before the init can no longer fail. The child tries to
+ * open debugfs "info" beside each open of the node, and keeps the first
+ * one it gets open until after the load failed: before the fix it got
+ * one during the window, and its close oopsed in the freed module.
  */
 TEST(failed_init_refuses_opens)
 {
 	volatile int *stop;
 	int st[2], status;
-	long opened = 0, refused = 0, n[2];
+	long opened = 0, refused = 0, n[3];
 	char c;
 	pid_t pid;
 
@@ -101,10 +109,13 @@ TEST(failed_init_refuses_opens)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
+		int dbg = -1;
+
 		/* Open /dev/pto0 as fast as possible until told to stop. */
 		alarm(60);
 		n[0] = 0;
 		n[1] = 0;
+		n[2] = 0;
 		if (write(st[1], "x", 1) != 1)
 			_exit(1);
 		while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
@@ -116,7 +127,17 @@ TEST(failed_init_refuses_opens)
 			} else if (errno == ENXIO) {
 				n[1]++;
 			}
+			fd = open(PTO_DBG0 "info", O_RDONLY);
+			if (fd >= 0) {
+				n[2]++;
+				if (dbg < 0)
+					dbg = fd;	/* closed after the failure */
+				else
+					close(fd);
+			}
 		}
+		if (dbg >= 0)
+			close(dbg);
 		_exit(write(st[1], n, sizeof(n)) == sizeof(n) ? 0 : 1);
 	}
 	close(st[1]);
@@ -129,9 +150,10 @@ TEST(failed_init_refuses_opens)
 	refused = n[1];
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	printf("# opens during the failing init: %ld succeeded, %ld refused\n",
-	       opened, refused);
+	printf("# opens during the failing init: %ld succeeded, %ld refused, %ld of debugfs\n",
+	       opened, refused, n[2]);
 	EXPECT_EQ(0, opened);
+	EXPECT_EQ(0, n[2]) TH_LOG("debugfs existed before the init could fail");
 	EXPECT_LT(0, refused) TH_LOG("the node never appeared: nothing tested");
 	ASSERT_EQ(0, st_module_reload()) TH_LOG("reload with '%s'", st_saved->args);
 	EXPECT_EQ(0, access(PTO_DEV0, F_OK));

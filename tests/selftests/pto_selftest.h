@@ -433,14 +433,15 @@ static inline int st_param_set(const char *name, const char *val)
 }
 
 /*
- * Arm mock fault @fault ("stall", "badid": debugfs inject_<fault>) on
- * core @core of device @dev until the test ends (see above). 0 or -1.
+ * Write @text, which names core @core, to debugfs inject_<@fault> of
+ * device @dev, recorded as an injection on that core first (see above),
+ * whether the driver takes it or not. 0 or -1 (errno from the write).
  */
-static inline int st_inject(unsigned int dev, const char *fault,
-			    unsigned int core)
+static inline int st_inject_text(unsigned int dev, const char *fault,
+				 unsigned int core, const char *text)
 {
 	struct st_restore *r = st_saved;
-	char name[32], num[16];
+	char name[32];
 	unsigned int i;
 
 	if (!r)
@@ -457,8 +458,20 @@ static inline int st_inject(unsigned int dev, const char *fault,
 		__atomic_store_n(&r->ninject, i + 1, __ATOMIC_RELEASE);
 	}
 	snprintf(name, sizeof(name), "inject_%s", fault);
+	return st_dbg_write(dev, name, text);
+}
+
+/*
+ * Arm mock fault @fault ("stall", "badid": debugfs inject_<fault>) on
+ * core @core of device @dev until the test ends (see above). 0 or -1.
+ */
+static inline int st_inject(unsigned int dev, const char *fault,
+			    unsigned int core)
+{
+	char num[16];
+
 	snprintf(num, sizeof(num), "%u", core);
-	return st_dbg_write(dev, name, num);
+	return st_inject_text(dev, fault, core, num);
 }
 
 /* Core @core of device @dev ignores its next EXIT (quarantined). */

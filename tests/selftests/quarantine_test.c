@@ -7,7 +7,8 @@
  * reset recovers it. A release waiting out that deadline holds core_lock:
  * window faults, mmap and CORE_STATS of another file's cores must not
  * wait behind it, and a process waiting for core_lock behind it must
- * still die of SIGKILL. Needs root (debugfs, module parameters).
+ * still die of SIGKILL; module unload drops what a quarantined core
+ * holds. Needs root (debugfs, module parameters).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -527,6 +529,64 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	close(go[1]);
 	close(ready[0]);
 	close(ready[1]);
+}
+
+/*
+ * Module unload with a core left quarantined under a closed file: the
+ * core still holds its launch's references (the file's context, its
+ * payload buffer, the launch's eventfd) and its thread waits for the
+ * stall to be lifted. Unload must stop the thread and drop them all: the
+ * buffer's GM range back to the pool (gen_pool_destroy() BUGs on one
+ * left), the context and the eventfd context freed (kmemleak on the debug
+ * kernel, whose run scans after every rmmod). Before the unload, debugfs
+ * shows the buffer alive with the core's reference alone.
+ */
+TEST(unload_drops_a_quarantined_cores_references)
+{
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_core_launch cl = { 0 };
+	struct pto_bo_alloc pb;
+	char state[32], line[256];
+	unsigned long long addr;
+	unsigned int refs = 0;
+	int fd, efd;
+	FILE *f;
+
+	if (access(DBG "inject_stall", W_OK) || access(PARAM, W_OK))
+		SKIP(return, "needs root, debugfs and pto's parameters");
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
+	fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd);
+	efd = eventfd(0, 0);
+	ASSERT_LE(0, efd);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca));
+	ASSERT_EQ(0, st_bo_alloc(fd, 4096, &pb));
+	st_cluster_cores(0, cores);
+	memcpy(cl.cores, cores, sizeof(cl.cores));
+	cl.payload_addr = pb.dev_addr;
+	cl.flags = PTO_LAUNCH_FLAG_EVENTFD;
+	cl.eventfd = efd;
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_CORE_LAUNCH, &cl));
+	ASSERT_EQ(0, st_inject_stall(0, 0));
+	close(fd);	/* its release leaves core 0 quarantined */
+	ASSERT_EQ(0, st_core_state(0, 0, state, sizeof(state)));
+	ASSERT_STREQ("quarantined", state);
+	f = fopen(DBG "bos", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*d %*u 0x%llx %*u %u", &addr, &refs) == 2 &&
+		    addr == pb.dev_addr)
+			break;
+	fclose(f);
+	EXPECT_EQ(pb.dev_addr, addr);
+	EXPECT_EQ(1, refs);
+
+	ASSERT_EQ(0, st_module_unload()) TH_LOG("pto busy: is a file open?");
+	ASSERT_EQ(0, st_module_reload()) TH_LOG("reload with '%s'", st_saved->args);
+	ASSERT_EQ(0, st_core_state(0, 0, state, sizeof(state)));
+	EXPECT_STREQ("unlaunched", state);
+	close(efd);
 }
 
 TEST_HARNESS_MAIN

@@ -3,7 +3,7 @@
  * Worker retirement (seed 003) through the kernel's one helper: the
  * retire ioctl and its status, validation, the privileged reset, the
  * emergency path (debugfs fatal), its ownership latch and its overlap
- * with launches, a busy core that is never quarantined, 32 launches on the
+ * with launches, a busy or dozing core that is never quarantined, 32 launches on the
  * same gates, ptoctl gates, and the regression test of the missing edge: with the mock's old protocol a
  * late CLOSE of the previous round lands on the next launch's window;
  * with the gate it never does. Parts need root (debugfs, parameters).
@@ -275,6 +275,42 @@ TEST(busy_core_retires_in_time)
 		EXPECT_TRUE(status == PTO_TASK_ESTOP || status == PTO_TASK_OK);
 	}
 	EXPECT_EQ(id, l->core[0].payload[id & 1]->done_id);
+	ASSERT_EQ(0, pto_cluster_release(d, 1));
+	pto_launch_free(l);
+	pto_dev_close(d);
+}
+
+/*
+ * A dozing core answers EXIT at once. With doze_us at 60 s (and
+ * doze_max_us beyond it), every idle core of cluster 0 goes into a 60 s
+ * doze after its spin; once each has counted a doze (counted before the
+ * sleep starts), CORE_RETIRE must retire all three within its 10 s
+ * deadline. Before the fix the doze was a usleep_range() that no wake-up
+ * ended, so the cores missed the deadline and were quarantined.
+ */
+TEST(dozing_core_retires_at_once)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_core_stats st;
+	struct pto_core_retire r;
+	struct pto_launch *l;
+	struct pto_dev *d;
+	unsigned int i;
+
+	if (access(PARAMS "doze_us", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "10000"));
+	ASSERT_EQ(0, st_param_set("doze_us", "60000000"));
+	ASSERT_EQ(0, st_param_set("doze_max_us", "120000000"));
+	launch_cluster0(_metadata, &d, cores, &l);
+	for (i = 0; i < 3; i++)
+		ASSERT_TRUE(st_wait_until(!pto_core_stats(d, i, &st) &&
+					  st.dozes > 0));
+	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	EXPECT_EQ(3, r.retired);
+	EXPECT_EQ(0, r.quarantined[0]);
+	printf("# retiring three dozing cores took %llu us\n",
+	       (unsigned long long)r.elapsed_ns / 1000);
 	ASSERT_EQ(0, pto_cluster_release(d, 1));
 	pto_launch_free(l);
 	pto_dev_close(d);
