@@ -38,10 +38,28 @@
 #include <linux/timekeeping.h>
 #include "pto_drv.h"
 
+/*
+ * At most 60 s: the retirement waits are uninterruptible (a released
+ * core must be gone before its owner's memory is), and a wait past the
+ * hung-task detector's 120 s would be reported as a hung task.
+ */
+#define PTO_RETIRE_TIMEOUT_MAX_MS 60000
+
+static int retire_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, PTO_RETIRE_TIMEOUT_MAX_MS);
+}
+
+static const struct kernel_param_ops retire_timeout_ops = {
+	.set = retire_timeout_set,
+	.get = param_get_uint,
+};
+
 static unsigned int retire_timeout_ms = 30000;
-module_param(retire_timeout_ms, uint, 0644);
+module_param_cb(retire_timeout_ms, &retire_timeout_ops, &retire_timeout_ms,
+		0644);
 MODULE_PARM_DESC(retire_timeout_ms,
-		 "retirement's shared deadline for the echoed nonce, in ms (default 30000; every built-in kernel stops on EXIT well before it)");
+		 "retirement's shared deadline for the echoed nonce, in ms (default 30000, at most 60000; every built-in kernel stops on EXIT well before it)");
 
 bool mock_old_protocol;
 module_param(mock_old_protocol, bool, 0644);

@@ -36,6 +36,9 @@ TEST(bad_values_refuse_to_load)
 		{ "gm_mb=4097", "pto: gm_mb=4097 out of range" },
 		{ "lanes=0", "pto: lanes=0 out of range" },
 		{ "lanes=6", "pto: lanes=6 out of range" },
+		/* The kernel's message for a parameter's own setter. */
+		{ "retire_timeout_ms=60001",
+		  "pto: `60001' invalid for parameter `retire_timeout_ms'" },
 	};
 	size_t i;
 
@@ -48,6 +51,27 @@ TEST(bad_values_refuse_to_load)
 	}
 	ASSERT_EQ(0, st_module_reload()) TH_LOG("reload with '%s'", st_saved->args);
 	EXPECT_EQ(0, access(PTO_DEV0, F_OK));
+}
+
+/*
+ * retire_timeout_ms is at most 60 s, also written at run time: the
+ * retirement's waits are uninterruptible, and one past the hung-task
+ * detector's 120 s would be reported as a hung task.
+ */
+TEST(retire_timeout_is_bounded_at_run_time)
+{
+	char buf[64];
+
+	if (access(PTO_PARAMS "retire_timeout_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "60000"));
+	errno = 0;
+	EXPECT_EQ(-1, st_param_write("retire_timeout_ms", "60001"));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, st_param_write("retire_timeout_ms", "4294967295"));
+	ASSERT_EQ(0, st_read_line(PTO_PARAMS "retire_timeout_ms", buf,
+				  sizeof(buf)));
+	EXPECT_STREQ("60000", buf);
 }
 
 TEST(every_device_reports_its_index)
