@@ -2055,4 +2055,222 @@ TEST_F(sched, batched_ready_task_runs_while_orchestration_blocks)
 	}
 }
 
+/*
+ * The scheduler's counters (pto_orch_sched_stats) are each thread's own,
+ * summed over the threads. On every core of every partition one task, the
+ * last core of each cluster a device fault: tasks and errors count each
+ * core's task once, whichever thread ran it. The cores parked while the
+ * orchestrator stood idle, so each needed a doorbell for its task, one
+ * ioctl each (the parked pass wakes one core per step); and each thread,
+ * woken for its cores' work, slept again once idle.
+ */
+static int every_core_dag(pto_orch *o, void *arg)
+{
+	const struct pto_dev_info *info = arg;
+	struct pto_task_args a;
+	unsigned int c;
+	int ret = 0;
+
+	pto_args_init(&a);
+	for (c = 0; c < info->cores && !ret; c++)
+		ret = pto_submit_next_level(o, c % 3 == 2 ? &k_fault : &k_noop,
+					    &a, NULL, pto_on_worker((int32_t)c),
+					    NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST_F(sched, stats_count_every_threads_tasks_errors_doorbells_and_sleeps)
+{
+	const struct timespec settle = { 0, 150 * 1000000L };
+	uint64_t bells[PTO_MAX_CORES];
+	struct pto_sched_stats st0, st;
+	struct pto_core_stats cs;
+	unsigned int c, nthreads;
+
+	nthreads = self->info.lanes < self->info.clusters ?
+		   self->info.lanes : self->info.clusters;
+	nanosleep(&settle, NULL);	/* every core parks, every thread sleeps */
+	for (c = 0; c < self->info.cores; c++) {
+		ASSERT_EQ(0, pto_core_stats(self->dev, c, &cs));
+		bells[c] = cs.doorbells;
+	}
+	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st0));
+	EXPECT_EQ(-EIO, pto_orch_run(self->o, every_core_dag, &self->info));
+	nanosleep(&settle, NULL);	/* every thread idles and sleeps */
+	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st));
+	EXPECT_EQ(self->info.cores, st.tasks - st0.tasks);
+	EXPECT_EQ(self->info.clusters, st.errors - st0.errors);
+	EXPECT_EQ(self->info.cores, st.doorbells - st0.doorbells);
+	EXPECT_LE(nthreads, st.sleeps - st0.sleeps);
+	/* The doorbells went to the parked cores that got work, once each. */
+	for (c = 0; c < self->info.cores; c++) {
+		ASSERT_EQ(0, pto_core_stats(self->dev, c, &cs));
+		EXPECT_EQ(1, cs.doorbells - bells[c]) TH_LOG("core %u", c);
+	}
+}
+
+/*
+ * The pending slot: once a core ACKed its task, its next id goes out while
+ * the task still runs. Read in the core's window (debugfs "windows"):
+ * DATA_MAIN_BASE holds the second id while COND still ACKs the first.
+ * Without the slot the second id waits for the first's FIN.
+ */
+static int spin_on_core1_dag(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, *(uint64_t *)arg);
+	ret = pto_submit_next_level(o, &k_spin, &a, NULL, pto_on_worker(1),
+				    NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+/* Core @core's DATA_MAIN_BASE and COND (debugfs "windows"). 0 or -1. */
+static int window_regs(unsigned int core, uint32_t *dmb, uint32_t *cond)
+{
+	char line[256];
+
+	if (st_dbg_line(PTO_DBG0 "windows", core, line, sizeof(line)) ||
+	    sscanf(line, "%*u %*x %*x %x %x", dmb, cond) != 2)
+		return -1;
+	return 0;
+}
+
+TEST(pending_slot_takes_the_next_id_while_the_core_runs)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	uint64_t long_ns = 600000000, short_ns = 0, t0;
+	uint32_t dmb = 0, cond = 0, first;
+	struct pto_dev *dev;
+	pto_run *r1, *r2;
+	pto_orch *o;
+
+	if (access(PTO_DBG0 "windows", R_OK))
+		SKIP(return, "needs root and debugfs");
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_submit(o, spin_on_core1_dag, &long_ns, &r1));
+	/* The core took the long task: COND ACKs the id in DATA_MAIN_BASE. */
+	t0 = pto_now_ns();
+	do {
+		ASSERT_EQ(0, window_regs(1, &dmb, &cond));
+	} while ((cond != (PTO_COND_ACK | dmb) || !dmb) &&
+		 pto_now_ns() - t0 < 300000000ULL);
+	ASSERT_EQ(PTO_COND_ACK | dmb, cond);
+	first = dmb;
+	/* A kick: the thread finds the core's pending slot free. */
+	ASSERT_EQ(0, pto_submit(o, spin_on_core1_dag, &short_ns, &r2));
+	t0 = pto_now_ns();
+	do {
+		ASSERT_EQ(0, window_regs(1, &dmb, &cond));
+	} while (dmb == first && pto_now_ns() - t0 < 200000000ULL);
+	EXPECT_EQ(first + 1, dmb);
+	EXPECT_EQ(PTO_COND_ACK | first, cond)
+		TH_LOG("the long task (id %u) was no longer running", first);
+	EXPECT_EQ(0, pto_run_wait(r1, 10000));
+	EXPECT_EQ(0, pto_run_wait(r2, 10000));
+	pto_run_release(r1);
+	pto_run_release(r2);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(dev);
+}
+
+/*
+ * A MIX task completes when all three cores of its cluster finished it,
+ * not at the first two FINs: when its run's wait returns, each core has
+ * counted the task (the core counts a task before its FIN). The three
+ * spinning cores share the VM's two CPUs, so one often finishes a time
+ * slice after the others.
+ */
+static int mix_spin_dag(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int ret;
+
+	(void)arg;
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 5000000);	/* 5 ms */
+	ret = pto_submit_next_level(o, &k_spin, &a, NULL,
+				    pto_on_worker(PTO_SCHED_MIX_ID(0)), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(mix_task_ends_after_all_three_cores_finished_it)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct pto_core_stats cs;
+	uint64_t before[3];
+	struct pto_dev *dev;
+	pto_orch *o;
+	unsigned int c;
+	int it;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	for (it = 0; it < 20; it++) {
+		for (c = 0; c < 3; c++) {
+			ASSERT_EQ(0, pto_core_stats(dev, c, &cs));
+			before[c] = cs.tasks;
+		}
+		ASSERT_EQ(0, pto_orch_run(o, mix_spin_dag, NULL));
+		for (c = 0; c < 3; c++) {
+			ASSERT_EQ(0, pto_core_stats(dev, c, &cs));
+			EXPECT_EQ(before[c] + 1, cs.tasks)
+				TH_LOG("iteration %d: core %u still ran the MIX task",
+				       it, c);
+		}
+	}
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(dev);
+}
+
+/*
+ * A MIX task whose cores report a device error fails with it: -EIO and
+ * the message naming the error and a core, each core's task counted as an
+ * error.
+ */
+static int mix_fault_dag(pto_orch *o, void *arg)
+{
+	struct pto_task_args a;
+	int ret;
+
+	(void)arg;
+	pto_args_init(&a);
+	ret = pto_submit_next_level(o, &k_fault, &a, NULL,
+				    pto_on_worker(PTO_SCHED_MIX_ID(0)), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(mix_task_fails_with_its_cores_device_error)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct pto_sched_stats st0, st;
+	struct pto_dev *dev;
+	pto_orch *o;
+	pto_run *r;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st0));
+	ASSERT_EQ(0, pto_submit(o, mix_fault_dag, NULL, &r));
+	EXPECT_EQ(-EIO, pto_run_wait(r, 10000));
+	EXPECT_NE(NULL, strstr(pto_run_error(r), "(device fault) on core"))
+		TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
+	ASSERT_EQ(0, pto_orch_sched_stats(o, &st));
+	EXPECT_EQ(3, st.tasks - st0.tasks);
+	EXPECT_EQ(3, st.errors - st0.errors);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_dev_close(dev);
+}
+
 TEST_HARNESS_MAIN

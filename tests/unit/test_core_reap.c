@@ -331,4 +331,74 @@ TEST(arm_and_reap_agree_on_every_cond)
 	EXPECT_EQ(4 * 3 * 5 * 9, cases);
 }
 
+/*
+ * A FIN the core wrote for the id before the one in flight (the core has
+ * not taken the new id yet) ends nothing: the new task has not run.
+ */
+TEST(fin_of_the_previous_id_ends_nothing)
+{
+	struct fake f;
+	struct pto_done d[2];
+
+	fake_init(&f);
+	fake_inflight(&f, 1, A);
+	fake_cond(&f, PTO_COND_FIN | (A - 1));
+	EXPECT_EQ(0, pto_launch_arm(f.l));
+	EXPECT_EQ(0, reap(&f, d));
+	EXPECT_EQ(1, f.c->ninflight);
+	EXPECT_EQ(A, f.c->inflight[0]);
+	fake_free(&f);
+}
+
+/*
+ * The pending slot: a second id may go out once the core took the first
+ * (ACK or FIN of it), not before (DATA_MAIN_BASE holds one id: a second
+ * written over an untaken first loses it), and never a third.
+ */
+TEST(second_id_goes_out_once_the_core_took_the_first)
+{
+	struct fake f;
+
+	fake_init(&f);
+	fake_inflight(&f, 0, A);
+	EXPECT_EQ(1, pto_rc_can_dispatch(f.c));
+	fake_inflight(&f, 1, A);
+	fake_cond(&f, PTO_COND_FIN | (A - 1));
+	EXPECT_EQ(0, pto_rc_can_dispatch(f.c));
+	fake_cond(&f, PTO_COND_ACK | A);
+	EXPECT_EQ(1, pto_rc_can_dispatch(f.c));
+	fake_cond(&f, PTO_COND_FIN | A);
+	EXPECT_EQ(1, pto_rc_can_dispatch(f.c));
+	fake_inflight(&f, 2, A);
+	fake_cond(&f, PTO_COND_ACK | B);
+	EXPECT_EQ(0, pto_rc_can_dispatch(f.c));
+	fake_free(&f);
+}
+
+/*
+ * Dispatch publishes the id in DATA_MAIN_BASE and asks for a doorbell
+ * exactly when the core shows PARKED. Consecutive ids alternate parity,
+ * across the wrap too: the parity picks the payload buffer, and two ids
+ * of one parity in flight would share one.
+ */
+TEST(dispatch_alternates_parity_and_rings_only_a_parked_core)
+{
+	static const uint32_t want[] = { PTO_ID_MAX - 1, PTO_ID_MAX, 2, 3 };
+	struct fake f;
+	unsigned int i;
+	int ring;
+
+	fake_init(&f);
+	fake_inflight(&f, 0, PTO_ID_MAX - 2);	/* next: PTO_ID_MAX - 1 */
+	for (i = 0; i < 4; i++) {
+		f.win[PTO_REG_PARKED / 4] = i & 1;
+		EXPECT_EQ(want[i], pto_rc_dispatch(f.c, &ring));
+		EXPECT_EQ(want[i], f.win[PTO_REG_DATA_MAIN_BASE / 4]);
+		EXPECT_EQ((int)(i & 1), ring) TH_LOG("id %u", want[i]);
+		EXPECT_EQ(want[i], f.c->inflight[0]);
+		f.c->ninflight = 0;	/* reaped */
+	}
+	fake_free(&f);
+}
+
 TEST_HARNESS_MAIN
