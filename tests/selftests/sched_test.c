@@ -2180,6 +2180,21 @@ TEST(pending_slot_takes_the_next_id_while_the_core_runs)
 	pto_dev_close(dev);
 }
 
+/* One task on cluster 0's MIX worker: kernel @k, its scalar @arg. */
+static int one_mix_task(pto_orch *o, const struct pto_callable *k,
+			uint64_t arg)
+{
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, arg);
+	ret = pto_submit_next_level(o, k, &a, NULL,
+				    pto_on_worker(PTO_SCHED_MIX_ID(0)), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
 /*
  * A MIX task completes when all three cores of its cluster finished it,
  * not at the first two FINs: when its run's wait returns, each core has
@@ -2189,16 +2204,8 @@ TEST(pending_slot_takes_the_next_id_while_the_core_runs)
  */
 static int mix_spin_dag(pto_orch *o, void *arg)
 {
-	struct pto_task_args a;
-	int ret;
-
 	(void)arg;
-	pto_args_init(&a);
-	pto_args_add_scalar(&a, 5000000);	/* 5 ms */
-	ret = pto_submit_next_level(o, &k_spin, &a, NULL,
-				    pto_on_worker(PTO_SCHED_MIX_ID(0)), NULL);
-	pto_args_fini(&a);
-	return ret;
+	return one_mix_task(o, &k_spin, 5000000);	/* 5 ms */
 }
 
 TEST(mix_task_ends_after_all_three_cores_finished_it)
@@ -2238,15 +2245,8 @@ TEST(mix_task_ends_after_all_three_cores_finished_it)
  */
 static int mix_fault_dag(pto_orch *o, void *arg)
 {
-	struct pto_task_args a;
-	int ret;
-
 	(void)arg;
-	pto_args_init(&a);
-	ret = pto_submit_next_level(o, &k_fault, &a, NULL,
-				    pto_on_worker(PTO_SCHED_MIX_ID(0)), NULL);
-	pto_args_fini(&a);
-	return ret;
+	return one_mix_task(o, &k_fault, 0);
 }
 
 TEST(mix_task_fails_with_its_cores_device_error)
