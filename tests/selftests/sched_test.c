@@ -2273,4 +2273,178 @@ TEST(mix_task_fails_with_its_cores_device_error)
 	pto_dev_close(dev);
 }
 
+/*
+ * A MIX task that becomes READY while a stream of AIV tasks keeps its
+ * cluster's AIV cores busy waits only for the work in flight on them (a
+ * running and a pending task per core), not for the AIV tasks queued
+ * before it (Documentation/scheduler.md, "Threads and partitions"). One
+ * cluster: no other cluster's cores may take the AIV tasks queued ahead
+ * of it.
+ *
+ * The AIV tasks fill a rows x cols tile whose rows overlap (strides 1, 1)
+ * with 1: rows * cols writes (~300 us in the test VM) into rows + cols - 1
+ * elements of the task's own region, the first of them at its start. The
+ * MIX task copies the first element of every region (a strided view,
+ * NO_DEP: no edge on the fills) into a snapshot; while it runs on all
+ * three cores no AIV task runs, so the snapshot says which had started
+ * before it. The orchestration function reads the same marks once the
+ * MIX task is READY (or later): at most the four AIV tasks in flight then
+ * may start before the MIX task does.
+ */
+#define MIXW_BEFORE 100		/* AIV tasks submitted before the MIX task */
+#define MIXW_N 200		/* and after it, to MIXW_N */
+#define MIXW_REGION 256		/* i32 elements per AIV task's region */
+#define MIXW_SIDE 128		/* rows = cols of its overlapping tile */
+#define MIXW_IN_FLIGHT 4	/* two AIV cores, running + pending slot */
+
+struct mixw_ctx {
+	struct pto_bo *bo;
+	int32_t *map;		/* MIXW_N regions, then the snapshot */
+	struct pto_target mix_at;
+	uint32_t flowing;	/* AIV tasks started before the MIX submit */
+	int ready_marks;	/* started when the MIX task was READY, or more */
+};
+
+/* AIV tasks in [@from, @to) that have started. */
+static int mixw_marks(const int32_t *map, uint32_t from, uint32_t to)
+{
+	int n = 0;
+
+	for (; from < to; from++)
+		n += __atomic_load_n(&map[from * MIXW_REGION],
+				     __ATOMIC_RELAXED) == 1;
+	return n;
+}
+
+static int mixw_aiv(pto_orch *o, struct mixw_ctx *c, uint32_t i)
+{
+	struct pto_tensor t = pto_tensor_gm(c->bo, c->map,
+					    (uint64_t)i * MIXW_REGION * 4,
+					    MIXW_REGION * 4, PTO_DTYPE_I32);
+	struct pto_task_args a;
+	int ret;
+
+	t.rank = 2;
+	t.shape[0] = MIXW_SIDE;
+	t.shape[1] = MIXW_SIDE;
+	t.strides[0] = 1;
+	t.strides[1] = 1;
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 1);
+	pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+				    pto_on_kind(PTO_WK_AIV), NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+static int mixw_dag(pto_orch *o, void *arg)
+{
+	struct mixw_ctx *c = arg;
+	struct pto_tensor marks = pto_tensor_gm(c->bo, c->map, 0,
+						MIXW_N * MIXW_REGION * 4,
+						PTO_DTYPE_I32);
+	struct pto_tensor snap = pto_tensor_gm(c->bo, c->map,
+					       MIXW_N * MIXW_REGION * 4,
+					       MIXW_N * 4, PTO_DTYPE_I32);
+	struct timespec t0, t;
+	struct pto_task_args a;
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < MIXW_BEFORE && !ret; i++)
+		ret = mixw_aiv(o, c, i);
+	/* Let the stream flow first (a slower one only weakens the test). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (mixw_marks(c->map, 0, MIXW_BEFORE) < (int)c->flowing) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 1)
+			break;
+		sched_yield();
+	}
+	marks.rank = 1;
+	marks.shape[0] = MIXW_N;
+	marks.strides[0] = MIXW_REGION;
+	pto_args_init(&a);
+	pto_args_add_tensor(&a, &marks, PTO_NO_DEP);
+	pto_args_add_tensor(&a, &snap, PTO_OUTPUT_EXISTING);
+	if (!ret)
+		ret = pto_submit_next_level(o, &k_copy, &a, NULL, c->mix_at,
+					    NULL);
+	pto_args_fini(&a);
+	/*
+	 * An exact-worker task is routed (READY for the scheduler) before
+	 * its submit returns; a kind one waits in the orchestrator's batch
+	 * (Documentation/orchestrator.md, "Round 4") until the next
+	 * ready_batch submits at the latest: read the marks after them.
+	 */
+	if (c->mix_at.worker_id >= 0)
+		c->ready_marks = mixw_marks(c->map, 0, MIXW_N);
+	for (i = MIXW_BEFORE; i < MIXW_N && !ret; i++)
+		ret = mixw_aiv(o, c, i);
+	if (c->mix_at.worker_id < 0)
+		c->ready_marks = mixw_marks(c->map, 0, MIXW_N);
+	return ret;
+}
+
+/* @flowing AIV tasks start before the MIX task (at @mix_at) is submitted. */
+static void mixw_check(struct __test_metadata *_metadata,
+		       struct pto_target mix_at, uint32_t flowing,
+		       const char *how)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct mixw_ctx c = { .mix_at = mix_at, .flowing = flowing };
+	int it, worst = -MIXW_N, worst_before = 0;
+	const int32_t *snap;
+	struct pto_dev *dev;
+	pto_orch *o;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_bo_alloc(dev, MIXW_N * (MIXW_REGION + 1) * 4, 0,
+				  &c.bo));
+	ASSERT_EQ(0, pto_bo_map(c.bo, (void **)&c.map));
+	snap = c.map + MIXW_N * MIXW_REGION;
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
+	for (it = 0; it < 20; it++) {
+		int earlier = 0, later = 0;
+		uint32_t i;
+
+		memset(c.map, 0, MIXW_N * (MIXW_REGION + 1) * 4);
+		ASSERT_EQ(0, pto_orch_run(o, mixw_dag, &c));
+		for (i = 0; i < MIXW_N; i++) {
+			ASSERT_EQ(1, c.map[i * MIXW_REGION]) TH_LOG("task %u", i);
+			/* The MIX task copied a 0 or a 1. */
+			ASSERT_EQ(0, snap[i] & ~1) TH_LOG("element %u", i);
+			if (i < MIXW_BEFORE)
+				earlier += snap[i];
+			else
+				later += snap[i];
+		}
+		EXPECT_GE(MIXW_IN_FLIGHT, earlier + later - c.ready_marks)
+			TH_LOG("%s, run %d: %d AIV tasks had started when the MIX task was READY, %d of the %d before it and %d of the %d after it when it started",
+			       how, it, c.ready_marks, earlier, MIXW_BEFORE,
+			       later, MIXW_N - MIXW_BEFORE);
+		if (earlier + later - c.ready_marks > worst) {
+			worst = earlier + later - c.ready_marks;
+			worst_before = earlier;
+		}
+	}
+	TH_LOG("%s: at most %d AIV tasks started between the MIX task's READY and its start (%d of the earlier ones had then)",
+	       how, worst, worst_before);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(c.bo);
+	pto_dev_close(dev);
+}
+
+TEST(mix_task_waits_only_for_the_work_in_flight)
+{
+	const struct pto_target on_mix = pto_on_worker(PTO_SCHED_MIX_ID(0));
+	const struct pto_target any_mix = pto_on_kind(PTO_WK_MIX);
+
+	mixw_check(_metadata, on_mix, 0, "exact, at once");
+	mixw_check(_metadata, on_mix, 20, "exact, stream flowing");
+	mixw_check(_metadata, any_mix, 20, "kind, stream flowing");
+}
+
 TEST_HARNESS_MAIN
