@@ -47,6 +47,24 @@ static const struct pto_callable k_noop = { .kernel_id = PTO_FUNC_NOOP };
 static const struct pto_callable k_spin = { .kernel_id = PTO_FUNC_SPIN_NS };
 static const struct pto_callable k_hang = { .kernel_id = PTO_FUNC_HANG };
 
+/* A fill of @t with @v at @at, after @dep if any; its handle in @out. */
+static int submit_fill(pto_orch *o, const struct pto_tensor *t, uint64_t v,
+		       struct pto_target at, const struct pto_task *dep,
+		       struct pto_task *out)
+{
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, v);
+	pto_args_add_tensor(&a, t, PTO_OUTPUT_EXISTING);
+	if (dep)
+		pto_args_add_dep(&a, *dep);
+	ret = pto_submit_next_level(o, &k_fill, &a, NULL, at, out);
+	pto_args_fini(&a);
+	return ret;
+}
+
 FIXTURE(sched) {
 	struct pto_dev *dev;
 	struct pto_dev_info info;
@@ -144,16 +162,8 @@ static int fill_dag(pto_orch *o, void *arg)
 {
 	struct ctx *c = arg;
 	struct pto_tensor t = ti(c->self, 256, 16);
-	struct pto_task_args args;
-	int ret;
 
-	pto_args_init(&args);
-	pto_args_add_scalar(&args, 9);
-	pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
-	ret = pto_submit_next_level(o, &k_fill, &args, NULL,
-				    pto_on_kind(PTO_WK_AIC), &c->h);
-	pto_args_fini(&args);
-	return ret;
+	return submit_fill(o, &t, 9, pto_on_kind(PTO_WK_AIC), NULL, &c->h);
 }
 
 TEST_F(sched, device_error_fails_task_and_poisons_consumer)
@@ -654,16 +664,9 @@ struct devrun {
 static int fill_one_dag(pto_orch *o, void *arg)
 {
 	struct devrun *d = arg;
-	struct pto_task_args a;
-	int ret;
 
-	pto_args_init(&a);
-	pto_args_add_scalar(&a, d->v);
-	pto_args_add_tensor(&a, &d->t, PTO_OUTPUT_EXISTING);
-	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
-				    pto_on_kind(PTO_WK_AIV), NULL);
-	pto_args_fini(&a);
-	return ret;
+	return submit_fill(o, &d->t, d->v, pto_on_kind(PTO_WK_AIV),
+			   NULL, NULL);
 }
 
 /*
@@ -907,18 +910,8 @@ static int fill_on(pto_orch *o, struct hang_ctx *c, uint32_t at, int32_t v,
 		   uint32_t kind, const struct pto_task *dep)
 {
 	struct pto_tensor t = hang_t(c, at);
-	struct pto_task_args a;
-	int ret;
 
-	pto_args_init(&a);
-	pto_args_add_scalar(&a, (uint64_t)v);
-	pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
-	if (dep)
-		pto_args_add_dep(&a, *dep);
-	ret = pto_submit_next_level(o, &k_fill, &a, NULL, pto_on_kind(kind),
-				    NULL);
-	pto_args_fini(&a);
-	return ret;
+	return submit_fill(o, &t, (uint64_t)v, pto_on_kind(kind), dep, NULL);
 }
 
 /*
@@ -1615,16 +1608,8 @@ static int fill_on_core_dag(pto_orch *o, void *arg)
 {
 	struct two_hangs *t = arg;
 	struct pto_tensor out = hang_t(t->c, t->at);
-	struct pto_task_args a;
-	int ret;
 
-	pto_args_init(&a);
-	pto_args_add_scalar(&a, 9);
-	pto_args_add_tensor(&a, &out, PTO_OUTPUT_EXISTING);
-	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
-				    pto_on_worker(t->core), NULL);
-	pto_args_fini(&a);
-	return ret;
+	return submit_fill(o, &out, 9, pto_on_worker(t->core), NULL, NULL);
 }
 
 TEST(abort_with_hangs_on_two_scheduler_threads)
@@ -2321,21 +2306,13 @@ static int mixw_aiv(pto_orch *o, struct mixw_ctx *c, uint32_t i)
 	struct pto_tensor t = pto_tensor_gm(c->bo, c->map,
 					    (uint64_t)i * MIXW_REGION * 4,
 					    MIXW_REGION * 4, PTO_DTYPE_I32);
-	struct pto_task_args a;
-	int ret;
 
 	t.rank = 2;
 	t.shape[0] = MIXW_SIDE;
 	t.shape[1] = MIXW_SIDE;
 	t.strides[0] = 1;
 	t.strides[1] = 1;
-	pto_args_init(&a);
-	pto_args_add_scalar(&a, 1);
-	pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
-	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
-				    pto_on_kind(PTO_WK_AIV), NULL);
-	pto_args_fini(&a);
-	return ret;
+	return submit_fill(o, &t, 1, pto_on_kind(PTO_WK_AIV), NULL, NULL);
 }
 
 static int mixw_dag(pto_orch *o, void *arg)

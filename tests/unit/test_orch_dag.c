@@ -1531,6 +1531,17 @@ static struct orch_slot *fail_second_wiring(struct __test_metadata *_metadata,
 	return ss;
 }
 
+/* After the cancellation: nothing left to run, the run over with @err,
+ * every slot reclaimed. */
+static void expect_cancelled_run_ended(struct __test_metadata *_metadata,
+				       FIXTURE_DATA(man) *self, int err)
+{
+	EXPECT_EQ(0, ot_drain(self->o));
+	EXPECT_EQ(1, pto_run_done(self->r));
+	EXPECT_EQ(err, pto_run_result(self->r));
+	EXPECT_TRUE(ot_empty(self->o));
+}
+
 TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
 {
 	struct wire_fail_ctx w = { .fail_p1 = true };
@@ -1549,10 +1560,7 @@ TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
 	EXPECT_EQ(2, ss->fanout_released);	/* scope + self */
 	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p1));
 	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p2));
-	EXPECT_EQ(0, ot_drain(self->o));
-	EXPECT_EQ(1, pto_run_done(self->r));
-	EXPECT_EQ(-EIO, pto_run_result(self->r));
-	EXPECT_TRUE(ot_empty(self->o));
+	expect_cancelled_run_ended(_metadata, self, -EIO);
 }
 
 /*
@@ -1580,10 +1588,7 @@ TEST_F(man, submit_failing_while_building_is_cancelled)
 	EXPECT_EQ(3, p1s->fanout_released);	/* scope + self + s's */
 	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p1));
 	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p2));
-	EXPECT_EQ(0, ot_drain(self->o));	/* nothing was left to run */
-	EXPECT_EQ(1, pto_run_done(self->r));
-	EXPECT_EQ(-ENOMEM, pto_run_result(self->r));
-	EXPECT_TRUE(ot_empty(self->o));
+	expect_cancelled_run_ended(_metadata, self, -ENOMEM);
 }
 
 /* ---- a device-like backend: heap rings are GM objects --------------- */

@@ -1253,6 +1253,29 @@ static int orch_null_fn(pto_orch *o, void *arg)
 	return err;
 }
 
+/*
+ * A run whose orchestration function @fn (told *@which) makes a refused
+ * call: the submit is -EINVAL with @msg, nothing is claimed (task ids,
+ * slots, heap), and the run fails with the same message.
+ */
+static void expect_refused_run(struct __test_metadata *_metadata,
+			       pto_orch *o, int (*fn)(pto_orch *, void *),
+			       int *which, const char *msg)
+{
+	uint64_t next = atomic_load(&o->next_task_id);
+	pto_run *r;
+
+	EXPECT_EQ(-EINVAL, pto_submit(o, fn, which, &r))
+		TH_LOG("variant %d", *which);
+	EXPECT_STREQ(msg, pto_orch_error(o)) TH_LOG("variant %d", *which);
+	EXPECT_EQ(next, atomic_load(&o->next_task_id));
+	EXPECT_EQ(0, ot_live_slots(o));
+	EXPECT_EQ(0, ot_heap_used(o));
+	EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
+	EXPECT_STREQ(msg, pto_run_error(r)) TH_LOG("variant %d: run", *which);
+	pto_run_release(r);
+}
+
 #define NO_FN "callable without fn: this orchestrator's workers run host callbacks"
 
 TEST(null_host_callback_refused_at_submit)
@@ -1263,25 +1286,11 @@ TEST(null_host_callback_refused_at_submit)
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .workers = w, .nworkers = 3 };
 	pto_orch *o;
-	pto_run *r;
 	int which;
 
 	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
-	for (which = 0; which < 5; which++) {
-		uint64_t next = atomic_load(&o->next_task_id);
-
-		EXPECT_EQ(-EINVAL, pto_submit(o, orch_null_fn, &which, &r))
-			TH_LOG("variant %d", which);
-		EXPECT_STREQ(NO_FN, pto_orch_error(o))
-			TH_LOG("variant %d", which);
-		EXPECT_EQ(next, atomic_load(&o->next_task_id));
-		EXPECT_EQ(0, ot_live_slots(o));
-		EXPECT_EQ(0, ot_heap_used(o));
-		EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
-		EXPECT_STREQ(NO_FN, pto_run_error(r))
-			TH_LOG("variant %d: run", which);
-		pto_run_release(r);
-	}
+	for (which = 0; which < 5; which++)
+		expect_refused_run(_metadata, o, orch_null_fn, &which, NO_FN);
 	EXPECT_TRUE(ot_empty(o));
 	EXPECT_EQ(0, pto_orch_close(o, 2000));
 	EXPECT_EQ(0, pto_orch_destroy(o));
@@ -1310,21 +1319,12 @@ TEST(alloc_refusals_name_the_argument)
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .workers = w, .nworkers = 1 };
 	pto_orch *o;
-	pto_run *r;
 	int which;
 
 	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
-	for (which = 0; which < 2; which++) {
-		uint64_t next = atomic_load(&o->next_task_id);
-
-		EXPECT_EQ(-EINVAL, pto_submit(o, orch_bad_alloc, &which, &r));
-		EXPECT_STREQ(msg[which], pto_orch_error(o));
-		EXPECT_EQ(next, atomic_load(&o->next_task_id));
-		EXPECT_EQ(0, ot_heap_used(o));
-		EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
-		EXPECT_STREQ(msg[which], pto_run_error(r));
-		pto_run_release(r);
-	}
+	for (which = 0; which < 2; which++)
+		expect_refused_run(_metadata, o, orch_bad_alloc, &which,
+				   msg[which]);
 	EXPECT_TRUE(ot_empty(o));
 	EXPECT_EQ(0, pto_orch_close(o, 2000));
 	EXPECT_EQ(0, pto_orch_destroy(o));
