@@ -280,6 +280,11 @@ int orch_config_check(const struct pto_orch_config *cfg, bool workers)
 	return 0;
 }
 
+void *orch_backend_of(struct pto_orch *o, const struct orch_backend_ops *ops)
+{
+	return o->ops == ops ? o->be : NULL;
+}
+
 int orch_create(const struct pto_orch_config *cfg,
 		const struct orch_backend_ops *ops, void *be,
 		struct pto_orch **out)

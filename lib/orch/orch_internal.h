@@ -514,32 +514,10 @@ int orch_claim_task_failure(struct pto_orch *o, struct orch_slot *s,
 void orch_propagate_failure(struct pto_orch *o, struct orch_slot *s);
 /* Drop one lifetime reference; consumes at the threshold. */
 void orch_release_ref(struct pto_orch *o, struct orch_slot *s);
-/*
- * Slots that reached CONSUMED, whose cleanup (TensorMap erase, ring
- * release, run count) is done together by orch_consume_flush: one
- * TensorMap and one ring lock round trip and one run-counter update per
- * batch instead of per slot. For the orch thread's scope_end, which can
- * consume hundreds of slots in a row.
- */
-#define ORCH_CONSUME_BATCH 64
 /* Consumers a completion routes per sched_mu hold (orch_on_task_complete). */
 #define ORCH_ROUTE_BATCH 16
-struct orch_consume_batch {
-	uint32_t n;
-	struct orch_slot *v[ORCH_CONSUME_BATCH];
-};
 void orch_release_ref_batched(struct pto_orch *o, struct orch_slot *s,
 			      struct orch_consume_batch *b);
-void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b);
-/*
- * The calling thread's consume batch, or NULL: while a backend thread has
- * one set, the consumptions its completions cause (orch_release_ref) are
- * deferred into it, as scope_end's are (orch_release_ref_batched), and
- * the thread flushes it. The device scheduler threads set theirs for
- * their whole loop (lib/sched/sched.c: when they flush, and why that
- * keeps back-pressure and run waits live).
- */
-void orch_set_consume_batch(struct orch_consume_batch *b);
 /* Aggregate terminal transition of a slot that ran. */
 void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 			   const char *msg);
@@ -596,24 +574,11 @@ void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s);
 void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
 			     uint32_t n);
 /* Orch thread: publication's batched enqueue, and its flush (ready.c). */
-#define ORCH_READY_BATCH 16
 void orch_ready_defer(struct pto_orch *o, struct orch_slot *s);
 void orch_ready_flush(struct pto_orch *o);
 void orch_ready_check(struct pto_orch *o, uint64_t next_tid);
-void orch_set_ready_batch(struct pto_orch *o, uint32_t n);
-bool orch_heavy_barrier_init(void);
 void orch_ready_hungry(struct pto_orch *o, int32_t widx);
-void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds);
 void orch_heavy_barrier(void);
-/*
- * Sleeping with work possibly deferred (ready.c, before_sleep): a light
- * sleep (@heavy false) must end within ORCH_LIGHT_SLEEP_NS; only after
- * one that timed out may the thread go heavy and sleep without bound.
- */
-#define ORCH_LIGHT_SLEEP_NS 1000000ULL
-/* A scheduler thread serving workers of @kinds (bit per kind) is about
- * to sleep: take the pending list. Returns whether it routed work. */
-bool orch_ready_steal(struct pto_orch *o, uint32_t kinds, bool heavy);
 /* orch_ready_pop that also takes the pending list (a parking worker). */
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 			   struct orch_dispatch *d, bool heavy);

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sched/sched.h"
-#include "orch/orch_internal.h"
+#include "orch/backend.h"
 
 #define SCHED_DEFAULT_HEAP (16ULL << 20)
 #define SCHED_DEFAULT_SPIN_US 50
@@ -1427,7 +1427,7 @@ err:
 
 int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st)
 {
-	struct sched_backend *be = o->ops == &sched_ops ? o->be : NULL;
+	struct sched_backend *be = orch_backend_of(o, &sched_ops);
 	unsigned int i;
 
 	/* Whole, reserved words too, also on error (pto/sched.h). */

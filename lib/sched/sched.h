@@ -9,7 +9,6 @@
 #include <pto/sched.h>
 #include "core.h"
 #include "orch/backend.h"
-#include "orch/orch_internal.h"
 
 #define SCHED_MAX_WORKERS (PTO_DEV_MAX_CORES + PTO_DEV_MAX_CORES / 3)
 
