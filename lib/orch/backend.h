@@ -35,7 +35,9 @@
 #define PTO_ORCH_BACKEND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <pto/orch.h>
 
 struct pto_orch;
