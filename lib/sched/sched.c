@@ -56,7 +56,7 @@ void sched_post(struct sched_core *c, const struct orch_dispatch *d,
 		int mix, uint64_t *ring)
 {
 	int need_ring;
-	uint32_t id = pto_rc_dispatch(c->rc, &need_ring);
+	uint32_t id = core_rc_dispatch(c->rc, &need_ring);
 
 	c->slot[id & 1] = (struct sched_slot){ .d = *d, .mix = mix };
 	sched_core_sent(c);
@@ -76,8 +76,8 @@ static void sched_send(struct sched_backend *be, struct sched_core *c,
 	int ret;
 
 	orch_dispatch_view(d, &v);
-	ret = sched_build_payload(&v, pto_rc_next_payload(c->rc),
-				  &c->payload_dirty[pto_rc_next_parity(c->rc)],
+	ret = sched_build_payload(&v, core_rc_next_payload(c->rc),
+				  &c->payload_dirty[core_rc_next_parity(c->rc)],
 				  msg, sizeof(msg));
 	if (ret)
 		orch_member_done(be->orch, d, ret, msg);
@@ -123,13 +123,13 @@ int sched_task_end(struct sched_thread *t, const struct sched_core *c,
 static int sched_reap(struct sched_thread *t, uint64_t *ring)
 {
 	struct sched_backend *be = t->be;
-	struct pto_done done[2];
+	struct core_done done[2];
 	unsigned int k;
 	int moved = 0;
 
 	for_each_core_in(k, &t->busy) {
 		struct sched_core *c = &t->cores[k];
-		int i, n = pto_rc_reap(c->rc, done);
+		int i, n = core_rc_reap(c->rc, done);
 		uint32_t kept = 0;
 
 		for (i = 0; i < n; i++) {
@@ -167,8 +167,8 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 			 * wants its cores for a MIX task: no pop for this
 			 * core.
 			 */
-			if (i + 1 < n || !pto_rc_can_dispatch(c->rc) ||
-			    pto_rc_parked(c->rc) ||
+			if (i + 1 < n || !core_rc_can_dispatch(c->rc) ||
+			    core_rc_parked(c->rc) ||
 			    atomic_load_explicit(&c->cl->mix_wanted,
 						 memory_order_relaxed)) {
 				orch_member_done_kept(be->orch, &s->d, err,
@@ -262,7 +262,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 	}
 	/* An idle core not known to be parked may have parked since. */
 	for_each_core_in(k, &unknown)
-		if (pto_rc_parked(t->cores[k].rc))
+		if (core_rc_parked(t->cores[k].rc))
 			mask_set(&t->parked, k);
 	for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++) {
 		pass_set[PASS_IDLE].w[wi] = idle.w[wi] & ~t->parked.w[wi];
@@ -332,7 +332,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			 * loaded the generation before this step, and looks
 			 * again when it moves (orch_ready_any_kind).
 			 */
-			if (!pto_rc_can_dispatch(c->rc))
+			if (!core_rc_can_dispatch(c->rc))
 				continue;
 			if (!(asked & bit)) {
 				asked |= bit;
@@ -373,7 +373,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
  * makes poll() return. The orchestrator enqueues under its sched_mu before
  * it kicks, so a thread that saw kicked and pops again finds the entry.
  *
- * Lost-completion freedom: pto_launch_arm() stores WAKE_REQ on the cores
+ * Lost-completion freedom: core_launch_arm() stores WAKE_REQ on the cores
  * with work in flight, fences and re-reads COND; the core stores COND,
  * fences and reads WAKE_REQ (Documentation/mock-cores.md).
  */
@@ -417,7 +417,7 @@ static void sched_sleep(struct sched_thread *t)
 	 * nothing: the caller reaps every core and re-reads @kicked
 	 * afterwards.
 	 */
-	if (pto_launch_arm(t->launch) > 0)
+	if (core_launch_arm(t->launch) > 0)
 		goto out;
 	atomic_fetch_add_explicit(&t->sleeps, 1, memory_order_relaxed);
 	do
@@ -515,7 +515,7 @@ void *sched_thread_main(void *arg)
 			}
 			/*
 			 * Nothing in flight any more: the sleep polls the
-			 * eventfd alone (pto_launch_arm() finds no core to
+			 * eventfd alone (core_launch_arm() finds no core to
 			 * arm), which kicks and stop write.
 			 */
 			if (!moved && !t->self_kicked)
@@ -539,7 +539,7 @@ void *sched_thread_main(void *arg)
 		}
 		/* One doorbell ioctl for every parked core that got work. */
 		if (ring[0] | ring[1])
-			pto_ring(t->launch, ring);
+			core_doorbell(t->launch, ring);
 		if (t->consume.n &&
 		    (++t->consume_steps >= SCHED_CONSUME_STEPS ||
 		     (!moved && !t->backlog_since))) {

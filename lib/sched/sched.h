@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: the device backend's state, shared by its files. */
+/* Internal: the device backend's state, shared by its files. Internal
+ * symbols of lib/sched/ carry the sched_ prefix. */
 #ifndef PTO_LIB_SCHED_H
 #define PTO_LIB_SCHED_H
 
@@ -25,7 +26,7 @@ struct sched_slot {
 };
 
 struct sched_core {
-	struct pto_rc *rc;
+	struct core_rc *rc;
 	int32_t widx;			/* orchestrator worker index */
 	uint32_t kind;			/* its worker's kind */
 	struct sched_cluster *cl;
@@ -98,7 +99,7 @@ struct sched_thread {
 	 */
 	atomic_int started;
 	uint64_t clusters;		/* bitmap of owned clusters */
-	struct pto_launch *launch;
+	struct core_launch *launch;
 	unsigned int ncores;
 	struct sched_core *cores;
 	unsigned int nclusters;

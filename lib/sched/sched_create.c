@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "device.h"
 #include "sched/sched.h"
 #include "orch/backend.h"
 
@@ -217,8 +218,8 @@ static void sched_destroy(void *p)
 		 * clusters frees them for other files.
 		 */
 		if (t->clusters)
-			pto_cluster_release(be->dev, t->clusters);
-		pto_launch_free(t->launch);
+			core_cluster_release(be->dev, t->clusters);
+		core_launch_free(t->launch);
 		free(t->cores);
 		free(t->cl);
 		if (t->evfd >= 0)
@@ -229,7 +230,7 @@ static void sched_destroy(void *p)
 	 * Only a backend that claimed them gets here (create frees one that
 	 * did not itself).
 	 */
-	pto_dev_unclaim_clusters(be->dev, be->clusters);
+	dev_unclaim_clusters(be->dev, be->clusters);
 	free(be->threads);
 	free(be);
 }
@@ -280,7 +281,7 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		for (core = c * 3; core < c * 3 + 3; core++)
 			mask[core / 64] |= 1ULL << (core % 64);
 	}
-	ret = pto_launch_cores_notify(be->dev, mask, t->evfd, &t->launch);
+	ret = core_launch_cores_notify(be->dev, mask, t->evfd, &t->launch);
 	if (ret)
 		return ret;
 	t->ncores = t->launch->ncores;
@@ -290,7 +291,7 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		return -ENOMEM;
 	/* core[k] is the k-th core in ascending order: 3 per cluster. */
 	for (k = 0; k < t->ncores; k++) {
-		struct pto_rc *rc = &t->launch->core[k];
+		struct core_rc *rc = &t->launch->core[k];
 		struct sched_cluster *cl = &t->cl[k / 3];
 
 		cl->index = rc->index / 3;
@@ -346,7 +347,7 @@ int pto_orch_create_device(struct pto_dev *dev,
 
 	*out = NULL;
 	/* Cores and clusters of the parent's file: not the child's to take. */
-	if (pto_dev_forked(dev))
+	if (dev_forked(dev))
 		return -ECHILD;
 	/* Reserved words (pto/sched.h), before anything is taken; the
 	 * cores are the workers, @ocfg's are not read. */
@@ -397,11 +398,11 @@ int pto_orch_create_device(struct pto_dev *dev,
 	}
 
 	/* Another orchestrator on this handle may hold them (core.h). */
-	ret = pto_dev_claim_clusters(dev, be->clusters);
+	ret = dev_claim_clusters(dev, be->clusters);
 	if (!ret) {
-		ret = pto_cluster_acquire(dev, be->clusters);
+		ret = core_cluster_acquire(dev, be->clusters);
 		if (ret)
-			pto_dev_unclaim_clusters(dev, be->clusters);
+			dev_unclaim_clusters(dev, be->clusters);
 	}
 	if (ret) {
 		free(be->threads);

@@ -88,8 +88,8 @@ int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 	for (i = 0; i < 3; i++) {
 		struct sched_core *c = cl->core[i];
 		struct orch_dispatch_view v;
-		struct pto_payload *p = pto_rc_next_payload(c->rc);
-		uint8_t *dirty = &c->payload_dirty[pto_rc_next_parity(c->rc)];
+		struct pto_payload *p = core_rc_next_payload(c->rc);
+		uint8_t *dirty = &c->payload_dirty[core_rc_next_parity(c->rc)];
 		int ret;
 
 		if (!first) {

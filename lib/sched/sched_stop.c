@@ -29,7 +29,7 @@ int sched_retire(struct sched_thread *t)
 
 	for (k = 0; k < t->ncores; k++)
 		sched_ring_bit(mask, t->cores[k].rc->index);
-	ret = pto_core_retire(t->be->dev, mask, &r);
+	ret = core_retire(t->be->dev, mask, &r);
 	if (ret)
 		return ret;
 	atomic_store(&t->retired, r.retired);
@@ -50,7 +50,7 @@ int sched_retire(struct sched_thread *t)
  * returns when every core either returned through its gate or was
  * quarantined.
  *
- * Then every id in flight ends, here, once (pto_rc_abandon(), the
+ * Then every id in flight ends, here, once (core_rc_abandon(), the
  * EXITED echo's rules): the ioctl's return orders the payload loads after
  * the cores' last writes (core.h). A task a core completed before the
  * EXIT ends with its own status; a stopped one with -ECANCELED. Each goes
@@ -58,14 +58,14 @@ int sched_retire(struct sched_thread *t)
  * its cluster's count), so its consumers are poisoned and its run fails.
  *
  * Returns false if the retirement failed (-ENOMEM: the kernel claims no
- * core before its allocations; -EINTR never reaches here, pto_ioctl()
+ * core before its allocations; -EINTR never reaches here, ioc_call()
  * restarts it): nothing was retired, and the loop dispatches nothing and
  * asks again SCHED_ABORT_RETRY_MS later (sched_thread_main()).
  */
 bool sched_abort_cores(struct sched_thread *t)
 {
 	struct sched_backend *be = t->be;
-	struct pto_done done[2];
+	struct core_done done[2];
 	unsigned int k;
 
 	/*
@@ -79,7 +79,7 @@ bool sched_abort_cores(struct sched_thread *t)
 	t->aborted = true;
 	for_each_core_in(k, &t->busy) {
 		struct sched_core *c = &t->cores[k];
-		int i, n = pto_rc_abandon(c->rc, done);
+		int i, n = core_rc_abandon(c->rc, done);
 
 		for (i = 0; i < n; i++) {
 			struct sched_slot *s = &c->slot[done[i].id & 1];
