@@ -297,18 +297,24 @@ void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b);
  */
 void orch_set_consume_batch(struct orch_consume_batch *b);
 
-/* Test-only: the in-process backend without threads; tests pop and
- * complete by hand through the functions above. */
+#ifdef PTO_TEST_HOOKS
+/*
+ * The tests' own entry points, built with PTO_TEST_HOOKS only (the
+ * sanitizer builds and the selftests' archive). The in-process backend
+ * without threads; tests pop and complete by hand
+ * through the functions above.
+ */
 int orch_create_manual(const struct pto_orch_config *cfg,
 		       struct pto_orch **out);
-/* Test-only: the same, posing as a backend whose kicks wake a server
+/* The same, posing as a backend whose kicks wake a server
  * thread (kick_wakes_server, as the device's scheduler threads). */
 int orch_create_manual_server(const struct pto_orch_config *cfg,
 			      struct pto_orch **out);
-/* Test-only: kicks the manual backend has received so far. */
+/* Kicks the manual backend has received so far. */
 uint64_t orch_manual_kicks(struct pto_orch *o);
-/* Test-only: heavy sleeps so far (ready.c, before_sleep). */
+/* Heavy sleeps so far (ready.c, before_sleep). */
 uint64_t orch_heavy_sleeps(struct pto_orch *o);
+#endif
 /* Run states allocated and not yet freed (run.c): pto_orch_destroy()
  * refuses while any is left, and tests. */
 uint32_t orch_runs_alive(struct pto_orch *o);

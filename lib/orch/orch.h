@@ -85,8 +85,10 @@ struct pto_orch {
 	struct orch_slot *pend_tail;
 	uint64_t pend_tid0;
 	uint32_t ready_batch;
-	/* Sleeps that paid the barrier (ready.c, before_sleep); statistic. */
+#ifdef PTO_TEST_HOOKS
+	/* Sleeps that paid the barrier (ready_park.c, before_sleep). */
 	_Atomic uint64_t heavy_sleeps;
+#endif
 
 	/* Runs (run.c), under runs_mu. */
 	pthread_mutex_t runs_mu;
@@ -118,12 +120,15 @@ struct pto_orch {
 
 	char errmsg[ORCH_MSG_LEN];	/* last construction error */
 
-	/* Tests only: set with orch_set_fail_hook(), possibly while the
-	 * backend's threads run. */
+#ifdef PTO_TEST_HOOKS
+	/* Set with orch_set_fail_hook(), possibly while the backend's
+	 * threads run. */
 	_Atomic(orch_fail_hook_fn) fail_hook;
 	void *fail_ctx;
+#endif
 };
 
+#ifdef PTO_TEST_HOOKS
 static inline int orch_may_fail(struct pto_orch *o, int fp,
 				struct orch_slot *s)
 {
@@ -136,6 +141,13 @@ static inline int orch_may_fail(struct pto_orch *o, int fp,
 		return 0;
 	return h(o->fail_ctx, o, fp, s);
 }
+#else
+static inline int orch_may_fail(struct pto_orch *o, int fp,
+				struct orch_slot *s)
+{
+	return 0;
+}
+#endif
 
 /*
  * Is this a process other than the orchestrator's creator (a fork)? Then
@@ -151,6 +163,7 @@ static inline bool orch_forked(const struct pto_orch *o)
 	       orch_child_pid != o->owner_pid;
 }
 
+#ifdef PTO_TEST_HOOKS
 /*
  * Install (or, with NULL, remove) a test's fail hook. Its ctx is stored
  * first and the hook published with release: a thread that sees the new
@@ -164,6 +177,7 @@ static inline void orch_set_fail_hook(struct pto_orch *o, orch_fail_hook_fn h,
 		o->fail_ctx = ctx;
 	atomic_store_explicit(&o->fail_hook, h, memory_order_release);
 }
+#endif
 
 /*
  * Register @s in the innermost frame. Idempotent per slot per level: a

@@ -101,14 +101,18 @@ static void before_sleep(struct pto_orch *o, uint32_t kinds, bool heavy)
 	orch_ready_hungry_kinds(o, kinds);
 	if (!heavy)
 		return;
+#ifdef PTO_TEST_HOOKS
 	atomic_fetch_add_explicit(&o->heavy_sleeps, 1, memory_order_relaxed);
+#endif
 	orch_heavy_barrier();
 }
 
+#ifdef PTO_TEST_HOOKS
 uint64_t orch_heavy_sleeps(struct pto_orch *o)
 {
 	return atomic_load_explicit(&o->heavy_sleeps, memory_order_relaxed);
 }
+#endif
 
 /*
  * orch_ready_pop for a worker about to park (in-process backend, after

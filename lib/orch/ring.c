@@ -572,6 +572,7 @@ void orch_ring_wake_all(struct pto_orch *o)
 	wake_every_ring(o, false);
 }
 
+#ifdef PTO_TEST_HOOKS
 uint64_t orch_ring_live(struct pto_orch *o, int r)
 {
 	struct orch_ring *ring = &o->rings[r];
@@ -582,7 +583,9 @@ uint64_t orch_ring_live(struct pto_orch *o, int r)
 	pthread_mutex_unlock(&ring->mu);
 	return n;
 }
+#endif
 
+#ifdef PTO_TEST_HOOKS
 uint64_t orch_ring_used(struct pto_orch *o, int r)
 {
 	struct orch_ring *ring = &o->rings[r];
@@ -593,3 +596,4 @@ uint64_t orch_ring_used(struct pto_orch *o, int r)
 	pthread_mutex_unlock(&ring->mu);
 	return n;
 }
+#endif

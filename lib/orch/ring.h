@@ -64,8 +64,11 @@ void orch_ring_release_many(struct pto_orch *o, struct orch_slot *const *v,
 			    uint32_t n);
 void orch_ring_wake_all(struct pto_orch *o);
 void orch_ring_shutdown(struct pto_orch *o);
-uint64_t orch_ring_live(struct pto_orch *o, int r);	/* live slots */
-uint64_t orch_ring_used(struct pto_orch *o, int r);	/* heap bytes */
+#ifdef PTO_TEST_HOOKS
+/* For the tests: live slots, heap bytes charged. */
+uint64_t orch_ring_live(struct pto_orch *o, int r);
+uint64_t orch_ring_used(struct pto_orch *o, int r);
+#endif
 struct orch_slot *orch_slot_at(struct pto_orch *o, uint32_t idx);
 
 #endif

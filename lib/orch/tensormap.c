@@ -103,6 +103,7 @@ void orch_tm_unlock(struct pto_orch *o)
 	orch_unlock(&o->tm.mu);
 }
 
+#ifdef PTO_TEST_HOOKS
 struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k)
 {
 	struct orch_slotref v;
@@ -112,6 +113,7 @@ struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k)
 	orch_tm_unlock(o);
 	return v;
 }
+#endif
 
 /* Double the bucket array; on allocation failure keep the old one (the
  * table still works, only longer chains). */
@@ -228,6 +230,7 @@ void orch_tm_erase_task_outputs_locked(struct pto_orch *o, struct orch_slot *s)
 	s->nkeys = 0;
 }
 
+#ifdef PTO_TEST_HOOKS
 uint32_t orch_tm_count(struct pto_orch *o)
 {
 	uint32_t n;
@@ -237,3 +240,4 @@ uint32_t orch_tm_count(struct pto_orch *o)
 	orch_unlock(&o->tm.mu);
 	return n;
 }
+#endif

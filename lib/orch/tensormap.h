@@ -26,8 +26,6 @@ struct orch_tensormap {
 
 int orch_tm_init(struct pto_orch *o);
 void orch_tm_fini(struct pto_orch *o);
-struct orch_slotref orch_tm_lookup(struct pto_orch *o,
-				   const struct orch_key *k);
 int orch_tm_insert(struct pto_orch *o, const struct orch_key *k,
 		   struct orch_slotref v);
 void orch_tm_lock(struct pto_orch *o);
@@ -60,6 +58,11 @@ int orch_tm_insert_locked(struct pto_orch *o, const struct orch_key *k,
 			  struct orch_slotref v);
 void orch_tm_erase_task_outputs(struct pto_orch *o, struct orch_slot *s);
 void orch_tm_erase_task_outputs_locked(struct pto_orch *o, struct orch_slot *s);
+#ifdef PTO_TEST_HOOKS
+/* For the tests: a lookup under its own lock, the number of keys. */
+struct orch_slotref orch_tm_lookup(struct pto_orch *o,
+				   const struct orch_key *k);
 uint32_t orch_tm_count(struct pto_orch *o);
+#endif
 
 #endif
