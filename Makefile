@@ -26,12 +26,10 @@ CPPFLAGS := -Iuapi -Ilib/include -Ilib -D_GNU_SOURCE
 # Link-time optimisation: the scheduler's per-task path crosses files
 # (lib/core.c's register-window accessors, the orchestrator's completion
 # and pop), and in the TCG test VM every call and return is dear (a
-# return is a jump-cache lookup): measured there, device fan-out went from
-# 267k to 336k tasks/s (median of 8 interleaved runs) and independent from
-# 361k to 524k (Documentation/scheduler.md). Fat objects: the internal
-# archives also link with a compiler or linker that does not read GCC's
-# LTO bytecode (lib/libpto.a is one plain object, optimised across the
-# library's files when it is made: "Static archives" below).
+# return is a jump-cache lookup). Fat objects: the internal archives also
+# link with a compiler or linker that does not read GCC's LTO bytecode
+# (lib/libpto.a is one plain object, optimised across the library's files
+# when it is made: "Static archives" below).
 OPT := -O2 -flto=auto -ffat-lto-objects
 AR := gcc-ar
 # At the link, GCC inlines across files and re-runs its flow warnings on

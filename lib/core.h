@@ -131,7 +131,7 @@ int core_stats(struct pto_dev *dev, unsigned int core,
 		   struct pto_core_stats *out);
 
 /*
- * Retire @cores (bitmap; seed 003's protocol, in the kernel): what a
+ * Retire @cores (bitmap; the kernel's retirement protocol): what a
  * scheduler thread calls as it leaves its dispatch loop, on every exit
  * path. The clusters stay owned; @out reports the retired count, the
  * quarantined cores and the set's time. Returns 0 or -errno.

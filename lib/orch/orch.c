@@ -2,7 +2,7 @@
 /*
  * Orchestrator object: create (rings from the backend, workers), close
  * (reject, drain within a budget, retryable), destroy; error messages;
- * fork hygiene (seed 001 §8c).
+ * fork hygiene.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -185,7 +185,7 @@ static inline void orch_set_fail_hook(struct pto_orch *o, orch_fail_hook_fn h,
  * slot is always the newest entry when that could happen). Fallible: the
  * frame may grow; the caller charges the reference only after success.
  * Inline, and a frame with room is all it looks at: every submit runs it
- * (as a call, 33 instructions per submit in the VM's fan-out).
+ * (as a call, a good part of a submit's cost).
  */
 static inline int orch_scope_register(struct pto_orch *o, struct orch_slot *s)
 {
@@ -205,7 +205,7 @@ static inline int orch_scope_register(struct pto_orch *o, struct orch_slot *s)
 }
 
 /* Caller holds tm.mu. Inline: the submit path looks up every INPUT and
- * INOUT tensor, and as a call a lookup was a third more instructions. */
+ * INOUT tensor, and the call would cost more than the lookup. */
 static inline struct orch_slotref
 orch_tm_lookup_locked(struct pto_orch *o, const struct orch_key *k)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * READY routing and dispatch claims (seed 001 §2 step 6, §3).
+ * READY routing and dispatch claims.
  *
  * Queues: one exact FIFO per worker (targeted next-level singles), one FIFO
  * per worker kind ("any worker of kind K", and the shared SUB FIFO), and
@@ -186,9 +186,8 @@ static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
  * ones the head group reserves (they would find nothing). Returns
  * whether such a worker was left un-kicked: once @want are kicked, the
  * scan stops at the next such worker rather than going through the rest
- * (a device has 16 workers and routes once or twice per task in the
- * chain and wavefront shapes: the rest of the scan was ~300 instructions
- * per call there, most of the routing). Only when @want is at least the
+ * (on a device with many workers most of the routing would be that
+ * scan). Only when @want is at least the
  * number of such workers does it go through every worker. Caller holds
  * sched_mu and has linked the work. */
 static bool kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)

@@ -26,8 +26,7 @@
  * idle worker takes the slot at the latest before it parks, or is kicked by the hunger flush below: a kind stays hungry
  * while any idle worker of it was left un-kicked (kick_routed_locked),
  * and a worker that pops with work left behind kicks one more, so a
- * parked worker is not left idle while a slot waits behind a busy one
- * (test_orch_batch: parked_worker_takes_second_task_at_once). The
+ * parked worker is not left idle while a slot waits behind a busy one. The
  * device's scheduler threads serve many workers each and follow the
  * rules of orch_ready_steal instead.
  *
@@ -42,8 +41,7 @@
  *    routed work of the kind since; parked workers steal nothing. Not on
  *    every empty pop: while the workers outpace the orch thread, they
  *    would be empty after every task, and the list would be flushed at
- *    every publication (measured: 300 ns/submit then, 225 with the
- *    spin-delayed mark, 395 unbatched);
+ *    every publication;
  *  - before the orch thread can block or leave the orchestration
  *    function: the ring's back-pressure wait (ring.c), begin_run, the
  *    end of submission (run.c, before scope ends and cancellation), and
@@ -173,9 +171,8 @@ void orch_ready_defer(struct pto_orch *o, struct orch_slot *s)
 	 * it needs a full fence on both sides, or the worker could miss
 	 * this append and we its bit, and it would park with the slot
 	 * unrouted while this thread goes on to block elsewhere. A fence
-	 * here, once per submit, costs ~70 ns on the 2-CPU host (a locked
-	 * instruction waits for the submit's pending stores to drain), so
-	 * the fence is asymmetric: only a compiler barrier here, and the
+	 * here, once per submit, is dear (a locked instruction waits for the
+	 * submit's pending stores to drain), so the fence is asymmetric: only a compiler barrier here, and the
 	 * parking worker's membarrier(2) (orch_heavy_barrier) makes this
 	 * thread execute a full barrier: either before our load (which then
 	 * sees the bit: we flush, and the flush kicks the parked worker) or

@@ -82,9 +82,8 @@ void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
  * safe against an append still in the orch thread's store buffer, and
  * it is dear: membarrier(2) interrupts every CPU running a thread of
  * the process - the orch thread's above all - and an IPI into a guest
- * costs its receiver microseconds (measured: 12% of the submitting
- * thread's time on the 2-CPU host, 1 per ~90 submits, while workers
- * that outpace it park after every burst). So a thread's first sleep
+ * costs its receiver microseconds (a large share of the submitting
+ * thread's time while workers that outpace it park after every burst). So a thread's first sleep
  * of an idle period is light: the bits and the steal without the
  * barrier, and a sleep bounded by ORCH_LIGHT_SLEEP_NS. Only a light
  * sleep that ends by its timeout (no kick, no completion came) is
@@ -121,7 +120,7 @@ uint64_t orch_heavy_sleeps(struct pto_orch *o)
  * here for one-thread-per-worker backends: a worker that stole on every
  * empty pop would take each deferred slot as it is appended, and the
  * batching would save nothing while workers are ahead of the orch thread
- * (measured: ~50 ns per submit on the 2-CPU host). A server thread (the
+ * A server thread (the
  * device's) does steal on an empty pop (orch_ready_pop,
  * orch_member_done_pop): see orch_ready_steal.
  */

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ring (seed 001 §5): per scope-depth ring, one slot window and one heap
- * region, both reclaimed in FIFO order.
+ * Ring: per scope-depth ring, one slot window and one heap region, both
+ * reclaimed in FIFO order.
  *
  * Slot window: the ring's slots form a circular array of `window` entries
  * addressed by a 64-bit sequence number (seq % window). Live slots are
  * [last_alive, seq_next); release marks a slot and advances last_alive over
  * every released slot at the head, reclaiming heap bytes as it goes. The
  * slot array is allocated once, so a slot pointer is stable for the
- * orchestrator's lifetime (the seed's deque, without growth: the window is
- * a configuration value and the "task window full" back-pressure is what
- * the seed's L2 window gives). Task ids are a separate 64-bit monotonic
+ * orchestrator's lifetime (the window is a configuration value, and a full
+ * window is back-pressure on the orch thread). Task ids are a 64-bit monotonic
  * counter shared by all rings: at 10^9 tasks/s it wraps after 584 years, so
  * no compaction step exists; the sequence numbers are likewise 64-bit.
  *
@@ -21,7 +20,7 @@
  *
  * Locking: ring.mu guards the heap FIFO (tail, used), last_alive's
  * advance and the back-pressure wait. alloc is the only place the orch
- * thread blocks (seed §9 invariant 4); release is called by whoever
+ * thread blocks; release is called by whoever
  * consumes a slot and broadcasts only when it made progress. A zero-byte
  * alloc (no heap: the common task) with room in the window takes no lock:
  * see alloc_fast().
@@ -433,10 +432,8 @@ ring_alloc_locked_path(struct pto_orch *o, int r, uint64_t bytes,
 
 /*
  * The fast path apart from the rest (out of line): with the locked path
- * in the same function, every zero-byte alloc paid its prologue - six
- * register saves and a 136-byte frame - and the call was not inlined
- * into the submit (callgrind, fan-out in the VM: 125 instructions per
- * alloc before, see orchestrator.md "Round 7").
+ * in the same function, every zero-byte alloc would pay its prologue and
+ * the call would not be inlined into the submit.
  */
 int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		    struct orch_alloc_result *res)

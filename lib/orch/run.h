@@ -16,8 +16,7 @@ struct pto_run {
 	 * The counters every worker updates (a task launched, a task
 	 * consumed) on a line of their own: the orch thread reads @id for
 	 * every tensor it submits (its TensorMap key), and sharing a line
-	 * with them made each of those reads a miss to the worker's cache
-	 * (perf: ~15% of submit_impl on the wavefront shape).
+	 * with them made each of those reads a miss to the worker's cache.
 	 *
 	 * @active: registered, not yet consumed slots. The run is terminal
 	 * when submission is closed and this reaches zero (decided under

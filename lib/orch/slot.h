@@ -196,8 +196,7 @@ void orch_release_ref_batched(struct pto_orch *o, struct orch_slot *s,
 void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 			   const char *msg);
 /* The counters and links a new occupant starts from (slot claim, under
- * fanout_mu). Inline: every submit runs it, and as a call it was a
- * tenth of the claim's instructions. */
+ * fanout_mu). Inline: every submit runs it. */
 static inline void orch_slot_reset(struct orch_slot *s)
 {
 	s->fanin_count = 0;

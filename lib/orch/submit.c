@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Submit (seed 001 §2-§4, §8). Every variant - next-level single, group,
- * sub, sub group - goes through submit_impl, in §8's ownership order:
+ * Submit. Every variant - next-level single, group, sub, sub group - goes
+ * through submit_impl, in this ownership order:
  *
  *   slot claim -> run-slot registration -> scope registration -> charge
  *   -> (task data) -> TensorMap lookups -> cleanup journal -> TensorMap
@@ -531,7 +531,7 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 }
 
 /*
- * alloc (§8b): a synthetic slot, COMPLETED from birth, owning a heap slab.
+ * alloc: a synthetic slot, COMPLETED from birth, owning a heap slab.
  * Same ownership order; everything fallible happens while BUILDING, and the
  * self-release stand-in is published last, with the COMPLETED state.
  */

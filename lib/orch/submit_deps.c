@@ -11,8 +11,7 @@
 /* Collect a producer, deduplicated (retention wins). A reference whose
  * slot now holds another task is already consumed: satisfied. task_id is
  * written by this thread only, so reading it here needs no lock.
- * Inlined: called for every producer reference, and as a call its
- * register saves and restores were a third of its instructions. */
+ * Inlined: called for every producer reference. */
 static inline __attribute__((always_inline)) int
 add_producer(struct pto_orch *o, struct orch_slot *self, struct orch_slot *p,
 	     uint64_t ptid, bool retain)

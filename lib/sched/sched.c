@@ -3,7 +3,7 @@
  * The device backend of the orchestrator: scheduler threads that own
  * partitions of a device's clusters, dispatch READY tasks to their cores
  * through the register windows and hand completions back to the
- * orchestrator (seed 001's scheduler role, ARCHITECTURE.md's AICPU role).
+ * orchestrator (ARCHITECTURE.md's AICPU role).
  *
  * One loop iteration of a thread is three steps, each a function, so a
  * later capture step (args dump at task boundaries) slots in between:
@@ -226,8 +226,8 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 	memset(&blocked, 0, sizeof(blocked));
 	/*
 	 * The cluster scan only with MIX work running or wanted (mix_any,
-	 * see struct sched_thread): without it, the scan was a tenth of the
-	 * thread's instructions per task. The exchange before the scan: a
+	 * see struct sched_thread), so other work does not pay for it. The
+	 * exchange before the scan: a
 	 * kick that sets a cluster's mix_wanted after it sets mix_any again,
 	 * and one before it is seen by the scan (acquire on the exchange,
 	 * release on the kicker's mix_any store after its mix_wanted store).
@@ -288,8 +288,7 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			 * the pass is put off (@backlog_since keeps the loop
 			 * stepping): a skip left over from an earlier backlog
 			 * would make a lone task for a parked core a step that
-			 * moves nothing, and the thread would sleep on it
-			 * (sched_test parked_only_task_after_mix).
+			 * moves nothing, and the thread would sleep on it.
 			 */
 			if (t->backlog_since && t->clock_skip) {
 				t->clock_skip--;
@@ -447,8 +446,7 @@ void *sched_thread_main(void *arg)
 	 * Consumptions this thread's completions cause (a task's self
 	 * release, a producer's last retention) go to its batch and are
 	 * flushed 64 at a time, with one TensorMap lock, one ring lock per
-	 * ring and one run count-down, instead of all three per task (in
-	 * the TCG VM: fan-out +15-25%, independent +15%; scheduler.md).
+	 * ring and one run count-down, instead of all three per task.
 	 * Deferring a consumption is safe (orch_release_ref_batched). It
 	 * stays live: the batch is flushed when it is full, before the
 	 * thread idles (a step that moved nothing with no parked pass

@@ -200,21 +200,10 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 #define SCHED_DEFAULT_WAKE_DELAY_US 20
 
 /*
- * Awake cores per thread beyond which parked ones are woken only slowly:
- * on the mock, whose cores are kthreads on the same CPUs, the thread's
- * share of the CPUs left beside the orchestration thread and the
- * scheduler threads, at least one (cores the CPUs cannot run at once add
- * no throughput, only wake-ups and time slices shared with the threads
- * that feed them); on a device, every core. Beyond it a parked core is
- * still woken every SCHED_CAPPED_WAKE_MULT x wake_delay_us, so work that
- * no awake core may take (another kind, an exact target) waits, but
- * never starves.
- *
- * Measured in the 2-vCPU test VM (Documentation/scheduler.md): a second
- * awake core there parks between tasks (the mock lets half the CPUs'
- * worth of idle cores poll) and every task placed on it costs a
- * doorbell; with one awake core fan-out went from 65-95k to 185-245k
- * tasks/s and independent from 140-270k to 230-320k.
+ * Beyond the awake cap (sched_max_awake: on the mock, the thread's share
+ * of the CPUs; on a device, every core) a parked core is still woken
+ * every SCHED_CAPPED_WAKE_MULT x wake_delay_us, so work no awake core may
+ * take (another kind, an exact target) waits but never starves.
  */
 #define SCHED_CAPPED_WAKE_MULT 50
 #define SCHED_CLOCK_STRIDE 16	/* see sched_dispatch() */
@@ -267,9 +256,8 @@ static inline bool mask_empty(const struct sched_mask *m)
 
 /*
  * Do @a and @b hold at least @n cores between them? Counts only up to @n
- * (the awake cap: 1 in the 2-vCPU test VM): a popcount of every word was
- * a libgcc call per dispatch step (the baseline x86-64 the library is
- * built for has no POPCNT), ~30 instructions per task in fan-out.
+ * (the awake cap, often 1): a popcount is a libgcc call on the baseline
+ * x86-64 the library is built for (no POPCNT).
  */
 static inline bool mask_at_least(const struct sched_mask *a,
 				 const struct sched_mask *b, unsigned int n)
@@ -304,8 +292,7 @@ static inline unsigned int mask_take(struct sched_mask *m)
  * Every core of @m at the start, lowest first: the loop walks a copy, so
  * the body may change @m itself (a dispatch sets busy, a reap clears it);
  * a core it adds is not visited in this walk. Taking the lowest bit of a
- * copy is about half the instructions of searching the mask from @k on
- * each time (a fifth of a scheduler step's were the mask walks).
+ * copy is cheaper than searching the mask from @k on each time.
  */
 #define for_each_core_in(k, m)						\
 	for (struct sched_mask _walk = *(m);				\

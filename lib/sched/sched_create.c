@@ -133,7 +133,7 @@ static int sched_start(void *p, struct pto_orch *o)
  * did the Dekker below, so the thread either sees it before sleeping or
  * was sent the eventfd write. Not for a MIX kick: the thread reads
  * mix_wanted outside sched_mu, and only the fence below orders that
- * store before the thread's next look (review of b7a1dbb).
+ * store before the thread's next look.
  */
 static void wake_thread(struct sched_thread *t, bool again)
 {
@@ -150,8 +150,7 @@ static void wake_thread(struct sched_thread *t, bool again)
 	 * before a MIX kick: no fence, no eventfd write (the fence costs
 	 * about as much as a locked instruction in the TCG guest), and not
 	 * @kicked, whose consumption is an exchange: a plain flag of the
-	 * thread's own (the exchange after a self kick was 0.4-0.5 per task
-	 * in the chain and the wavefront, in the VM's callgrind counts).
+	 * thread's own.
 	 */
 	if (t == sched_self) {
 		t->self_kicked = true;

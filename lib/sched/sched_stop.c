@@ -14,7 +14,8 @@
 
 /*
  * A thread leaving its dispatch loop retires the cores it owns, through
- * the kernel's one retirement protocol (CLOSE before return, seed 003):
+ * the kernel's one retirement protocol (CLOSE before return,
+ * Documentation/mock-cores.md):
  * no completion latch, no other thread involved. A core that does not
  * answer within the kernel's deadline stays quarantined; the count is in
  * the statistics. A thread that never started leaves its cores to the
