@@ -244,9 +244,7 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
  * Threads may map one buffer at once (pto/pto.h): each that finds no
  * mapping makes one, and the first to publish it wins. A loser unmaps its
  * own and returns the winner's, so every caller gets the one address and
- * no mapping leaks (a plain store let the last writer win: the others'
- * mappings stayed mapped until exit, and an early caller kept an address
- * later calls no longer returned).
+ * no mapping leaks.
  */
 int pto_bo_map(struct pto_bo *bo, void **addr)
 {

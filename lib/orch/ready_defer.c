@@ -4,54 +4,29 @@
 #include "orch/ready_impl.h"
 
 /*
- * The orch thread's publications, batched. On the threaded in-process
- * and device backends (ready_batch > 1) a READY single for "any worker
- * of a kind" is
- * not routed at publication: orch_ready_defer appends it to the pending
- * list, and orch_ready_flush routes the list under one sched_mu hold,
- * with one generation bump and one kick pass per kind. Per submit that
- * saves the sched_mu round trip and the rq_gen store, two lines a
- * running worker holds. Groups and exact-target singles are routed at
- * once, after the list (publication order is kept), since a group
- * reserves its targets from the moment it is published.
+ * On the threaded in-process and device backends (ready_batch > 1) a
+ * READY single for "any worker of a kind" is not routed at publication:
+ * orch_ready_defer appends it to the pending list and orch_ready_flush
+ * routes the list in one sched_mu hold, one generation bump and one kick
+ * pass per kind. Groups and exact-target singles are routed at once,
+ * after the list, so publication order is kept.
  *
  * The list is a chain through pend_next: appended by the orch thread
  * without a lock, consumed under sched_mu from the cursor pend_taken by
- * the orch thread's flush and by stealers (orch_steal_pending_locked): a worker about
- * to park with its queues empty (orch_ready_pop_parking), and a server
- * thread at any pop that finds its worker's queues empty or before it
- * sleeps (orch_ready_steal), and reset only by the flush. So a deferred
- * slot never waits for the orch thread to come back: whatever the
- * orchestration function does next (block in its own code included), an
- * idle worker takes the slot at the latest before it parks, or is kicked by the hunger flush below: a kind stays hungry
- * while any idle worker of it was left un-kicked (kick_routed_locked),
- * and a worker that pops with work left behind kicks one more, so a
- * parked worker is not left idle while a slot waits behind a busy one. The
- * device's scheduler threads serve many workers each and follow the
- * rules of orch_ready_steal instead.
+ * the flush and by stealers (orch_steal_pending_locked: a worker about
+ * to park, orch_ready_pop_parking; a server thread at an empty pop or
+ * before it sleeps, orch_ready_steal), reset only by the flush. So a
+ * deferred slot never waits for the orch thread to come back: an idle
+ * worker takes it before it parks, or the hunger flush kicks one.
  *
- * When the list is flushed:
- *  - ready_batch publications after its first entry was claimed
- *    (orch_ready_check, at every slot claim; ready_batch <= window, so
- *    a listed slot, even one a worker took and finished, cannot be
- *    reclaimed and reissued before the reset that drops it);
- *  - at once when a deferred slot's kind is hungry: a worker of the kind
- *    has been idle for a while (orch_ready_hungry: the in-process worker
- *    calls it ~2 us into its idle spin) or is parking, and no flush has
- *    routed work of the kind since; parked workers steal nothing. Not on
- *    every empty pop: while the workers outpace the orch thread, they
- *    would be empty after every task, and the list would be flushed at
- *    every publication;
- *  - before the orch thread can block or leave the orchestration
- *    function: the ring's back-pressure wait (ring.c), begin_run, the
- *    end of submission (run.c, before scope ends and cancellation), and
- *    run waits and polls made from inside the orchestration function.
- * A listed slot is READY and in no queue: nothing but routing moves it
- * (pop needs it queued, poisoning needs it PENDING, cancellation comes
- * after the end-of-submission flush, and route_locked checks the state
- * anyway), so it cannot be consumed while not yet routed.
+ * The list is flushed ready_batch claims after its first entry
+ * (orch_ready_check; ready_batch <= window, so a listed slot cannot be
+ * reissued before the reset that drops it), at once when a deferred
+ * slot's kind is hungry (orch_ready_hungry), and before the orch thread
+ * can block or leave the orchestration function (ring back-pressure,
+ * begin_run, end of submission, run waits). A listed slot is READY and
+ * in no queue, so nothing but routing moves it.
  */
-
 
 /* Route the list from the cursor on. Caller holds sched_mu. Acquire on
  * each link: pairs with orch_ready_defer's release, so the slot's fields

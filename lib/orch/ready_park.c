@@ -7,11 +7,7 @@
 #include <sys/syscall.h>
 #include "orch/ready_impl.h"
 
-/*
- * Set if a registered barrier call ever fails (a seccomp policy that
- * refuses the command): from then on orch_ready_defer routes every READY
- * slot at once, so batching no longer depends on the asymmetric fence.
- */
+/* Declared, and its use explained, in ready_impl.h. */
 _Atomic bool orch_membarrier_broken;
 
 /* A worker of @kind is idle and may park: orch_ready_defer flushes kind

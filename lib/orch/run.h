@@ -66,7 +66,7 @@ void orch_run_task_launched(struct pto_run *r);
 /*
  * Orch thread, at slot registration: one active (and, if @launch, one
  * unlaunched) count, from the run's credit. Inline: every submit runs it.
- * Relaxed adds, as before the credit: the counters only need to be
+ * Relaxed adds: the counters only need to be
  * positive until submission closes, which the bias and the unspent
  * credit guarantee; each slot's own decrement comes later than its
  * registration on every path (it needs the slot, published after this).

@@ -177,7 +177,6 @@ struct orch_slot {
 	char member_message[ORCH_MSG_LEN];	/* valid when first_err != 0 */
 };
 
-
 /* Failure claim: BUILDING/PENDING (and READY when the caller holds
  * sched_mu and has unlinked it) -> FAILED under fanout_mu. Returns the
  * state it won from, or -1 if it lost. Winner alone writes the message. */

@@ -198,8 +198,8 @@ static int copy_member(struct pto_orch *o, struct orch_slot *s,
  * in-process one) makes it a HOST tensor keyed by its address, any other
  * names the heap's object, offset and device (backend.h, struct
  * orch_heap). Whatever @t said of its space before is overwritten, so
- * that every carved buffer is a key of its own: a GM-declared OUTPUT on
- * a HOST heap used to keep (GM, 0, 0, 0), one key for all of them.
+ * that every carved buffer is a key of its own (a GM-declared OUTPUT on
+ * a HOST heap would otherwise share the key (GM, 0, 0, 0) with all).
  */
 static void heap_tensor(const struct orch_heap *heap, uint64_t off,
 			struct pto_tensor *t)

@@ -8,7 +8,6 @@
 #include <pto/orch.h>
 #include "orch/orch_internal.h"
 
-
 struct submit_req {
 	uint8_t kind;			/* ORCH_NEXT_LEVEL / ORCH_SUB */
 	bool is_group;			/* all-or-nothing next-level group */
