@@ -72,24 +72,11 @@ void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
 /*
  * The other side of orch_ready_defer's check, for a thread about to
  * sleep that serves workers of @kinds: the bits, then (@heavy) the
- * barrier; the caller then reads the list (steals) under sched_mu.
- *
- * Light and heavy sleeps. The barrier is what makes an indefinite sleep
- * safe against an append still in the orch thread's store buffer, and
- * it is dear: membarrier(2) interrupts every CPU running a thread of
- * the process - the orch thread's above all - and an IPI into a guest
- * costs its receiver microseconds (a large share of the submitting
- * thread's time while workers that outpace it park after every burst). So a thread's first sleep
- * of an idle period is light: the bits and the steal without the
- * barrier, and a sleep bounded by ORCH_LIGHT_SLEEP_NS. Only a light
- * sleep that ends by its timeout (no kick, no completion came) is
- * followed by a heavy one: the full protocol, then a sleep without
- * bound. Liveness: the only thing a light sleep can miss is an append
- * the barrier would have shown (or whose hunger check missed our bit),
- * and that waits at most ORCH_LIGHT_SLEEP_NS, until the heavy pass
- * takes it. A thread woken by a kick starts light again, so a busy
- * run's parks cost no barrier at all, and an idle worker pays one, a
- * millisecond into its idleness.
+ * barrier; the caller then steals the list under sched_mu. The barrier
+ * (membarrier(2), an IPI to the orch thread's CPU) is dear, so a first
+ * sleep is light: no barrier, bounded by ORCH_LIGHT_SLEEP_NS. Only one
+ * that timed out is followed by a heavy, unbounded one; a light sleep
+ * can miss an append only for that long.
  */
 static void before_sleep(struct pto_orch *o, uint32_t kinds, bool heavy)
 {
@@ -112,13 +99,10 @@ uint64_t orch_heavy_sleeps(struct pto_orch *o)
 /*
  * orch_ready_pop for a worker about to park (in-process backend, after
  * storing parked): with its queues empty it also takes the orch thread's
- * pending READY slots (orch_steal_pending_locked); @heavy: see before_sleep. Only
- * here for one-thread-per-worker backends: a worker that stole on every
- * empty pop would take each deferred slot as it is appended, and the
- * batching would save nothing while workers are ahead of the orch thread
- * A server thread (the
- * device's) does steal on an empty pop (orch_ready_pop,
- * orch_member_done_pop): see orch_ready_steal.
+ * pending READY slots; @heavy: see before_sleep. Only here for
+ * one-thread-per-worker backends: a worker that stole on every empty pop
+ * would take each deferred slot as it is appended, and the batching would
+ * save nothing. Server threads steal at every empty pop (orch_ready_steal).
  */
 int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 			   struct orch_dispatch *d, bool heavy)
@@ -133,35 +117,12 @@ int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
 }
 
 /*
- * Server backends (kick_wakes_server: the device's scheduler threads,
- * each serving many workers). A server takes the pending list in two
- * ways:
- *  - opportunistically, at every pop that finds its worker's queues
- *    empty (pop_locked's steal, no barrier): an awake server with a core
- *    free takes deferred work even while it never idles (a busy thread
- *    running a chain of completions would otherwise leave a deferred
- *    task of another kind for as long as it stays busy). It moves the
- *    routing from the orch thread to the server, which is idle then;
- *    deferred appends bump no generation, so an idle server does not
- *    pop for them: its hunger mark does that (sched.c);
- *  - here, before it sleeps: the other side of orch_ready_defer's check,
- *    for every kind the thread serves (bits, barrier if @heavy - see
- *    before_sleep - and the list), then the
- *    whole list is routed, whichever worker it is for; the kicks wake
- *    this thread or the one owning a target, so it does not sleep on
- *    them.
- * Liveness while the orch thread never comes back (a long computation in
- * the orchestration function): every server thread calls this before it
- * sleeps, and it routes the whole list, whatever its kinds; a deferred
- * slot was appended either before that thread's barrier (its steal takes
- * it) or after it (the append sees the bit and flushes, which kicks).
- * With the orch thread away the routed work is finite, so a thread that
- * is awake goes idle and comes here eventually. Latency, not liveness,
- * is what the pop-time steal is for; its bound is one task: a core with
- * a free pending slot takes a stolen task behind its running one, and
- * the routing's kick goes to the first worker of the kind with room
- * (kick_kind), which may be that core rather than an idle one of a
- * sleeping thread.
+ * Server backends (kick_wakes_server: the device's scheduler threads)
+ * take the pending list at every pop that finds their worker's queues
+ * empty (no barrier: latency) and here, before they sleep (bits, barrier
+ * if @heavy, then the whole list, whichever worker it is for: liveness).
+ * A deferred slot was appended either before the sleeper's barrier (its
+ * steal takes it) or after it (the append sees the bit and flushes).
  */
 bool orch_ready_steal(struct pto_orch *o, uint32_t kinds, bool heavy)
 {
