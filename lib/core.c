@@ -27,7 +27,7 @@ int core_cluster_release(struct pto_dev *dev, uint64_t clusters)
 }
 
 int core_stats(struct pto_dev *dev, unsigned int core,
-		   struct pto_core_stats *out)
+	       struct pto_core_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->core = core;
@@ -35,7 +35,7 @@ int core_stats(struct pto_dev *dev, unsigned int core,
 }
 
 int core_retire(struct pto_dev *dev, const uint64_t *cores,
-		    struct pto_core_retire *out)
+		struct pto_core_retire *out)
 {
 	memset(out, 0, sizeof(*out));
 	memcpy(out->cores, cores, sizeof(out->cores));
@@ -43,7 +43,7 @@ int core_retire(struct pto_dev *dev, const uint64_t *cores,
 }
 
 int core_retire_status(struct pto_dev *dev, unsigned int core,
-		      struct pto_retire_status *out)
+		       struct pto_retire_status *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->core = core;
@@ -51,7 +51,7 @@ int core_retire_status(struct pto_dev *dev, unsigned int core,
 }
 
 int core_reset(struct pto_dev *dev, const uint64_t *cores,
-		   struct pto_core_reset *out)
+	       struct pto_core_reset *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (cores)
@@ -73,13 +73,13 @@ void core_launch_free(struct core_launch *l)
 }
 
 int core_launch_cores(struct pto_dev *dev, const uint64_t *cores,
-		     struct core_launch **out)
+		      struct core_launch **out)
 {
 	return core_launch_cores_notify(dev, cores, -1, out);
 }
 
 int core_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
-			    int evfd, struct core_launch **out)
+			     int evfd, struct core_launch **out)
 {
 	struct pto_core_launch args = { 0 };
 	struct pto_dev_info info;

@@ -62,14 +62,14 @@ int core_cluster_release(struct pto_dev *dev, uint64_t clusters);
  * each window. core[k] of the result is the k-th core in ascending order.
  */
 int core_launch_cores(struct pto_dev *dev, const uint64_t *cores,
-		     struct core_launch **out);
+		      struct core_launch **out);
 /*
  * The same, with the cores' completion wake-ups delivered to @evfd (an
  * eventfd the caller owns and keeps open while the launch lives) instead
  * of the device fd's poll(): PTO_LAUNCH_FLAG_EVENTFD.
  */
 int core_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
-			    int evfd, struct core_launch **out);
+			     int evfd, struct core_launch **out);
 /* Unmap and free (the cores stay launched until their clusters are released). */
 void core_launch_free(struct core_launch *l);
 
@@ -128,7 +128,7 @@ int core_launch_wait(struct core_launch *l, int timeout_ms);
 int core_launch_arm(struct core_launch *l);
 
 int core_stats(struct pto_dev *dev, unsigned int core,
-		   struct pto_core_stats *out);
+	       struct pto_core_stats *out);
 
 /*
  * Retire @cores (bitmap; the kernel's retirement protocol): what a
@@ -137,13 +137,13 @@ int core_stats(struct pto_dev *dev, unsigned int core,
  * quarantined cores and the set's time. Returns 0 or -errno.
  */
 int core_retire(struct pto_dev *dev, const uint64_t *cores,
-		    struct pto_core_retire *out);
+		struct pto_core_retire *out);
 /* One core's retirement state (bits, nonce, response, result, times). */
 int core_retire_status(struct pto_dev *dev, unsigned int core,
-		      struct pto_retire_status *out);
+		       struct pto_retire_status *out);
 /* Host recovery of quarantined cores (CAP_SYS_ADMIN); @cores NULL: all. */
 int core_reset(struct pto_dev *dev, const uint64_t *cores,
-		   struct pto_core_reset *out);
+	       struct pto_core_reset *out);
 
 static inline uint32_t core_win_read(const struct core_rc *c, unsigned int off)
 {
