@@ -281,10 +281,9 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			/*
 			 * While the pass is put off, read the clock once per
 			 * SCHED_CLOCK_STRIDE steps: a backlog behind the cap
-			 * puts it off for a millisecond, and a clock read at
-			 * every step was a third of the thread's time in the
-			 * TCG test VM (each is an emulated TSC read there). A
-			 * wake comes at most that many steps late. Only while
+			 * puts it off for a millisecond, and a clock read is
+			 * dear under emulation (a TSC read). A wake comes at
+			 * most that many steps late. Only while
 			 * the pass is put off (@backlog_since keeps the loop
 			 * stepping): a skip left over from an earlier backlog
 			 * would make a lone task for a parked core a step that

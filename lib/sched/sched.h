@@ -107,8 +107,8 @@ struct sched_thread {
 	int evfd;
 	/*
 	 * Core sets, so a loop pass visits the cores it concerns, not every
-	 * core of the partition (in the TCG test VM, scanning 12 cores per
-	 * step three times was most of the thread's time per task):
+	 * core of the partition (scanning them all at every step would be
+	 * most of the thread's time per task):
 	 * @all every core; @busy those with a task in flight (set by
 	 * dispatch, cleared by the reap that empties them); @parked idle
 	 * cores seen parked - a parked core wakes only by this thread's
