@@ -50,8 +50,8 @@ struct pto_orch {
 	struct orch_lock sched_mu __attribute__((aligned(64)));
 	struct orch_worker *workers;
 	uint32_t nworkers;
-	uint32_t kind_workers[PTO_WK_NR];	/* workers of each kind (fixed) */
-	struct orch_rq kind_rq[PTO_WK_NR];
+	uint32_t kind_workers[ORCH_KIND_NR];	/* workers of each kind (fixed) */
+	struct orch_rq kind_rq[ORCH_KIND_NR];
 	struct orch_rq group_rq;
 	/* Bumped after every enqueue, so idle workers can spin on one word
 	 * instead of the lock. */
@@ -62,9 +62,9 @@ struct pto_orch {
 	 * group FIFO, or assigned (rq_queued_other). Written under sched_mu,
 	 * read without it. Their own line: every pop writes one, and idle
 	 * in-process workers spin on rq_gen's. */
-	_Atomic uint32_t rq_queued_kind[PTO_WK_NR] __attribute__((aligned(64)));
+	_Atomic uint32_t rq_queued_kind[ORCH_KIND_NR] __attribute__((aligned(64)));
 	_Atomic uint32_t rq_queued_other;
-	char rq_queued_pad[64 - (PTO_WK_NR + 1) * sizeof(uint32_t)];
+	char rq_queued_pad[64 - (ORCH_KIND_NR + 1) * sizeof(uint32_t)];
 	/* One bit per worker kind: a worker of the kind is idle (spinning a
 	 * while, or parking). Set by workers, cleared by the flush or steal
 	 * that routes work of the kind, read by the orch thread at every

@@ -274,7 +274,7 @@ bool orch_kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
 void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
 			     uint32_t n)
 {
-	uint32_t i, k, want[PTO_WK_NR] = { 0 };
+	uint32_t i, k, want[ORCH_KIND_NR] = { 0 };
 	bool any = false;
 
 	orch_lock(&o->sched_mu);
@@ -285,7 +285,7 @@ void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
 		if (want[v[i]->wkind] && take_self_credit(o, v[i]))
 			want[v[i]->wkind]--;
 	}
-	for (k = 0; k < PTO_WK_NR; k++)
+	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
 		if (want[k])
 			kick_kind(o, k, want[k]);
 	/* Release: an idle worker that sees the new generation and then takes

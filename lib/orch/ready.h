@@ -8,6 +8,15 @@
 #include "orch/backend.h"
 #include "orch/slot.h"
 
+/* Arrays indexed by enum pto_worker_kind: index 0 (no kind) stays empty. */
+#define ORCH_KIND_FIRST PTO_WORKER_AIC
+#define ORCH_KIND_NR (PTO_WORKER_SUB + 1)
+
+static inline bool orch_kind_valid(uint32_t kind)
+{
+	return kind >= ORCH_KIND_FIRST && kind < ORCH_KIND_NR;
+}
+
 struct orch_rq {
 	struct orch_slot *head, *tail;
 };

@@ -67,7 +67,7 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 	 * any routing of the kind feeds it. Its idle cores are not idle
 	 * workers waiting for a kick of their own.
 	 */
-	for (k = 0; k < PTO_WK_NR; k++)
+	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
 		if (want[k] && (!orch_kick_kind(o, k, want[k]) ||
 				o->ops->kick_wakes_server))
 			fed |= 1u << k;
@@ -79,7 +79,7 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
  * Caller holds sched_mu. */
 bool orch_steal_pending_locked(struct pto_orch *o)
 {
-	uint32_t want[PTO_WK_NR] = { 0 };
+	uint32_t want[ORCH_KIND_NR] = { 0 };
 
 	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire) ||
 	    !route_pending_locked(o, want))
@@ -91,7 +91,7 @@ bool orch_steal_pending_locked(struct pto_orch *o)
 
 void orch_ready_flush(struct pto_orch *o)
 {
-	uint32_t want[PTO_WK_NR] = { 0 };
+	uint32_t want[ORCH_KIND_NR] = { 0 };
 
 	if (!o->pend_tail)
 		return;

@@ -64,7 +64,7 @@ void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
 {
 	uint32_t k;
 
-	for (k = 0; k < PTO_WK_NR; k++)
+	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
 		if (kinds & (1u << k))
 			mark_hungry(o, k);
 }

@@ -38,7 +38,7 @@ struct pto_run {
 	/* Orch thread only: */
 	int construction_err;
 	/* Its message: later calls overwrite o->errmsg (a refused submit
-	 * says why it was refused); pto_submit puts this back. */
+	 * says why it was refused); pto_run_start puts this back. */
 	char construction_msg[ORCH_MSG_LEN];
 	/* Counts added to active / unlaunched ahead of registration, spent
 	 * one per slot: the orch thread touches those shared counters once
