@@ -27,8 +27,9 @@
  *
  * Back-pressure hysteresis: a full window is waited out in batches, not
  * slot by slot, so the orch thread and the releasers do not ping-pong (a
- * futex wake, a context switch and a futex wait per task). A window waiter asks to be woken only when RING_WAKE_FRACTION of the
- * window is free (wake_live). That batch may never come: slots of a scope
+ * futex wake, a context switch and a futex wait per task). A window
+ * waiter asks to be woken only when RING_WAKE_FRACTION of the window is
+ * free (wake_live). That batch may never come: slots of a scope
  * the orch thread still has open are released only by its scope_end, so
  * the wait is also bounded by RING_RECHECK_MS, after which the waiter
  * takes whatever is free. A heap waiter (a size, not a count) is woken by
