@@ -148,8 +148,9 @@ void orch_ready_defer(struct pto_orch *o, struct orch_slot *s)
 	 * unrouted while this thread goes on to block elsewhere. A fence
 	 * here, once per submit, is dear (a locked instruction waits for the
 	 * submit's pending stores to drain), so the fence is asymmetric:
-	 * only a compiler barrier here, and the parking worker's membarrier(2) (orch_heavy_barrier) makes this
-	 * thread execute a full barrier: either before our load (which then
+	 * only a compiler barrier here, and the parking worker's
+	 * membarrier(2) (orch_heavy_barrier) makes this thread execute a
+	 * full barrier: either before our load (which then
 	 * sees the bit: we flush, and the flush kicks the parked worker) or
 	 * after it, which drains our append before the worker reads the list
 	 * (it steals the slot). A worker's first sleep of an idle period
