@@ -469,18 +469,11 @@ int orch_ready_pop_locked(struct pto_orch *o, int32_t widx,
  * Could a pop for a worker of @kind find anything: work in its kind's
  * FIFO, or what counts for every worker (exact FIFOs, the group FIFO,
  * assigned members, and for a server the pending list its pops steal)?
- * A hint read without sched_mu. A device thread asks it before it pops
- * for an idle core (once per kind per dispatch step, and again after a
- * pop): otherwise it took the lock once per idle core to learn that
- * nothing was queued (the device's chain: a completing core pops its
- * successor itself, and every other idle core's pop found nothing, ~11
- * lock round trips per task), and its AIC cores' pops found nothing while
- * only AIV work was queued (a third of a pop per fan-out task). It is
- * never stale in the way that matters: every routing links its slots and
- * counts them before its generation bump (release), so a caller that
- * acquire-loaded the generation before asking sees at least the entries
- * routed before that bump; one it misses bumps the generation after its
- * load, and the caller looks again when it sees the new generation.
+ * A hint without sched_mu, so a device thread need not take the lock for
+ * every idle core. Never stale in the way that matters: every routing
+ * counts its slots before its generation bump (release), so a caller that
+ * acquire-loaded the generation first sees at least what was routed
+ * before that bump, and looks again at the next generation.
  */
 bool orch_ready_any_kind(struct pto_orch *o, uint32_t kind)
 {

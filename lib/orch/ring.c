@@ -162,25 +162,14 @@ static struct orch_slot *ring_after(const struct orch_ring *ring,
 
 /*
  * Prefetch what the next submits will write. Slots are handed out in
- * sequence over the whole window, so with a large window and workers that
- * lag (a busy machine) the next slot and its argument storage were last
- * touched a window ago and are cold: a dozen misses to memory per submit,
- * which doubled the submit cost when another process took a CPU. And when
- * they are warm, they are warm in a worker's cache (it ran and completed
- * the previous occupant), so the prefetch asks for the lines in exclusive
- * state where the CPU can (orch_prefetchw): the submit's stores then need
- * no second round trip to take ownership. Three stages, each reading only
- * lines the previous submit prefetched: slot seq+3's hot lines (with the
- * inline edge, journal and member storage); slot seq+2's arrays that grew
- * to the heap; slot seq+1's argument tensors (inline or not, as many as
- * its previous occupant had). The pointers and counts read here are
- * written only by the orch thread (submit, orch_grow), so reading them
- * races with no one; a stale pointer only makes a useless prefetch, which
- * never faults.
- *
- * @have is orch_have_prefetchw, tested once by the caller: inlined for
- * each value, the dozen prefetches carry no test each, and the hot-line
- * loop, of a constant trip count, is unrolled.
+ * sequence over the whole window, so with workers that lag the next slot
+ * was last touched a window ago and is cold, or warm in a worker's cache:
+ * ask for the lines in exclusive state where the CPU can (orch_prefetchw).
+ * Three stages, each reading only lines the previous submit prefetched:
+ * slot seq+3's hot lines, slot seq+2's arrays that grew to the heap, slot
+ * seq+1's argument tensors. The pointers read here are written only by
+ * the orch thread; a stale one only makes a useless prefetch.
+ * @have is orch_have_prefetchw, tested once by the caller.
  */
 static inline __attribute__((always_inline)) void
 prefetch_ahead_as(const struct orch_ring *ring, const struct orch_slot *s0,

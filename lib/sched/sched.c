@@ -442,23 +442,14 @@ void *sched_thread_main(void *arg)
 	unsigned int idle_steps = 0;
 
 	/*
-	 * Consumptions this thread's completions cause (a task's self
-	 * release, a producer's last retention) go to its batch and are
-	 * flushed 64 at a time, with one TensorMap lock, one ring lock per
-	 * ring and one run count-down, instead of all three per task.
-	 * Deferring a consumption is safe (orch_release_ref_batched). It
-	 * stays live: the batch is flushed when it is full, before the
-	 * thread idles (a step that moved nothing with no parked pass
-	 * pending: it then spins or sleeps), when the thread leaves its
-	 * loop, and at the latest SCHED_CONSUME_STEPS steps after the first
-	 * consumption went in, so a thread that stays busy without filling
-	 * its batch (its tasks mostly consumed by another thread's
-	 * completions, or steps waiting on its cores) holds none for longer
-	 * than that: a run's wait and the orch thread's back-pressure wait
-	 * see every consumption within that many steps of the thread that
-	 * made it. (Flushing at every step that moved nothing would flush
-	 * per task: a core's task spans several steps.)
+	 * Consumptions this thread's completions cause go to its batch and
+	 * are flushed together (orch_consume_flush; deferring one is safe:
+	 * orch_release_ref_batched): when the batch is full, before the
+	 * thread idles, when it leaves its loop, and at the latest
+	 * SCHED_CONSUME_STEPS steps after the first went in, so run waits and
+	 * the orch thread's back-pressure see every consumption soon.
 	 */
+
 	t->consume.n = 0;
 	t->consume_steps = 0;
 	orch_set_consume_batch(&t->consume);
