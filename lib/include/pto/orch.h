@@ -347,6 +347,7 @@ PTO_API void pto_run_release(pto_run *r);
  * negative errno with pto_orch_error() set; after an error the run is
  * doomed. @cfg and *out may be NULL.
  */
+
 /* A task on worker pto_on_worker(id), or any worker pto_on_kind(K). */
 PTO_API int pto_submit_next_level(pto_orch *o, const struct pto_callable *c,
 				  struct pto_task_args *args,
