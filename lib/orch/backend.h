@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The worker-backend interface: what the orchestrator needs from whatever
- * executes tasks, and the entry points a backend (the in-process threads
- * here, the device scheduler threads later) drives the DAG through.
+ * executes tasks, and the entry points a backend (the in-process threads,
+ * the device's scheduler threads) drives the DAG through. It is the whole
+ * of lib/orch/ that lib/sched/ may use.
  *
  * A backend never touches slot state, counters or queues itself. Its
  * dispatch/complete path is a sequence of steps, each an orchestrator
