@@ -6,6 +6,7 @@
  * (the second task depends on the first through c), and checks d.
  * Prints "consumer: ok" and exits 0 when every value is right.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <linux/pto.h>
 #include <pto/orch.h>
@@ -20,6 +21,7 @@ static const struct pto_callable add = { .kernel_id = PTO_FUNC_ADD };
 struct bufs {
 	struct pto_bo *bo;
 	float *map;
+	int32_t aiv;	/* worker id of the device's first AIV core */
 };
 
 static struct pto_tensor t(struct bufs *b, int i)
@@ -27,9 +29,9 @@ static struct pto_tensor t(struct bufs *b, int i)
 	return pto_tensor_gm(b->bo, b->map, i * SZ, SZ, PTO_DTYPE_F32);
 }
 
-/* out = x + y on an AIV core. */
-static int add_task(pto_orch *o, struct pto_tensor x, struct pto_tensor y,
-		    struct pto_tensor out)
+/* out = x + y on AIV core @aiv. */
+static int add_task(pto_orch *o, int32_t aiv, struct pto_tensor x,
+		    struct pto_tensor y, struct pto_tensor out)
 {
 	struct pto_task_args args;
 	struct pto_task h;
@@ -44,7 +46,7 @@ static int add_task(pto_orch *o, struct pto_tensor x, struct pto_tensor y,
 		ret = pto_args_add_tensor(&args, &out, PTO_OUTPUT_EXISTING);
 	if (ret >= 0)
 		ret = pto_submit_next_level(o, &add, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), &h);
+					    pto_on_worker(aiv), &h);
 	pto_args_fini(&args);
 	return ret;
 }
@@ -54,8 +56,8 @@ static int dag(pto_orch *o, void *arg)
 	struct bufs *b = arg;
 	int ret;
 
-	ret = add_task(o, t(b, 0), t(b, 1), t(b, 2));
-	return ret ? ret : add_task(o, t(b, 2), t(b, 1), t(b, 3));
+	ret = add_task(o, b->aiv, t(b, 0), t(b, 1), t(b, 2));
+	return ret ? ret : add_task(o, b->aiv, t(b, 2), t(b, 1), t(b, 3));
 }
 
 int main(void)
@@ -72,6 +74,11 @@ int main(void)
 		return 1;
 	}
 	ret = pto_dev_info(dev, &info);
+	for (b.aiv = 0; !ret && b.aiv < (int32_t)info.cores; b.aiv++)
+		if (info.core_type[b.aiv] == PTO_CORE_AIV)
+			break;
+	if (!ret && b.aiv == (int32_t)info.cores)
+		ret = -ENODEV;
 	if (!ret)
 		ret = pto_bo_alloc(dev, 4 * SZ, 0, &b.bo);
 	if (!ret)
