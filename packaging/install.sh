@@ -13,17 +13,15 @@
 # MANIFEST is the manifest's installed path (without DESTDIR); GROUP the
 # system group the udev rule names, made when missing (under DESTDIR only
 # if DESTDIR has an etc/group).
-set -eu
+set -eEu	# -E: the ERR trap below also in functions
 action=$1 destdir=$2 manifest=$3
 
-# uninstall [keep-group]: files and links first, then the directories
-# (deepest first, the reverse of their creation order), then the group
-# unless an upgrade keeps it (its gid may own device nodes already).
-uninstall() {
-	local m="$destdir$manifest" kind path keep=${1:-} entries
+# remove ENTRIES [keep-group]: files and links first, then the
+# directories (deepest first, the reverse of their creation order), then
+# the group unless an upgrade keeps it (its gid may own device nodes).
+remove() {
+	local entries=$1 keep=${2:-} kind path
 
-	[ -f "$m" ] || return 0
-	entries=$(cat "$m")	# the manifest lists itself
 	while read -r kind path; do
 		case "$kind" in
 		file|link) rm -f "$destdir$path" ;;
@@ -47,11 +45,19 @@ uninstall() {
 	done <<<"$entries"
 }
 
-# mkdirs DIR: make DIR and its missing parents, each recorded.
+# uninstall [keep-group]: remove what the manifest lists (itself too).
+uninstall() {
+	[ -f "$destdir$manifest" ] || return 0
+	remove "$(cat "$destdir$manifest")" "${1:-}"
+}
+
+# mkdirs DIR: make DIR and its missing parents, each recorded (DESTDIR
+# itself is made unrecorded: it is the caller's).
 mkdirs() {
 	local d=$1
 
 	[ -d "$destdir$d" ] && return 0
+	[ "$d" != / ] || { mkdir -p "$destdir"; return 0; }
 	mkdirs "$(dirname "$d")"
 	mkdir "$destdir$d"
 	echo "dir $d" >>"$new"
@@ -72,6 +78,8 @@ install)
 	new=$(mktemp)
 	trap 'rm -f "$new"' EXIT
 	uninstall keep-group
+	# A failed step undoes the steps before it: nothing stays unrecorded.
+	trap 'remove "$(cat "$new")"' ERR
 	while read -r kind a b c; do
 		case "$kind" in
 		file)
