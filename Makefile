@@ -28,12 +28,10 @@ CPPFLAGS := -Iuapi -Ilib/include -Ilib -D_GNU_SOURCE
 # Link-time optimisation: the scheduler's per-task path crosses files
 # (lib/core.c's register-window accessors, the orchestrator's completion
 # and pop), and in the TCG test VM every call and return is dear (a
-# return is a jump-cache lookup): measured there, device fan-out went from
-# 267k to 336k tasks/s (median of 8 interleaved runs) and independent from
-# 361k to 524k (Documentation/scheduler.md). Fat objects: the internal
-# archives also link with a compiler or linker that does not read GCC's
-# LTO bytecode (lib/libpto.a is one plain object, optimised across the
-# library's files when it is made: "Static archives" below).
+# return is a jump-cache lookup). Fat objects: the internal archives also
+# link with a compiler or linker that does not read GCC's LTO bytecode
+# (lib/libpto.a is one plain object, optimised across the library's files
+# when it is made: "Static archives" below).
 OPT := -O2 -flto=auto -ffat-lto-objects
 AR := gcc-ar
 # At the link, GCC inlines across files and re-runs its flow warnings on
@@ -47,9 +45,14 @@ LIB_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden
 # Hidden too: the static archives are made from these objects (see
 # "Static archives" below), and a static link resolves hidden symbols.
 STATIC_CFLAGS := $(CFLAGS) -fvisibility=hidden
+# The tests' fail-point hooks and entry points (lib/orch/failpoint.h) are
+# compiled only into the test builds: the sanitizer objects and the
+# archive the selftests link. libpto.so, lib/libpto.a and ptoctl have none.
+TEST_HOOKS := -DPTO_TEST_HOOKS
 SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
-	-fno-omit-frame-pointer -fno-sanitize-recover=all
-TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread -Wno-tsan
+	-fno-omit-frame-pointer -fno-sanitize-recover=all $(TEST_HOOKS)
+TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread -Wno-tsan $(TEST_HOOKS)
+TEST_CFLAGS := $(STATIC_CFLAGS) $(TEST_HOOKS)
 
 LIB_DIRS ?= lib lib/orch lib/sched
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
@@ -58,6 +61,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(O)/pic/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(O)/san/%.o)
 TSAN_OBJS := $(LIB_SRCS:%.c=$(O)/tsan/%.o)
 STATIC_OBJS := $(LIB_SRCS:%.c=$(O)/static/%.o)
+TEST_OBJS := $(LIB_SRCS:%.c=$(O)/test/%.o)
 
 # The release version, defined once in kernel/pto_version.h (the module's
 # MODULE_VERSION); the soname's major is its first number.
@@ -128,6 +132,8 @@ $(O)/tsan/.flags: FORCE
 	$(call flags_stamp,$(TSAN_CFLAGS))
 $(O)/static/.flags: FORCE
 	$(call flags_stamp,$(STATIC_CFLAGS))
+$(O)/test/.flags: FORCE
+	$(call flags_stamp,$(TEST_CFLAGS))
 
 $(O)/pic/%.o: %.c $(LIB_HDRS) $(O)/pic/.flags | $(BOOTSTRAP_BUILD)
 	@mkdir -p $(dir $@)
@@ -144,6 +150,10 @@ $(O)/tsan/%.o: %.c $(LIB_HDRS) $(O)/tsan/.flags
 $(O)/static/%.o: %.c $(LIB_HDRS) $(O)/static/.flags | $(BOOTSTRAP_BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(STATIC_CFLAGS) -c -o $@ $<
+
+$(O)/test/%.o: %.c $(LIB_HDRS) $(O)/test/.flags | $(BOOTSTRAP_BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -c -o $@ $<
 
 # Static archives. The documented lib/libpto.a exports only the PTO_API
 # symbols, as the .so does: its internal functions (orch_*, pto_ioctl,
@@ -183,6 +193,10 @@ $(O)/static/libpto.a: $(STATIC_OBJS)
 $(O)/static/libpto-internal.a: $(STATIC_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
+# Every library symbol and the test hooks, for the selftests.
+$(O)/test/libpto-test.a: $(TEST_OBJS)
+	rm -f $@ && $(AR) rcs $@ $^
+
 # ---- tools ----------------------------------------------------------------
 tools: $(TOOLS)
 
@@ -218,11 +232,11 @@ $(O)/static/examples/%: examples/%.c $(O)/static/libpto.a $(LIB_HDRS) $(EX_HDRS)
 	$(CC) -static $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(O)/static/libpto.a -lm
 
 $(O)/static/selftests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) \
-		$(O)/static/libpto-internal.a $(LIB_HDRS)
+		$(O)/test/libpto-test.a $(LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) -static $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) $(LTO_LINK) \
-		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< \
-		$(O)/static/libpto-internal.a -lm
+	$(CC) -static $(CPPFLAGS) $(TEST_HOOKS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) \
+		$(LTO_LINK) -Wno-missing-prototypes -Wno-sign-compare -o $@ $< \
+		$(O)/test/libpto-test.a -lm
 
 # ---- tests ----------------------------------------------------------------
 # tests/selftests/*.h: test_st_main.c checks the selftests' main();

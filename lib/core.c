@@ -12,54 +12,54 @@
 #include "core.h"
 #include "ioctl.h"
 
-int pto_cluster_acquire(struct pto_dev *dev, uint64_t clusters)
+int core_cluster_acquire(struct pto_dev *dev, uint64_t clusters)
 {
 	struct pto_cluster_acquire a = { .clusters = clusters };
 
-	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CLUSTER_ACQUIRE, &a);
+	return ioc_call(pto_dev_fd(dev), PTO_IOCTL_CLUSTER_ACQUIRE, &a);
 }
 
-int pto_cluster_release(struct pto_dev *dev, uint64_t clusters)
+int core_cluster_release(struct pto_dev *dev, uint64_t clusters)
 {
 	struct pto_cluster_acquire a = { .clusters = clusters };
 
-	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CLUSTER_RELEASE, &a);
+	return ioc_call(pto_dev_fd(dev), PTO_IOCTL_CLUSTER_RELEASE, &a);
 }
 
-int pto_core_stats(struct pto_dev *dev, unsigned int core,
-		   struct pto_core_stats *out)
+int core_stats(struct pto_dev *dev, unsigned int core,
+	       struct pto_core_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->core = core;
-	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_STATS, out);
+	return ioc_call(pto_dev_fd(dev), PTO_IOCTL_CORE_STATS, out);
 }
 
-int pto_core_retire(struct pto_dev *dev, const uint64_t *cores,
-		    struct pto_core_retire *out)
+int core_retire(struct pto_dev *dev, const uint64_t *cores,
+		struct pto_core_retire *out)
 {
 	memset(out, 0, sizeof(*out));
 	memcpy(out->cores, cores, sizeof(out->cores));
-	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_RETIRE, out);
+	return ioc_call(pto_dev_fd(dev), PTO_IOCTL_CORE_RETIRE, out);
 }
 
-int pto_retire_status(struct pto_dev *dev, unsigned int core,
-		      struct pto_retire_status *out)
+int core_retire_status(struct pto_dev *dev, unsigned int core,
+		       struct pto_retire_status *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->core = core;
-	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_RETIRE_STATUS, out);
+	return ioc_call(pto_dev_fd(dev), PTO_IOCTL_RETIRE_STATUS, out);
 }
 
-int pto_core_reset(struct pto_dev *dev, const uint64_t *cores,
-		   struct pto_core_reset *out)
+int core_reset(struct pto_dev *dev, const uint64_t *cores,
+	       struct pto_core_reset *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (cores)
 		memcpy(out->cores, cores, sizeof(out->cores));
-	return pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_RESET, out);
+	return ioc_call(pto_dev_fd(dev), PTO_IOCTL_CORE_RESET, out);
 }
 
-void pto_launch_free(struct pto_launch *l)
+void core_launch_free(struct core_launch *l)
 {
 	unsigned int k;
 
@@ -72,18 +72,18 @@ void pto_launch_free(struct pto_launch *l)
 	free(l);
 }
 
-int pto_launch_cores(struct pto_dev *dev, const uint64_t *cores,
-		     struct pto_launch **out)
+int core_launch_cores(struct pto_dev *dev, const uint64_t *cores,
+		      struct core_launch **out)
 {
-	return pto_launch_cores_notify(dev, cores, -1, out);
+	return core_launch_cores_notify(dev, cores, -1, out);
 }
 
-int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
-			    int evfd, struct pto_launch **out)
+int core_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
+			     int evfd, struct core_launch **out)
 {
 	struct pto_core_launch args = { 0 };
 	struct pto_dev_info info;
-	struct pto_launch *l;
+	struct core_launch *l;
 	unsigned int i, k, n = 0;
 	char *base = NULL;	/* set by pto_bo_map; LTO cannot see that */
 	int ret;
@@ -123,13 +123,13 @@ int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
 		args.flags = PTO_LAUNCH_FLAG_EVENTFD;
 		args.eventfd = evfd;
 	}
-	ret = pto_ioctl(pto_dev_fd(dev), PTO_IOCTL_CORE_LAUNCH, &args);
+	ret = ioc_call(pto_dev_fd(dev), PTO_IOCTL_CORE_LAUNCH, &args);
 	if (ret)
 		goto err;
 
 	k = 0;
 	for (i = 0; i < PTO_CORE_MASK_WORDS * 64; i++) {
-		struct pto_rc *c = &l->core[k];
+		struct core_rc *c = &l->core[k];
 		void *w;
 
 		if (!(cores[i / 64] & (1ULL << (i % 64))))
@@ -152,16 +152,16 @@ int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
 	*out = l;
 	return 0;
 err:
-	pto_launch_free(l);
+	core_launch_free(l);
 	return ret;
 }
 
-struct pto_payload *pto_rc_next_payload(struct pto_rc *c)
+struct pto_payload *core_rc_next_payload(struct core_rc *c)
 {
-	return c->payload[pto_rc_next_parity(c)];
+	return c->payload[core_rc_next_parity(c)];
 }
 
-int pto_rc_can_dispatch(const struct pto_rc *c)
+int core_rc_can_dispatch(const struct core_rc *c)
 {
 	uint32_t cond, last;
 
@@ -171,12 +171,12 @@ int pto_rc_can_dispatch(const struct pto_rc *c)
 		return 0;
 	/* One in flight: the core must have taken it (ACK or FIN). */
 	last = c->inflight[0];
-	cond = pto_win_read(c, PTO_REG_COND);
+	cond = core_win_read(c, PTO_REG_COND);
 	return (cond & PTO_COND_ID_MASK) == last &&
 	       (cond & PTO_COND_STATE_MASK) != 0;
 }
 
-uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring)
+uint32_t core_rc_dispatch(struct core_rc *c, int *ring)
 {
 	uint32_t id = c->next_id;
 
@@ -195,7 +195,7 @@ uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring)
 /*
  * The completion rules, the one copy: which ids in flight on @c (at least
  * one) does the COND value @cond end? Pure: each caller loads COND itself,
- * with the ordering its use needs (pto_rc_reap(), pto_rc_progress()).
+ * with the ordering its use needs (core_rc_reap(), core_rc_progress()).
  *
  * PTO_RC_STOPPED: EXITED. The core left this launch under us: a
  *	retirement its owner did not ask for (the kernel's emergency
@@ -211,7 +211,7 @@ uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring)
  * PTO_RC_FIN: FIN of the oldest id still in flight (the second, after an
  *	implied one): complete, its status in COND's error bits.
  *
- * Inlined into both callers and branch-light: pto_rc_reap() runs per
+ * Inlined into both callers and branch-light: core_rc_reap() runs per
  * scheduler step, several times per task.
  */
 #define PTO_RC_IMPLIED	1u
@@ -219,7 +219,7 @@ uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring)
 #define PTO_RC_STOPPED	4u
 
 static inline __attribute__((always_inline)) unsigned int
-pto_rc_ends(const struct pto_rc *c, uint32_t cond)
+core_rc_ends(const struct core_rc *c, uint32_t cond)
 {
 	uint32_t id = cond & PTO_COND_ID_MASK;
 	uint32_t st = cond & PTO_COND_STATE_MASK;
@@ -233,7 +233,7 @@ pto_rc_ends(const struct pto_rc *c, uint32_t cond)
 	       PTO_RC_FIN;
 }
 
-static void pto_rc_pop(struct pto_rc *c, struct pto_done *d, uint32_t status)
+static void core_rc_pop(struct core_rc *c, struct core_done *d, uint32_t status)
 {
 	d->id = c->inflight[0];
 	d->status = status;
@@ -242,7 +242,7 @@ static void pto_rc_pop(struct pto_rc *c, struct pto_done *d, uint32_t status)
 	c->ninflight--;
 }
 
-int pto_rc_abandon(struct pto_rc *c, struct pto_done *done)
+int core_rc_abandon(struct core_rc *c, struct core_done *done)
 {
 	int n = 0;
 
@@ -254,12 +254,12 @@ int pto_rc_abandon(struct pto_rc *c, struct pto_done *done)
 		if (__atomic_load_n(&p->done_id, __ATOMIC_RELAXED) ==
 		    c->inflight[0])
 			status = __atomic_load_n(&p->status, __ATOMIC_RELAXED);
-		pto_rc_pop(c, &done[n++], status);
+		core_rc_pop(c, &done[n++], status);
 	}
 	return n;
 }
 
-int pto_rc_reap(struct pto_rc *c, struct pto_done *done)
+int core_rc_reap(struct core_rc *c, struct core_done *done)
 {
 	uint32_t cond;
 	unsigned int ends;
@@ -272,40 +272,40 @@ int pto_rc_reap(struct pto_rc *c, struct pto_done *done)
 	 * the EXITED echo): a completed task's outputs, and the payload
 	 * status an implied completion reads below, precede it.
 	 */
-	cond = pto_win_read(c, PTO_REG_COND);
-	ends = pto_rc_ends(c, cond);
+	cond = core_win_read(c, PTO_REG_COND);
+	ends = core_rc_ends(c, cond);
 	/*
 	 * The core writes status, then done_id, then FIN, then the echo
 	 * (both releases); the acquire of COND above orders the abandon's
 	 * loads after all of them.
 	 */
 	if (ends & PTO_RC_STOPPED)
-		return pto_rc_abandon(c, done);
+		return core_rc_abandon(c, done);
 	if (ends & PTO_RC_IMPLIED) {
 		struct pto_payload *p = c->payload[c->inflight[0] & 1];
 		uint32_t status = __atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
 
-		pto_rc_pop(c, &done[n++], status);
+		core_rc_pop(c, &done[n++], status);
 	}
 	if (ends & PTO_RC_FIN)
-		pto_rc_pop(c, &done[n++], PTO_COND_ERR(cond));
+		core_rc_pop(c, &done[n++], PTO_COND_ERR(cond));
 	return n;
 }
 
-/* Would pto_rc_reap() find something now? */
-static int pto_rc_progress(const struct pto_rc *c)
+/* Would core_rc_reap() find something now? */
+static int core_rc_progress(const struct core_rc *c)
 {
 	if (!c->ninflight)
 		return 0;
 	/*
-	 * Behind pto_launch_arm()'s fence: the owner's side of the Dekker
+	 * Behind core_launch_arm()'s fence: the owner's side of the Dekker
 	 * with the core's COND store, fence, WAKE_REQ load (mock-cores.md).
 	 * A FIN this load misses, the core's wake-up check serves.
 	 */
-	return pto_rc_ends(c, pto_win_read(c, PTO_REG_COND)) != 0;
+	return core_rc_ends(c, core_win_read(c, PTO_REG_COND)) != 0;
 }
 
-int pto_ring(struct pto_launch *l, const uint64_t *cores)
+int core_doorbell(struct core_launch *l, const uint64_t *cores)
 {
 	struct pto_doorbell d = { 0 };
 
@@ -314,16 +314,16 @@ int pto_ring(struct pto_launch *l, const uint64_t *cores)
 	 * plain ++ would be a data race. Relaxed: a count, ordering nothing;
 	 * the ioctl beside it costs far more than the locked add. */
 	__atomic_fetch_add(&l->doorbells, 1, __ATOMIC_RELAXED);
-	return pto_ioctl(pto_dev_fd(l->dev), PTO_IOCTL_DOORBELL, &d);
+	return ioc_call(pto_dev_fd(l->dev), PTO_IOCTL_DOORBELL, &d);
 }
 
-int pto_launch_arm(struct pto_launch *l)
+int core_launch_arm(struct core_launch *l)
 {
 	unsigned int k;
 	int busy = 0;
 
 	for (k = 0; k < l->ncores; k++) {
-		struct pto_rc *c = &l->core[k];
+		struct core_rc *c = &l->core[k];
 
 		if (!c->ninflight)
 			continue;
@@ -336,12 +336,12 @@ int pto_launch_arm(struct pto_launch *l)
 	/* Dekker with the core's COND store (mock-cores.md). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (k = 0; k < l->ncores; k++)
-		if (pto_rc_progress(&l->core[k]))
+		if (core_rc_progress(&l->core[k]))
 			return 1;
 	return 0;
 }
 
-int pto_launch_wait(struct pto_launch *l, int timeout_ms)
+int core_launch_wait(struct core_launch *l, int timeout_ms)
 {
 	struct pollfd pfd = {
 		.fd = l->evfd >= 0 ? l->evfd : pto_dev_fd(l->dev),
@@ -350,7 +350,7 @@ int pto_launch_wait(struct pto_launch *l, int timeout_ms)
 	uint64_t drained;
 	int ret;
 
-	if (pto_launch_arm(l))
+	if (core_launch_arm(l))
 		return 0;
 	l->waits++;
 	do {

@@ -17,7 +17,8 @@
  * as FIN | id in COND, or implied by the ACK of the next id; then its
  * status is read from its payload buffer.
  *
- * Not thread-safe per core: one thread drives a core at a time.
+ * Not thread-safe per core: one thread drives a core at a time. Internal
+ * symbols carry the core_ prefix.
  */
 #ifndef PTO_LIB_CORE_H
 #define PTO_LIB_CORE_H
@@ -27,7 +28,7 @@
 #include <linux/pto.h>
 #include <pto/pto.h>
 
-struct pto_rc {
+struct core_rc {
 	unsigned int index;		/* device core index */
 	volatile uint32_t *win;		/* the core's user window page */
 	struct pto_payload *payload[2];	/* by id parity */
@@ -36,7 +37,7 @@ struct pto_rc {
 	unsigned int ninflight;
 };
 
-struct pto_launch {
+struct core_launch {
 	struct pto_dev *dev;
 	struct pto_bo *payload_bo;
 	unsigned int ncores;
@@ -44,72 +45,60 @@ struct pto_launch {
 	uint64_t waits;			/* poll() sleeps */
 	int evfd;			/* completion wake-ups; -1: the device fd */
 	size_t win_size;		/* bytes of each window mapping */
-	struct pto_rc core[];
+	struct core_rc core[];
 };
 
-struct pto_done {
+struct core_done {
 	uint32_t id;
 	uint32_t status;		/* PTO_TASK_* */
 };
 
-int pto_cluster_acquire(struct pto_dev *dev, uint64_t clusters);
-int pto_cluster_release(struct pto_dev *dev, uint64_t clusters);
-
-/*
- * Clusters an orchestrator on this device handle has taken. The kernel's
- * ownership is per open file, so two orchestrators sharing one pto_dev
- * would both "own" a cluster, and one's release would retire the other's
- * cores under it. The claim keeps them apart: -EBUSY if any of @clusters
- * is claimed on @dev already. Thread safety: any thread.
- */
-int pto_dev_claim_clusters(struct pto_dev *dev, uint64_t clusters);
-/* Is this a process other than the one that opened @dev (a fork)? */
-bool pto_dev_forked(const struct pto_dev *dev);
-void pto_dev_unclaim_clusters(struct pto_dev *dev, uint64_t clusters);
+int core_cluster_acquire(struct pto_dev *dev, uint64_t clusters);
+int core_cluster_release(struct pto_dev *dev, uint64_t clusters);
 
 /*
  * Launch the cores in @cores (bitmap, PTO_CORE_MASK_WORDS words), owned by
  * the caller's clusters: allocates their payload buffers, launches and maps
  * each window. core[k] of the result is the k-th core in ascending order.
  */
-int pto_launch_cores(struct pto_dev *dev, const uint64_t *cores,
-		     struct pto_launch **out);
+int core_launch_cores(struct pto_dev *dev, const uint64_t *cores,
+		      struct core_launch **out);
 /*
  * The same, with the cores' completion wake-ups delivered to @evfd (an
  * eventfd the caller owns and keeps open while the launch lives) instead
  * of the device fd's poll(): PTO_LAUNCH_FLAG_EVENTFD.
  */
-int pto_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
-			    int evfd, struct pto_launch **out);
+int core_launch_cores_notify(struct pto_dev *dev, const uint64_t *cores,
+			     int evfd, struct core_launch **out);
 /* Unmap and free (the cores stay launched until their clusters are released). */
-void pto_launch_free(struct pto_launch *l);
+void core_launch_free(struct core_launch *l);
 
 /*
  * The core's payload buffer for its next id; fill it (done_id 0: after an
- * EXITED echo pto_rc_reap() takes done_id == id for a completed task),
- * then pto_rc_dispatch().
+ * EXITED echo core_rc_reap() takes done_id == id for a completed task),
+ * then core_rc_dispatch().
  */
-struct pto_payload *pto_rc_next_payload(struct pto_rc *c);
+struct pto_payload *core_rc_next_payload(struct core_rc *c);
 /* Which of the two (payload[] index) that is. */
-static inline unsigned int pto_rc_next_parity(const struct pto_rc *c)
+static inline unsigned int core_rc_next_parity(const struct core_rc *c)
 {
 	return c->next_id & 1;
 }
 /* May a new task be dispatched now (running + pending slots)? */
-int pto_rc_can_dispatch(const struct pto_rc *c);
+int core_rc_can_dispatch(const struct core_rc *c);
 /*
  * Publish the next id (payload already written). Returns the id; sets
  * *ring if the core is parked and needs a doorbell (rung by the caller,
- * possibly for several cores at once with pto_ring()).
+ * possibly for several cores at once with core_doorbell()).
  */
-uint32_t pto_rc_dispatch(struct pto_rc *c, int *ring);
+uint32_t core_rc_dispatch(struct core_rc *c, int *ring);
 /* Collect completions (0..2) into @done; returns their number. */
-int pto_rc_reap(struct pto_rc *c, struct pto_done *done);
+int core_rc_reap(struct core_rc *c, struct core_done *done);
 /*
  * End every id in flight on @c (0..2, into @done, oldest first), for a
  * core that will run none of them any more: one that echoed EXITED
- * (pto_rc_reap's stopped case), or one whose owner's retirement
- * (pto_core_retire) returned. Each ends as PTO_TASK_ESTOP, except an id
+ * (core_rc_reap's stopped case), or one whose owner's retirement
+ * (core_retire) returned. Each ends as PTO_TASK_ESTOP, except an id
  * whose payload buffer holds done_id == id: the core completed it, and it
  * ends with the status there. The caller orders these loads after the
  * core's last writes: the acquire of the EXITED echo in COND, or the
@@ -119,53 +108,53 @@ int pto_rc_reap(struct pto_rc *c, struct pto_done *done);
  * it did complete may end as stopped - never twice: an id leaves
  * @c->inflight here, once. Not thread-safe per core (above).
  */
-int pto_rc_abandon(struct pto_rc *c, struct pto_done *done);
+int core_rc_abandon(struct core_rc *c, struct core_done *done);
 
-int pto_ring(struct pto_launch *l, const uint64_t *cores);
+int core_doorbell(struct core_launch *l, const uint64_t *cores);
 /*
  * Sleep until a core with work in flight completes something or
  * @timeout_ms passes (-1: no limit): arms WAKE_REQ on those cores,
  * re-checks COND, then poll()s the fd (the launch's eventfd, if it has
  * one, else the device fd). Returns 0, or -ETIMEDOUT.
  */
-int pto_launch_wait(struct pto_launch *l, int timeout_ms);
+int core_launch_wait(struct core_launch *l, int timeout_ms);
 /*
- * The first half of pto_launch_wait(), for callers that poll() more than
+ * The first half of core_launch_wait(), for callers that poll() more than
  * the device fd: arm WAKE_REQ on cores with work in flight and re-check.
  * Returns -1 (nothing in flight), 1 (a completion is already visible: do
  * not sleep) or 0 (armed: a FIN will make the fd readable, or signal the
  * launch's eventfd).
  */
-int pto_launch_arm(struct pto_launch *l);
+int core_launch_arm(struct core_launch *l);
 
-int pto_core_stats(struct pto_dev *dev, unsigned int core,
-		   struct pto_core_stats *out);
+int core_stats(struct pto_dev *dev, unsigned int core,
+	       struct pto_core_stats *out);
 
 /*
- * Retire @cores (bitmap; seed 003's protocol, in the kernel): what a
+ * Retire @cores (bitmap; the kernel's retirement protocol): what a
  * scheduler thread calls as it leaves its dispatch loop, on every exit
  * path. The clusters stay owned; @out reports the retired count, the
  * quarantined cores and the set's time. Returns 0 or -errno.
  */
-int pto_core_retire(struct pto_dev *dev, const uint64_t *cores,
-		    struct pto_core_retire *out);
+int core_retire(struct pto_dev *dev, const uint64_t *cores,
+		struct pto_core_retire *out);
 /* One core's retirement state (bits, nonce, response, result, times). */
-int pto_retire_status(struct pto_dev *dev, unsigned int core,
-		      struct pto_retire_status *out);
+int core_retire_status(struct pto_dev *dev, unsigned int core,
+		       struct pto_retire_status *out);
 /* Host recovery of quarantined cores (CAP_SYS_ADMIN); @cores NULL: all. */
-int pto_core_reset(struct pto_dev *dev, const uint64_t *cores,
-		   struct pto_core_reset *out);
+int core_reset(struct pto_dev *dev, const uint64_t *cores,
+	       struct pto_core_reset *out);
 
-static inline uint32_t pto_win_read(const struct pto_rc *c, unsigned int off)
+static inline uint32_t core_win_read(const struct core_rc *c, unsigned int off)
 {
 	return __atomic_load_n(&c->win[off / 4], __ATOMIC_ACQUIRE);
 }
 
 /*
  * Has the core published PARKED (a dispatch to it would need a doorbell)?
- * A hint for placement only: pto_rc_dispatch() decides the doorbell.
+ * A hint for placement only: core_rc_dispatch() decides the doorbell.
  */
-static inline int pto_rc_parked(const struct pto_rc *c)
+static inline int core_rc_parked(const struct core_rc *c)
 {
 	return __atomic_load_n(&c->win[PTO_REG_PARKED / 4],
 			       __ATOMIC_RELAXED) != 0;

@@ -14,13 +14,14 @@
 #include <linux/pto.h>
 #include <pto/pto.h>
 #include "core.h"
+#include "device.h"
 #include "ioctl.h"
 
 struct pto_dev {
 	int fd;
 	pid_t pid;			/* the opener (fork: see pto_bo_free()) */
 	struct pto_dev_info info;
-	_Atomic uint64_t claimed;	/* pto_dev_claim_clusters() */
+	_Atomic uint64_t claimed;	/* dev_claim_clusters() */
 	/*
 	 * Every live buffer of this device, for pto_dev_close(): a mapping
 	 * holds a reference on the device file, so closing the fd releases
@@ -62,7 +63,7 @@ static int query_info(int fd, struct pto_dev_info *out)
 	uint32_t i;
 	int ret;
 
-	ret = pto_ioctl(fd, PTO_IOCTL_GET_INFO, &info);
+	ret = ioc_call(fd, PTO_IOCTL_GET_INFO, &info);
 	if (ret)
 		return ret;
 	memset(out, 0, sizeof(*out));
@@ -130,7 +131,7 @@ void pto_dev_close(struct pto_dev *dev)
 	if (!dev)
 		return;
 	/* A forked child: its fd and memory only (see pto_bo_free()). */
-	if (pto_dev_forked(dev)) {
+	if (dev_forked(dev)) {
 		close(dev->fd);
 		free(dev);
 		return;
@@ -153,7 +154,7 @@ void pto_dev_close(struct pto_dev *dev)
 
 		next = bo->next;
 		bo_unmap_free(bo);
-		pto_ioctl(dev->fd, PTO_IOCTL_BO_FREE, &args);
+		ioc_call(dev->fd, PTO_IOCTL_BO_FREE, &args);
 	}
 	close(dev->fd);
 	pthread_mutex_destroy(&dev->bos_mu);
@@ -165,12 +166,12 @@ int pto_dev_fd(const struct pto_dev *dev)
 	return dev->fd;
 }
 
-bool pto_dev_forked(const struct pto_dev *dev)
+bool dev_forked(const struct pto_dev *dev)
 {
 	return getpid() != dev->pid;
 }
 
-int pto_dev_claim_clusters(struct pto_dev *dev, uint64_t clusters)
+int dev_claim_clusters(struct pto_dev *dev, uint64_t clusters)
 {
 	uint64_t old = atomic_load_explicit(&dev->claimed, memory_order_relaxed);
 
@@ -184,7 +185,7 @@ int pto_dev_claim_clusters(struct pto_dev *dev, uint64_t clusters)
 	return 0;
 }
 
-void pto_dev_unclaim_clusters(struct pto_dev *dev, uint64_t clusters)
+void dev_unclaim_clusters(struct pto_dev *dev, uint64_t clusters)
 {
 	atomic_fetch_and_explicit(&dev->claimed, ~clusters, memory_order_relaxed);
 }
@@ -208,12 +209,12 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 	*out = NULL;
 	/* A forked child's buffer would be the parent's file's (pto/pto.h),
 	 * and its list entry a write into the child's stale copy. */
-	if (pto_dev_forked(dev))
+	if (dev_forked(dev))
 		return -ECHILD;
 	bo = calloc(1, sizeof(*bo));
 	if (!bo)
 		return -ENOMEM;
-	ret = pto_ioctl(dev->fd, PTO_IOCTL_BO_ALLOC, &args);
+	ret = ioc_call(dev->fd, PTO_IOCTL_BO_ALLOC, &args);
 	if (ret) {
 		free(bo);
 		return ret;
@@ -225,7 +226,7 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 	bo->mmap_offset = args.mmap_offset;
 	if (!bo->handle || !bo->dev_addr) {
 		fargs.handle = args.handle;
-		pto_ioctl(dev->fd, PTO_IOCTL_BO_FREE, &fargs);
+		ioc_call(dev->fd, PTO_IOCTL_BO_FREE, &fargs);
 		free(bo);
 		return -EPROTO;
 	}
@@ -243,9 +244,7 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
  * Threads may map one buffer at once (pto/pto.h): each that finds no
  * mapping makes one, and the first to publish it wins. A loser unmaps its
  * own and returns the winner's, so every caller gets the one address and
- * no mapping leaks (a plain store let the last writer win: the others'
- * mappings stayed mapped until exit, and an early caller kept an address
- * later calls no longer returned).
+ * no mapping leaks.
  */
 int pto_bo_map(struct pto_bo *bo, void **addr)
 {
@@ -254,7 +253,7 @@ int pto_bo_map(struct pto_bo *bo, void **addr)
 	cur = atomic_load_explicit(&bo->map, memory_order_acquire);
 	if (!cur) {
 		/* A new mapping would hold the parent's file (pto/pto.h). */
-		if (pto_dev_forked(bo->dev))
+		if (dev_forked(bo->dev))
 			return -ECHILD;
 		p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 bo->dev->fd, (off_t)bo->mmap_offset);
@@ -286,7 +285,7 @@ int pto_bo_free(struct pto_bo *bo)
 	 * child. So the child's copy of the list is left stale, and the
 	 * child's pto_dev_close() does not walk it.
 	 */
-	if (pto_dev_forked(bo->dev)) {
+	if (dev_forked(bo->dev)) {
 		bo_unmap_free(bo);
 		return 0;
 	}
@@ -302,7 +301,7 @@ int pto_bo_free(struct pto_bo *bo)
 	fd = bo->dev->fd;
 	/* Unmapped before BO_FREE, as ever: the ioctl needs only the handle. */
 	bo_unmap_free(bo);
-	return pto_ioctl(fd, PTO_IOCTL_BO_FREE, &args);
+	return ioc_call(fd, PTO_IOCTL_BO_FREE, &args);
 }
 
 uint64_t pto_bo_size(const struct pto_bo *bo)

@@ -3,7 +3,7 @@
 #include <sys/ioctl.h>
 #include "ioctl.h"
 
-int pto_ioctl(int fd, unsigned long request, void *arg)
+int ioc_call(int fd, unsigned long request, void *arg)
 {
 	int ret;
 

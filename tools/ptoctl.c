@@ -227,7 +227,7 @@ static int cores_row(struct pto_dev *dev, const struct pto_dev_info *info,
 		     unsigned int i)
 {
 	struct pto_core_stats st;
-	int ret = pto_core_stats(dev, i, &st);
+	int ret = core_stats(dev, i, &st);
 
 	if (ret)
 		return ret;
@@ -258,7 +258,7 @@ static int gates_row(struct pto_dev *dev, const struct pto_dev_info *info,
 		     unsigned int i)
 {
 	struct pto_retire_status st;
-	int ret = pto_retire_status(dev, i, &st);
+	int ret = core_retire_status(dev, i, &st);
 
 	if (ret)
 		return ret;
@@ -624,13 +624,13 @@ static int cmd_exec(int argc, char **argv)
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 }, elems, b_elems, bytes, t0;
 	uint32_t bshape[2], oshape[PTO_TENSOR_MAX_RANK], orank, *w;
 	struct pto_payload p = { 0 };
-	struct pto_launch *l = NULL;
+	struct core_launch *l = NULL;
 	struct pto_bo *bo = NULL;
 	struct pto_dev_info info;
 	struct pto_dev *dev;
 	struct exec_opts o;
-	struct pto_rc *c;
-	struct pto_done done[2];
+	struct core_rc *c;
+	struct core_done done[2];
 	uint64_t a_addr, b_addr, o_addr, o_elems;
 	unsigned int i, cluster;
 	int ret, ring, n = 0;
@@ -667,7 +667,7 @@ static int cmd_exec(int argc, char **argv)
 		goto out_close;
 	}
 	cluster = o.core / PTO_CORES_PER_CLUSTER;
-	ret = pto_cluster_acquire(dev, 1ull << cluster);
+	ret = core_cluster_acquire(dev, 1ull << cluster);
 	if (ret) {
 		fprintf(stderr, "ptoctl: cluster %u: %s\n", cluster,
 			ret == -EBUSY ? "owned by another process" :
@@ -675,7 +675,7 @@ static int cmd_exec(int argc, char **argv)
 		goto out_close;
 	}
 	cores[o.core / 64] = 1ull << (o.core % 64);
-	ret = pto_launch_cores(dev, cores, &l);
+	ret = core_launch_cores(dev, cores, &l);
 	if (ret) {
 		fprintf(stderr, "ptoctl: launch core %u: %s\n", o.core,
 			pto_strerror(ret));
@@ -748,15 +748,15 @@ static int cmd_exec(int argc, char **argv)
 	}
 
 	c = &l->core[0];
-	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
+	memcpy(core_rc_next_payload(c), &p, sizeof(p));
 	t0 = now_ns();
-	pto_rc_dispatch(c, &ring);
+	core_rc_dispatch(c, &ring);
 	if (ring)
-		pto_ring(l, cores);
+		core_doorbell(l, cores);
 	while (!n) {
-		n = pto_rc_reap(c, done);
+		n = core_rc_reap(c, done);
 		if (!n && now_ns() - t0 > 1000000) {
-			ret = pto_launch_wait(l, 30000);
+			ret = core_launch_wait(l, 30000);
 			if (ret)
 				goto out_free;
 		}
@@ -766,7 +766,7 @@ static int cmd_exec(int argc, char **argv)
 								     "AIV",
 	       func_names[o.func], done[0].status,
 	       done[0].status < 8 ? task_errs[done[0].status] : "?",
-	       pto_win_read(c, PTO_REG_COND), (now_ns() - t0) / 1e3);
+	       core_win_read(c, PTO_REG_COND), (now_ns() - t0) / 1e3);
 	if (!done[0].status && p.t[PTO_ARG_OUT].rank) {
 		printf("out [");
 		for (i = 0; i < orank; i++)
@@ -778,9 +778,9 @@ static int cmd_exec(int argc, char **argv)
 	ret = done[0].status ? -EIO : 0;
 out_free:
 	pto_bo_free(bo);
-	pto_launch_free(l);
+	core_launch_free(l);
 out_release:
-	pto_cluster_release(dev, 1ull << cluster);
+	core_cluster_release(dev, 1ull << cluster);
 out_close:
 	pto_dev_close(dev);
 	return ret;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The worker-backend interface: what the orchestrator needs from whatever
- * executes tasks, and the entry points a backend (the in-process threads
- * here, the device scheduler threads later) drives the DAG through.
+ * executes tasks, and the entry points a backend (the in-process threads,
+ * the device's scheduler threads) drives the DAG through. It is the whole
+ * of lib/orch/ that lib/sched/ may use.
  *
  * A backend never touches slot state, counters or queues itself. Its
  * dispatch/complete path is a sequence of steps, each an orchestrator
@@ -35,7 +36,9 @@
 #define PTO_ORCH_BACKEND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <pto/orch.h>
 
 struct pto_orch;
@@ -190,6 +193,8 @@ int orch_config_check(const struct pto_orch_config *cfg, bool workers);
 int orch_create(const struct pto_orch_config *cfg,
 		const struct orch_backend_ops *ops, void *be,
 		struct pto_orch **out);
+/* The backend private pointer of @o if @o runs on @ops, else NULL. */
+void *orch_backend_of(struct pto_orch *o, const struct orch_backend_ops *ops);
 
 /*
  * Step 1: for idle worker @widx, claim the next task it may run, in this
@@ -248,18 +253,69 @@ uint32_t orch_nworkers(struct pto_orch *o);
 void orch_worker_info(struct pto_orch *o, int32_t widx, int32_t *id,
 		      uint32_t *kind);
 
-/* Test-only: the in-process backend without threads; tests pop and
- * complete by hand through the functions above. */
+/*
+ * For a backend whose threads each serve many workers (the device's
+ * scheduler threads): batched publication, batched consumption and the
+ * parking handshake with the orch thread (ready.c says why it is safe).
+ */
+
+/* Publications the orch thread defers before routing them in one
+ * sched_mu hold (orch_set_ready_batch; 1: route each at once). */
+#define ORCH_READY_BATCH 16
+/* Set the batch; before the first run (at create). */
+void orch_set_ready_batch(struct pto_orch *o, uint32_t n);
+/* Register the process for the asymmetric barrier the deferred
+ * publication needs; false: the orchestrator must not batch. */
+bool orch_heavy_barrier_init(void);
+/* The workers of @kinds (bit per kind) are idle: deferred work of those
+ * kinds is routed at once from now on. */
+void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds);
+/*
+ * A thread serving workers of @kinds is about to sleep: take the orch
+ * thread's pending publications. Returns whether it routed work. A light
+ * sleep (@heavy false) must end within ORCH_LIGHT_SLEEP_NS; only after
+ * one that timed out may the thread sleep heavy, without bound.
+ */
+bool orch_ready_steal(struct pto_orch *o, uint32_t kinds, bool heavy);
+#define ORCH_LIGHT_SLEEP_NS 1000000ULL
+
+/*
+ * Consumed slots whose cleanup (TensorMap erase, ring release, run
+ * count) is done together by orch_consume_flush: one lock round trip of
+ * each kind per batch instead of per slot.
+ */
+#define ORCH_CONSUME_BATCH 64
+struct orch_consume_batch {
+	uint32_t n;
+	struct orch_slot *v[ORCH_CONSUME_BATCH];
+};
+void orch_consume_flush(struct pto_orch *o, struct orch_consume_batch *b);
+/*
+ * The calling thread's consume batch, or NULL: while one is set, the
+ * consumptions the thread's completions cause are deferred into it and
+ * the thread flushes it (lib/sched/sched.c says when, and why that keeps
+ * back-pressure and run waits live).
+ */
+void orch_set_consume_batch(struct orch_consume_batch *b);
+
+#ifdef PTO_TEST_HOOKS
+/*
+ * The tests' own entry points, built with PTO_TEST_HOOKS only (the
+ * sanitizer builds and the selftests' archive). The in-process backend
+ * without threads; tests pop and complete by hand
+ * through the functions above.
+ */
 int orch_create_manual(const struct pto_orch_config *cfg,
 		       struct pto_orch **out);
-/* Test-only: the same, posing as a backend whose kicks wake a server
+/* The same, posing as a backend whose kicks wake a server
  * thread (kick_wakes_server, as the device's scheduler threads). */
 int orch_create_manual_server(const struct pto_orch_config *cfg,
 			      struct pto_orch **out);
-/* Test-only: kicks the manual backend has received so far. */
+/* Kicks the manual backend has received so far. */
 uint64_t orch_manual_kicks(struct pto_orch *o);
-/* Test-only: heavy sleeps so far (ready.c, before_sleep). */
+/* Heavy sleeps so far (ready.c, before_sleep). */
 uint64_t orch_heavy_sleeps(struct pto_orch *o);
+#endif
 /* Run states allocated and not yet freed (run.c): pto_orch_destroy()
  * refuses while any is left, and tests. */
 uint32_t orch_runs_alive(struct pto_orch *o);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Cancellation of an unstarted run (seed 001 §8, "cancel_unstarted_run"
- * and its debt rules). Called on the orch thread after the run's
+ * Cancellation of an unstarted run, and its debt rules. Called on the orch thread after the run's
  * submission closed with an error, so no submitter is left to publish a
  * BUILDING slot: cancellation owns those, and any FAILED slot still
  * carrying failure_propagation_pending (claimed while BUILDING by a

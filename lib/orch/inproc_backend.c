@@ -328,6 +328,7 @@ static const struct orch_backend_ops inproc_ops = {
 	INPROC_OPS,
 };
 
+#ifdef PTO_TEST_HOOKS
 /* Manual backend posing as a server (tests of the device's batching
  * rules, ready.c: orch_ready_steal). */
 static const struct orch_backend_ops manual_server_ops = {
@@ -335,6 +336,7 @@ static const struct orch_backend_ops manual_server_ops = {
 	.kick_wakes_server = true,
 	INPROC_OPS,
 };
+#endif
 
 static int create(const struct pto_orch_config *cfg, bool manual,
 		  const struct orch_backend_ops *ops, struct pto_orch **out)
@@ -374,6 +376,7 @@ PTO_API int pto_orch_create_inproc(const struct pto_orch_config *cfg,
 	return create(cfg, false, &inproc_ops, out);
 }
 
+#ifdef PTO_TEST_HOOKS
 int orch_create_manual(const struct pto_orch_config *cfg, struct pto_orch **out)
 {
 	return create(cfg, true, &inproc_ops, out);
@@ -391,3 +394,4 @@ uint64_t orch_manual_kicks(struct pto_orch *o)
 
 	return atomic_load_explicit(&be->kicks, memory_order_relaxed);
 }
+#endif

@@ -2,7 +2,7 @@
 /*
  * Orchestrator object: create (rings from the backend, workers), close
  * (reject, drain within a budget, retryable), destroy; error messages;
- * fork hygiene (seed 001 §8c).
+ * fork hygiene.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -280,6 +280,11 @@ int orch_config_check(const struct pto_orch_config *cfg, bool workers)
 	return 0;
 }
 
+void *orch_backend_of(struct pto_orch *o, const struct orch_backend_ops *ops)
+{
+	return o->ops == ops ? o->be : NULL;
+}
+
 int orch_create(const struct pto_orch_config *cfg,
 		const struct orch_backend_ops *ops, void *be,
 		struct pto_orch **out)
@@ -368,19 +373,14 @@ static void orch_settle_pending_locked(struct pto_orch *o)
 	 *    (ring.mu), the runs (runs_mu and the runs' atomic counters),
 	 *    one lock at a time or in the documented order;
 	 *  - no unlocked state: the snapshot is the caller's allocation, and
-	 *    cancellation writes no message (o->errmsg is the orch thread's;
-	 *    it wrote one here, racing the orch thread's own and ending up
-	 *    as another run's error).
+	 *    cancellation writes no message (o->errmsg is the orch thread's).
 	 * The same run is never cancelled twice at once: cancel_pending is
 	 * set only after its submitter's attempts, and a settler claims the
-	 * run (settling) before it drops runs_mu. Close and abort may run on
-	 * several threads at once (orch.h: a watchdog aborting beside a
-	 * close that keeps timing out, two aborts): two settlers that both
-	 * saw cancel_pending both snapshotted the run's owned slots and both
-	 * settled them - every producer reference and self release dropped
-	 * twice. The loser of the claim skips the run: its own drain then
-	 * waits for the winner's settle (or times out if that failed, and
-	 * its retry settles it). cancel_pending itself stays set until the
+	 * run (settling) before it drops runs_mu, since close and abort may
+	 * run on several threads at once (orch.h) and a run settled twice
+	 * would drop its references twice. The loser of the claim skips the
+	 * run: its own drain then waits for the winner's settle (or times
+	 * out if that failed, and its retry settles it). cancel_pending itself stays set until the
 	 * settle succeeded: pto_orch_run() reads it to know that its run
 	 * cannot finish without a close, and a settle that fails leaves it
 	 * so. A run with a pending cancellation cannot finish, so it stays

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * READY routing and dispatch claims (seed 001 §2 step 6, §3).
+ * READY routing and dispatch claims.
  *
  * Queues: one exact FIFO per worker (targeted next-level singles), one FIFO
  * per worker kind ("any worker of kind K", and the shared SUB FIFO), and
@@ -16,31 +16,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include "orch/orch_internal.h"
-
-/*
- * Set if a registered barrier call ever fails (a seccomp policy that
- * refuses the command): from then on orch_ready_defer routes every READY
- * slot at once, so batching no longer depends on the asymmetric fence.
- */
-static _Atomic bool membarrier_broken;
-
-/*
- * Bump the ready generation. Every writer holds sched_mu, so a load and a
- * store-release make the same increment as the RMW without a locked
- * instruction (which, on the submit path, waits for every store before
- * it to drain). Release: an idle worker that acquire-loads the new value
- * and then takes sched_mu finds the queue change made before the bump.
- */
-static void bump_gen(struct pto_orch *o)
-{
-	uint64_t g = atomic_load_explicit(&o->rq_gen, memory_order_relaxed);
-
-	atomic_store_explicit(&o->rq_gen, g + 1, memory_order_release);
-}
+#include "orch/ready_impl.h"
 
 /*
  * The queued counts: what a pop could take - slots linked in a FIFO plus
@@ -210,9 +186,8 @@ static bool take_self_credit(struct pto_orch *o, const struct orch_slot *s)
  * ones the head group reserves (they would find nothing). Returns
  * whether such a worker was left un-kicked: once @want are kicked, the
  * scan stops at the next such worker rather than going through the rest
- * (a device has 16 workers and routes once or twice per task in the
- * chain and wavefront shapes: the rest of the scan was ~300 instructions
- * per call there, most of the routing). Only when @want is at least the
+ * (on a device with many workers most of the routing would be that
+ * scan). Only when @want is at least the
  * number of such workers does it go through every worker. Caller holds
  * sched_mu and has linked the work. */
 static bool kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
@@ -279,6 +254,16 @@ route_locked(struct pto_orch *o, struct orch_slot *s, uint32_t *want)
 	return true;
 }
 
+bool orch_route_locked(struct pto_orch *o, struct orch_slot *s, uint32_t *want)
+{
+	return route_locked(o, s, want);
+}
+
+bool orch_kick_kind(struct pto_orch *o, uint32_t kind, uint32_t want)
+{
+	return kick_kind(o, kind, want);
+}
+
 /*
  * Route READY slots @v[0..n) to their FIFOs under one sched_mu hold, with
  * one kick pass per kind and one generation bump (a completion that
@@ -306,222 +291,13 @@ void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
 	/* Release: an idle worker that sees the new generation and then takes
 	 * sched_mu finds the entries. */
 	if (any)
-		bump_gen(o);
+		orch_bump_gen(o);
 	orch_unlock(&o->sched_mu);
 }
 
 void orch_enqueue_ready(struct pto_orch *o, struct orch_slot *s)
 {
 	orch_enqueue_ready_many(o, &s, 1);
-}
-
-/*
- * The orch thread's publications, batched. On the threaded in-process
- * and device backends (ready_batch > 1) a READY single for "any worker
- * of a kind" is
- * not routed at publication: orch_ready_defer appends it to the pending
- * list, and orch_ready_flush routes the list under one sched_mu hold,
- * with one generation bump and one kick pass per kind. Per submit that
- * saves the sched_mu round trip and the rq_gen store, two lines a
- * running worker holds. Groups and exact-target singles are routed at
- * once, after the list (publication order is kept), since a group
- * reserves its targets from the moment it is published.
- *
- * The list is a chain through pend_next: appended by the orch thread
- * without a lock, consumed under sched_mu from the cursor pend_taken by
- * the orch thread's flush and by stealers (steal_pending): a worker about
- * to park with its queues empty (orch_ready_pop_parking), and a server
- * thread at any pop that finds its worker's queues empty or before it
- * sleeps (orch_ready_steal), and reset only by the flush. So a deferred
- * slot never waits for the orch thread to come back: whatever the
- * orchestration function does next (block in its own code included), an
- * idle worker takes the slot at the latest before it parks, or is kicked by the hunger flush below: a kind stays hungry
- * while any idle worker of it was left un-kicked (kick_routed_locked),
- * and a worker that pops with work left behind kicks one more, so a
- * parked worker is not left idle while a slot waits behind a busy one
- * (test_orch_batch: parked_worker_takes_second_task_at_once). The
- * device's scheduler threads serve many workers each and follow the
- * rules of orch_ready_steal instead.
- *
- * When the list is flushed:
- *  - ready_batch publications after its first entry was claimed
- *    (orch_ready_check, at every slot claim; ready_batch <= window, so
- *    a listed slot, even one a worker took and finished, cannot be
- *    reclaimed and reissued before the reset that drops it);
- *  - at once when a deferred slot's kind is hungry: a worker of the kind
- *    has been idle for a while (orch_ready_hungry: the in-process worker
- *    calls it ~2 us into its idle spin) or is parking, and no flush has
- *    routed work of the kind since; parked workers steal nothing. Not on
- *    every empty pop: while the workers outpace the orch thread, they
- *    would be empty after every task, and the list would be flushed at
- *    every publication (measured: 300 ns/submit then, 225 with the
- *    spin-delayed mark, 395 unbatched);
- *  - before the orch thread can block or leave the orchestration
- *    function: the ring's back-pressure wait (ring.c), begin_run, the
- *    end of submission (run.c, before scope ends and cancellation), and
- *    run waits and polls made from inside the orchestration function.
- * A listed slot is READY and in no queue: nothing but routing moves it
- * (pop needs it queued, poisoning needs it PENDING, cancellation comes
- * after the end-of-submission flush, and route_locked checks the state
- * anyway), so it cannot be consumed while not yet routed.
- */
-
-/*
- * The first pending slot not yet taken. Under sched_mu, exact; without it
- * (orch_ready_any_kind) a hint: the cursor's slot may have been dropped by a
- * flush and reissued meanwhile, and its link then names anything - a
- * slot is stable in memory, so the read itself is safe.
- */
-static struct orch_slot *pend_after_cursor(struct pto_orch *o)
-{
-	struct orch_slot *t = atomic_load_explicit(&o->pend_taken,
-						   memory_order_relaxed);
-
-	return t ? atomic_load_explicit(&t->pend_next, memory_order_acquire) :
-		   atomic_load_explicit(&o->pend_first, memory_order_acquire);
-}
-
-/* Route the list from the cursor on. Caller holds sched_mu. Acquire on
- * each link: pairs with orch_ready_defer's release, so the slot's fields
- * (state, members, wkind) written before its append are visible. */
-static bool route_pending_locked(struct pto_orch *o, uint32_t *want)
-{
-	struct orch_slot *s;
-	bool any = false;
-
-	s = pend_after_cursor(o);
-	for (; s; s = atomic_load_explicit(&s->pend_next, memory_order_acquire)) {
-		any |= route_locked(o, s, want);
-		atomic_store_explicit(&o->pend_taken, s, memory_order_relaxed);
-	}
-	return any;
-}
-
-/*
- * Kick for what was routed; clear the hunger of the kinds that got work
- * and have no idle worker left un-kicked. A kind with a parked worker
- * still idle stays hungry, so its next READY task is flushed at once
- * instead of waiting on the list behind busy workers (a parked worker
- * never looks at the list). Liveness after the clear: every idle worker
- * of the kind was kicked, takes work or passes through
- * orch_ready_pop_parking (bit, barrier if heavy, steal) before it sleeps
- * (a light sleep is bounded: before_sleep). Caller
- * holds sched_mu. Relaxed: the bits are a hint everywhere except on the
- * parking path, whose ordering comes from orch_heavy_barrier.
- */
-static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
-{
-	uint32_t k, fed = 0;
-
-	/*
-	 * A server (kick_wakes_server: a device scheduler thread) kicked for
-	 * one worker looks at the whole kind queue, and it steals the
-	 * pending list at its pops and before it sleeps (orch_ready_steal):
-	 * any routing of the kind feeds it. Its idle cores are not idle
-	 * workers waiting for a kick of their own.
-	 */
-	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
-		if (want[k] && (!kick_kind(o, k, want[k]) ||
-				o->ops->kick_wakes_server))
-			fed |= 1u << k;
-	if (atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & fed)
-		atomic_fetch_and_explicit(&o->rq_hungry, ~fed, memory_order_relaxed);
-}
-
-/* A worker with empty queues takes what the orch thread left pending.
- * Caller holds sched_mu. */
-static bool steal_pending(struct pto_orch *o)
-{
-	uint32_t want[ORCH_KIND_NR] = { 0 };
-
-	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire) ||
-	    !route_pending_locked(o, want))
-		return false;
-	kick_routed_locked(o, want);
-	bump_gen(o);
-	return true;
-}
-
-void orch_ready_flush(struct pto_orch *o)
-{
-	uint32_t want[ORCH_KIND_NR] = { 0 };
-
-	if (!o->pend_tail)
-		return;
-	orch_lock(&o->sched_mu);
-	if (route_pending_locked(o, want)) {
-		kick_routed_locked(o, want);
-		/* Release: as in orch_enqueue_ready, once for the batch. */
-		bump_gen(o);
-	}
-	/* Reset under sched_mu: no stealer walks the list meanwhile. */
-	atomic_store_explicit(&o->pend_first, NULL, memory_order_relaxed);
-	atomic_store_explicit(&o->pend_taken, NULL, memory_order_relaxed);
-	orch_unlock(&o->sched_mu);
-	o->pend_tail = NULL;
-}
-
-/* Batch size for the orch thread's publications: 1 routes each at once.
- * Capped at the window (see the reuse argument above). Set before the
- * first run (create). */
-void orch_set_ready_batch(struct pto_orch *o, uint32_t n)
-{
-	if (n > o->rings[0].window)
-		n = o->rings[0].window;
-	o->ready_batch = n ? n : 1;
-}
-
-/* At every slot claim, before the ring alloc (orch thread). */
-void orch_ready_check(struct pto_orch *o, uint64_t next_tid)
-{
-	if (o->pend_tail && next_tid - o->pend_tid0 >= o->ready_batch)
-		orch_ready_flush(o);
-}
-
-/* Publication's enqueue on the orch thread. */
-void orch_ready_defer(struct pto_orch *o, struct orch_slot *s)
-{
-	uint32_t bit = 1u << s->wkind;
-
-	if (o->ready_batch <= 1 || s->is_group || s->members[0].widx >= 0) {
-		orch_ready_flush(o);	/* keep publication order */
-		orch_enqueue_ready(o, s);
-		return;
-	}
-	atomic_store_explicit(&s->pend_next, NULL, memory_order_relaxed);
-	if (!o->pend_tail)
-		o->pend_tid0 = s->task_id;
-	/*
-	 * Append (release: a stealer that loads the link, acquire, sees the
-	 * slot's fields written before it), then load the hunger bits. A
-	 * worker about to park sets its kind's bit, then loads the list
-	 * (orch_ready_pop_parking). That is the store-buffering pattern:
-	 * it needs a full fence on both sides, or the worker could miss
-	 * this append and we its bit, and it would park with the slot
-	 * unrouted while this thread goes on to block elsewhere. A fence
-	 * here, once per submit, costs ~70 ns on the 2-CPU host (a locked
-	 * instruction waits for the submit's pending stores to drain), so
-	 * the fence is asymmetric: only a compiler barrier here, and the
-	 * parking worker's membarrier(2) (orch_heavy_barrier) makes this
-	 * thread execute a full barrier: either before our load (which then
-	 * sees the bit: we flush, and the flush kicks the parked worker) or
-	 * after it, which drains our append before the worker reads the list
-	 * (it steals the slot). A worker's first sleep of an idle period
-	 * skips the barrier and is bounded (before_sleep): a miss then costs
-	 * latency up to ORCH_LIGHT_SLEEP_NS, never a lost slot. A bit is
-	 * cleared only by a flush or steal that routed work of the kind and
-	 * kicked its idle workers (kick_routed_locked).
-	 */
-	if (o->pend_tail)
-		atomic_store_explicit(&o->pend_tail->pend_next, s,
-				      memory_order_release);
-	else
-		atomic_store_explicit(&o->pend_first, s, memory_order_release);
-	o->pend_tail = s;
-	atomic_signal_fence(memory_order_seq_cst);	/* the light side */
-	if ((atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & bit) ||
-	    atomic_load_explicit(&membarrier_broken, memory_order_relaxed))
-		orch_ready_flush(o);
 }
 
 /*
@@ -544,7 +320,7 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
 			o->ops->kick(o->be, t, o->workers[t].kind);
 	}
 	kick_group_head(o);
-	bump_gen(o);
+	orch_bump_gen(o);
 }
 
 /*
@@ -590,49 +366,6 @@ static void fill(struct orch_dispatch *d, struct orch_slot *s, uint32_t m,
 	atomic_store_explicit(&s->members[m].mstate, ORCH_M_RUNNING,
 			      memory_order_relaxed);
 	s->members[m].ran_on = widx;
-}
-
-/* A worker of @kind is idle and may park: orch_ready_defer flushes kind
- * work at once from now on. */
-static void mark_hungry(struct pto_orch *o, uint32_t kind)
-{
-	uint32_t bit = 1u << kind;
-
-	/* Relaxed: ordering against the list is orch_heavy_barrier's job
-	 * (orch_ready_pop_parking); elsewhere the bit is a hint. */
-	if (!(atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & bit))
-		atomic_fetch_or_explicit(&o->rq_hungry, bit, memory_order_relaxed);
-}
-
-/*
- * Asymmetric fence: membarrier(2) PRIVATE_EXPEDITED runs a full memory
- * barrier on every CPU running a thread of this process before it
- * returns (a descheduled thread passed one when it was switched out).
- * It needs the process registered: done at every threaded in-process
- * create (cheap, idempotent, and a forked child's own mm registers when
- * it creates one); without it that orchestrator does not batch.
- * membarrier_ok only ever goes from false to true.
- */
-static _Atomic bool membarrier_ok;
-
-bool orch_heavy_barrier_init(void)
-{
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-		    0, 0))
-		return false;
-	atomic_store_explicit(&membarrier_ok, true, memory_order_relaxed);
-	return true;
-}
-
-void orch_heavy_barrier(void)
-{
-	if (atomic_load_explicit(&membarrier_ok, memory_order_relaxed) &&
-	    !syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
-		return;
-	if (atomic_load_explicit(&membarrier_ok, memory_order_relaxed))
-		atomic_store_explicit(&membarrier_broken, true,
-				      memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);	/* no batching */
 }
 
 /* orch_ready_pop with sched_mu held. Inlined into its callers: a call
@@ -681,7 +414,7 @@ pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 			}
 		}
 		kick_group_head(o);
-		bump_gen(o);
+		orch_bump_gen(o);
 		return 1;
 	}
 
@@ -691,7 +424,7 @@ pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 		if (!q->head) {
 			if (!steal)
 				return 0;
-			steal_pending(o);
+			orch_steal_pending_locked(o);
 			q = w->exact.head ? &w->exact : &o->kind_rq[w->kind];
 			if (!q->head)
 				return 0;
@@ -726,29 +459,28 @@ pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	return 1;
 }
 
+int orch_ready_pop_locked(struct pto_orch *o, int32_t widx,
+			  struct orch_dispatch *d, bool steal)
+{
+	return pop_locked(o, widx, d, steal);
+}
+
 /*
  * Could a pop for a worker of @kind find anything: work in its kind's
  * FIFO, or what counts for every worker (exact FIFOs, the group FIFO,
  * assigned members, and for a server the pending list its pops steal)?
- * A hint read without sched_mu. A device thread asks it before it pops
- * for an idle core (once per kind per dispatch step, and again after a
- * pop): otherwise it took the lock once per idle core to learn that
- * nothing was queued (the device's chain: a completing core pops its
- * successor itself, and every other idle core's pop found nothing, ~11
- * lock round trips per task), and its AIC cores' pops found nothing while
- * only AIV work was queued (a third of a pop per fan-out task). It is
- * never stale in the way that matters: every routing links its slots and
- * counts them before its generation bump (release), so a caller that
- * acquire-loaded the generation before asking sees at least the entries
- * routed before that bump; one it misses bumps the generation after its
- * load, and the caller looks again when it sees the new generation.
+ * A hint without sched_mu, so a device thread need not take the lock for
+ * every idle core. Never stale in the way that matters: every routing
+ * counts its slots before its generation bump (release), so a caller that
+ * acquire-loaded the generation first sees at least what was routed
+ * before that bump, and looks again at the next generation.
  */
 bool orch_ready_any_kind(struct pto_orch *o, uint32_t kind)
 {
 	return atomic_load_explicit(&o->rq_queued_kind[kind],
 				    memory_order_relaxed) ||
 	       atomic_load_explicit(&o->rq_queued_other, memory_order_relaxed) ||
-	       (o->ops->kick_wakes_server && pend_after_cursor(o));
+	       (o->ops->kick_wakes_server && orch_pend_after_cursor(o));
 }
 
 int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
@@ -759,126 +491,6 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 	n = pop_locked(o, widx, d, o->ops->kick_wakes_server);
 	orch_unlock(&o->sched_mu);
 	return n;
-}
-
-/* Worker @widx has been idle for a while (in-process backend's spin). */
-void orch_ready_hungry(struct pto_orch *o, int32_t widx)
-{
-	mark_hungry(o, o->workers[widx].kind);
-}
-
-/* A scheduler thread serving workers of @kinds has been idle a while. */
-void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
-{
-	uint32_t k;
-
-	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
-		if (kinds & (1u << k))
-			mark_hungry(o, k);
-}
-
-/*
- * The other side of orch_ready_defer's check, for a thread about to
- * sleep that serves workers of @kinds: the bits, then (@heavy) the
- * barrier; the caller then reads the list (steals) under sched_mu.
- *
- * Light and heavy sleeps. The barrier is what makes an indefinite sleep
- * safe against an append still in the orch thread's store buffer, and
- * it is dear: membarrier(2) interrupts every CPU running a thread of
- * the process - the orch thread's above all - and an IPI into a guest
- * costs its receiver microseconds (measured: 12% of the submitting
- * thread's time on the 2-CPU host, 1 per ~90 submits, while workers
- * that outpace it park after every burst). So a thread's first sleep
- * of an idle period is light: the bits and the steal without the
- * barrier, and a sleep bounded by ORCH_LIGHT_SLEEP_NS. Only a light
- * sleep that ends by its timeout (no kick, no completion came) is
- * followed by a heavy one: the full protocol, then a sleep without
- * bound. Liveness: the only thing a light sleep can miss is an append
- * the barrier would have shown (or whose hunger check missed our bit),
- * and that waits at most ORCH_LIGHT_SLEEP_NS, until the heavy pass
- * takes it. A thread woken by a kick starts light again, so a busy
- * run's parks cost no barrier at all, and an idle worker pays one, a
- * millisecond into its idleness.
- */
-static void before_sleep(struct pto_orch *o, uint32_t kinds, bool heavy)
-{
-	orch_ready_hungry_kinds(o, kinds);
-	if (!heavy)
-		return;
-	atomic_fetch_add_explicit(&o->heavy_sleeps, 1, memory_order_relaxed);
-	orch_heavy_barrier();
-}
-
-uint64_t orch_heavy_sleeps(struct pto_orch *o)
-{
-	return atomic_load_explicit(&o->heavy_sleeps, memory_order_relaxed);
-}
-
-/*
- * orch_ready_pop for a worker about to park (in-process backend, after
- * storing parked): with its queues empty it also takes the orch thread's
- * pending READY slots (steal_pending); @heavy: see before_sleep. Only
- * here for one-thread-per-worker backends: a worker that stole on every
- * empty pop would take each deferred slot as it is appended, and the
- * batching would save nothing while workers are ahead of the orch thread
- * (measured: ~50 ns per submit on the 2-CPU host). A server thread (the
- * device's) does steal on an empty pop (orch_ready_pop,
- * orch_member_done_pop): see orch_ready_steal.
- */
-int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
-			   struct orch_dispatch *d, bool heavy)
-{
-	int n;
-
-	before_sleep(o, 1u << o->workers[widx].kind, heavy);
-	orch_lock(&o->sched_mu);
-	n = pop_locked(o, widx, d, true);
-	orch_unlock(&o->sched_mu);
-	return n;
-}
-
-/*
- * Server backends (kick_wakes_server: the device's scheduler threads,
- * each serving many workers). A server takes the pending list in two
- * ways:
- *  - opportunistically, at every pop that finds its worker's queues
- *    empty (pop_locked's steal, no barrier): an awake server with a core
- *    free takes deferred work even while it never idles (a busy thread
- *    running a chain of completions would otherwise leave a deferred
- *    task of another kind for as long as it stays busy). It moves the
- *    routing from the orch thread to the server, which is idle then;
- *    deferred appends bump no generation, so an idle server does not
- *    pop for them: its hunger mark does that (sched.c);
- *  - here, before it sleeps: the other side of orch_ready_defer's check,
- *    for every kind the thread serves (bits, barrier if @heavy - see
- *    before_sleep - and the list), then the
- *    whole list is routed, whichever worker it is for; the kicks wake
- *    this thread or the one owning a target, so it does not sleep on
- *    them.
- * Liveness while the orch thread never comes back (a long computation in
- * the orchestration function): every server thread calls this before it
- * sleeps, and it routes the whole list, whatever its kinds; a deferred
- * slot was appended either before that thread's barrier (its steal takes
- * it) or after it (the append sees the bit and flushes, which kicks).
- * With the orch thread away the routed work is finite, so a thread that
- * is awake goes idle and comes here eventually. Latency, not liveness,
- * is what the pop-time steal is for; its bound is one task: a core with
- * a free pending slot takes a stolen task behind its running one, and
- * the routing's kick goes to the first worker of the kind with room
- * (kick_kind), which may be that core rather than an idle one of a
- * sleeping thread.
- */
-bool orch_ready_steal(struct pto_orch *o, uint32_t kinds, bool heavy)
-{
-	bool any;
-
-	before_sleep(o, kinds, heavy);
-	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire))
-		return false;	/* steal_pending's check, without the lock */
-	orch_lock(&o->sched_mu);
-	any = steal_pending(o);
-	orch_unlock(&o->sched_mu);
-	return any;
 }
 
 void orch_dispatch_view(const struct orch_dispatch *d,

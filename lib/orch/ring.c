@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ring (seed 001 §5): per scope-depth ring, one slot window and one heap
- * region, both reclaimed in FIFO order.
+ * Ring: per scope-depth ring, one slot window and one heap region, both
+ * reclaimed in FIFO order.
  *
  * Slot window: the ring's slots form a circular array of `window` entries
  * addressed by a 64-bit sequence number (seq % window). Live slots are
  * [last_alive, seq_next); release marks a slot and advances last_alive over
  * every released slot at the head, reclaiming heap bytes as it goes. The
  * slot array is allocated once, so a slot pointer is stable for the
- * orchestrator's lifetime (the seed's deque, without growth: the window is
- * a configuration value and the "task window full" back-pressure is what
- * the seed's L2 window gives). Task ids are a separate 64-bit monotonic
+ * orchestrator's lifetime (the window is a configuration value, and a full
+ * window is back-pressure on the orch thread). Task ids are a 64-bit monotonic
  * counter shared by all rings: at 10^9 tasks/s it wraps after 584 years, so
  * no compaction step exists; the sequence numbers are likewise 64-bit.
  *
@@ -21,22 +20,20 @@
  *
  * Locking: ring.mu guards the heap FIFO (tail, used), last_alive's
  * advance and the back-pressure wait. alloc is the only place the orch
- * thread blocks (seed §9 invariant 4); release is called by whoever
+ * thread blocks; release is called by whoever
  * consumes a slot and broadcasts only when it made progress. A zero-byte
  * alloc (no heap: the common task) with room in the window takes no lock:
  * see alloc_fast().
  *
  * Back-pressure hysteresis: a full window is waited out in batches, not
- * slot by slot. Waking the orch thread for each released slot made it
- * and the releasers ping-pong (a futex wake, a context switch and a
- * futex wait per task, each an IPI in a VM), with the orch thread taking
- * a CPU from the workers it waits for just to submit one task. So a
- * window waiter asks to be woken only when RING_WAKE_FRACTION of the
- * window is free (wake_live). That batch may never come: slots of a scope
+ * slot by slot, so the orch thread and the releasers do not ping-pong (a
+ * futex wake, a context switch and a futex wait per task). A window
+ * waiter asks to be woken only when RING_WAKE_FRACTION of the window is
+ * free (wake_live). That batch may never come: slots of a scope
  * the orch thread still has open are released only by its scope_end, so
  * the wait is also bounded by RING_RECHECK_MS, after which the waiter
  * takes whatever is free. A heap waiter (a size, not a count) is woken by
- * every release, as before.
+ * every release.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -165,25 +162,14 @@ static struct orch_slot *ring_after(const struct orch_ring *ring,
 
 /*
  * Prefetch what the next submits will write. Slots are handed out in
- * sequence over the whole window, so with a large window and workers that
- * lag (a busy machine) the next slot and its argument storage were last
- * touched a window ago and are cold: a dozen misses to memory per submit,
- * which doubled the submit cost when another process took a CPU. And when
- * they are warm, they are warm in a worker's cache (it ran and completed
- * the previous occupant), so the prefetch asks for the lines in exclusive
- * state where the CPU can (orch_prefetchw): the submit's stores then need
- * no second round trip to take ownership. Three stages, each reading only
- * lines the previous submit prefetched: slot seq+3's hot lines (with the
- * inline edge, journal and member storage); slot seq+2's arrays that grew
- * to the heap; slot seq+1's argument tensors (inline or not, as many as
- * its previous occupant had). The pointers and counts read here are
- * written only by the orch thread (submit, orch_grow), so reading them
- * races with no one; a stale pointer only makes a useless prefetch, which
- * never faults.
- *
- * @have is orch_have_prefetchw, tested once by the caller: inlined for
- * each value, the dozen prefetches carry no test each, and the hot-line
- * loop, of a constant trip count, is unrolled.
+ * sequence over the whole window, so with workers that lag the next slot
+ * was last touched a window ago and is cold, or warm in a worker's cache:
+ * ask for the lines in exclusive state where the CPU can (orch_prefetchw).
+ * Three stages, each reading only lines the previous submit prefetched:
+ * slot seq+3's hot lines, slot seq+2's arrays that grew to the heap, slot
+ * seq+1's argument tensors. The pointers read here are written only by
+ * the orch thread; a stale one only makes a useless prefetch.
+ * @have is orch_have_prefetchw, tested once by the caller.
  */
 static inline __attribute__((always_inline)) void
 prefetch_ahead_as(const struct orch_ring *ring, const struct orch_slot *s0,
@@ -433,10 +419,8 @@ ring_alloc_locked_path(struct pto_orch *o, int r, uint64_t bytes,
 
 /*
  * The fast path apart from the rest (out of line): with the locked path
- * in the same function, every zero-byte alloc paid its prologue - six
- * register saves and a 136-byte frame - and the call was not inlined
- * into the submit (callgrind, fan-out in the VM: 125 instructions per
- * alloc before, see orchestrator.md "Round 7").
+ * in the same function, every zero-byte alloc would pay its prologue and
+ * the call would not be inlined into the submit.
  */
 int orch_ring_alloc(struct pto_orch *o, int r, uint64_t bytes,
 		    struct orch_alloc_result *res)
@@ -572,6 +556,7 @@ void orch_ring_wake_all(struct pto_orch *o)
 	wake_every_ring(o, false);
 }
 
+#ifdef PTO_TEST_HOOKS
 uint64_t orch_ring_live(struct pto_orch *o, int r)
 {
 	struct orch_ring *ring = &o->rings[r];
@@ -582,7 +567,9 @@ uint64_t orch_ring_live(struct pto_orch *o, int r)
 	pthread_mutex_unlock(&ring->mu);
 	return n;
 }
+#endif
 
+#ifdef PTO_TEST_HOOKS
 uint64_t orch_ring_used(struct pto_orch *o, int r)
 {
 	struct orch_ring *ring = &o->rings[r];
@@ -593,3 +580,4 @@ uint64_t orch_ring_used(struct pto_orch *o, int r)
 	pthread_mutex_unlock(&ring->mu);
 	return n;
 }
+#endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Runs (seed 001 §1, §5 "run completion"): the pipeline of runs, the
+ * Runs: the pipeline of runs, the
  * acceptance fence, the completion fence, and the handle API.
  *
  * Counting with a bias: `active` (registered, not consumed slots) and

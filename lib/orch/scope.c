@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Scope (seed 001 §6): a stack of frames, each the list of slots holding a
+ * Scope: a stack of frames, each the list of slots holding a
  * scope reference at that level. The run's outer scope is frame 0 (depth
  * 1); users may nest PTO_MAX_SCOPE_DEPTH more. scope_end releases one
  * reference per slot and returns: it never waits (no per-scope wait by

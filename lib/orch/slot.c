@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The task state machine (seed 001 §8): failure claim, poisoning,
+ * The task state machine: failure claim, poisoning,
  * reference release with the fanout-release threshold, consumption, and
  * the terminal transition of a slot that ran.
  *

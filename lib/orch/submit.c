@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Submit (seed 001 §2-§4, §8). Every variant - next-level single, group,
- * sub, sub group - goes through submit_impl, in §8's ownership order:
+ * Submit. Every variant - next-level single, group, sub, sub group - goes
+ * through submit_impl, in this ownership order:
  *
  *   slot claim -> run-slot registration -> scope registration -> charge
  *   -> (task data) -> TensorMap lookups -> cleanup journal -> TensorMap
@@ -28,55 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "orch/orch_internal.h"
-
-struct submit_req {
-	uint8_t kind;			/* ORCH_NEXT_LEVEL / ORCH_SUB */
-	bool is_group;			/* all-or-nothing next-level group */
-	bool shared;			/* SPMD: every member has args[0] */
-	uint32_t n;
-	uint32_t wkind;
-	const struct pto_callable *c;
-	const struct pto_call_config *cfg;
-	struct pto_task_args *const *args;
-	const int32_t *widx;		/* per member, or NULL: any of wkind */
-};
-
-/* What validate() learns on its walk over the tensors, for later steps
- * to skip walks that would find nothing. */
-struct submit_scan {
-	uint64_t heap_bytes;	/* auto-allocated OUTPUTs, aligned */
-	uint32_t nlookup;	/* INPUT / INOUT tensors */
-	uint32_t ninsert;	/* OUTPUT / INOUT / OUTPUT_EXISTING tensors */
-};
-
-static uint64_t align_up(uint64_t v)
-{
-	return (v + PTO_HEAP_ALIGN - 1) & ~(uint64_t)(PTO_HEAP_ALIGN - 1);
-}
-
-static void tensor_key(const struct pto_run *r, const struct pto_tensor *t,
-		       struct orch_key *k)
-{
-	k->run_id = r->id;
-	if (t->space == PTO_SPACE_HOST) {
-		k->space = PTO_SPACE_HOST;
-		k->obj = 0;
-		k->off = t->data;
-	} else {
-		/*
-		 * Not the device tag: on a device orchestrator every GM
-		 * tensor validate() lets through is this device's, and
-		 * in-process a tagged and an untagged (0) view of one
-		 * buffer must stay one key. Two devices' buffers at one
-		 * address then share a key in-process: extra ordering,
-		 * never a lost dependency.
-		 */
-		k->space = t->space;
-		k->obj = t->obj;
-		k->off = t->offset;
-	}
-}
+#include "orch/submit.h"
 
 /* The first construction error is the run's: its code, and its message
  * (the one orch_error just wrote). */
@@ -144,272 +96,6 @@ building_run(struct pto_orch *o, struct pto_run **rp)
 		return 0;
 	}
 	return not_building(o, rp);
-}
-
-static const char *space_name(uint32_t space)
-{
-	return space == PTO_SPACE_HOST ? "HOST" : "GM";
-}
-
-/* Out of line: validate()'s loop keeps one bit test per tensor. */
-static __attribute__((noinline, cold)) int
-bad_space(struct pto_orch *o, const struct pto_callable *c, uint32_t m,
-	  uint32_t j, const struct pto_arg_tensor *t)
-{
-	return orch_error(o, -EINVAL,
-			  "member %u tensor %u is a %s tensor, and kernel %llu addresses its tensors in %s only (a kernel that uses no tensor address may take any tensor as an ordering key)",
-			  m, j, space_name(t->t.space),
-			  (unsigned long long)c->kernel_id,
-			  space_name(o->rings[0].heap.space));
-}
-
-/* Out of line, like bad_space: validate()'s check stays one compare. */
-static __attribute__((noinline, cold)) int
-bad_output_size(struct pto_orch *o, uint32_t m, uint32_t j, uint64_t nbytes)
-{
-	if (!nbytes)
-		return orch_error(o, -EINVAL,
-				  "member %u tensor %u: auto-allocated OUTPUT needs a size",
-				  m, j);
-	return orch_error(o, -E2BIG,
-			  "member %u tensor %u: auto-allocated OUTPUT of %llu bytes is too large (at most 2^48)",
-			  m, j, (unsigned long long)nbytes);
-}
-
-/*
- * An orchestrator on a device (o->gm_dev set) refuses another device's
- * GM: its address would name this device's GM at the same offset (device
- * addresses repeat), and the task would touch the wrong memory. Untagged
- * (0, see pto_tensor.dev) passes, and so does any tag in-process (gm_dev
- * 0). Out of line, called only for a tagged tensor whose tag is not the
- * orchestrator's, so that untagged tensors and the device's own cost
- * validate()'s loop a compare or two: written there as one condition of
- * all the terms, or as nested ifs, with or without __builtin_expect, GCC
- * 12 evaluated three of them with setcc and and-ed them for every
- * tensor (ifcombine).
- */
-static __attribute__((noinline)) int
-other_device(struct pto_orch *o, uint32_t m, uint32_t j,
-	     const struct pto_arg_tensor *t)
-{
-	/* t->t.dev != 0: validate() passes untagged tensors itself. */
-	if (!o->gm_dev || t->t.space != PTO_SPACE_GM)
-		return 0;
-	return orch_error(o, -EXDEV,
-			  "member %u tensor %u is GM of device %u, this orchestrator runs on device %u",
-			  m, j, t->t.dev - 1, o->gm_dev - 1);
-}
-
-/*
- * A dep's retain and reserved bytes, read as one word: 0 or 1 when the
- * dep is valid (retain is its low byte on x86-64, the only architecture
- * pto builds for), so a valid dep costs one load and one compare.
- */
-_Static_assert(offsetof(struct pto_dep, reserved) ==
-	       offsetof(struct pto_dep, retain) + 1 &&
-	       sizeof(struct pto_dep) == offsetof(struct pto_dep, retain) + 8,
-	       "pto_dep: retain and reserved[] are its last 8 bytes");
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-	       "dep_tail() takes retain as the word's low byte");
-
-static inline uint64_t dep_tail(const struct pto_dep *d)
-{
-	uint64_t w;
-
-	memcpy(&w, (const unsigned char *)d + offsetof(struct pto_dep, retain),
-	       sizeof(w));
-	return w;
-}
-
-/* Member @m's dep @j has a retain other than 0 / 1 or a reserved byte
- * set (dep_tail() > 1): say which (pto/orch.h). */
-static __attribute__((noinline, cold)) int
-bad_dep(struct pto_orch *o, uint32_t m, uint32_t j, const struct pto_dep *d)
-{
-	uint32_t i;
-
-	if (d->retain > 1)
-		return orch_error(o, -EINVAL,
-				  "member %u dep %u: retain %u is neither 0 nor 1",
-				  m, j, d->retain);
-	for (i = 0; i < sizeof(d->reserved); i++)
-		if (d->reserved[i])
-			break;
-	return orch_error(o, -EINVAL,
-			  "member %u dep %u: reserved[%u] is not zero", m, j, i);
-}
-
-/*
- * An argument tensor's tag, dump mark and pad bytes, read as one word: a
- * valid one has a tag below PTO_TAG_NR in the low byte and zero above the
- * dump mark (pto_args_add_tensor() writes them so), one load per tensor.
- */
-_Static_assert(offsetof(struct pto_arg_tensor, dump) ==
-	       offsetof(struct pto_arg_tensor, tag) + 1 &&
-	       offsetof(struct pto_arg_tensor, pad) ==
-	       offsetof(struct pto_arg_tensor, tag) + 2 &&
-	       sizeof(struct pto_arg_tensor) ==
-	       offsetof(struct pto_arg_tensor, tag) + 8,
-	       "pto_arg_tensor: tag, dump and pad[] are its last 8 bytes");
-
-static inline uint64_t arg_tail(const struct pto_arg_tensor *t)
-{
-	uint64_t w;
-
-	memcpy(&w, &t->tag, sizeof(w));
-	return w;
-}
-
-/* Member @m's tensor @j has a bad tag or space, or a pad byte set. */
-static __attribute__((noinline, cold)) int
-bad_arg(struct pto_orch *o, uint32_t m, uint32_t j,
-	const struct pto_arg_tensor *t)
-{
-	uint32_t i;
-
-	if (t->tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR)
-		return orch_error(o, -EINVAL, "bad tag or space");
-	for (i = 0; i < sizeof(t->pad); i++)
-		if (t->pad[i])
-			break;
-	return orch_error(o, -EINVAL, "member %u tensor %u: pad[%u] is not zero",
-			  m, j, i);
-}
-
-/* Member @m's dep @j names a handle whose pad is set: not one submit
- * wrote (it writes 0), or one built by hand. */
-static __attribute__((noinline, cold)) int
-bad_handle(struct pto_orch *o, uint32_t m, uint32_t j)
-{
-	return orch_error(o, -EINVAL,
-			  "member %u dep %u: task handle pad is not zero", m, j);
-}
-
-/* Flags and reserved words of a caller's call config (pto/orch.h). */
-static int check_call_config(struct pto_orch *o,
-			     const struct pto_call_config *cfg)
-{
-	uint32_t i;
-
-	if (cfg->reserved0)
-		return orch_error(o, -EINVAL, "call config: reserved0 is not zero");
-	if (cfg->flags & ~PTO_CALL_FLAGS_VALID)
-		return orch_error(o, -EINVAL, "call config: unknown flags 0x%x",
-				  cfg->flags & ~PTO_CALL_FLAGS_VALID);
-	for (i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
-		if (cfg->reserved[i])
-			return orch_error(o, -EINVAL,
-					  "call config: reserved[%u] is not zero",
-					  i);
-	return 0;
-}
-
-/*
- * Pure validation, before anything is claimed. Per tensor, the checks
- * that pass are a few compares: the kernel's exemption from the space
- * rule and the device tag are the same for every tensor, so they are
- * looked up once, and an untagged tensor (dev 0: a HOST ordering key,
- * most tensors on a device) needs no call to other_device(). The walk
- * also counts the TensorMap lookups and inserts infer_deps() will make.
- */
-static int validate(struct pto_orch *o, struct pto_run *r,
-		    const struct submit_req *q, struct submit_scan *sc)
-{
-	uint64_t bytes = 0, next = atomic_load(&o->next_task_id);
-	uint32_t m, j, nt, total = PTO_MAX_RING_DEPTH * o->rings[0].window;
-	uint32_t nargs = q->shared ? 1 : q->n;	/* distinct args objects */
-	uint32_t bad_spaces, gm_dev = o->gm_dev, nlookup = 0, ninsert = 0;
-	const struct pto_arg_tensor *ts;
-
-	if (!q->c || q->n == 0 || !q->args)
-		return orch_error(o, -EINVAL, "missing callable or arguments");
-	if (q->cfg) {
-		int err = check_call_config(o, q->cfg);
-
-		if (err)
-			return err;
-	}
-	/* A backend that runs host callbacks would run nothing (orch.h). */
-	if (!q->c->fn && o->host_callbacks)
-		return orch_error(o, -EINVAL,
-				  "callable without fn: this orchestrator's workers run host callbacks");
-	/* A HOST tensor given to a device kernel that reads it would fail
-	 * only at dispatch; a kernel that uses no address takes any. */
-	bad_spaces = o->kernel_bad_spaces;
-	if (bad_spaces &&
-	    orch_kernel_tensorless(o->tensorless_kernels, q->c->kernel_id))
-		bad_spaces = 0;
-	for (m = 0; m < nargs; m++) {
-		const struct pto_task_args *a = q->args[m];
-
-		if (!a)
-			return orch_error(o, -EINVAL, "member %u has no args", m);
-		for (j = 0; j < a->ndeps; j++) {
-			const struct pto_dep *d = &a->deps[j];
-			const struct pto_task *h = &d->h;
-
-			if (h->run_id != r->id)
-				return orch_error(o, -EINVAL,
-						  "task handle from another run "
-						  "(run %llu, building run %llu)",
-						  (unsigned long long)h->run_id,
-						  (unsigned long long)r->id);
-			if (h->task_id == 0 || h->task_id >= next ||
-			    h->slot >= total)
-				return orch_error(o, -EINVAL,
-						  "task handle names no submitted task");
-			if (h->pad)
-				return bad_handle(o, m, j);
-			/* Built by hand (the fields are public): a retain
-			 * of 2 would be taken as 1, and a later libpto may
-			 * give the reserved bytes a meaning. */
-			if (dep_tail(d) > 1)
-				return bad_dep(o, m, j, d);
-		}
-		/* Locals: other_device() is a call the loop survives, and
-		 * *a would be reloaded after it at every step. */
-		ts = a->tensors;
-		nt = a->ntensors;
-		for (j = 0; j < nt; j++) {
-			const struct pto_arg_tensor *t = &ts[j];
-			uint64_t tail = arg_tail(t);
-			uint8_t tag = (uint8_t)tail;
-
-			/* The pad bytes too: the fields are public, and a
-			 * later libpto may give them a meaning. */
-			if (tag >= PTO_TAG_NR || t->t.space >= PTO_SPACE_NR ||
-			    tail >> 16)
-				return bad_arg(o, m, j, t);
-			nlookup += tag == PTO_INPUT || tag == PTO_INOUT;
-			ninsert += tag != PTO_INPUT && tag != PTO_NO_DEP;
-			/* Not auto-allocated (that one is carved from the
-			 * heap: on a device, its GM, whatever it names). */
-			if (tag != PTO_OUTPUT || t->t.data) {
-				/* Tagged, and not with ours: on a device,
-				 * another device's (untagged ones pass). */
-				if (t->t.dev && t->t.dev != gm_dev) {
-					int err = other_device(o, m, j, t);
-
-					if (err)
-						return err;
-				}
-				if (bad_spaces >> t->t.space & 1)
-					return bad_space(o, q->c, m, j, t);
-				continue;
-			}
-			if (!t->t.nbytes || t->t.nbytes > (1ULL << 48))
-				return bad_output_size(o, m, j, t->t.nbytes);
-			/* Each term is below 2^49; the sum may still wrap. */
-			if (__builtin_add_overflow(bytes, align_up(t->t.nbytes),
-						   &bytes))
-				return orch_error(o, -E2BIG,
-						  "auto-allocated OUTPUTs: total size overflows");
-		}
-	}
-	sc->heap_bytes = bytes;
-	sc->nlookup = nlookup;
-	sc->ninsert = ninsert;
-	return 0;
 }
 
 /* Slot claim + run-slot registration (the ownership boundary). */
@@ -512,8 +198,8 @@ static int copy_member(struct pto_orch *o, struct orch_slot *s,
  * in-process one) makes it a HOST tensor keyed by its address, any other
  * names the heap's object, offset and device (backend.h, struct
  * orch_heap). Whatever @t said of its space before is overwritten, so
- * that every carved buffer is a key of its own: a GM-declared OUTPUT on
- * a HOST heap used to keep (GM, 0, 0, 0), one key for all of them.
+ * that every carved buffer is a key of its own (a GM-declared OUTPUT on
+ * a HOST heap would otherwise share the key (GM, 0, 0, 0) with all).
  */
 static void heap_tensor(const struct orch_heap *heap, uint64_t off,
 			struct pto_tensor *t)
@@ -579,7 +265,7 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 			if (t->tag != PTO_OUTPUT || t->t.data)
 				continue;
 			heap_tensor(heap, cursor, &t->t);
-			cursor += align_up(t->t.nbytes);
+			cursor += orch_align_up(t->t.nbytes);
 			/* Hand the address back so later tasks can name it. */
 			q->args[m]->tensors[j].t = t->t;
 		}
@@ -587,223 +273,6 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 	atomic_store_explicit(&s->members_left, q->n, memory_order_relaxed);
 	return 0;
 }
-
-/* Collect a producer, deduplicated (retention wins). A reference whose
- * slot now holds another task is already consumed: satisfied. task_id is
- * written by this thread only, so reading it here needs no lock.
- * Inlined: called for every producer reference, and as a call its
- * register saves and restores were a third of its instructions. */
-static inline __attribute__((always_inline)) int
-add_producer(struct pto_orch *o, struct orch_slot *self, struct orch_slot *p,
-	     uint64_t ptid, bool retain)
-{
-	int err;
-
-	if (p == self || p->task_id != ptid)
-		return 0;
-	if (p->dedup_mark == self->task_id) {
-		o->deps[p->dedup_idx].retain |= retain;
-		return 0;
-	}
-	err = orch_grow(o, ORCH_FP_DEPS, self, (void **)&o->deps, &o->cap_deps,
-			o->ndeps + 1, sizeof(*o->deps));
-	if (err)
-		return orch_error(o, err, "out of memory collecting dependencies");
-	p->dedup_mark = self->task_id;
-	p->dedup_idx = o->ndeps;
-	o->deps[o->ndeps].s = p;
-	o->deps[o->ndeps].tid = ptid;
-	o->deps[o->ndeps].retain = retain;
-	o->ndeps++;
-	return 0;
-}
-
-/* Explicit deps, then the tag walk: every lookup collects producers,
- * then every output key is journaled before it is published. A walk
- * that validate() found nothing for (@sc's counts) is skipped. */
-static int infer_deps(struct pto_orch *o, struct pto_run *r,
-		      struct orch_slot *s, const struct submit_req *q,
-		      const struct submit_scan *sc)
-{
-	uint32_t m, j, nm = q->shared ? 1 : s->nmembers;	/* = q->n */
-	bool locked = false;
-	int err;
-
-	o->ndeps = 0;
-	for (m = 0; m < nm; m++) {
-		const struct pto_task_args *a = q->args[m];
-
-		for (j = 0; j < a->ndeps; j++) {
-			const struct pto_dep *d = &a->deps[j];
-
-			err = add_producer(o, s, orch_slot_at(o, d->h.slot),
-					   d->h.task_id, d->retain);
-			if (err)
-				return err;
-		}
-	}
-	/*
-	 * One TensorMap hold for the whole walk (erase, on a consuming
-	 * thread, sees this task's mappings all or nothing), taken at the
-	 * first tensor that has a key: a task without one (ordering only,
-	 * or NO_DEP tensors only) takes no lock.
-	 *
-	 * Every lookup before any insert of this task: an INPUT named after
-	 * an OUTPUT of the same key (k(dst, src) with dst == src, or one
-	 * group member writing what another reads) would otherwise find
-	 * this task's own mapping, and the edge on the previous writer it
-	 * replaced would be lost. A failure here has journaled and
-	 * published nothing.
-	 */
-	err = 0;
-	for (m = 0; m < nm && sc->nlookup && !err; m++) {
-		struct orch_member *mb = &s->members[m];
-
-		for (j = 0; j < mb->nt && !err; j++) {
-			uint8_t tag = mb->t[j].tag;
-			struct orch_slotref p;
-			struct orch_key k;
-
-			if (tag != PTO_INPUT && tag != PTO_INOUT)
-				continue;
-			if (!locked) {
-				orch_tm_lock(o);
-				locked = true;
-			}
-			tensor_key(r, &mb->t[j].t, &k);
-			p = orch_tm_lookup_locked(o, &k);
-			if (p.s)
-				err = add_producer(o, s, p.s, p.tid, true);
-		}
-	}
-	/*
-	 * Then the outputs, in the same hold. An INOUT's key is hashed again
-	 * here (orch_tm_insert_locked), after its lookup above hashed it:
-	 * carrying the lookup's hash over would take a store, a count and a
-	 * tag test on the lookup side and a tag test, a count and a load
-	 * here, about the hash's own dozen instructions for an INOUT, and
-	 * two more for every INPUT and OUTPUT, which do not need it. The
-	 * lookups stay all before the inserts either way.
-	 */
-	for (m = 0; m < nm && sc->ninsert && !err; m++) {
-		struct orch_member *mb = &s->members[m];
-
-		for (j = 0; j < mb->nt && !err; j++) {
-			uint8_t tag = mb->t[j].tag;
-			struct orch_key k;
-
-			if (tag == PTO_NO_DEP || tag == PTO_INPUT)
-				continue;
-			if (!locked) {
-				orch_tm_lock(o);
-				locked = true;
-			}
-			tensor_key(r, &mb->t[j].t, &k);
-			/* Journal first: a mapping is never visible unless
-			 * on_consumed / cancellation knows to erase it. */
-			err = orch_grow_inl(o, ORCH_FP_JOURNAL, s,
-					    (void **)&s->out_keys, &s->cap_keys,
-					    s->nkeys + 1, sizeof(*s->out_keys),
-					    s->inl_keys);
-			if (err) {
-				orch_error(o, err, "out of memory (cleanup journal)");
-				break;
-			}
-			s->out_keys[s->nkeys++] = k;
-			err = orch_tm_insert_locked(o, &k,
-						    (struct orch_slotref){ s, s->task_id });
-			if (err)
-				orch_error(o, err, "out of memory (TensorMap)");
-		}
-	}
-	if (locked)
-		orch_tm_unlock(o);
-	return err;
-}
-
-/*
- * Attach @s to each producer under the producer's fanout_mu and count the
- * live ones. A COMPLETED producer is no live fanin and gets no
- * notification edge (its consumer list is frozen); a retaining edge still
- * takes a lifetime reference on it. A FAILED producer poisons @s (claim
- * from BUILDING; publication propagates). A CONSUMED producer is gone.
- */
-static int wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
-{
-	int32_t live = 0;
-	uint32_t i;
-	int err;
-
-	err = orch_grow_inl(o, ORCH_FP_WIRE, s, (void **)&s->producers,
-			    &s->cap_producers, o->ndeps, sizeof(*s->producers),
-			    s->inl_producers);
-	if (err)
-		return orch_error(o, err, "out of memory (fanin edges)");
-	for (i = 0; i < o->ndeps; i++) {
-		struct orch_slot *p = o->deps[i].s;
-		bool retain = o->deps[i].retain;
-		char msg[ORCH_MSG_LEN];
-		int st, perr;
-
-		/*
-		 * An ordering-only edge (add_dep_wait) on a producer that has
-		 * completed, or is gone, attaches nothing and counts no live
-		 * fanin: the outcome the locked path below reaches, without
-		 * the lock (a join's waits name producers the workers are
-		 * completing; their locks were a third of its submit time).
-		 * Acquire pairs with the release stores of COMPLETED and
-		 * CONSUMED. COMPLETED only moves on to CONSUMED and FREE, never
-		 * to FAILED, so the answer cannot go stale; task_id is written
-		 * by this thread alone (the orch thread reissues slots), so the
-		 * check names the same task as under the lock.
-		 */
-		if (!retain) {
-			st = atomic_load_explicit(&p->state, memory_order_acquire);
-			if (p->task_id != o->deps[i].tid || st == ORCH_COMPLETED ||
-			    st == ORCH_CONSUMED || st == ORCH_FREE)
-				continue;
-		}
-		orch_lock(&p->fanout_mu);
-		st = atomic_load_explicit(&p->state, memory_order_relaxed);
-		/* CONSUMED, or already reclaimed by its ring (FREE): gone. */
-		if (p->task_id != o->deps[i].tid || st == ORCH_CONSUMED ||
-		    st == ORCH_FREE) {
-			orch_unlock(&p->fanout_mu);
-			continue;
-		}
-		if (st == ORCH_FAILED) {
-			snprintf(msg, sizeof(msg), "producer task %llu failed: %.120s",
-				 (unsigned long long)p->task_id, p->failure_message);
-			perr = p->failure_err ? p->failure_err : -ECANCELED;
-			orch_unlock(&p->fanout_mu);
-			orch_claim_task_failure(o, s, s->task_id, perr, msg, false);
-			break;	/* poisoned: the rest of the wiring is moot */
-		}
-		if (st != ORCH_COMPLETED) {
-			if (p->nconsumers == p->cap_consumers &&
-			    orch_grow_inl(o, ORCH_FP_WIRE, s,
-					  (void **)&p->consumers,
-					  &p->cap_consumers, p->nconsumers + 1,
-					  sizeof(*p->consumers),
-					  p->inl_consumers)) {
-				orch_unlock(&p->fanout_mu);
-				return orch_error(o, -ENOMEM, "out of memory (fanout edges)");
-			}
-			p->consumers[p->nconsumers].s = s;
-			p->consumers[p->nconsumers].tid = s->task_id;
-			p->nconsumers++;
-			live++;
-		}
-		if (retain) {
-			p->fanout_total++;
-			s->producers[s->nproducers++] = p;
-		}
-		orch_unlock(&p->fanout_mu);
-	}
-	*live_out = live;
-	return 0;
-}
-
 /*
  * Publication: fanin_count and BUILDING -> PENDING/READY under one lock.
  * A producer that completed first bumped fanin_released and is counted
@@ -868,7 +337,7 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	err = building_run(o, &r);
 	if (err)
 		return err;
-	err = validate(o, r, q, &sc);
+	err = orch_submit_validate(o, r, q, &sc);
 	if (err)
 		goto fail_early;
 	err = claim_slot(o, r, q->kind, sc.heap_bytes, &ar, true);
@@ -879,9 +348,9 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	if (!err)
 		err = prepare_members(o, s, q, &ar, sc.heap_bytes);
 	if (!err)
-		err = infer_deps(o, r, s, q, &sc);
+		err = orch_submit_infer_deps(o, r, s, q, &sc);
 	if (!err)
-		err = wire(o, s, &live);
+		err = orch_submit_wire(o, s, &live);
 	if (err)
 		goto fail_owned;
 	orch_may_fail(o, ORCH_TP_BEFORE_PUBLISH, s);
@@ -1062,7 +531,7 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 }
 
 /*
- * alloc (§8b): a synthetic slot, COMPLETED from birth, owning a heap slab.
+ * alloc: a synthetic slot, COMPLETED from birth, owning a heap slab.
  * Same ownership order; everything fallible happens while BUILDING, and the
  * self-release stand-in is published last, with the COMPLETED state.
  */
@@ -1097,7 +566,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 	memset(&t, 0, sizeof(t));
 	t.nbytes = nbytes;
 	heap_tensor(heap, ar.heap_off, &t);
-	tensor_key(r, &t, &k);
+	orch_tensor_key(r, &t, &k);
 	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
 			    &s->cap_keys, 1, sizeof(*s->out_keys), s->inl_keys);
 	if (err)

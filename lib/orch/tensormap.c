@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * TensorMap (seed 001 §7): (run id, tensor key) -> current producer slot.
+ * TensorMap: (run id, tensor key) -> current producer slot.
  *
  * Why a hand-rolled hash table and not an array: keys are arbitrary
  * addresses / (object, offset) pairs and every submit does one lookup or
@@ -18,17 +18,12 @@
 #include "orch/orch_internal.h"
 
 /*
- * The node slab holds a window's worth of live mappings from the start
- * (one output per task), on the free list, written here: a fresh
- * orchestrator's first window of submits neither mallocs nodes nor faults
- * in their pages. The bucket array starts at 1024 and doubles with the
- * live mappings (load factor 1), not with the window: every insert and
- * erase touches a bucket at a hashed, so random, place, and an array sized
- * for the largest window (32k buckets, 256 KiB, for pto-bench's submit
- * line) made that touch a miss beyond L1 and L2 on most submits - a
- * quarter of submit_impl's cycles sat on the bucket load. An array that
- * follows the live set (a few scopes' worth) stays cached; growing it is
- * one rehash per doubling.
+ * The node slab holds a window's worth of live mappings from the start,
+ * so a fresh orchestrator's first window of submits neither mallocs nodes
+ * nor faults in their pages. The bucket array starts at 1024 and doubles
+ * with the live mappings (load factor 1), not with the window: every
+ * insert touches a random bucket, and an array that follows the live set
+ * stays cached where one sized for the largest window would not.
  */
 int orch_tm_init(struct pto_orch *o)
 {
@@ -103,6 +98,7 @@ void orch_tm_unlock(struct pto_orch *o)
 	orch_unlock(&o->tm.mu);
 }
 
+#ifdef PTO_TEST_HOOKS
 struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k)
 {
 	struct orch_slotref v;
@@ -112,6 +108,7 @@ struct orch_slotref orch_tm_lookup(struct pto_orch *o, const struct orch_key *k)
 	orch_tm_unlock(o);
 	return v;
 }
+#endif
 
 /* Double the bucket array; on allocation failure keep the old one (the
  * table still works, only longer chains). */
@@ -228,6 +225,7 @@ void orch_tm_erase_task_outputs_locked(struct pto_orch *o, struct orch_slot *s)
 	s->nkeys = 0;
 }
 
+#ifdef PTO_TEST_HOOKS
 uint32_t orch_tm_count(struct pto_orch *o)
 {
 	uint32_t n;
@@ -237,3 +235,4 @@ uint32_t orch_tm_count(struct pto_orch *o)
 	orch_unlock(&o->tm.mu);
 	return n;
 }
+#endif

@@ -86,13 +86,11 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	}
 	/*
 	 * The core wants every field it is not given zero (flags, reserved,
-	 * unused tensor slots and dimensions). Clearing the whole 256 bytes
-	 * first was ~40 of the scheduler thread's instructions per task
-	 * (rep stosq, and slow under TCG); instead every field outside the
-	 * tensor slots is stored below, and a tensor slot is cleared only if
-	 * an earlier task left a descriptor in it (@dirty). The payload the
-	 * core reads is the same. The core itself writes only status and
-	 * done_id, which are stored here too.
+	 * unused tensor slots and dimensions). Rather than clearing all 256
+	 * bytes per task (slow under TCG), every field outside the tensor
+	 * slots is stored below, and a tensor slot is cleared only if an
+	 * earlier task left a descriptor in it (@dirty). The core writes
+	 * only status and done_id, which are stored here too.
 	 */
 	p->func_id = (uint32_t)v->callable->kernel_id;
 	p->flags = 0;

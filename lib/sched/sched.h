@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: the device backend's state, shared by its files. */
+/* Internal: the device backend's state, shared by its files. Internal
+ * symbols of lib/sched/ carry the sched_ prefix. */
 #ifndef PTO_LIB_SCHED_H
 #define PTO_LIB_SCHED_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <pto/sched.h>
 #include "core.h"
 #include "orch/backend.h"
-#include "orch/orch_internal.h"
 
 #define SCHED_MAX_WORKERS (PTO_DEV_MAX_CORES + PTO_DEV_MAX_CORES / 3)
 
@@ -23,7 +26,7 @@ struct sched_slot {
 };
 
 struct sched_core {
-	struct pto_rc *rc;
+	struct core_rc *rc;
 	int32_t widx;			/* orchestrator worker index */
 	uint32_t kind;			/* its worker's kind */
 	struct sched_cluster *cl;
@@ -96,7 +99,7 @@ struct sched_thread {
 	 */
 	atomic_int started;
 	uint64_t clusters;		/* bitmap of owned clusters */
-	struct pto_launch *launch;
+	struct core_launch *launch;
 	unsigned int ncores;
 	struct sched_core *cores;
 	unsigned int nclusters;
@@ -104,8 +107,8 @@ struct sched_thread {
 	int evfd;
 	/*
 	 * Core sets, so a loop pass visits the cores it concerns, not every
-	 * core of the partition (in the TCG test VM, scanning 12 cores per
-	 * step three times was most of the thread's time per task):
+	 * core of the partition (scanning them all at every step would be
+	 * most of the thread's time per task):
 	 * @all every core; @busy those with a task in flight (set by
 	 * dispatch, cleared by the reap that empties them); @parked idle
 	 * cores seen parked - a parked core wakes only by this thread's
@@ -191,5 +194,131 @@ struct sched_backend {
 int sched_build_payload(const struct orch_dispatch_view *v,
 			struct pto_payload *p, uint8_t *dirty,
 			char *msg, size_t len);
+
+#define SCHED_DEFAULT_HEAP (16ULL << 20)
+#define SCHED_DEFAULT_SPIN_US 50
+#define SCHED_DEFAULT_WAKE_DELAY_US 20
+
+/*
+ * Beyond the awake cap (sched_max_awake: on the mock, the thread's share
+ * of the CPUs; on a device, every core) a parked core is still woken
+ * every SCHED_CAPPED_WAKE_MULT x wake_delay_us, so work no awake core may
+ * take (another kind, an exact target) waits but never starves.
+ */
+#define SCHED_CAPPED_WAKE_MULT 50
+#define SCHED_CLOCK_STRIDE 16	/* see sched_dispatch() */
+#define SCHED_CONSUME_STEPS 64	/* see sched_thread_main() */
+#define SCHED_HUNGRY_STEPS 8	/* see sched_thread_main() */
+#define SCHED_ABORT_RETRY_MS 10	/* see sched_thread_main() */
+
+static inline uint64_t sched_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline void sched_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static inline void sched_ring_bit(uint64_t *ring, unsigned int core)
+{
+	ring[core / 64] |= 1ULL << (core % 64);
+}
+
+static inline void mask_set(struct sched_mask *m, unsigned int k)
+{
+	m->w[k / 64] |= 1ULL << (k % 64);
+}
+
+static inline void mask_clear(struct sched_mask *m, unsigned int k)
+{
+	m->w[k / 64] &= ~(1ULL << (k % 64));
+}
+
+/* No core in @m. */
+#define SCHED_MASK_END (PTO_CORE_MASK_WORDS * 64U)
+
+static inline bool mask_empty(const struct sched_mask *m)
+{
+	unsigned int wi;
+
+	for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++)
+		if (m->w[wi])
+			return false;
+	return true;
+}
+
+/*
+ * Do @a and @b hold at least @n cores between them? Counts only up to @n
+ * (the awake cap, often 1): a popcount is a libgcc call on the baseline
+ * x86-64 the library is built for (no POPCNT).
+ */
+static inline bool mask_at_least(const struct sched_mask *a,
+				 const struct sched_mask *b, unsigned int n)
+{
+	unsigned int wi;
+
+	for (wi = 0; wi < PTO_CORE_MASK_WORDS && n; wi++) {
+		uint64_t x = a->w[wi] | b->w[wi];
+
+		for (; x && n; n--)
+			x &= x - 1;
+	}
+	return !n;
+}
+
+/* Take the lowest core out of @m; SCHED_MASK_END if none. */
+static inline unsigned int mask_take(struct sched_mask *m)
+{
+	unsigned int wi;
+
+	for (wi = 0; wi < PTO_CORE_MASK_WORDS; wi++)
+		if (m->w[wi]) {
+			unsigned int k = (unsigned int)__builtin_ctzll(m->w[wi]);
+
+			m->w[wi] &= m->w[wi] - 1;
+			return wi * 64 + k;
+		}
+	return SCHED_MASK_END;
+}
+
+/*
+ * Every core of @m at the start, lowest first: the loop walks a copy, so
+ * the body may change @m itself (a dispatch sets busy, a reap clears it);
+ * a core it adds is not visited in this walk. Taking the lowest bit of a
+ * copy is cheaper than searching the mask from @k on each time.
+ */
+#define for_each_core_in(k, m)						\
+	for (struct sched_mask _walk = *(m);				\
+	     ((k) = mask_take(&_walk)) != SCHED_MASK_END;)
+
+/* The start of an aborted task's pto_run_error() (pto/orch.h). */
+#define SCHED_ABORT_MSG "orchestrator aborted (pto_orch_abort)"
+
+/* sched.c: the loop. */
+extern _Thread_local struct sched_thread *sched_self;
+void sched_post(struct sched_core *c, const struct orch_dispatch *d,
+		int mix, uint64_t *ring);
+int sched_task_end(struct sched_thread *t, const struct sched_core *c,
+		   uint32_t status, char *msg, size_t len);
+void *sched_thread_main(void *arg);
+/* sched_mix.c */
+void sched_want_mix(struct sched_cluster *cl);
+void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
+		    int err, const char *msg);
+int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
+		  uint64_t *ring);
+/* sched_stop.c */
+int sched_retire(struct sched_thread *t);
+bool sched_abort_cores(struct sched_thread *t);
+int sched_abort_step(struct sched_thread *t);
+int sched_stop(void *p, const struct timespec *deadline);
+void sched_abort(void *p);
 
 #endif

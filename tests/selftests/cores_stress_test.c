@@ -18,7 +18,7 @@
 #include "pto_core_util.h"
 
 static void launch_all(struct __test_metadata *_metadata, struct pto_dev **dev,
-		       struct pto_launch **l, struct pto_dev_info *info)
+		       struct core_launch **l, struct pto_dev_info *info)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 };
 	uint64_t clusters;
@@ -29,8 +29,8 @@ static void launch_all(struct __test_metadata *_metadata, struct pto_dev **dev,
 	clusters = info->clusters >= 64 ? ~0ull : (1ull << info->clusters) - 1;
 	for (i = 0; i < info->cores; i++)
 		cores[i / 64] |= 1ull << (i % 64);
-	ASSERT_EQ(0, pto_cluster_acquire(*dev, clusters));
-	ASSERT_EQ(0, pto_launch_cores(*dev, cores, l));
+	ASSERT_EQ(0, core_cluster_acquire(*dev, clusters));
+	ASSERT_EQ(0, core_launch_cores(*dev, cores, l));
 }
 
 enum { S_TASKS, S_PARKS, S_DOZES };
@@ -42,7 +42,7 @@ static uint64_t sum_stat(struct pto_dev *dev, unsigned int n, int what)
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (!pto_core_stats(dev, i, &st))
+		if (!core_stats(dev, i, &st))
 			s += what == S_PARKS ? st.parks :
 			     what == S_DOZES ? st.dozes : st.tasks;
 	return s;
@@ -85,7 +85,7 @@ static void stress(struct __test_metadata *_metadata, struct stress_result *res,
 	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
 	uint32_t *expect;
 	struct pto_dev_info info;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *dev;
 	unsigned int k, i;
 	int errors = 0;
@@ -118,8 +118,8 @@ static void stress(struct __test_metadata *_metadata, struct stress_result *res,
 			ntasks = submitted;	/* the time budget: drain */
 
 		for (k = 0; k < l->ncores; k++) {
-			struct pto_rc *c = &l->core[k];
-			struct pto_done done[2];
+			struct core_rc *c = &l->core[k];
+			struct core_done done[2];
 			int n, r;
 
 			/*
@@ -129,7 +129,7 @@ static void stress(struct __test_metadata *_metadata, struct stress_result *res,
 			 * implied by the next ACK and read from the payload.
 			 */
 			n = c->ninflight == 2 || (st_rnd() & 1) ?
-			    pto_rc_reap(c, done) : 0;
+			    core_rc_reap(c, done) : 0;
 			for (i = 0; i < (unsigned int)n; i++) {
 				if (done[i].id != expect[k] || done[i].status)
 					errors++;
@@ -138,11 +138,11 @@ static void stress(struct __test_metadata *_metadata, struct stress_result *res,
 			}
 			completed += n;
 			progress |= n;
-			if (submitted >= ntasks || !pto_rc_can_dispatch(c))
+			if (submitted >= ntasks || !core_rc_can_dispatch(c))
 				continue;
 			pending_used += c->ninflight == 1;
-			memcpy(pto_rc_next_payload(c), &noop, sizeof(noop));
-			pto_rc_dispatch(c, &r);
+			memcpy(core_rc_next_payload(c), &noop, sizeof(noop));
+			core_rc_dispatch(c, &r);
 			submitted++;
 			last_submit = sweep;
 			progress = 1;
@@ -153,12 +153,12 @@ static void stress(struct __test_metadata *_metadata, struct stress_result *res,
 		}
 		/* One doorbell ioctl for every parked core of the sweep. */
 		if (need_ring)
-			ASSERT_EQ(0, pto_ring(l, ring));
+			ASSERT_EQ(0, core_doorbell(l, ring));
 		if (progress) {
 			idle_loops = 0;
 			last_done = pto_now_ns();
 		} else if (++idle_loops > 1000) {
-			ASSERT_EQ(0, pto_launch_wait(l, 5000));
+			ASSERT_EQ(0, core_launch_wait(l, 5000));
 			idle_loops = 0;
 		}
 		ASSERT_GT(STRESS_STUCK_NS, pto_now_ns() - last_done)
@@ -200,8 +200,8 @@ static void stress(struct __test_metadata *_metadata, struct stress_result *res,
 	EXPECT_EQ(ntasks, submitted);
 	EXPECT_EQ(ntasks, tasks1 - tasks0);
 	EXPECT_LT(ntasks / 20, pending_used);
-	pto_cluster_release(dev, ~0ull >> (64 - info.clusters));
-	pto_launch_free(l);
+	core_cluster_release(dev, ~0ull >> (64 - info.clusters));
+	core_launch_free(l);
 	free(expect);
 	pto_dev_close(dev);
 }
@@ -308,7 +308,7 @@ TEST(idle_device_uses_no_cpu)
 {
 	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
 	struct pto_dev_info info;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *dev;
 	long long t0, t1;
 	unsigned int k;
@@ -329,9 +329,9 @@ TEST(idle_device_uses_no_cpu)
 	fflush(stdout);
 	EXPECT_GE(2, t1 - t0);
 	for (k = 0; k < l->ncores; k++)
-		EXPECT_EQ(1, pto_win_read(&l->core[k], PTO_REG_PARKED));
-	pto_cluster_release(dev, ~0ull >> (64 - info.clusters));
-	pto_launch_free(l);
+		EXPECT_EQ(1, core_win_read(&l->core[k], PTO_REG_PARKED));
+	core_cluster_release(dev, ~0ull >> (64 - info.clusters));
+	core_launch_free(l);
 	pto_dev_close(dev);
 	/* Unlaunched: the same. */
 	t0 = core_threads_ticks(&n0);
@@ -355,7 +355,7 @@ static int owner_run(unsigned int first, unsigned int nclusters, int ntasks,
 	struct pto_payload p = { .func_id = PTO_FUNC_ADD_SCALAR };
 	uint64_t str[1] = { 1 };
 	uint32_t shape[1] = { 64 }, *m;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *dev;
 	struct pto_bo *bo;
 	unsigned int c, i, k;
@@ -365,8 +365,8 @@ static int owner_run(unsigned int first, unsigned int nclusters, int ntasks,
 		clusters |= 1ull << c;
 		st_cluster_add(c, cores);
 	}
-	if (pto_dev_open(0, &dev) || pto_cluster_acquire(dev, clusters) ||
-	    pto_launch_cores(dev, cores, &l))
+	if (pto_dev_open(0, &dev) || core_cluster_acquire(dev, clusters) ||
+	    core_launch_cores(dev, cores, &l))
 		return 100;
 	if (pto_bo_alloc(dev, l->ncores * 2 * 64 * 4, 0, &bo) ||
 	    pto_bo_map(bo, (void **)&m))
@@ -386,8 +386,8 @@ static int owner_run(unsigned int first, unsigned int nclusters, int ntasks,
 		for (i = 0; i < 64; i++)
 			bad += m[k * 128 + 64 + i] != tag + t + i + 7;
 	}
-	pto_cluster_release(dev, clusters);
-	pto_launch_free(l);
+	core_cluster_release(dev, clusters);
+	core_launch_free(l);
 	pto_bo_free(bo);
 	pto_dev_close(dev);
 	return bad ? 103 : 0;

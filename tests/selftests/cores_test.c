@@ -27,7 +27,7 @@
 
 FIXTURE(core) {
 	struct pto_dev *dev;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_bo *arena;
 	uint32_t *mem;		/* arena, as 4-byte words */
 	uint64_t base;		/* arena device address */
@@ -41,8 +41,8 @@ FIXTURE_SETUP(core)
 	st_seed_init();
 	ASSERT_EQ(0, pto_dev_open(0, &self->dev));
 	pto_dev_info(self->dev, &self->info);
-	ASSERT_EQ(0, pto_cluster_acquire(self->dev, 1));
-	ASSERT_EQ(0, pto_launch_cores(self->dev, cores, &self->l));
+	ASSERT_EQ(0, core_cluster_acquire(self->dev, 1));
+	ASSERT_EQ(0, core_launch_cores(self->dev, cores, &self->l));
 	ASSERT_EQ(0, pto_bo_alloc(self->dev, ARENA, 0, &self->arena));
 	ASSERT_EQ(0, pto_bo_map(self->arena, (void **)&self->mem));
 	self->base = pto_bo_dev_addr(self->arena);
@@ -50,8 +50,8 @@ FIXTURE_SETUP(core)
 
 FIXTURE_TEARDOWN(core)
 {
-	pto_cluster_release(self->dev, 1);
-	pto_launch_free(self->l);
+	core_cluster_release(self->dev, 1);
+	core_launch_free(self->l);
 	pto_bo_free(self->arena);
 	pto_dev_close(self->dev);
 }
@@ -66,12 +66,12 @@ TEST_F(core, launch_state_and_add_f32)
 
 	ASSERT_EQ(3, self->l->ncores);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pto_core_stats(self->dev, i, &st));
+		ASSERT_EQ(0, core_stats(self->dev, i, &st));
 		EXPECT_NE(PTO_CORE_UNLAUNCHED, st.state);
 		EXPECT_EQ(getpid(), st.owner);
 		EXPECT_EQ(PTO_DISPATCH_IDLE,
-			  pto_win_read(&self->l->core[i], PTO_REG_DATA_MAIN_BASE));
-		EXPECT_EQ(0, pto_win_read(&self->l->core[i], PTO_REG_COND));
+			  core_win_read(&self->l->core[i], PTO_REG_DATA_MAIN_BASE));
+		EXPECT_EQ(0, core_win_read(&self->l->core[i], PTO_REG_COND));
 	}
 	for (i = 0; i < 8; i++) {
 		self->mem[i] = pto_f_bits(1.5f * i);
@@ -83,7 +83,7 @@ TEST_F(core, launch_state_and_add_f32)
 	ASSERT_EQ(PTO_TASK_OK, pto_run1(self->l, &self->l->core[0], &p));
 	for (i = 0; i < 8; i++)
 		EXPECT_EQ(1.5f * i + 100.0f + i, pto_bits_f(self->mem[32 + i]));
-	ASSERT_EQ(PTO_COND_FIN | 1, pto_win_read(&self->l->core[0], PTO_REG_COND));
+	ASSERT_EQ(PTO_COND_FIN | 1, core_win_read(&self->l->core[0], PTO_REG_COND));
 }
 
 /* ---- every kernel vs the CPU reference ---------------------------------- */
@@ -207,7 +207,7 @@ static const uint32_t ew_funcs[] = {
 
 static int check_ew(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(core) *self, uint32_t f, uint32_t dtype,
-		    const struct shape_case *sc, struct pto_rc *c)
+		    const struct shape_case *sc, struct core_rc *c)
 {
 	struct view a, b, o;
 	struct pto_payload p = { .func_id = f };
@@ -284,7 +284,7 @@ TEST_F(core, elementwise_and_reduce_vs_reference)
 	for (d = PTO_DTYPE_F32; d <= PTO_DTYPE_I32; d++)
 		for (fi = 0; fi < sizeof(ew_funcs) / sizeof(ew_funcs[0]); fi++)
 			for (si = 0; si < sizeof(shape_cases) / sizeof(shape_cases[0]); si++) {
-				struct pto_rc *c = &self->l->core[runs++ % 3];
+				struct core_rc *c = &self->l->core[runs++ % 3];
 
 				if (check_ew(_metadata, self, ew_funcs[fi], d,
 					     &shape_cases[si], c))
@@ -366,7 +366,7 @@ TEST_F(core, matmul_vs_reference)
  * in @ids.
  */
 static void spin_then_pending_fill(struct __test_metadata *_metadata,
-				   FIXTURE_DATA(core) *self, struct pto_rc *c,
+				   FIXTURE_DATA(core) *self, struct core_rc *c,
 				   unsigned int word, uint32_t val,
 				   uint32_t *ids)
 {
@@ -376,27 +376,27 @@ static void spin_then_pending_fill(struct __test_metadata *_metadata,
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1ull << c->index };
 	uint32_t shape[1] = { 4 };
 	uint64_t str[1] = { 1 }, t0, t_sent, t_read;
-	struct pto_done done[2];
+	struct core_done done[2];
 	int ring, n, got = 0, i;
 	uint32_t cond;
 
 	pto_tensor_set(&fill.t[PTO_ARG_OUT], self->base + 4ull * word,
 		       PTO_DTYPE_I32, 1, shape, str);
 	fill.scalar[0] = val;
-	memcpy(pto_rc_next_payload(c), &spin, sizeof(spin));
+	memcpy(core_rc_next_payload(c), &spin, sizeof(spin));
 	t_sent = pto_now_ns();
-	ids[0] = pto_rc_dispatch(c, &ring);
+	ids[0] = core_rc_dispatch(c, &ring);
 	if (ring)
-		ASSERT_EQ(0, pto_ring(self->l, mask));
+		ASSERT_EQ(0, core_doorbell(self->l, mask));
 	t0 = pto_now_ns();
-	while (!pto_rc_can_dispatch(c))
+	while (!core_rc_can_dispatch(c))
 		ASSERT_GT(5000000000ull, pto_now_ns() - t0);
 	/* The core took the spin: queue the fill behind it. */
 	ASSERT_EQ(1, c->ninflight);
-	memcpy(pto_rc_next_payload(c), &fill, sizeof(fill));
-	ids[1] = pto_rc_dispatch(c, &ring);
+	memcpy(core_rc_next_payload(c), &fill, sizeof(fill));
+	ids[1] = core_rc_dispatch(c, &ring);
 	if (ring)
-		ASSERT_EQ(0, pto_ring(self->l, mask));
+		ASSERT_EQ(0, core_doorbell(self->l, mask));
 	ASSERT_EQ(2, c->ninflight);
 	ASSERT_NE(ids[0] & 1, ids[1] & 1);
 	/*
@@ -409,7 +409,7 @@ static void spin_then_pending_fill(struct __test_metadata *_metadata,
 	 * the second). Less the clock slack: the spin's time is the
 	 * core's, read on another vCPU.
 	 */
-	cond = pto_win_read(c, PTO_REG_COND);
+	cond = core_win_read(c, PTO_REG_COND);
 	t_read = pto_now_ns();
 	if (t_read - t_sent + ST_CLOCK_SLACK_NS >= spin.scalar[0]) {
 		if (cond != (PTO_COND_ACK | ids[0]))
@@ -424,7 +424,7 @@ static void spin_then_pending_fill(struct __test_metadata *_metadata,
 		EXPECT_EQ(PTO_COND_ACK | ids[0], cond);
 	}
 	while (got < 2) {
-		n = pto_rc_reap(c, done);
+		n = core_rc_reap(c, done);
 		for (i = 0; i < n; i++) {
 			EXPECT_EQ(ids[got], done[i].id);
 			EXPECT_EQ(PTO_TASK_OK, done[i].status);
@@ -453,7 +453,7 @@ TEST_F(core, running_and_pending_slot)
 TEST_F(core, dispatch_ids_wrap)
 {
 	struct pto_payload fill = { .func_id = PTO_FUNC_FILL };
-	struct pto_rc *c = &self->l->core[1];
+	struct core_rc *c = &self->l->core[1];
 	uint32_t shape[1] = { 4 }, ids[2];
 	uint64_t str[1] = { 1 };
 	int i;
@@ -481,14 +481,14 @@ TEST_F(core, dispatch_ids_wrap)
 TEST_F(core, bad_payloads_then_good_task)
 {
 	struct pto_payload good = { .func_id = PTO_FUNC_COPY }, p;
-	struct pto_rc *c = &self->l->core[2];
+	struct core_rc *c = &self->l->core[2];
 	uint32_t shape[2] = { 4, 4 }, big[1] = { 1u << 25 };
 	uint64_t str[2] = { 4, 1 }, huge[1] = { 1ull << 62 };
 	struct pto_bo *other;
 	struct pto_core_stats st0, st1;
 	int cases = 0, i;
 
-	ASSERT_EQ(0, pto_core_stats(self->dev, c->index, &st0));
+	ASSERT_EQ(0, core_stats(self->dev, c->index, &st0));
 	pto_tensor_set(&good.t[PTO_ARG_A], self->base, PTO_DTYPE_I32, 2, shape, str);
 	pto_tensor_set(&good.t[PTO_ARG_OUT], self->base + 256, PTO_DTYPE_I32, 2, shape, str);
 	for (i = 0; i < 16; i++)
@@ -540,7 +540,7 @@ TEST_F(core, bad_payloads_then_good_task)
 		pto_bo_free(other);
 	});
 #undef BAD
-	ASSERT_EQ(0, pto_core_stats(self->dev, c->index, &st1));
+	ASSERT_EQ(0, core_stats(self->dev, c->index, &st1));
 	EXPECT_EQ(st0.errors + cases, st1.errors);
 	EXPECT_EQ(st0.tasks + 2 * cases, st1.tasks);
 	printf("# %d bad payload classes, each followed by a good task\n",
@@ -550,7 +550,7 @@ TEST_F(core, bad_payloads_then_good_task)
 
 TEST_F(core, bad_dispatch_value)
 {
-	struct pto_rc *c = &self->l->core[0];
+	struct core_rc *c = &self->l->core[0];
 	struct pto_payload good = { .func_id = PTO_FUNC_NOOP };
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1 }, t0 = pto_now_ns();
 	uint32_t cond;
@@ -558,9 +558,9 @@ TEST_F(core, bad_dispatch_value)
 	/* High bits set in DATA_MAIN_BASE: FIN with EINVAL, id masked. */
 	c->win[PTO_REG_DATA_MAIN_BASE / 4] = 0x80000005;
 	__sync_synchronize();
-	pto_ring(self->l, mask);
+	core_doorbell(self->l, mask);
 	do {
-		cond = pto_win_read(c, PTO_REG_COND);
+		cond = core_win_read(c, PTO_REG_COND);
 		ASSERT_GT(5000000000ull, pto_now_ns() - t0);
 	} while ((cond & PTO_COND_STATE_MASK) != PTO_COND_FIN);
 	EXPECT_EQ(PTO_COND_FIN | PTO_TASK_EINVAL << PTO_COND_ERR_SHIFT | 5, cond);
@@ -572,10 +572,10 @@ TEST_F(core, bad_dispatch_value)
 TEST_F(core, bo_free_while_running)
 {
 	struct pto_payload p = { .func_id = PTO_FUNC_COPY };
-	struct pto_rc *c = &self->l->core[0];
+	struct core_rc *c = &self->l->core[0];
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1 }, str[1] = { 1 };
 	uint32_t shape[1] = { 4u << 20 };
-	struct pto_done done[2];
+	struct core_done done[2];
 	struct pto_bo *src, *dst;
 	uint32_t id;
 	int ring, n = 0;
@@ -584,16 +584,16 @@ TEST_F(core, bo_free_while_running)
 	ASSERT_EQ(0, pto_bo_alloc(self->dev, 16u << 20, 0, &dst));
 	pto_tensor_set(&p.t[PTO_ARG_A], pto_bo_dev_addr(src), PTO_DTYPE_I32, 1, shape, str);
 	pto_tensor_set(&p.t[PTO_ARG_OUT], pto_bo_dev_addr(dst), PTO_DTYPE_I32, 1, shape, str);
-	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
-	id = pto_rc_dispatch(c, &ring);
+	memcpy(core_rc_next_payload(c), &p, sizeof(p));
+	id = core_rc_dispatch(c, &ring);
 	if (ring)
-		pto_ring(self->l, mask);
-	while (!(pto_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK))
+		core_doorbell(self->l, mask);
+	while (!(core_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK))
 		;
 	EXPECT_EQ(0, pto_bo_free(src));
 	EXPECT_EQ(0, pto_bo_free(dst));
 	while (!n)
-		n = pto_rc_reap(c, done);
+		n = core_rc_reap(c, done);
 	EXPECT_EQ(id, done[0].id);
 	/* OK, or (if validation came after the free) EADDR: never a crash. */
 	EXPECT_TRUE(done[0].status == PTO_TASK_OK ||
@@ -623,7 +623,7 @@ TEST_F(core, bo_free_while_running)
  * this has all of that one.
  */
 static void spin_taken(struct __test_metadata *_metadata,
-		       struct pto_launch *l, struct pto_rc *c, uint64_t ns,
+		       struct core_launch *l, struct core_rc *c, uint64_t ns,
 		       uint64_t *t_sent)
 {
 	struct pto_payload p = { .func_id = PTO_FUNC_SPIN_NS,
@@ -633,21 +633,21 @@ static void spin_taken(struct __test_metadata *_metadata,
 	int ring;
 
 	mask[c->index / 64] = 1ULL << (c->index % 64);
-	memcpy(pto_rc_next_payload(c), &p, sizeof(p));
+	memcpy(core_rc_next_payload(c), &p, sizeof(p));
 	*t_sent = pto_now_ns();
-	id = pto_rc_dispatch(c, &ring);
+	id = core_rc_dispatch(c, &ring);
 	if (ring)
-		ASSERT_EQ(0, pto_ring(l, mask));
+		ASSERT_EQ(0, core_doorbell(l, mask));
 	st_wait_taken(_metadata, c, id, *t_sent);
 }
 
 /* Reap core @c's one task in flight (bounded); its status. */
-static uint32_t reap_one(struct __test_metadata *_metadata, struct pto_rc *c)
+static uint32_t reap_one(struct __test_metadata *_metadata, struct core_rc *c)
 {
-	struct pto_done done[2];
+	struct core_done done[2];
 	uint64_t t0 = pto_now_ns();
 
-	while (!pto_rc_reap(c, done))
+	while (!core_rc_reap(c, done))
 		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
 	return done[0].status;
 }
@@ -673,7 +673,7 @@ static void spin_ended_before_arm(struct __test_metadata *_metadata,
 
 TEST_F(core, completion_wakeup_poll)
 {
-	struct pto_rc *c = &self->l->core[0];
+	struct core_rc *c = &self->l->core[0];
 	struct pto_core_stats st0, st1;
 	uint64_t ns, t_sent, waits0;
 	int n;
@@ -681,14 +681,14 @@ TEST_F(core, completion_wakeup_poll)
 	for (ns = 30000000;; ns *= 2) {
 		spin_taken(_metadata, self->l, c, ns, &t_sent);
 		st_drain_fd(pto_dev_fd(self->dev));
-		ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st0));
+		ASSERT_EQ(0, core_stats(self->dev, 0, &st0));
 		waits0 = self->l->waits;
 		n = 0;
 		while (!n) {
-			struct pto_done done[2];
+			struct core_done done[2];
 
-			ASSERT_EQ(0, pto_launch_wait(self->l, 5000));
-			n = pto_rc_reap(c, done);
+			ASSERT_EQ(0, core_launch_wait(self->l, 5000));
+			n = core_rc_reap(c, done);
 			if (n) {
 				EXPECT_EQ(PTO_TASK_OK, done[0].status);
 			}
@@ -697,7 +697,7 @@ TEST_F(core, completion_wakeup_poll)
 			break;
 		spin_ended_before_arm(_metadata, ns, t_sent);
 	}
-	ASSERT_EQ(0, pto_core_stats(self->dev, 0, &st1));
+	ASSERT_EQ(0, core_stats(self->dev, 0, &st1));
 	EXPECT_LE(1, self->l->waits - waits0);
 	EXPECT_EQ(st0.wakeups + self->l->waits - waits0, st1.wakeups);
 	printf("# %llu poll sleeps, %llu wake-ups delivered\n",
@@ -735,11 +735,11 @@ static int fd_readable(int fd)
  * out (5 s); *@wakeups: the core's completion wake-ups of that try.
  */
 static int spin_task_armed(struct __test_metadata *_metadata,
-			   struct pto_launch *l, int wait_fd,
+			   struct core_launch *l, int wait_fd,
 			   uint64_t *wakeups)
 {
 	struct pollfd pfd = { .fd = wait_fd, .events = POLLIN };
-	struct pto_rc *c = &l->core[0];
+	struct core_rc *c = &l->core[0];
 	struct pto_core_stats s0, s1;
 	uint64_t ns, t_sent;
 	int ret;
@@ -747,8 +747,8 @@ static int spin_task_armed(struct __test_metadata *_metadata,
 	for (ns = 20000000;; ns *= 2) {
 		spin_taken(_metadata, l, c, ns, &t_sent);
 		st_drain_fd(wait_fd);
-		ASSERT_EQ(0, pto_core_stats(l->dev, c->index, &s0));
-		ret = pto_launch_arm(l);
+		ASSERT_EQ(0, core_stats(l->dev, c->index, &s0));
+		ret = core_launch_arm(l);
 		ASSERT_LE(0, ret);
 		if (!ret)
 			break;
@@ -760,7 +760,7 @@ static int spin_task_armed(struct __test_metadata *_metadata,
 		ret = (int)reap_one(_metadata, c);
 	else
 		reap_one(_metadata, c);
-	ASSERT_EQ(0, pto_core_stats(l->dev, c->index, &s1));
+	ASSERT_EQ(0, core_stats(l->dev, c->index, &s1));
 	*wakeups = s1.wakeups - s0.wakeups;
 	return ret;
 }
@@ -769,16 +769,16 @@ TEST(completion_wakeup_eventfd)
 {
 	uint64_t c0[PTO_CORE_MASK_WORDS] = { 1 }, c1[PTO_CORE_MASK_WORDS] = { 2 };
 	int ea = eventfd(0, EFD_NONBLOCK), eb = eventfd(0, EFD_NONBLOCK);
-	struct pto_launch *la, *lb;
+	struct core_launch *la, *lb;
 	struct pto_dev *d;
 	uint64_t w;
 
 	ASSERT_LE(0, ea);
 	ASSERT_LE(0, eb);
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores_notify(d, c0, ea, &la));
-	ASSERT_EQ(0, pto_launch_cores_notify(d, c1, eb, &lb));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_launch_cores_notify(d, c0, ea, &la));
+	ASSERT_EQ(0, core_launch_cores_notify(d, c1, eb, &lb));
 
 	/* Core 1's wake-up: eb only. */
 	ASSERT_EQ(PTO_TASK_OK, spin_task_armed(_metadata, lb, eb, &w));
@@ -804,9 +804,9 @@ TEST(completion_wakeup_eventfd)
 	EXPECT_EQ(0, fd_readable(eb));
 
 	/* Release retires both launches and drops their references. */
-	EXPECT_EQ(0, pto_cluster_release(d, 1));
-	pto_launch_free(la);
-	pto_launch_free(lb);
+	EXPECT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(la);
+	core_launch_free(lb);
 	close(eb);
 	pto_dev_close(d);
 }
@@ -820,7 +820,7 @@ static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
 
 	*ready = 0;
 	for (i = 0; i < PTO_CORES_PER_CLUSTER; i++) {
-		if (pto_core_stats(d, i, &st))
+		if (core_stats(d, i, &st))
 			return -1;
 		parked += st.parks > parks[i];
 		*ready += st.state == PTO_CORE_READY;
@@ -843,16 +843,16 @@ static int cluster0_parked(struct pto_dev *d, int want)
 {
 	uint64_t c0[PTO_CORE_MASK_WORDS], parks[PTO_CORES_PER_CLUSTER];
 	struct pto_core_stats st;
-	struct pto_launch *l;
+	struct core_launch *l;
 	int i, parked, ready;
 
 	st_cluster_cores(0, c0);
 	for (i = 0; i < PTO_CORES_PER_CLUSTER; i++) {
-		if (pto_core_stats(d, i, &st))
+		if (core_stats(d, i, &st))
 			return -1;
 		parks[i] = st.parks;	/* cumulative: count this launch's */
 	}
-	if (pto_cluster_acquire(d, 1) || pto_launch_cores(d, c0, &l))
+	if (core_cluster_acquire(d, 1) || core_launch_cores(d, c0, &l))
 		return -1;
 	st_wait_until((parked = cluster0_count(d, parks, &ready)) < 0 ||
 		      (parked >= want && ready >= PTO_CORES_PER_CLUSTER));
@@ -860,8 +860,8 @@ static int cluster0_parked(struct pto_dev *d, int want)
 		usleep(100 * 1000);
 		parked = cluster0_count(d, parks, &ready);
 	}
-	pto_cluster_release(d, 1);
-	pto_launch_free(l);
+	core_cluster_release(d, 1);
+	core_launch_free(l);
 	return parked;
 }
 
@@ -888,18 +888,18 @@ TEST(foreign_cluster_ebusy)
 	ASSERT_EQ(0, pto_dev_open(0, &a));
 	ASSERT_EQ(0, pto_dev_open(0, &b));
 	pto_dev_info(a, &info);
-	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
-	EXPECT_EQ(0, pto_cluster_acquire(a, 1));	/* own: idempotent */
-	EXPECT_EQ(-EBUSY, pto_cluster_acquire(b, 1));
-	EXPECT_EQ(-EPERM, pto_cluster_release(b, 1));
+	ASSERT_EQ(0, core_cluster_acquire(a, 1));
+	EXPECT_EQ(0, core_cluster_acquire(a, 1));	/* own: idempotent */
+	EXPECT_EQ(-EBUSY, core_cluster_acquire(b, 1));
+	EXPECT_EQ(-EPERM, core_cluster_release(b, 1));
 	if (info.clusters >= 2) {
-		EXPECT_EQ(-EBUSY, pto_cluster_acquire(b, 3));
+		EXPECT_EQ(-EBUSY, core_cluster_acquire(b, 3));
 		/* All or nothing: the failed call took no cluster. */
-		ASSERT_EQ(0, pto_cluster_acquire(b, 2));
-		EXPECT_EQ(-EBUSY, pto_cluster_acquire(a, 2));
+		ASSERT_EQ(0, core_cluster_acquire(b, 2));
+		EXPECT_EQ(-EBUSY, core_cluster_acquire(a, 2));
 	}
-	ASSERT_EQ(0, pto_cluster_release(a, 1));
-	EXPECT_EQ(0, pto_cluster_acquire(b, 1));
+	ASSERT_EQ(0, core_cluster_release(a, 1));
+	EXPECT_EQ(0, core_cluster_acquire(b, 1));
 	pto_dev_close(a);
 	pto_dev_close(b);
 }
@@ -942,7 +942,7 @@ TEST(window_mapping_requires_ownership)
 		 pto_dev_fd(b), PTO_WINDOW_MMAP_OFFSET(0));
 	EXPECT_EQ(MAP_FAILED, m);
 	EXPECT_EQ(EPERM, errno);
-	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
+	ASSERT_EQ(0, core_cluster_acquire(a, 1));
 	/* Another file owns it: no window either. */
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 pto_dev_fd(b), PTO_WINDOW_MMAP_OFFSET(1));
@@ -972,8 +972,8 @@ TEST(window_mapping_requires_ownership)
 	EXPECT_EQ(EFAULT, errno);
 	close(pfd[0]);
 	close(pfd[1]);
-	ASSERT_EQ(0, pto_cluster_release(a, 1));
-	ASSERT_EQ(0, pto_cluster_acquire(b, 1));
+	ASSERT_EQ(0, core_cluster_release(a, 1));
+	ASSERT_EQ(0, core_cluster_acquire(b, 1));
 	/*
 	 * Touch it here (windows are VM_DONTCOPY, a child would not have
 	 * it): the store must raise SIGBUS, not land on b's core.
@@ -1011,21 +1011,21 @@ TEST(window_page_cleared_for_next_owner)
 
 	ASSERT_EQ(0, pto_dev_open(0, &a));
 	ASSERT_EQ(0, pto_dev_open(0, &b));
-	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
+	ASSERT_EQ(0, core_cluster_acquire(a, 1));
 	w = map_window1(a);
 	ASSERT_NE(NULL, w);
 	for (i = 0; i < 4096 / 4; i++)
 		w[i] = 0xa5a5a5a5u ^ i;
 	munmap((void *)w, 4096);
-	ASSERT_EQ(0, pto_cluster_release(a, 1));
-	ASSERT_EQ(0, pto_cluster_acquire(b, 1));
+	ASSERT_EQ(0, core_cluster_release(a, 1));
+	ASSERT_EQ(0, core_cluster_acquire(b, 1));
 	w = map_window1(b);
 	ASSERT_NE(NULL, w);
 	for (i = 0; i < 4096 / 4; i++)
 		dirty += w[i] != 0;
 	EXPECT_EQ(0, dirty);
 	munmap((void *)w, 4096);
-	ASSERT_EQ(0, pto_cluster_release(b, 1));
+	ASSERT_EQ(0, core_cluster_release(b, 1));
 	pto_dev_close(a);
 	pto_dev_close(b);
 }
@@ -1037,7 +1037,7 @@ TEST(gm_isolation_between_files)
 	struct pto_payload p = { .func_id = PTO_FUNC_COPY };
 	struct pto_bo *victim, *mine;
 	struct pto_dev *a, *b;
-	struct pto_launch *l;
+	struct core_launch *l;
 	uint32_t shape[1] = { 16 }, *vm, *mm;
 	int i;
 
@@ -1049,8 +1049,8 @@ TEST(gm_isolation_between_files)
 		vm[i] = 0xabc0 + i;
 	ASSERT_EQ(0, pto_bo_alloc(b, 4096, 0, &mine));
 	ASSERT_EQ(0, pto_bo_map(mine, (void **)&mm));
-	ASSERT_EQ(0, pto_cluster_acquire(b, 1));
-	ASSERT_EQ(0, pto_launch_cores(b, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(b, 1));
+	ASSERT_EQ(0, core_launch_cores(b, cores, &l));
 	/* Read a's memory. */
 	pto_tensor_set(&p.t[PTO_ARG_A], pto_bo_dev_addr(victim), PTO_DTYPE_I32, 1, shape, str);
 	pto_tensor_set(&p.t[PTO_ARG_OUT], pto_bo_dev_addr(mine), PTO_DTYPE_I32, 1, shape, str);
@@ -1067,18 +1067,18 @@ TEST(gm_isolation_between_files)
 	for (i = 0; i < 16; i++)
 		EXPECT_EQ(0xabc0 + i, vm[i]);
 	/* a's buffer as b's payload area: refused at launch. */
-	ASSERT_EQ(0, pto_cluster_release(b, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(b, 1));
+	core_launch_free(l);
 	{
 		struct pto_core_launch cl = { .cores = { 1 },
 			.payload_addr = pto_bo_dev_addr(victim) };
 
-		ASSERT_EQ(0, pto_cluster_acquire(b, 1));
+		ASSERT_EQ(0, core_cluster_acquire(b, 1));
 		EXPECT_EQ(-EINVAL, pto_sioctl(pto_dev_fd(b), PTO_IOCTL_CORE_LAUNCH, &cl));
 		/* The same launch with b's own buffer is accepted. */
 		cl.payload_addr = pto_bo_dev_addr(mine);
 		EXPECT_EQ(0, pto_sioctl(pto_dev_fd(b), PTO_IOCTL_CORE_LAUNCH, &cl));
-		ASSERT_EQ(0, pto_cluster_release(b, 1));
+		ASSERT_EQ(0, core_cluster_release(b, 1));
 	}
 	pto_bo_free(mine);
 	pto_bo_free(victim);
@@ -1179,7 +1179,7 @@ TEST(sigkill_while_running)
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 7 };
 	struct pto_payload hang = { .func_id = PTO_FUNC_HANG,
 				    .scalar = { 1000000000 } };
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	int pipefd[2], status, k;
 	uint64_t t0;
@@ -1190,15 +1190,15 @@ TEST(sigkill_while_running)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		if (pto_dev_open(0, &d) || pto_cluster_acquire(d, 1) ||
-		    pto_launch_cores(d, cores, &l))
+		if (pto_dev_open(0, &d) || core_cluster_acquire(d, 1) ||
+		    core_launch_cores(d, cores, &l))
 			_exit(1);
 		for (k = 0; k < 3; k++) {
 			int ring;
 
-			memcpy(pto_rc_next_payload(&l->core[k]), &hang, sizeof(hang));
-			pto_rc_dispatch(&l->core[k], &ring);
-			pto_ring(l, cores);
+			memcpy(core_rc_next_payload(&l->core[k]), &hang, sizeof(hang));
+			core_rc_dispatch(&l->core[k], &ring);
+			core_doorbell(l, cores);
 		}
 		if (write(pipefd[1], "x", 1) != 1)
 			_exit(1);
@@ -1216,15 +1216,15 @@ TEST(sigkill_while_running)
 	for (k = 0; k < 3; k++) {
 		struct pto_retire_status st;
 
-		ASSERT_EQ(0, pto_retire_status(d, k, &st));
+		ASSERT_EQ(0, core_retire_status(d, k, &st));
 		EXPECT_EQ(PTO_CORE_UNLAUNCHED, st.state);
 		EXPECT_EQ(PTO_RETIRE_BY_RELEASE, st.reason);
 		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
 			  PTO_RETIRE_RELEASED, st.result);
 		EXPECT_EQ(st.nonce, st.response);
 	}
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	printf("# killed owner's cores relaunched after %llu us\n",
 	       (unsigned long long)(pto_now_ns() - t0) / 1000);
 	fflush(stdout);
@@ -1234,8 +1234,8 @@ TEST(sigkill_while_running)
 		for (k = 0; k < 3; k++)
 			EXPECT_EQ(PTO_TASK_OK, pto_run1(l, &l->core[k], &noop));
 	}
-	pto_cluster_release(d, 1);
-	pto_launch_free(l);
+	core_cluster_release(d, 1);
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -1248,7 +1248,7 @@ TEST(handshake_gates_windows)
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 7 };
 	unsigned int i, phys, type, done, gen, gen0[3];
 	unsigned long long p0, p1;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	char buf[256], word[32];
 	unsigned int fp;
@@ -1256,8 +1256,8 @@ TEST(handshake_gates_windows)
 	if (access(DBG "gates", R_OK))
 		SKIP(return, "debugfs not mounted");
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, st_dbg_line(DBG "handshake", i, buf, sizeof(buf)));
 		ASSERT_EQ(6, sscanf(buf, "%*u %u %u %u %u 0x%llx 0x%llx",
@@ -1275,7 +1275,7 @@ TEST(handshake_gates_windows)
 		ASSERT_EQ(1, sscanf(buf, "%*u 0x%x", &fp));
 		EXPECT_EQ(0xe, fp);
 	}
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
+	ASSERT_EQ(0, core_cluster_release(d, 1));
 	for (i = 0; i < 3; i++) {
 		unsigned int ctrl, dmb, cond;
 
@@ -1293,10 +1293,10 @@ TEST(handshake_gates_windows)
 		EXPECT_EQ(PTO_COND_EXITED, cond & PTO_COND_STATE_MASK);
 		EXPECT_NE(0, cond & PTO_COND_ID_MASK);
 	}
-	pto_launch_free(l);
+	core_launch_free(l);
 	/* A relaunch re-arms the gates and reports a new generation. */
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, st_dbg_line(DBG "handshake", i, buf, sizeof(buf)));
 		ASSERT_EQ(4, sscanf(buf, "%*u %u %u %u %u", &phys, &type,
@@ -1306,8 +1306,8 @@ TEST(handshake_gates_windows)
 		ASSERT_EQ(1, sscanf(buf, "%*u %31s", word));
 		EXPECT_STREQ("armed", word);
 	}
-	pto_cluster_release(d, 1);
-	pto_launch_free(l);
+	core_cluster_release(d, 1);
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -1315,18 +1315,18 @@ TEST(handshake_gates_windows)
 TEST(rmmod_refused_while_launched)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 7 };
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	errno = 0;
 	EXPECT_EQ(-1, syscall(__NR_delete_module, "pto", O_NONBLOCK));
 	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY || errno == EPERM)
 		TH_LOG("errno %d", errno);
-	pto_cluster_release(d, 1);
-	pto_launch_free(l);
+	core_cluster_release(d, 1);
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -1673,7 +1673,7 @@ TEST(prelaunch_window_reset_by_launch)
 	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
 	struct pto_core_stats st;
 	struct pto_dev_info info;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	volatile uint32_t *w;
 	uint64_t tasks;
@@ -1681,7 +1681,7 @@ TEST(prelaunch_window_reset_by_launch)
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	pto_dev_info(d, &info);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
 	m = mmap(NULL, info.window_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 pto_dev_fd(d), PTO_WINDOW_OFFSET(0, info.window_size));
 	ASSERT_NE(MAP_FAILED, m);
@@ -1689,19 +1689,19 @@ TEST(prelaunch_window_reset_by_launch)
 	w[PTO_REG_DATA_MAIN_BASE / 4] = 5;
 	w[PTO_REG_COND / 4] = PTO_COND_FIN | 5;
 	w[PTO_REG_WAKE_REQ / 4] = 1;
-	ASSERT_EQ(0, pto_core_stats(d, 0, &st));
+	ASSERT_EQ(0, core_stats(d, 0, &st));
 	tasks = st.tasks;
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	EXPECT_EQ(PTO_DISPATCH_IDLE, w[PTO_REG_DATA_MAIN_BASE / 4]);
 	EXPECT_EQ(0, w[PTO_REG_COND / 4]);
 	EXPECT_EQ(0, w[PTO_REG_WAKE_REQ / 4]);
 	usleep(20000);
-	ASSERT_EQ(0, pto_core_stats(d, 0, &st));
+	ASSERT_EQ(0, core_stats(d, 0, &st));
 	EXPECT_EQ(tasks, st.tasks);	/* the stale id 5 never ran */
 	EXPECT_EQ(PTO_TASK_OK, pto_run1(l, &l->core[0], &noop));
 	EXPECT_EQ(PTO_COND_FIN | 1, w[PTO_REG_COND / 4]);
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
 	munmap(m, info.window_size);
 	pto_dev_close(d);
 }

@@ -113,7 +113,7 @@ TEST(stall_armed)
 TEST(stall_quarantined)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS];
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	unsigned int c;
 
@@ -122,13 +122,13 @@ TEST(stall_quarantined)
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "200"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	c = victim_cluster(d, 1, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, st_inject_stall(0, 3 * c + 1));
 	EXPECT_STREQ("stall", injected(3 * c + 1));
-	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1ull << c));
+	core_launch_free(l);
 	EXPECT_TRUE(is_quarantined(3 * c + 1));
 	st_demo_end(_metadata, DEMO);
 	pto_dev_close(d);
@@ -145,7 +145,7 @@ TEST(badid_armed)
 TEST(badid_quarantined)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS];
-	struct pto_launch *l = NULL;
+	struct core_launch *l = NULL;
 	struct pto_dev *d;
 	unsigned int c;
 
@@ -153,15 +153,15 @@ TEST(badid_quarantined)
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	c = victim_cluster(d, 3, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, st_inject_badid(0, 3 * c));
 	EXPECT_STREQ("badid", injected(3 * c));
-	EXPECT_EQ(-EIO, pto_launch_cores(d, cores, &l));
+	EXPECT_EQ(-EIO, core_launch_cores(d, cores, &l));
 	EXPECT_TRUE(is_quarantined(3 * c));
 	EXPECT_STREQ("-", injected(3 * c));	/* fired: consumed */
 	st_demo_end(_metadata, DEMO);
 	if (l)
-		pto_launch_free(l);
+		core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -197,7 +197,7 @@ TEST(device_is_clean)
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct pto_core_retire r;
 	struct pto_dev_info info;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	unsigned int c, i;
 	int ret;
@@ -210,20 +210,20 @@ TEST(device_is_clean)
 	for (c = 0; c < info.clusters; c++) {
 		expect_unlaunched(_metadata, c);
 		st_cluster_cores(c, cores);
-		ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
-		ret = pto_launch_cores(d, cores, &l);
+		ASSERT_EQ(0, core_cluster_acquire(d, 1ull << c));
+		ret = core_launch_cores(d, cores, &l);
 		EXPECT_EQ(0, ret) TH_LOG("cluster %u does not launch", c);
 		if (!ret) {
 			EXPECT_EQ(0, pto_noop_all(l));
-			ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+			ASSERT_EQ(0, core_retire(d, cores, &r));
 			EXPECT_EQ(3, r.retired) TH_LOG("cluster %u", c);
 			for (i = 0; i < PTO_CORE_MASK_WORDS; i++) {
 				EXPECT_EQ(0, r.quarantined[i])
 					TH_LOG("cluster %u", c);
 			}
-			pto_launch_free(l);
+			core_launch_free(l);
 		}
-		ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
+		ASSERT_EQ(0, core_cluster_release(d, 1ull << c));
 		expect_unlaunched(_metadata, c);
 	}
 	pto_dev_close(d);
@@ -250,7 +250,7 @@ TEST(owned_cluster_fails_the_check)
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	c = victim_cluster(d, 0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1ull << c));
 	ASSERT_EQ(0, st_inject_stall(0, 3 * c));
 	ASSERT_EQ(0, st_inject_badid(0, 3 * c + 1));
 	own.ninject = 2;
@@ -264,7 +264,7 @@ TEST(owned_cluster_fails_the_check)
 	EXPECT_FALSE(strcmp("unlaunched", state_of(3 * c)) ||
 		     strcmp("unlaunched", state_of(3 * c + 1)));
 	/* Released, the reset drops both: the check passes. */
-	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
+	ASSERT_EQ(0, core_cluster_release(d, 1ull << c));
 	own = (struct st_restore){ .ninject = 3 };
 	for (i = 0; i < 3; i++)
 		own.inject[i].core = 3 * c + i;

@@ -86,37 +86,37 @@ static inline void pto_strides_rm(uint32_t rank, const uint32_t *shape,
  * Dispatch @p on core @c of @l and wait for it (spin on COND, sleep in
  * poll() after a while). Returns the task status, or -errno.
  */
-static inline int pto_run1(struct pto_launch *l, struct pto_rc *c,
+static inline int pto_run1(struct core_launch *l, struct core_rc *c,
 			   const struct pto_payload *p)
 {
-	struct pto_done done[2];
+	struct core_done done[2];
 	uint64_t mask[PTO_CORE_MASK_WORDS] = { 0 };
 	uint64_t t0 = pto_now_ns();
 	uint32_t id;
 	int ring, n, ret, i;
 
 	while (c->ninflight) {
-		n = pto_rc_reap(c, done);
+		n = core_rc_reap(c, done);
 		if (!n && pto_now_ns() - t0 > 10000000000ull)
 			return -ETIMEDOUT;
 	}
-	memcpy(pto_rc_next_payload(c), p, sizeof(*p));
-	id = pto_rc_dispatch(c, &ring);
+	memcpy(core_rc_next_payload(c), p, sizeof(*p));
+	id = core_rc_dispatch(c, &ring);
 	if (ring) {
 		mask[c->index / 64] |= 1ull << (c->index % 64);
-		ret = pto_ring(l, mask);
+		ret = core_doorbell(l, mask);
 		if (ret)
 			return ret;
 	}
 	for (;;) {
-		n = pto_rc_reap(c, done);
+		n = core_rc_reap(c, done);
 		for (i = 0; i < n; i++)
 			if (done[i].id == id)
 				return (int)done[i].status;
 		if (pto_now_ns() - t0 > 20000000000ull)
 			return -ETIMEDOUT;
 		if (pto_now_ns() - t0 > 200000) {
-			ret = pto_launch_wait(l, 1000);
+			ret = core_launch_wait(l, 1000);
 			if (ret && ret != -ETIMEDOUT)
 				return ret;
 		}
@@ -153,19 +153,19 @@ static inline int pto_run1(struct pto_launch *l, struct pto_rc *c,
  * it. Needs kselftest_harness.h (included before this header).
  */
 static inline void st_wait_taken(struct __test_metadata *_metadata,
-				 struct pto_rc *c, uint32_t id, uint64_t t0)
+				 struct core_rc *c, uint32_t id, uint64_t t0)
 {
 	uint32_t cond;
 
 	do {
-		cond = pto_win_read(c, PTO_REG_COND);
+		cond = core_win_read(c, PTO_REG_COND);
 		ASSERT_GT(10000000000ull, pto_now_ns() - t0);
 	} while ((cond & PTO_COND_ID_MASK) != id ||
 		 !(cond & PTO_COND_STATE_MASK));
 }
 
 /* One NOOP task on every core of @l. 0, or -1 if one did not end OK. */
-static inline int pto_noop_all(struct pto_launch *l)
+static inline int pto_noop_all(struct core_launch *l)
 {
 	struct pto_payload noop = { .func_id = PTO_FUNC_NOOP };
 	unsigned int k;

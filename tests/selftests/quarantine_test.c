@@ -38,7 +38,7 @@ static int core_state_ioctl(struct pto_dev *d, unsigned int core)
 {
 	struct pto_core_stats st;
 
-	return pto_core_stats(d, core, &st) ? -1 : (int)st.state;
+	return core_stats(d, core, &st) ? -1 : (int)st.state;
 }
 
 TEST(stalled_core_is_quarantined_and_reset)
@@ -48,7 +48,7 @@ TEST(stalled_core_is_quarantined_and_reset)
 	char num[16], *log;
 	struct pto_dev_info info;
 	struct pto_core_launch cl = { 0 };
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_bo *bo;
 	struct pto_dev *d;
 	unsigned int c, victim, i;
@@ -66,19 +66,19 @@ TEST(stalled_core_is_quarantined_and_reset)
 	peers[victim / 64] &= ~(1ull << (victim % 64));
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
 
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, st_inject_stall(0, victim));
 	t0 = pto_now_ns();
-	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
+	ASSERT_EQ(0, core_cluster_release(d, 1ull << c));
 	ms = (pto_now_ns() - t0) / 1000000;
 	printf("# release with one silent core took %llu ms (deadline 300)\n",
 	       (unsigned long long)ms);
 	fflush(stdout);
 	EXPECT_LE(250, ms);
 	EXPECT_GT(10000, ms);
-	pto_launch_free(l);
+	core_launch_free(l);
 	for (i = PTO_CORES_PER_CLUSTER * c;
 	     i < PTO_CORES_PER_CLUSTER * (c + 1); i++) {
 		EXPECT_EQ(i == victim ? PTO_CORE_QUARANTINED :
@@ -94,8 +94,8 @@ TEST(stalled_core_is_quarantined_and_reset)
 	free(log);
 
 	/* Refused for launch and mmap; its peers work. */
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
-	ASSERT_EQ(0, pto_launch_cores(d, peers, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, core_launch_cores(d, peers, &l));
 	ASSERT_EQ(0, pto_noop_all(l));
 	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &bo));
 	cl.payload_addr = pto_bo_dev_addr(bo);
@@ -107,17 +107,17 @@ TEST(stalled_core_is_quarantined_and_reset)
 		 PTO_WINDOW_MMAP_OFFSET(victim));
 	EXPECT_EQ(MAP_FAILED, m);
 	EXPECT_EQ(EIO, errno);
-	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1ull << c));
+	core_launch_free(l);
 
 	/* The reset recovers it: the whole cluster launches and runs. */
 	ASSERT_EQ(0, st_write_file(DBG "reset", "1"));
 	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(d, victim));
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	EXPECT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1ull << c));
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -131,7 +131,7 @@ static void *release_thread(void *p)
 {
 	struct release_arg *a = p;
 
-	a->ret = pto_cluster_release(a->dev, a->clusters);
+	a->ret = core_cluster_release(a->dev, a->clusters);
 	return NULL;
 }
 
@@ -152,7 +152,7 @@ static void release_stalled_cluster0(struct __test_metadata *_metadata,
 	ra->dev = a;
 	ra->clusters = 1;
 	ASSERT_EQ(0, pthread_create(t, NULL, release_thread, ra));
-	st_wait_until((ret = pto_retire_status(seen, 0, &rst)) ||
+	st_wait_until((ret = core_retire_status(seen, 0, &rst)) ||
 		      (rst.bits & PTO_RETIRE_BIT_REQUESTED));
 	ASSERT_EQ(0, ret);
 	ASSERT_NE(0, rst.bits & PTO_RETIRE_BIT_REQUESTED);
@@ -166,15 +166,15 @@ static void release_stalled_cluster0(struct __test_metadata *_metadata,
 static void end_stalled_release(struct __test_metadata *_metadata,
 				struct pto_dev *a, struct pto_dev *seen,
 				struct release_arg *ra, pthread_t t,
-				struct pto_launch *la, const uint64_t *ca)
+				struct core_launch *la, const uint64_t *ca)
 {
 	struct pto_core_reset rs;
 
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(0, ra->ret);
-	pto_launch_free(la);
+	core_launch_free(la);
 	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(seen, 0));
-	ASSERT_EQ(0, pto_core_reset(a, ca, &rs));
+	ASSERT_EQ(0, core_reset(a, ca, &rs));
 	EXPECT_EQ(1, rs.recovered);
 	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(seen, 0));
 }
@@ -203,7 +203,7 @@ TEST(window_faults_not_behind_a_release)
 	struct release_arg ra = { 0 };
 	struct pto_dev_info info;
 	struct pto_core_stats st;
-	struct pto_launch *la, *lb;
+	struct core_launch *la, *lb;
 	struct pto_dev *a, *b;
 	volatile uint32_t *w;
 	pthread_t t;
@@ -220,12 +220,12 @@ TEST(window_faults_not_behind_a_release)
 	}
 	ASSERT_EQ(0, pto_dev_open(0, &b));
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "10000"));
-	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
-	ASSERT_EQ(0, pto_launch_cores(a, ca, &la));
-	ASSERT_EQ(0, pto_cluster_acquire(b, 2));
+	ASSERT_EQ(0, core_cluster_acquire(a, 1));
+	ASSERT_EQ(0, core_launch_cores(a, ca, &la));
+	ASSERT_EQ(0, core_cluster_acquire(b, 2));
 	memset(cb, 0, sizeof(cb));
 	cb[0] = 1ull << 3;
-	ASSERT_EQ(0, pto_launch_cores(b, cb, &lb));
+	ASSERT_EQ(0, core_launch_cores(b, cb, &lb));
 	/* The release is in its deadline wait once it claimed the core. */
 	release_stalled_cluster0(_metadata, a, b, &ra, &t);
 	t0 = pto_now_ns();
@@ -235,7 +235,7 @@ TEST(window_faults_not_behind_a_release)
 	w = m;
 	EXPECT_EQ(0, w[PTO_REG_COND / 4]);	/* a fault */
 	EXPECT_EQ(PTO_TASK_OK, pto_run1(lb, &lb->core[0], &noop));
-	EXPECT_EQ(0, pto_core_stats(b, 3, &st));
+	EXPECT_EQ(0, core_stats(b, 3, &st));
 	EXPECT_EQ(PTO_COND_FIN | 1, w[PTO_REG_COND / 4]);
 	ms = (pto_now_ns() - t0) / 1000000;
 	printf("# b's mmap, fault, task and stats took %llu ms during a's release\n",
@@ -247,8 +247,8 @@ TEST(window_faults_not_behind_a_release)
 		       (unsigned long long)ms);
 	munmap(m, info.window_size);
 	end_stalled_release(_metadata, a, b, &ra, t, la, ca);
-	ASSERT_EQ(0, pto_cluster_release(b, 2));
-	pto_launch_free(lb);
+	ASSERT_EQ(0, core_cluster_release(b, 2));
+	core_launch_free(lb);
 	pto_dev_close(a);
 	pto_dev_close(b);
 }
@@ -479,7 +479,7 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	uint64_t ca[PTO_CORE_MASK_WORDS] = { 1 };
 	struct pto_cluster_acquire acq = { .clusters = 1 };
 	struct release_arg ra = { 0 };
-	struct pto_launch *la;
+	struct core_launch *la;
 	struct pto_dev *a;
 	int go[2], ready[2], status, fd;
 	pthread_t t;
@@ -507,8 +507,8 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	}
 	ASSERT_EQ(0, pto_dev_open(0, &a));
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "10000"));
-	ASSERT_EQ(0, pto_cluster_acquire(a, 1));
-	ASSERT_EQ(0, pto_launch_cores(a, ca, &la));
+	ASSERT_EQ(0, core_cluster_acquire(a, 1));
+	ASSERT_EQ(0, core_launch_cores(a, ca, &la));
 	/* The release holds core_lock once it claimed the core. */
 	release_stalled_cluster0(_metadata, a, a, &ra, &t);
 	ASSERT_EQ(1, write(go[1], &c, 1));

@@ -41,12 +41,12 @@ static unsigned int fast_path(unsigned int core)
  */
 static void launch_cluster0(struct __test_metadata *_metadata,
 			    struct pto_dev **d, uint64_t *cores,
-			    struct pto_launch **l)
+			    struct core_launch **l)
 {
 	ASSERT_EQ(0, pto_dev_open(0, d));
 	st_cluster_cores(0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(*d, 1));
-	ASSERT_EQ(0, pto_launch_cores(*d, cores, l));
+	ASSERT_EQ(0, core_cluster_acquire(*d, 1));
+	ASSERT_EQ(0, core_launch_cores(*d, cores, l));
 }
 
 TEST(retire_ioctl_and_status)
@@ -54,27 +54,27 @@ TEST(retire_ioctl_and_status)
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct pto_retire_status st[3], st2;
 	struct pto_core_retire r;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	unsigned int i;
 
 	launch_cluster0(_metadata, &d, cores, &l);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pto_retire_status(d, i, &st[i]));
+		ASSERT_EQ(0, core_retire_status(d, i, &st[i]));
 		EXPECT_EQ(PTO_RETIRE_BIT_READY, st[i].bits);
 		/* READY is published; the thread may not have moved yet. */
 		EXPECT_TRUE(st[i].state == PTO_CORE_READY ||
 			    st[i].state == PTO_CORE_HANDSHAKE);
 	}
 	ASSERT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
 	EXPECT_EQ(3, r.retired);
 	EXPECT_EQ(0, r.quarantined[0] | r.quarantined[1]);
 	EXPECT_LT(0, r.elapsed_ns);
 	printf("# retire ioctl, 3 cores: set %llu us\n",
 	       (unsigned long long)r.elapsed_ns / 1000);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pto_retire_status(d, i, &st2));
+		ASSERT_EQ(0, core_retire_status(d, i, &st2));
 		EXPECT_EQ(PTO_CORE_UNLAUNCHED, st2.state);
 		EXPECT_EQ(PTO_RETIRE_BIT_READY | PTO_RETIRE_BIT_REQUESTED,
 			  st2.bits);
@@ -93,21 +93,21 @@ TEST(retire_ioctl_and_status)
 		       (unsigned long long)st2.core_ns / 1000);
 	}
 	/* The latch: a second retire finds nothing of its own to write. */
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
 	EXPECT_EQ(0, r.retired);
-	ASSERT_EQ(0, pto_retire_status(d, 0, &st2));
+	ASSERT_EQ(0, core_retire_status(d, 0, &st2));
 	EXPECT_EQ(st[0].retirements + 1, st2.retirements);
-	pto_launch_free(l);
+	core_launch_free(l);
 	/* The clusters stay owned: the cores launch again and run. */
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
-	ASSERT_EQ(0, pto_retire_status(d, 0, &st2));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_retire_status(d, 0, &st2));
 	EXPECT_EQ(st[0].gen + 1, st2.gen);
 	EXPECT_EQ(PTO_RETIRE_BIT_READY, st2.bits);
 	EXPECT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
-	ASSERT_EQ(0, pto_retire_status(d, 0, &st2));
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	ASSERT_EQ(0, core_retire_status(d, 0, &st2));
 	EXPECT_EQ(PTO_RETIRE_BY_RELEASE, st2.reason);
-	pto_launch_free(l);
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -148,7 +148,7 @@ TEST(retire_ioctls_validate)
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	fd = pto_dev_fd(d);
 	pto_dev_info(d, &info);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
 	EXPECT_EQ(-EINVAL, pto_sioctl(fd, PTO_IOCTL_CORE_RETIRE, &r));
 	r.cores[0] = 1;
 	r.flags = 1;
@@ -187,7 +187,7 @@ TEST(retire_ioctls_validate)
 		/* Another file's core: never touched. */
 		if (info.clusters > 1) {
 			ASSERT_EQ(0, pto_dev_open(0, &d2));
-			ASSERT_EQ(0, pto_cluster_acquire(d2, 2));
+			ASSERT_EQ(0, core_cluster_acquire(d2, 2));
 			z.cores[0] = 1ull << 3;
 			EXPECT_EQ(-EBUSY, pto_sioctl(fd, PTO_IOCTL_CORE_RESET,
 						     &z));
@@ -233,7 +233,7 @@ TEST(busy_core_retires_in_time)
 	struct pto_payload spin = { .func_id = PTO_FUNC_SPIN_NS };
 	struct pto_retire_status st;
 	struct pto_core_retire r;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	uint64_t t_sent, t;
 	uint32_t id, status;
@@ -244,13 +244,13 @@ TEST(busy_core_retires_in_time)
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "500"));
 	launch_cluster0(_metadata, &d, cores, &l);
 	spin.scalar[0] = 1500000000ull;	/* 1.5 s > the 0.5 s deadline */
-	memcpy(pto_rc_next_payload(&l->core[0]), &spin, sizeof(spin));
+	memcpy(core_rc_next_payload(&l->core[0]), &spin, sizeof(spin));
 	t_sent = pto_now_ns();
-	id = pto_rc_dispatch(&l->core[0], &ring);
+	id = core_rc_dispatch(&l->core[0], &ring);
 	if (ring)
-		ASSERT_EQ(0, pto_ring(l, cores));
+		ASSERT_EQ(0, core_doorbell(l, cores));
 	st_wait_taken(_metadata, &l->core[0], id, t_sent);
-	ASSERT_EQ(0, pto_retire_status(d, 0, &st));
+	ASSERT_EQ(0, core_retire_status(d, 0, &st));
 	t = pto_now_ns();
 	if (t - t_sent < spin.scalar[0]) {
 		EXPECT_EQ(PTO_CORE_RUNNING, st.state);
@@ -258,7 +258,7 @@ TEST(busy_core_retires_in_time)
 		EXPECT_TRUE(st.state == PTO_CORE_RUNNING ||
 			    st.state == PTO_CORE_READY);
 	}
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
 	t = pto_now_ns();
 	EXPECT_EQ(3, r.retired);
 	EXPECT_EQ(0, r.quarantined[0]);
@@ -275,8 +275,8 @@ TEST(busy_core_retires_in_time)
 		EXPECT_TRUE(status == PTO_TASK_ESTOP || status == PTO_TASK_OK);
 	}
 	EXPECT_EQ(id, l->core[0].payload[id & 1]->done_id);
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -293,7 +293,7 @@ TEST(dozing_core_retires_at_once)
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct pto_core_stats st;
 	struct pto_core_retire r;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	unsigned int i;
 
@@ -304,15 +304,15 @@ TEST(dozing_core_retires_at_once)
 	ASSERT_EQ(0, st_param_set("doze_max_us", "120000000"));
 	launch_cluster0(_metadata, &d, cores, &l);
 	for (i = 0; i < 3; i++)
-		ASSERT_TRUE(st_wait_until(!pto_core_stats(d, i, &st) &&
+		ASSERT_TRUE(st_wait_until(!core_stats(d, i, &st) &&
 					  st.dozes > 0));
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
 	EXPECT_EQ(3, r.retired);
 	EXPECT_EQ(0, r.quarantined[0]);
 	printf("# retiring three dozing cores took %llu us\n",
 	       (unsigned long long)r.elapsed_ns / 1000);
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -322,17 +322,17 @@ TEST(gates_reused_32_launches)
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct pto_retire_status st, st0;
 	struct pto_core_retire r;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	unsigned int n, i;
 	char buf[256], word[32];
 
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	st_cluster_cores(0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
-	ASSERT_EQ(0, pto_retire_status(d, 1, &st0));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_retire_status(d, 1, &st0));
 	for (n = 0; n < 32; n++) {
-		ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+		ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 		for (i = 0; i < 3; i++) {
 			if (!access(DBG "gates", R_OK)) {
 				ASSERT_EQ(0, st_dbg_line(DBG "gates", i, buf,
@@ -342,15 +342,15 @@ TEST(gates_reused_32_launches)
 			}
 		}
 		ASSERT_EQ(0, pto_noop_all(l));
-		ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+		ASSERT_EQ(0, core_retire(d, cores, &r));
 		ASSERT_EQ(3, r.retired);
-		pto_launch_free(l);
+		core_launch_free(l);
 	}
-	ASSERT_EQ(0, pto_retire_status(d, 1, &st));
+	ASSERT_EQ(0, core_retire_status(d, 1, &st));
 	EXPECT_EQ(st0.gen + 32, st.gen);
 	EXPECT_EQ(st0.retirements + 32, st.retirements);
 	EXPECT_EQ(st0.quarantines, st.quarantines);
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
+	ASSERT_EQ(0, core_cluster_release(d, 1));
 	pto_dev_close(d);
 }
 
@@ -364,7 +364,7 @@ TEST(partial_timeout_and_reset_ioctl)
 	struct pto_retire_status st;
 	struct pto_core_retire r;
 	struct pto_core_reset z;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	char buf[256];
 	unsigned int q;
@@ -375,29 +375,29 @@ TEST(partial_timeout_and_reset_ioctl)
 	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "300"));
 	launch_cluster0(_metadata, &d, cores, &l);
 	ASSERT_EQ(0, st_inject_stall(0, 2));
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
 	EXPECT_EQ(2, r.retired);
 	EXPECT_EQ(1ull << 2, r.quarantined[0]);
 	EXPECT_LE(300000000ull, r.elapsed_ns);
-	ASSERT_EQ(0, pto_retire_status(d, 2, &st));
+	ASSERT_EQ(0, core_retire_status(d, 2, &st));
 	EXPECT_EQ(PTO_CORE_QUARANTINED, st.state);
 	EXPECT_EQ(PTO_RETIRE_QUARANTINED, st.result);
 	EXPECT_NE(st.nonce, st.response);
 	ASSERT_EQ(0, st_dbg_line(DBG "retirement", 2, buf, sizeof(buf)));
 	ASSERT_EQ(1, sscanf(buf, "%*u %*u %*u %*u %*s %*s %*u %*u %u", &q));
 	EXPECT_EQ(1, q);
-	pto_launch_free(l);
-	ASSERT_EQ(0, pto_core_reset(d, NULL, &z));
+	core_launch_free(l);
+	ASSERT_EQ(0, core_reset(d, NULL, &z));
 	EXPECT_EQ(1, z.recovered);
 	EXPECT_EQ(0, z.remaining);
-	ASSERT_EQ(0, pto_retire_status(d, 2, &st));
+	ASSERT_EQ(0, core_retire_status(d, 2, &st));
 	EXPECT_EQ(PTO_CORE_UNLAUNCHED, st.state);
 	EXPECT_EQ(PTO_RETIRE_BY_RESET, st.reason);
 	EXPECT_EQ(st.nonce, st.response);
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	EXPECT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -408,7 +408,7 @@ TEST(fatal_error_emergency_latch)
 	struct pto_retire_status st, st0;
 	struct pto_core_retire r;
 	struct pto_dev_info info;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	unsigned int i, c;
 
@@ -418,13 +418,13 @@ TEST(fatal_error_emergency_latch)
 	pto_dev_info(d, &info);
 	c = info.clusters - 1;
 	st_cluster_cores(c, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1ull << c));
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1ull << c));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_retire_status(d, 3 * c, &st0));
+	ASSERT_EQ(0, core_retire_status(d, 3 * c, &st0));
 	ASSERT_EQ(0, st_write_file(DBG "fatal", "1"));
 	for (i = 3 * c; i < 3 * c + 3; i++) {
-		ASSERT_EQ(0, pto_retire_status(d, i, &st));
+		ASSERT_EQ(0, core_retire_status(d, i, &st));
 		EXPECT_EQ(PTO_RETIRE_BY_FATAL, st.reason);
 		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
 			  PTO_RETIRE_RELEASED, st.result);
@@ -432,16 +432,16 @@ TEST(fatal_error_emergency_latch)
 		EXPECT_EQ(0xf, fast_path(i));
 	}
 	/* The owner's normal finalization afterwards writes nothing. */
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
 	EXPECT_EQ(0, r.retired);
-	ASSERT_EQ(0, pto_retire_status(d, 3 * c, &st));
+	ASSERT_EQ(0, core_retire_status(d, 3 * c, &st));
 	EXPECT_EQ(PTO_RETIRE_BY_FATAL, st.reason);
 	EXPECT_EQ(st0.retirements + 1, st.retirements);
-	pto_launch_free(l);
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	core_launch_free(l);
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	EXPECT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_cluster_release(d, 1ull << c));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1ull << c));
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -455,7 +455,7 @@ TEST(retire_unwritable_report_refused_first)
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct pto_retire_status st;
 	struct pto_core_retire *ro, r;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	unsigned int i;
 
@@ -469,15 +469,15 @@ TEST(retire_unwritable_report_refused_first)
 	EXPECT_EQ(-1, ioctl(pto_dev_fd(d), PTO_IOCTL_CORE_RETIRE, ro));
 	EXPECT_EQ(EFAULT, errno);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pto_retire_status(d, i, &st));
+		ASSERT_EQ(0, core_retire_status(d, i, &st));
 		EXPECT_EQ(PTO_RETIRE_BIT_READY, st.bits);	/* not requested */
 	}
 	EXPECT_EQ(0, pto_noop_all(l));	/* still serving */
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
 	EXPECT_EQ(3, r.retired);
 	munmap(ro, 4096);
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -492,10 +492,10 @@ TEST(exited_echo_wakes_armed_owner)
 {
 	uint64_t cores[PTO_CORE_MASK_WORDS] = { 1 };
 	struct pto_core_stats cs;
-	struct pto_done done[2];
-	struct pto_launch *l;
+	struct core_done done[2];
+	struct core_launch *l;
 	struct pto_dev *d;
-	struct pto_rc *c;
+	struct core_rc *c;
 	struct pollfd pfd;
 	uint64_t parks;
 	int evfd, ring, n, ret;
@@ -503,12 +503,12 @@ TEST(exited_echo_wakes_armed_owner)
 	if (access(DBG "fatal", W_OK))
 		SKIP(return, "needs root and debugfs");
 	ASSERT_EQ(0, pto_dev_open(0, &d));
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
 	evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, evfd);
-	ASSERT_EQ(0, pto_core_stats(d, 0, &cs));
+	ASSERT_EQ(0, core_stats(d, 0, &cs));
 	parks = cs.parks;
-	ASSERT_EQ(0, pto_launch_cores_notify(d, cores, evfd, &l));
+	ASSERT_EQ(0, core_launch_cores_notify(d, cores, evfd, &l));
 	c = &l->core[0];
 	/*
 	 * The idle core parks after spin_us (200 us by default). Parked, not
@@ -517,30 +517,30 @@ TEST(exited_echo_wakes_armed_owner)
 	 * still take the id below. It counts the park after that look, and
 	 * then sleeps until a doorbell.
 	 */
-	st_wait_until((ret = pto_core_stats(d, 0, &cs)) || cs.parks > parks);
+	st_wait_until((ret = core_stats(d, 0, &cs)) || cs.parks > parks);
 	ASSERT_EQ(0, ret);
 	ASSERT_LT(parks, cs.parks);
-	ASSERT_TRUE(pto_rc_parked(c));
-	memset(pto_rc_next_payload(c), 0, sizeof(struct pto_payload));
-	pto_rc_dispatch(c, &ring);
+	ASSERT_TRUE(core_rc_parked(c));
+	memset(core_rc_next_payload(c), 0, sizeof(struct pto_payload));
+	core_rc_dispatch(c, &ring);
 	ASSERT_EQ(1, ring);	/* not rung: the id stays untaken */
 	usleep(50000);
-	ASSERT_EQ(0u, pto_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK);
-	ASSERT_EQ(0, pto_launch_arm(l));	/* armed, nothing to reap */
+	ASSERT_EQ(0u, core_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK);
+	ASSERT_EQ(0, core_launch_arm(l));	/* armed, nothing to reap */
 	st_drain_fd(evfd);
 	ASSERT_EQ(0, st_write_file(DBG "fatal", "1"));
 	EXPECT_EQ(PTO_COND_EXITED,
-		  pto_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK);
+		  core_win_read(c, PTO_REG_COND) & PTO_COND_STATE_MASK);
 	pfd.fd = evfd;
 	pfd.events = POLLIN;
 	n = poll(&pfd, 1, 1000);
 	TH_LOG("poll after the EXITED echo: %d (1: woken, 0: no wake-up)", n);
 	EXPECT_EQ(1, n);
-	n = pto_rc_reap(c, done);
+	n = core_rc_reap(c, done);
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(PTO_TASK_ESTOP, done[0].status);
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
 	close(evfd);
 	pto_dev_close(d);
 }
@@ -580,7 +580,7 @@ static void *fl_loop(void *arg)
 			f->eio++;
 		else if (ret != -EBUSY)
 			f->other++;
-		if (pto_core_retire(f->d, f->cores, &r))
+		if (core_retire(f->d, f->cores, &r))
 			f->other++;
 	}
 	pto_bo_free(bo);
@@ -590,7 +590,7 @@ static void *fl_loop(void *arg)
 TEST(fatal_error_during_launches)
 {
 	struct pto_retire_status st0[3], st;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct fl f = { 0 };
 	pthread_t t;
 	unsigned int i;
@@ -599,9 +599,9 @@ TEST(fatal_error_during_launches)
 		SKIP(return, "needs root and debugfs");
 	ASSERT_EQ(0, pto_dev_open(0, &f.d));
 	st_cluster_cores(0, f.cores);
-	ASSERT_EQ(0, pto_cluster_acquire(f.d, 1));
+	ASSERT_EQ(0, core_cluster_acquire(f.d, 1));
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, pto_retire_status(f.d, i, &st0[i]));
+		ASSERT_EQ(0, core_retire_status(f.d, i, &st0[i]));
 	ASSERT_EQ(0, pthread_create(&t, NULL, fl_loop, &f));
 	for (i = 0; i < 20; i++) {
 		usleep(3000 + 1000 * (i % 5));	/* fixed, varied phases */
@@ -621,14 +621,14 @@ TEST(fatal_error_during_launches)
 	EXPECT_EQ(0, f.other);
 	EXPECT_LT(0, f.launches);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pto_retire_status(f.d, i, &st));
+		ASSERT_EQ(0, core_retire_status(f.d, i, &st));
 		EXPECT_EQ(st0[i].quarantines, st.quarantines);
 		EXPECT_EQ(PTO_CORE_UNLAUNCHED, st.state);
 	}
-	ASSERT_EQ(0, pto_launch_cores(f.d, f.cores, &l));
+	ASSERT_EQ(0, core_launch_cores(f.d, f.cores, &l));
 	EXPECT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_cluster_release(f.d, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(f.d, 1));
+	core_launch_free(l);
 	pto_dev_close(f.d);
 }
 
@@ -647,7 +647,7 @@ TEST(init_failure_retires_opened_windows)
 	struct pto_retire_status st;
 	struct pto_core_retire r;
 	struct pto_core_reset z;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_bo *bo;
 	struct pto_dev *d;
 	char buf[256], word[32];
@@ -657,13 +657,13 @@ TEST(init_failure_retires_opened_windows)
 		SKIP(return, "needs root and debugfs");
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	st_cluster_cores(0, cores);
-	ASSERT_EQ(0, pto_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
 	/* A previous retirement: core 1's record gets its times. */
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	ASSERT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
-	pto_launch_free(l);
-	ASSERT_EQ(0, pto_retire_status(d, 1, &st));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
+	core_launch_free(l);
+	ASSERT_EQ(0, core_retire_status(d, 1, &st));
 	ASSERT_LT(0, st.core_ns);
 	ASSERT_LT(0, st.set_ns);
 	/* Acknowledged: the response is that retirement's nonce. */
@@ -675,7 +675,7 @@ TEST(init_failure_retires_opened_windows)
 	ASSERT_EQ(0, st_inject_badid(0, 1));
 	EXPECT_EQ(-EIO, pto_sioctl(pto_dev_fd(d), PTO_IOCTL_CORE_LAUNCH, &cl));
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pto_retire_status(d, i, &st));
+		ASSERT_EQ(0, core_retire_status(d, i, &st));
 		EXPECT_EQ(PTO_RETIRE_BY_LAUNCH, st.reason);
 		if (i == 1) {
 			EXPECT_EQ(PTO_CORE_QUARANTINED, st.state);
@@ -700,16 +700,16 @@ TEST(init_failure_retires_opened_windows)
 			  PTO_RETIRE_RELEASED, st.result);
 		EXPECT_EQ(0xf, fast_path(i));
 	}
-	ASSERT_EQ(0, pto_core_reset(d, NULL, &z));
+	ASSERT_EQ(0, core_reset(d, NULL, &z));
 	EXPECT_EQ(1, z.recovered);
 	EXPECT_EQ(0, z.remaining);
-	ASSERT_EQ(0, pto_retire_status(d, 1, &st));
+	ASSERT_EQ(0, core_retire_status(d, 1, &st));
 	EXPECT_EQ(PTO_CORE_UNLAUNCHED, st.state);
 	pto_bo_free(bo);
-	ASSERT_EQ(0, pto_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
 	EXPECT_EQ(0, pto_noop_all(l));
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
-	pto_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
 	pto_dev_close(d);
 }
 
@@ -719,7 +719,7 @@ TEST(ptoctl_gates_table)
 	uint64_t cores[PTO_CORE_MASK_WORDS];
 	struct pto_retire_status st;
 	struct pto_core_retire r;
-	struct pto_launch *l;
+	struct core_launch *l;
 	struct pto_dev *d;
 	char line[512], state[32], by[32];
 	unsigned int core, gen, ready, req, closed, released, quar, rows = 0;
@@ -727,8 +727,8 @@ TEST(ptoctl_gates_table)
 	FILE *f;
 
 	launch_cluster0(_metadata, &d, cores, &l);
-	ASSERT_EQ(0, pto_core_retire(d, cores, &r));
-	ASSERT_EQ(0, pto_retire_status(d, 1, &st));
+	ASSERT_EQ(0, core_retire(d, cores, &r));
+	ASSERT_EQ(0, core_retire_status(d, 1, &st));
 	f = popen("ptoctl gates -d 0 2>/dev/null", "r");
 	ASSERT_NE(NULL, f);
 	if (!fgets(line, sizeof(line), f)) {
@@ -757,8 +757,8 @@ TEST(ptoctl_gates_table)
 	}
 	pclose(f);
 	EXPECT_LE(3, rows);
-	pto_launch_free(l);
-	ASSERT_EQ(0, pto_cluster_release(d, 1));
+	core_launch_free(l);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
 	pto_dev_close(d);
 }
 
@@ -776,7 +776,7 @@ static void *retirer(void *arg)
 	struct race *rc = arg;
 	struct pto_core_retire r;
 
-	rc->ret = pto_core_retire(rc->d, rc->cores, &r);
+	rc->ret = core_retire(rc->d, rc->cores, &r);
 	__atomic_store_n(&rc->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -800,7 +800,7 @@ static int late_close_rounds(struct __test_metadata *_metadata, int rounds)
 	if (pto_dev_open(0, &rc.d))
 		return -1;
 	st_cluster_cores(0, rc.cores);
-	if (pto_cluster_acquire(rc.d, 1) ||
+	if (core_cluster_acquire(rc.d, 1) ||
 	    pto_bo_alloc(rc.d, 4096, 0, &bo))
 		return -1;
 	memcpy(cl.cores, rc.cores, sizeof(cl.cores));
@@ -827,9 +827,9 @@ static int late_close_rounds(struct __test_metadata *_metadata, int rounds)
 				closed = 1;
 		late += closed;
 	}
-	pto_core_retire(rc.d, rc.cores, &r);
+	core_retire(rc.d, rc.cores, &r);
 	pto_bo_free(bo);
-	pto_cluster_release(rc.d, 1);
+	core_cluster_release(rc.d, 1);
 	pto_dev_close(rc.d);
 	return late;
 }

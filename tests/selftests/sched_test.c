@@ -101,7 +101,7 @@ FIXTURE_TEARDOWN(sched)
 	for (c = 0; c < self->info.cores; c++) {
 		struct pto_retire_status rs;
 
-		ASSERT_EQ(0, pto_retire_status(self->dev, c, &rs));
+		ASSERT_EQ(0, core_retire_status(self->dev, c, &rs));
 		EXPECT_EQ(PTO_RETIRE_BY_IOCTL, rs.reason) TH_LOG("core %u", c);
 		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
 			  PTO_RETIRE_RELEASED, rs.result) TH_LOG("core %u", c);
@@ -1170,7 +1170,7 @@ TEST(abort_ends_a_hung_run)
 	for (i = 0; i < 3; i++) {
 		struct pto_retire_status rs;
 
-		ASSERT_EQ(0, pto_retire_status(dev, i, &rs));
+		ASSERT_EQ(0, core_retire_status(dev, i, &rs));
 		EXPECT_EQ(PTO_RETIRE_BY_IOCTL, rs.reason) TH_LOG("core %u", i);
 		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
 			  PTO_RETIRE_RELEASED, rs.result) TH_LOG("core %u", i);
@@ -1215,7 +1215,7 @@ static bool core_running(struct pto_dev *dev, int32_t core)
 {
 	struct pto_core_stats cs;
 
-	return !pto_core_stats(dev, (unsigned int)core, &cs) &&
+	return !core_stats(dev, (unsigned int)core, &cs) &&
 	       (cs.last_cond & PTO_COND_STATE_MASK) == PTO_COND_ACK;
 }
 
@@ -1265,7 +1265,7 @@ static void aborted_closed(struct __test_metadata *_metadata, pto_orch *o,
 	for (i = 0; i < cores; i++) {
 		struct pto_retire_status rs;
 
-		ASSERT_EQ(0, pto_retire_status(dev, i, &rs));
+		ASSERT_EQ(0, core_retire_status(dev, i, &rs));
 		EXPECT_EQ(PTO_RETIRE_BY_IOCTL, rs.reason) TH_LOG("core %u", i);
 		EXPECT_EQ(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
 			  PTO_RETIRE_RELEASED, rs.result) TH_LOG("core %u", i);
@@ -2077,7 +2077,7 @@ TEST_F(sched, stats_count_every_threads_tasks_errors_doorbells_and_sleeps)
 		   self->info.lanes : self->info.clusters;
 	nanosleep(&settle, NULL);	/* every core parks, every thread sleeps */
 	for (c = 0; c < self->info.cores; c++) {
-		ASSERT_EQ(0, pto_core_stats(self->dev, c, &cs));
+		ASSERT_EQ(0, core_stats(self->dev, c, &cs));
 		bells[c] = cs.doorbells;
 	}
 	ASSERT_EQ(0, pto_orch_sched_stats(self->o, &st0));
@@ -2090,7 +2090,7 @@ TEST_F(sched, stats_count_every_threads_tasks_errors_doorbells_and_sleeps)
 	EXPECT_LE(nthreads, st.sleeps - st0.sleeps);
 	/* The doorbells went to the parked cores that got work, once each. */
 	for (c = 0; c < self->info.cores; c++) {
-		ASSERT_EQ(0, pto_core_stats(self->dev, c, &cs));
+		ASSERT_EQ(0, core_stats(self->dev, c, &cs));
 		EXPECT_EQ(1, cs.doorbells - bells[c]) TH_LOG("core %u", c);
 	}
 }
@@ -2207,12 +2207,12 @@ TEST(mix_task_ends_after_all_three_cores_finished_it)
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	for (it = 0; it < 20; it++) {
 		for (c = 0; c < 3; c++) {
-			ASSERT_EQ(0, pto_core_stats(dev, c, &cs));
+			ASSERT_EQ(0, core_stats(dev, c, &cs));
 			before[c] = cs.tasks;
 		}
 		ASSERT_EQ(0, pto_orch_run(o, mix_spin_dag, NULL));
 		for (c = 0; c < 3; c++) {
-			ASSERT_EQ(0, pto_core_stats(dev, c, &cs));
+			ASSERT_EQ(0, core_stats(dev, c, &cs));
 			EXPECT_EQ(before[c] + 1, cs.tasks)
 				TH_LOG("iteration %d: core %u still ran the MIX task",
 				       it, c);

@@ -2,7 +2,7 @@
 /*
  * The raw core layer's completion rules (lib/core.c), without a device:
  * a core's window is a page of memory the test writes COND into.
- * pto_rc_reap() collects what COND ends; pto_launch_arm() must agree with
+ * core_rc_reap() collects what COND ends; core_launch_arm() must agree with
  * it on whether there is anything to collect (it decides whether the
  * scheduler thread may sleep: a "no" where reap would find something is a
  * lost completion, a "yes" where it finds nothing a busy loop).
@@ -18,8 +18,8 @@
 #define NONE 0xFFFFFFFFu	/* done[] slot not filled */
 
 struct fake {
-	struct pto_launch *l;
-	struct pto_rc *c;
+	struct core_launch *l;
+	struct core_rc *c;
 	uint32_t *win;
 	struct pto_payload *payload;	/* [2], by id parity */
 };
@@ -79,22 +79,22 @@ static void fake_ended(struct fake *f, uint32_t id, bool completed,
 }
 
 /* Reap into @done (unused slots NONE); returns the count. */
-static int reap(struct fake *f, struct pto_done done[2])
+static int reap(struct fake *f, struct core_done done[2])
 {
 	done[0].id = done[1].id = NONE;
 	done[0].status = done[1].status = NONE;
-	return pto_rc_reap(f->c, done);
+	return core_rc_reap(f->c, done);
 }
 
 TEST(ack_of_the_only_id_ends_nothing)
 {
 	struct fake f;
-	struct pto_done d[2];
+	struct core_done d[2];
 
 	fake_init(&f);
 	fake_inflight(&f, 1, A);
 	fake_cond(&f, PTO_COND_ACK | A);
-	EXPECT_EQ(0, pto_launch_arm(f.l));
+	EXPECT_EQ(0, core_launch_arm(f.l));
 	EXPECT_EQ(0, reap(&f, d));
 	EXPECT_EQ(1, f.c->ninflight);
 	fake_free(&f);
@@ -103,13 +103,13 @@ TEST(ack_of_the_only_id_ends_nothing)
 TEST(fin_ends_the_oldest_with_its_error_bits)
 {
 	struct fake f;
-	struct pto_done d[2];
+	struct core_done d[2];
 
 	fake_init(&f);
 	fake_inflight(&f, 1, A);
 	fake_status(&f, A, 99);	/* FIN's status is COND's, not the payload's */
 	fake_cond(&f, PTO_COND_FIN | PTO_TASK_EADDR << PTO_COND_ERR_SHIFT | A);
-	EXPECT_EQ(1, pto_launch_arm(f.l));
+	EXPECT_EQ(1, core_launch_arm(f.l));
 	ASSERT_EQ(1, reap(&f, d));
 	EXPECT_EQ(A, d[0].id);
 	EXPECT_EQ(PTO_TASK_EADDR, d[0].status);
@@ -121,32 +121,32 @@ TEST(fin_ends_the_oldest_with_its_error_bits)
 TEST(ack_of_the_next_id_implies_the_oldest_from_its_payload)
 {
 	struct fake f;
-	struct pto_done d[2];
+	struct core_done d[2];
 
 	fake_init(&f);
 	fake_inflight(&f, 2, A);
 	fake_status(&f, A, PTO_TASK_EFAULT);
 	fake_cond(&f, PTO_COND_ACK | B);
-	EXPECT_EQ(1, pto_launch_arm(f.l));
+	EXPECT_EQ(1, core_launch_arm(f.l));
 	ASSERT_EQ(1, reap(&f, d));
 	EXPECT_EQ(A, d[0].id);
 	EXPECT_EQ(PTO_TASK_EFAULT, d[0].status);
 	ASSERT_EQ(1, f.c->ninflight);
 	EXPECT_EQ(B, f.c->inflight[0]);
-	EXPECT_EQ(0, pto_launch_arm(f.l));	/* B only taken */
+	EXPECT_EQ(0, core_launch_arm(f.l));	/* B only taken */
 	fake_free(&f);
 }
 
 TEST(fin_of_the_next_id_ends_both)
 {
 	struct fake f;
-	struct pto_done d[2];
+	struct core_done d[2];
 
 	fake_init(&f);
 	fake_inflight(&f, 2, PTO_ID_MAX);	/* across the wrap: B is 2 */
 	fake_status(&f, PTO_ID_MAX, PTO_TASK_OK);
 	fake_cond(&f, PTO_COND_FIN | PTO_TASK_ESHAPE << PTO_COND_ERR_SHIFT | 2);
-	EXPECT_EQ(1, pto_launch_arm(f.l));
+	EXPECT_EQ(1, core_launch_arm(f.l));
 	ASSERT_EQ(2, reap(&f, d));
 	EXPECT_EQ(PTO_ID_MAX, d[0].id);
 	EXPECT_EQ(PTO_TASK_OK, d[0].status);
@@ -165,12 +165,12 @@ TEST(exited_echo_stops_every_id_in_flight)
 	for (n = 1; n <= 2; n++)
 		for (i = 0; i < sizeof(nonces) / sizeof(nonces[0]); i++) {
 			struct fake f;
-			struct pto_done d[2];
+			struct core_done d[2];
 
 			fake_init(&f);
 			fake_inflight(&f, n, A);
 			fake_cond(&f, PTO_COND_EXITED | nonces[i]);
-			EXPECT_EQ(1, pto_launch_arm(f.l));
+			EXPECT_EQ(1, core_launch_arm(f.l));
 			ASSERT_EQ((int)n, reap(&f, d));
 			EXPECT_EQ(A, d[0].id);
 			EXPECT_EQ(PTO_TASK_ESTOP, d[0].status);
@@ -191,7 +191,7 @@ TEST(exited_echo_stops_every_id_in_flight)
 TEST(exited_echo_keeps_a_completed_task)
 {
 	struct fake f;
-	struct pto_done d[2];
+	struct core_done d[2];
 
 	fake_init(&f);
 	fake_inflight(&f, 2, A);
@@ -218,7 +218,7 @@ TEST(exited_echo_keeps_a_completed_task)
 }
 
 /*
- * pto_rc_abandon(): after the owner's own retirement (pto_orch_abort), or
+ * core_rc_abandon(): after the owner's own retirement (pto_orch_abort), or
  * for a quarantined core, whatever COND says (an ACK that was never
  * followed by the echo, here): every id in flight ends once, by the echo's
  * rules - completed ones (done_id == id) with their status, the others
@@ -227,7 +227,7 @@ TEST(exited_echo_keeps_a_completed_task)
 TEST(abandon_ends_every_id_once_whatever_cond_says)
 {
 	struct fake f;
-	struct pto_done d[2];
+	struct core_done d[2];
 
 	fake_init(&f);
 	fake_inflight(&f, 2, A);
@@ -235,22 +235,22 @@ TEST(abandon_ends_every_id_once_whatever_cond_says)
 	fake_ended(&f, B, false, PTO_TASK_OK);	/* stale: B never completed */
 	fake_cond(&f, PTO_COND_ACK | B);
 	d[0].id = d[1].id = NONE;
-	ASSERT_EQ(2, pto_rc_abandon(f.c, d));
+	ASSERT_EQ(2, core_rc_abandon(f.c, d));
 	EXPECT_EQ(A, d[0].id);
 	EXPECT_EQ(PTO_TASK_EADDR, d[0].status);
 	EXPECT_EQ(B, d[1].id);
 	EXPECT_EQ(PTO_TASK_ESTOP, d[1].status);
 	EXPECT_EQ(0, f.c->ninflight);
-	EXPECT_EQ(0, pto_rc_abandon(f.c, d));
+	EXPECT_EQ(0, core_rc_abandon(f.c, d));
 	EXPECT_EQ(0, reap(&f, d));
-	EXPECT_EQ(-1, pto_launch_arm(f.l));	/* nothing left to wait for */
+	EXPECT_EQ(-1, core_launch_arm(f.l));	/* nothing left to wait for */
 	fake_free(&f);
 
 	/* One in flight, a FIN in COND that the abandon does not read. */
 	fake_init(&f);
 	fake_inflight(&f, 1, A);
 	fake_cond(&f, PTO_COND_FIN | A);
-	ASSERT_EQ(1, pto_rc_abandon(f.c, d));
+	ASSERT_EQ(1, core_rc_abandon(f.c, d));
 	EXPECT_EQ(A, d[0].id);
 	EXPECT_EQ(PTO_TASK_ESTOP, d[0].status);
 	EXPECT_EQ(0, reap(&f, d));
@@ -260,12 +260,12 @@ TEST(abandon_ends_every_id_once_whatever_cond_says)
 TEST(nothing_in_flight_reaps_nothing_and_arms_nothing)
 {
 	struct fake f;
-	struct pto_done d[2];
+	struct core_done d[2];
 
 	fake_init(&f);
 	fake_inflight(&f, 0, A);
 	fake_cond(&f, PTO_COND_EXITED | 7);
-	EXPECT_EQ(-1, pto_launch_arm(f.l));
+	EXPECT_EQ(-1, core_launch_arm(f.l));
 	EXPECT_EQ(0, reap(&f, d));
 	fake_free(&f);
 }
@@ -298,7 +298,7 @@ TEST(arm_and_reap_agree_on_every_cond)
 					uint32_t cond = states[si] |
 						(ids[k] & PTO_COND_ID_MASK);
 					uint32_t if0, if1;
-					struct pto_done d[2];
+					struct core_done d[2];
 					struct fake f;
 					int arm, got;
 
@@ -308,7 +308,7 @@ TEST(arm_and_reap_agree_on_every_cond)
 					fake_cond(&f, cond);
 					if0 = f.c->inflight[0];
 					if1 = f.c->inflight[1];
-					arm = pto_launch_arm(f.l);
+					arm = core_launch_arm(f.l);
 					got = reap(&f, d);
 					cases++;
 					if (!n) {
@@ -338,12 +338,12 @@ TEST(arm_and_reap_agree_on_every_cond)
 TEST(fin_of_the_previous_id_ends_nothing)
 {
 	struct fake f;
-	struct pto_done d[2];
+	struct core_done d[2];
 
 	fake_init(&f);
 	fake_inflight(&f, 1, A);
 	fake_cond(&f, PTO_COND_FIN | (A - 1));
-	EXPECT_EQ(0, pto_launch_arm(f.l));
+	EXPECT_EQ(0, core_launch_arm(f.l));
 	EXPECT_EQ(0, reap(&f, d));
 	EXPECT_EQ(1, f.c->ninflight);
 	EXPECT_EQ(A, f.c->inflight[0]);
@@ -361,17 +361,17 @@ TEST(second_id_goes_out_once_the_core_took_the_first)
 
 	fake_init(&f);
 	fake_inflight(&f, 0, A);
-	EXPECT_EQ(1, pto_rc_can_dispatch(f.c));
+	EXPECT_EQ(1, core_rc_can_dispatch(f.c));
 	fake_inflight(&f, 1, A);
 	fake_cond(&f, PTO_COND_FIN | (A - 1));
-	EXPECT_EQ(0, pto_rc_can_dispatch(f.c));
+	EXPECT_EQ(0, core_rc_can_dispatch(f.c));
 	fake_cond(&f, PTO_COND_ACK | A);
-	EXPECT_EQ(1, pto_rc_can_dispatch(f.c));
+	EXPECT_EQ(1, core_rc_can_dispatch(f.c));
 	fake_cond(&f, PTO_COND_FIN | A);
-	EXPECT_EQ(1, pto_rc_can_dispatch(f.c));
+	EXPECT_EQ(1, core_rc_can_dispatch(f.c));
 	fake_inflight(&f, 2, A);
 	fake_cond(&f, PTO_COND_ACK | B);
-	EXPECT_EQ(0, pto_rc_can_dispatch(f.c));
+	EXPECT_EQ(0, core_rc_can_dispatch(f.c));
 	fake_free(&f);
 }
 
@@ -392,7 +392,7 @@ TEST(dispatch_alternates_parity_and_rings_only_a_parked_core)
 	fake_inflight(&f, 0, PTO_ID_MAX - 2);	/* next: PTO_ID_MAX - 1 */
 	for (i = 0; i < 4; i++) {
 		f.win[PTO_REG_PARKED / 4] = i & 1;
-		EXPECT_EQ(want[i], pto_rc_dispatch(f.c, &ring));
+		EXPECT_EQ(want[i], core_rc_dispatch(f.c, &ring));
 		EXPECT_EQ(want[i], f.win[PTO_REG_DATA_MAIN_BASE / 4]);
 		EXPECT_EQ((int)(i & 1), ring) TH_LOG("id %u", want[i]);
 		EXPECT_EQ(want[i], f.c->inflight[0]);

@@ -3,12 +3,12 @@
  * Values the library reads on one thread while another updates them, on
  * paths documented "any thread", under ThreadSanitizer (a race it reports
  * fails the test):
- *  - the scheduler's doorbell counter (lib/core.c pto_ring()), which
+ *  - the scheduler's doorbell counter (lib/core.c core_doorbell()), which
  *    pto_orch_sched_stats() loads on any thread;
  *  - the heap ring's use, which the back-pressure message reports while
  *    releasers update it (lib/orch/ring.c).
  * No device: ioctl() below stands in for the driver on one fd, so that a
- * real struct pto_dev and pto_ring() run unchanged.
+ * real struct pto_dev and core_doorbell() run unchanged.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -49,13 +49,13 @@ FAKE_IOCTL(fake_null_ioctl)
 
 static void *ring_loop(void *arg)
 {
-	struct pto_launch *l = arg;
+	struct core_launch *l = arg;
 	uint64_t cores[sizeof(((struct pto_doorbell *)0)->cores) /
 		       sizeof(uint64_t)] = { 1 };
 	int i;
 
 	for (i = 0; i < RINGS; i++)
-		if (pto_ring(l, cores))
+		if (core_doorbell(l, cores))
 			return (void *)1;
 	return NULL;
 }
@@ -66,7 +66,7 @@ static void *ring_loop(void *arg)
  */
 TEST(doorbell_count_is_read_while_rung)
 {
-	struct pto_launch *l = calloc(1, sizeof(*l));
+	struct core_launch *l = calloc(1, sizeof(*l));
 	struct pto_dev *dev;
 	uint64_t seen, last = 0;
 	void *ret;
