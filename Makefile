@@ -49,9 +49,9 @@ SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
 	-fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread -Wno-tsan
 
-LIB_DIRS ?= lib lib/orch lib/sched
+LIB_DIRS ?= lib lib/orch lib/sched lib/trace
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h uapi/linux/*.h)
+LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h lib/trace/*.h uapi/linux/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/pic/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(O)/san/%.o)
 TSAN_OBJS := $(LIB_SRCS:%.c=$(O)/tsan/%.o)
