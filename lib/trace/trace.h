@@ -60,7 +60,9 @@ struct trace_rec {
 	uint64_t run;		/* run id */
 	uint64_t task;		/* task id; an edge's consumer */
 	uint64_t aux;		/* an edge's producer; a phase */
-	uint32_t func;		/* function id */
+	uint32_t func;		/* function id (the file takes it from
+				 * SUBMITTED, DISPATCHED, STARTED, ENDED
+				 * and CB_*, the others' is ignored) */
 	uint16_t core;		/* device core, TRACE_NO_CORE if none */
 	uint8_t kind;		/* enum trace_kind */
 	uint8_t pad;

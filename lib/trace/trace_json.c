@@ -173,7 +173,10 @@ static size_t join_tasks(struct ent *e, size_t n, struct wtask *tk)
 			w->sched = -1;
 			w->worker = -1;
 		}
-		w->func = r->func;
+		/* The function as the submit and the executing side say. */
+		if (k != TRACE_READY && k != TRACE_COMPLETED &&
+		    k != TRACE_CONSUMED)
+			w->func = r->func;
 		if (k == TRACE_CB_BEGIN || k == TRACE_CB_END) {
 			k = k == TRACE_CB_BEGIN ? TRACE_STARTED : TRACE_ENDED;
 			w->worker = (int32_t)e[i].index;
