@@ -282,7 +282,8 @@ static void phase_events(FILE *f, const struct ent *e, size_t n, uint64_t t0)
 		const struct trace_rec *r = &e[i].r;
 		unsigned int ph = (unsigned int)r->aux;
 
-		if (r->kind != TRACE_PHASE_BEGIN && r->kind != TRACE_PHASE_END)
+		if ((r->kind != TRACE_PHASE_BEGIN &&
+		     r->kind != TRACE_PHASE_END) || e[i].role != TRACE_ROLE_SCHED)
 			continue;
 		if (ph >= TRACE_PHASE_NR)
 			continue;
