@@ -54,9 +54,9 @@ SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
 TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread -Wno-tsan $(TEST_HOOKS)
 TEST_CFLAGS := $(STATIC_CFLAGS) $(TEST_HOOKS)
 
-LIB_DIRS ?= lib lib/orch lib/sched
+LIB_DIRS ?= lib lib/orch lib/sched lib/trace
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h uapi/linux/*.h)
+LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h lib/trace/*.h uapi/linux/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/pic/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(O)/san/%.o)
 TSAN_OBJS := $(LIB_SRCS:%.c=$(O)/tsan/%.o)
@@ -73,7 +73,9 @@ LIBS := lib/libpto.a lib/$(SONAME) lib/libpto.so
 # ptoctl and the selftests. Not installed, not for users.
 INTERNAL_LIB := $(O)/libpto-internal.a
 
-TOOL_SRCS := $(wildcard tools/*.c)
+# ptoctl's other files (ptoctl_*.c) are linked into it, not tools of their own.
+PTOCTL_SRCS := $(wildcard tools/ptoctl_*.c)
+TOOL_SRCS := $(filter-out $(PTOCTL_SRCS),$(wildcard tools/*.c))
 TOOLS := $(TOOL_SRCS:tools/%.c=tools/%)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -211,14 +213,16 @@ $(O)/ex/examples/%.o: examples/%.c $(EX_HDRS) $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DEX_NO_MAIN $(CFLAGS) -c -o $@ $<
 
-tools/ptoctl: tools/ptoctl.c $(EX_OBJS) $(INTERNAL_LIB) $(LIB_HDRS) $(EX_HDRS)
-	$(CC) $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(EX_OBJS) $(INTERNAL_LIB) -lm
+tools/ptoctl: tools/ptoctl.c $(PTOCTL_SRCS) $(EX_OBJS) $(INTERNAL_LIB) $(LIB_HDRS) $(EX_HDRS) \
+		$(wildcard tools/*.h)
+	$(CC) $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(PTOCTL_SRCS) $(EX_OBJS) \
+		$(INTERNAL_LIB) -lm
 
-$(O)/static/tools/ptoctl: tools/ptoctl.c $(EX_OBJS) $(O)/static/libpto-internal.a \
-		$(LIB_HDRS) $(EX_HDRS)
+$(O)/static/tools/ptoctl: tools/ptoctl.c $(PTOCTL_SRCS) $(EX_OBJS) \
+		$(O)/static/libpto-internal.a $(LIB_HDRS) $(EX_HDRS) $(wildcard tools/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -static $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(EX_OBJS) \
-		$(O)/static/libpto-internal.a -lm
+	$(CC) -static $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(PTOCTL_SRCS) \
+		$(EX_OBJS) $(O)/static/libpto-internal.a -lm
 
 # Static builds for the VM's initramfs (busybox only, no shared libraries).
 static: $(STATIC_TOOLS) $(SELFTEST_BINS) $(EXAMPLE_BINS)
@@ -246,7 +250,12 @@ $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard te
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(SAN_CFLAGS) \
 		-Wno-missing-prototypes -Wno-sign-compare -Wl,--wrap=_exit -o $@ $< \
-		$(UNIT_HELPERS) $(UNIT_LEAK) $(SAN_OBJS) -lm
+		$(UNIT_HELPERS) $(UNIT_LEAK) $(SAN_OBJS) -lm $(UNIT_LDLIBS)
+
+# test_trace.c includes ptoctl's trace reader and reads the PNG that
+# rsvg-convert renders (zlib).
+$(O)/unit/test_trace: $(PTOCTL_SRCS) $(wildcard tools/*.h)
+$(O)/unit/test_trace: UNIT_LDLIBS := -lz
 
 $(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h) $(TSAN_OBJS)
 	@mkdir -p $(dir $@)

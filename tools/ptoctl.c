@@ -14,6 +14,8 @@
  *   ptoctl run EXAMPLE [-d N] [--clusters M]
  *                           run an example of examples/ (no EXAMPLE: list
  *                           them)
+ *   ptoctl trace summary|svg FILE.json
+ *                           a run trace's summary, or its swimlane as SVG
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include <pto/pto.h>
 #include "core.h"
 #include "examples.h"
+#include "ptoctl_trace.h"
 
 #define EXEC_USAGE "exec [-d N] [--core C] --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]"
 
@@ -836,6 +839,8 @@ static const struct ptoctl_cmd cmds[] = {
 	  "one built-in kernel on one core, its output printed", cmd_exec },
 	{ "run", "run EXAMPLE [-d N] [--clusters M]",
 	  "an example of examples/ (no EXAMPLE: the list)", cmd_run },
+	{ "trace", PTOCTL_TRACE_USAGE,
+	  "a run trace's summary, or its swimlane as SVG on stdout", ptoctl_trace },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run-trace recorder: per-thread bounded buffers of fixed-size records
+ * stamped with CLOCK_MONOTONIC nanoseconds, and their Chrome trace-event
+ * JSON writer (Documentation/tracing.md describes the file).
+ *
+ * Who calls it: the orchestrators and their scheduler / host worker
+ * threads. Each thread records only into its own struct trace_buf, taken
+ * once with trace_buf_get() before its loop; a NULL buffer means tracing
+ * is off, so every record call below is one predictable branch then.
+ * The record path takes no lock and never blocks: a full buffer drops the
+ * record and counts it.
+ */
+#ifndef PTO_TRACE_H
+#define PTO_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+/* What a record says. The task kinds are a task's life, in order. */
+enum trace_kind {
+	TRACE_SUBMITTED = 1,	/* orchestrator: the task entered the DAG */
+	TRACE_READY,		/* its last producer completed */
+	TRACE_DISPATCHED,	/* payload and DATA_MAIN_BASE written */
+	TRACE_STARTED,		/* the core began it (the core's own stamp) */
+	TRACE_ENDED,		/* the core finished it (the core's own stamp) */
+	TRACE_COMPLETED,	/* its completion observed by the scheduler */
+	TRACE_CONSUMED,		/* its slot released to the ring */
+	TRACE_EDGE,		/* fan-in: aux's output feeds task */
+	TRACE_PHASE_BEGIN,	/* scheduler thread phase aux begins */
+	TRACE_PHASE_END,
+	TRACE_CB_BEGIN,		/* host callback of task, on its worker */
+	TRACE_CB_END,
+	TRACE_KIND_NR
+};
+
+/* Scheduler thread phases (TRACE_PHASE_* aux). */
+enum trace_phase {
+	TRACE_PHASE_REAP,
+	TRACE_PHASE_DISPATCH,
+	TRACE_PHASE_SLEEP,
+	TRACE_PHASE_NR
+};
+
+/* Who owns a buffer: one process per role in the written file. */
+enum trace_role {
+	TRACE_ROLE_ORCH,	/* the orchestrator's (user's) thread */
+	TRACE_ROLE_SCHED,	/* a scheduler thread, index = its number */
+	TRACE_ROLE_HOST,	/* a host worker running callbacks */
+	TRACE_ROLE_NR
+};
+
+#define TRACE_NO_CORE 0xffffu
+
+/* One record, 40 bytes. */
+struct trace_rec {
+	uint64_t ts;		/* CLOCK_MONOTONIC ns */
+	uint64_t run;		/* run id */
+	uint64_t task;		/* task id; an edge's consumer */
+	uint64_t aux;		/* an edge's producer; a phase */
+	uint32_t func;		/* function id (the file takes it from
+				 * SUBMITTED, DISPATCHED, STARTED, ENDED
+				 * and CB_*, the others' is ignored) */
+	uint16_t core;		/* device core, TRACE_NO_CORE if none */
+	uint8_t kind;		/* enum trace_kind */
+	uint8_t pad;
+};
+
+struct trace;
+
+/* A thread's buffer. Only its owner writes rec[] and n (release store,
+ * paired with the acquire load in the writer) and dropped. */
+struct trace_buf {
+	struct trace_buf *next;	/* the trace's list; set before the push */
+	uint32_t role;		/* enum trace_role */
+	uint32_t index;		/* scheduler / worker number */
+	uint32_t cap;		/* records that fit */
+	uint32_t n;		/* records written */
+	uint64_t dropped;	/* records lost to a full buffer */
+	struct trace_rec rec[];
+};
+
+/* A trace: @buf_bytes of records per thread, @ncores device cores.
+ * Returns 0 or -errno. */
+int trace_create(size_t buf_bytes, uint32_t ncores, struct trace **out);
+void trace_destroy(struct trace *t);
+
+/* The calling thread's buffer for @role / @index (a new one, linked into
+ * @t without a lock). Call before the thread's loop, not per record. */
+int trace_buf_get(struct trace *t, enum trace_role role, uint32_t index,
+		  struct trace_buf **out);
+
+/* Setup-time names for the file: a function id's name; a core's type
+ * (PTO_CORE_AIC / PTO_CORE_AIV: its row is AIC_n / AIV_n). */
+int trace_func_name(struct trace *t, uint32_t func, const char *name);
+int trace_core_type(struct trace *t, uint16_t core, uint32_t type);
+
+/* The Chrome trace-event JSON of everything recorded so far. Call when
+ * the recording threads are idle (after the run's wait). 0 or -errno. */
+int trace_write_json(struct trace *t, FILE *f);
+
+/* Records written and dropped over all buffers. */
+void trace_counts(struct trace *t, uint64_t *records, uint64_t *dropped);
+
+static inline uint64_t trace_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Tracing is on for this thread: the only test when it is off. */
+static inline bool trace_on(const struct trace_buf *b)
+{
+	return __builtin_expect(b != NULL, 0);
+}
+
+static inline void trace_put(struct trace_buf *b, uint64_t ts,
+			     enum trace_kind kind, uint64_t run,
+			     uint64_t task, uint64_t aux, uint32_t func,
+			     uint16_t core)
+{
+	uint32_t n = b->n;
+	struct trace_rec *r;
+
+	if (n == b->cap) {
+		__atomic_store_n(&b->dropped, b->dropped + 1, __ATOMIC_RELAXED);
+		return;
+	}
+	r = &b->rec[n];
+	r->ts = ts;
+	r->run = run;
+	r->task = task;
+	r->aux = aux;
+	r->func = func;
+	r->core = core;
+	r->kind = (uint8_t)kind;
+	r->pad = 0;
+	/* Publishes the record: pairs with trace_write_json()'s acquire. */
+	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+}
+
+/* A task event stamped now. */
+static inline void trace_task(struct trace_buf *b, enum trace_kind kind,
+			      uint64_t run, uint64_t task, uint32_t func,
+			      uint16_t core)
+{
+	if (trace_on(b))
+		trace_put(b, trace_now(), kind, run, task, 0, func, core);
+}
+
+/* A task event with a stamp taken elsewhere (the core's start / end). */
+static inline void trace_task_at(struct trace_buf *b, enum trace_kind kind,
+				 uint64_t ts, uint64_t run, uint64_t task,
+				 uint32_t func, uint16_t core)
+{
+	if (trace_on(b))
+		trace_put(b, ts, kind, run, task, 0, func, core);
+}
+
+/* A dependency edge: @producer's output feeds @consumer. */
+static inline void trace_edge(struct trace_buf *b, uint64_t run,
+			      uint64_t producer, uint64_t consumer)
+{
+	if (trace_on(b))
+		trace_put(b, trace_now(), TRACE_EDGE, run, consumer, producer,
+			  0, TRACE_NO_CORE);
+}
+
+/* A scheduler thread entering (@begin) or leaving phase @ph. */
+static inline void trace_phase(struct trace_buf *b, enum trace_phase ph,
+			       bool begin)
+{
+	if (trace_on(b))
+		trace_put(b, trace_now(),
+			  begin ? TRACE_PHASE_BEGIN : TRACE_PHASE_END, 0, 0,
+			  ph, 0, TRACE_NO_CORE);
+}
+
+/* A host callback of @task starting (@begin) or ending on this worker. */
+static inline void trace_cb(struct trace_buf *b, bool begin, uint64_t run,
+			    uint64_t task, uint32_t func)
+{
+	if (trace_on(b))
+		trace_put(b, trace_now(), begin ? TRACE_CB_BEGIN : TRACE_CB_END,
+			  run, task, 0, func, TRACE_NO_CORE);
+}
+
+#endif /* PTO_TRACE_H */
