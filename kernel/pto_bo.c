@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include "pto_drv.h"
+#include "pto_bo.h"
 
 static void pto_bo_release(struct kref *ref)
 {

@@ -8,7 +8,11 @@
 #include <linux/kernel.h>
 #include <linux/pid.h>
 #include <linux/seq_file.h>
-#include "pto_drv.h"
+#include "pto_core.h"
+#include "pto_bo.h"
+#include "pto_debugfs.h"
+#include "pto_reset.h"
+#include "pto_retire.h"
 
 static struct dentry *pto_debugfs_root;
 

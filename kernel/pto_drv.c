@@ -9,6 +9,9 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include "pto_drv.h"
+#include "pto_core.h"
+#include "pto_debugfs.h"
+#include "pto_file.h"
 
 static unsigned int devices = 1;
 module_param(devices, uint, 0444);

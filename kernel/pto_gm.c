@@ -12,10 +12,14 @@
  * never added to the pool, so 0 is never a valid device address (genalloc
  * also uses 0 to mean failure).
  */
+#include <linux/errno.h>
 #include <linux/genalloc.h>
 #include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/numa.h>
+#include <linux/pto.h>
 #include <kunit/visibility.h>
-#include "pto_drv.h"
+#include "pto_gm.h"
 
 int pto_gm_init(struct pto_gm *gm, u64 size)
 {

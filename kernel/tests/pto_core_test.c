@@ -11,7 +11,9 @@
 #include <kunit/test.h>
 #include <linux/maple_tree.h>
 #include <linux/slab.h>
-#include "../pto_drv.h"
+#include "../pto_core.h"
+#include "../pto_bo.h"
+#include "../pto_mock.h"
 
 #define BO_A 0x100000ULL	/* two adjacent buffers of the file */
 #define BO_B 0x101000ULL

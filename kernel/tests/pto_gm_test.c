@@ -4,7 +4,7 @@
  */
 #include <kunit/test.h>
 #include <linux/sizes.h>
-#include "../pto_drv.h"
+#include "../pto_gm.h"
 
 #define GM_TEST_SIZE (PTO_GM_RESERVED + SZ_1M)
 #define GM_TEST_MAX_ALLOCS 2048

@@ -2,7 +2,7 @@
 /*
  * pto - one task on a mock core, as separate steps: fetch the payload,
  * validate it against the owning file's buffer objects, run the built-in
- * kernel, drop the references. pto_core.c sequences the steps and writes
+ * kernel, drop the references. pto_mock.c sequences the steps and writes
  * COND; a later args-capture step slots in between them.
  *
  * Validation is the only gate between a payload (written by user space)
@@ -19,7 +19,9 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <kunit/visibility.h>
-#include "pto_drv.h"
+#include "pto_core.h"
+#include "pto_bo.h"
+#include "pto_mock.h"
 
 /* Elements per tensor, and per FPU section / stop check. */
 #define PTO_MAX_ELEMS (1u << 24)
@@ -72,12 +74,6 @@ static bool pto_task_scalars_ok(const struct pto_task *t)
 	if (bits == 0)
 		return !t->p.scalar[0];
 	return bits == 64 || !(t->p.scalar[0] >> 32);
-}
-
-bool pto_core_stopping(struct pto_core *core)
-{
-	return READ_ONCE(*(u32 *)(core->kregs + PTO_KREG_CTRL)) !=
-	       PTO_CTRL_RUN || (core->thread && kthread_should_stop());
 }
 
 u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch)
