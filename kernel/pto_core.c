@@ -216,17 +216,6 @@ static void pto_worker_line_clear(struct pto_worker_line *w)
 	WRITE_ONCE(w->payload[1], 0);
 }
 
-/*
- * Launch: one serial publisher per call (core_lock held throughout). The
- * set it publishes for retirement is its initialized set: every core whose
- * handshake report is complete and correct gets its ownership and payload
- * init, its open window, then READY. A core whose init failed (no report,
- * wrong identity) is never published: it is left for recovery
- * (quarantined), never closed blindly. On any failure, or if a request
- * arrived before READY (a fatal error during the launch), the publisher
- * retires its whole published set through the one helper before it
- * returns, servicing the pending requests on success and on failure.
- */
 static bool pto_is_eventfd(struct file *file)
 {
 	struct eventfd_ctx *ctx = eventfd_ctx_fileget(file);
@@ -237,94 +226,100 @@ static bool pto_is_eventfd(struct file *file)
 	return true;
 }
 
-int pto_ioctl_core_launch(struct pto_file *pf, void *data)
-{
-	struct pto_core_launch *args = data;
-	struct pto_device *pdev = pf->pdev;
+/* One CORE_LAUNCH call's state across its steps. */
+struct pto_launch {
+	struct pto_file *pf;
+	const struct pto_core_launch *args;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	struct file *notify = NULL;
-	struct pto_retire_ctx *ctx;
-	struct pto_bo *bo;
-	const char *why;
-	unsigned int i, n, k, published = 0;
-	bool pending = false;
-	u64 need;
+	struct file *notify;		/* the eventfd's file, or NULL */
+	struct pto_retire_ctx *ctx;	/* retires what the launch published */
+	struct pto_bo *bo;		/* the payload area's, held */
+	unsigned int published;
+	bool pending;			/* a request arrived before READY */
+};
+
+/* Validate the arguments and take what the launch needs before core_lock. */
+static int pto_launch_prepare(struct pto_launch *l)
+{
+	const struct pto_core_launch *args = l->args;
 	int ret;
 
 	if (args->flags & ~PTO_LAUNCH_FLAGS_VALID || args->pad ||
 	    (!(args->flags & PTO_LAUNCH_FLAG_EVENTFD) && args->eventfd))
 		return -EINVAL;
-	ret = pto_core_mask(pdev, args->cores, mask);
+	ret = pto_core_mask(l->pf->pdev, args->cores, l->mask);
 	if (ret)
 		return ret;
-	n = bitmap_weight(mask, PTO_MAX_CORES);
-	need = (u64)n * 2 * PTO_PAYLOAD_SIZE;
 	if (!args->payload_addr || args->payload_addr % PTO_PAYLOAD_SIZE)
 		return -EINVAL;
 	/* ~550 bytes: off the stack (the debug kernel's FRAME_WARN is 1024). */
-	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
-	if (!ctx)
+	l->ctx = kmalloc(sizeof(*l->ctx), GFP_KERNEL_ACCOUNT);
+	if (!l->ctx)
 		return -ENOMEM;
 	if (args->flags & PTO_LAUNCH_FLAG_EVENTFD) {
 		/*
 		 * One file for every core (a racing close or dup2 cannot give
 		 * cores different contexts); each core takes its own context
-		 * reference below, dropped by its retirement.
+		 * reference, dropped by its retirement.
 		 */
-		notify = fget(args->eventfd);
-		if (!notify || !pto_is_eventfd(notify)) {
-			if (notify)
-				fput(notify);
-			kfree(ctx);
+		l->notify = fget(args->eventfd);
+		if (!l->notify || !pto_is_eventfd(l->notify))
 			return -EBADF;
-		}
 	}
+	return 0;
+}
 
-	if (mutex_lock_killable(&pdev->core_lock)) {
-		ret = -EINTR;
-		goto out_free;
-	}
-	for_each_set_bit(i, mask, PTO_MAX_CORES) {
+/*
+ * Every core owned by the caller, not quarantined and idle (the previous
+ * generation returned through its gate), and the payload area inside one
+ * of the caller's buffer objects, which the launch holds.
+ */
+static int pto_launch_check(struct pto_launch *l)
+{
+	struct pto_device *pdev = l->pf->pdev;
+	struct pto_file *pf = l->pf;
+	u64 addr = l->args->payload_addr;
+	u64 need = (u64)bitmap_weight(l->mask, PTO_MAX_CORES) * 2 *
+		   PTO_PAYLOAD_SIZE;
+	struct pto_bo *bo;
+	unsigned int i;
+
+	lockdep_assert_held(&pdev->core_lock);
+	for_each_set_bit(i, l->mask, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 
-		if (!pto_core_owned_by(core, pf)) {
-			ret = -EPERM;
-			goto out_unlock;
-		}
-		if (test_bit(PTO_CORE_F_QUARANTINE, &core->flags)) {
-			ret = -EIO;
-			goto out_unlock;
-		}
-		/*
-		 * Re-arming needs the previous generation complete: the core
-		 * returned through its gate (F_LAUNCH is cleared by the core
-		 * itself, after the gate) and is idle.
-		 */
+		if (!pto_core_owned_by(core, pf))
+			return -EPERM;
+		if (test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
+			return -EIO;
 		if (test_bit(PTO_CORE_F_LAUNCH, &core->flags) ||
-		    READ_ONCE(core->state) != PTO_CORE_UNLAUNCHED) {
-			ret = -EBUSY;
-			goto out_unlock;
-		}
+		    READ_ONCE(core->state) != PTO_CORE_UNLAUNCHED)
+			return -EBUSY;
 	}
-
-	/* The payload area: inside one of the caller's buffer objects. */
 	mutex_lock(&pf->lock);
-	bo = mtree_load(&pf->ranges, args->payload_addr);
-	if (!bo || args->payload_addr + need > bo->dev_addr + bo->size) {
+	bo = mtree_load(&pf->ranges, addr);
+	if (!bo || addr + need > bo->dev_addr + bo->size) {
 		/* A device address, not a user pointer: -EINVAL, not -EFAULT. */
 		mutex_unlock(&pf->lock);
-		ret = -EINVAL;
-		goto out_unlock;
+		return -EINVAL;
 	}
-	kref_get(&bo->ref);	/* held across the launch, dropped below */
+	kref_get(&bo->ref);
 	mutex_unlock(&pf->lock);
+	l->bo = bo;
+	return 0;
+}
 
-	/*
-	 * The leader clears the previous launch's reports and resets every
-	 * core's election bits, request and gate before any handshake and
-	 * before any window opens (seed 003).
-	 */
-	for_each_set_bit(i, mask, PTO_MAX_CORES) {
+/*
+ * Clear the previous launch's reports, arm every core's election bits,
+ * request and gate, then launch and wait for the handshake reports.
+ * -ETIMEDOUT if a report is missing (pto_launch_publish() sorts them out).
+ */
+static int pto_launch_handshake(struct pto_launch *l)
+{
+	struct pto_device *pdev = l->pf->pdev;
+	unsigned int i;
+
+	for_each_set_bit(i, l->mask, PTO_MAX_CORES) {
 		pto_worker_line_clear(&pdev->workers[i]);
 		pto_retire_arm(&pdev->core[i]);
 	}
@@ -334,97 +329,155 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	 * report or release value can never reach this launch.
 	 */
 	smp_wmb();
-	for_each_set_bit(i, mask, PTO_MAX_CORES) {
+	for_each_set_bit(i, l->mask, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 
 		atomic64_inc(&core->launches);
 		set_bit(PTO_CORE_F_LAUNCH, &core->flags);
 		wake_up_all(&core->wq);
 	}
-	if (!wait_event_timeout(pdev->core_wq, pto_handshake_done(pdev, mask),
+	if (!wait_event_timeout(pdev->core_wq,
+				pto_handshake_done(pdev, l->mask),
 				PTO_HANDSHAKE_TIMEOUT))
-		ret = -ETIMEDOUT;
+		return -ETIMEDOUT;
+	return 0;
+}
 
-	k = 0;
-	pto_retire_init(ctx, pdev, PTO_RR_LAUNCH);
-	for_each_set_bit(i, mask, PTO_MAX_CORES) {
+/* Why @core's handshake report is unusable, or NULL. */
+static const char *pto_launch_report_bad(struct pto_core *core,
+					 struct pto_worker_line *w)
+{
+	/* Acquire: pairs with the core's release of done. */
+	if (!smp_load_acquire(&w->done))
+		return "incomplete handshake";
+	if (READ_ONCE(w->phys_id) != core->id ||
+	    READ_ONCE(w->core_type) != core->type)
+		return "invalid physical id";
+	return NULL;
+}
+
+/* Ownership and payload init, then the open window, then READY. */
+static void pto_launch_publish_core(struct pto_launch *l,
+				    struct pto_core *core, u64 addr)
+{
+	struct pto_worker_line *w = &l->pf->pdev->workers[core->id];
+	struct pto_bo *bo = l->bo;
+
+	kref_get(&l->pf->ref);
+	kref_get(&bo->ref);
+	/* WRITE_ONCE: the doorbell reads it locklessly. */
+	WRITE_ONCE(core->owner, l->pf);
+	core->payload_bo = bo;
+	core->payload_addr = addr;
+	core->payload_kaddr = bo->vaddr + (addr - bo->dev_addr);
+	core->notify = l->notify ? eventfd_ctx_fileget(l->notify) : NULL;
+	core->last_id = PTO_DISPATCH_IDLE;
+	/* WRITE_ONCE: debugfs handshake reads the line locklessly. */
+	WRITE_ONCE(w->payload[0], addr);
+	WRITE_ONCE(w->payload[1], addr + PTO_PAYLOAD_SIZE);
+	WRITE_ONCE(*pto_ureg(core, PTO_REG_COND), 0);
+	WRITE_ONCE(*pto_ureg(core, PTO_REG_PARKED), 0);
+	WRITE_ONCE(*pto_ureg(core, PTO_REG_WAKE_REQ), 0);
+	WRITE_ONCE(*pto_ureg(core, PTO_REG_DATA_MAIN_BASE), PTO_DISPATCH_IDLE);
+	WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
+		   PTO_FAST_PATH_OPEN);
+	/* READ_ONCE elsewhere (CORE_STATS, debugfs, the nonce). */
+	WRITE_ONCE(core->last_cond, 0);
+	l->published++;
+	/* Fully ordered: everything above precedes READY. */
+	if (pto_retire_publish(core)) {
+		/* A request was pending: this publisher owns it. */
+		pto_retire_take(l->ctx, core);
+		l->pending = true;
+	}
+}
+
+/*
+ * Publish every core whose handshake report is complete and correct. A
+ * core whose init failed is never published: it is left for recovery
+ * (quarantined), never closed blindly. @ret is the handshake's result;
+ * returns the launch's.
+ */
+static int pto_launch_publish(struct pto_launch *l, int ret)
+{
+	struct pto_device *pdev = l->pf->pdev;
+	unsigned int i, k = 0;
+
+	pto_retire_init(l->ctx, pdev, PTO_RR_LAUNCH);
+	for_each_set_bit(i, l->mask, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
-		struct pto_worker_line *w = &pdev->workers[i];
-		u64 addr = args->payload_addr + (u64)k * 2 * PTO_PAYLOAD_SIZE;
+		u64 addr = l->args->payload_addr +
+			   (u64)k++ * 2 * PTO_PAYLOAD_SIZE;
+		const char *why = pto_launch_report_bad(core,
+							&pdev->workers[i]);
 
-		k++;
-		/* Acquire: pairs with the core's release of done. */
-		if (!smp_load_acquire(&w->done))
-			why = "incomplete handshake";
-		else if (READ_ONCE(w->phys_id) != i ||
-			 READ_ONCE(w->core_type) != core->type)
-			why = "invalid physical id";
-		else
-			why = NULL;
 		if (why) {
-			/* Init failed: left for recovery, never published. */
-			pto_retire_leave_unpublished(ctx, core, why);
+			pto_retire_leave_unpublished(l->ctx, core, why);
 			if (!ret)
 				ret = -EIO;
 			continue;
 		}
-		/* Ownership and payload init, then the window, then READY. */
-		kref_get(&pf->ref);
-		kref_get(&bo->ref);
-		/* WRITE_ONCE: the doorbell reads it locklessly. */
-		WRITE_ONCE(core->owner, pf);
-		core->payload_bo = bo;
-		core->payload_addr = addr;
-		core->payload_kaddr = bo->vaddr + (addr - bo->dev_addr);
-		core->notify = notify ? eventfd_ctx_fileget(notify) : NULL;
-		core->last_id = PTO_DISPATCH_IDLE;
-		/* WRITE_ONCE: debugfs handshake reads the line locklessly. */
-		WRITE_ONCE(w->payload[0], addr);
-		WRITE_ONCE(w->payload[1], addr + PTO_PAYLOAD_SIZE);
-		WRITE_ONCE(*pto_ureg(core, PTO_REG_COND), 0);
-		WRITE_ONCE(*pto_ureg(core, PTO_REG_PARKED), 0);
-		WRITE_ONCE(*pto_ureg(core, PTO_REG_WAKE_REQ), 0);
-		WRITE_ONCE(*pto_ureg(core, PTO_REG_DATA_MAIN_BASE),
-			   PTO_DISPATCH_IDLE);
-		WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
-			   PTO_FAST_PATH_OPEN);
-		/* READ_ONCE elsewhere (CORE_STATS, debugfs, the nonce). */
-		WRITE_ONCE(core->last_cond, 0);
-		published++;
-		/* Fully ordered: everything above precedes READY. */
-		if (pto_retire_publish(core)) {
-			/* A request was pending: this publisher owns it. */
-			pto_retire_take(ctx, core);
-			pending = true;
-		}
+		pto_launch_publish_core(l, core, addr);
 	}
-	pto_bo_put(bo);
-	if (pending && !ret)
+	if (l->pending && !ret)
 		ret = -EIO;	/* retired during the launch (fatal error) */
-	if (ret && published) {
-		/*
-		 * A failed launch retires every window it opened (nothing
-		 * half-open): the pending requests it took above, and its
-		 * other published cores, which it requests now and wins.
-		 */
-		DECLARE_BITMAP(rest, PTO_MAX_CORES);
+	return ret;
+}
 
-		bitmap_zero(rest, PTO_MAX_CORES);
-		for_each_set_bit(i, mask, PTO_MAX_CORES)
-			if (!test_bit(PTO_CORE_F_QUARANTINE,
-				      &pdev->core[i].flags) &&
-			    !test_bit(i, ctx->set) && !test_bit(i, ctx->left))
-				__set_bit(i, rest);
-		pto_retire_claim_mask(ctx, rest);
-		pto_retire_run(ctx);
-		pto_retire_finish(ctx);
+/*
+ * A failed launch retires every window it opened (nothing half-open): the
+ * pending requests it took, and its other published cores, which it
+ * requests now and wins.
+ */
+static void pto_launch_unwind(struct pto_launch *l)
+{
+	struct pto_device *pdev = l->pf->pdev;
+	DECLARE_BITMAP(rest, PTO_MAX_CORES);
+	unsigned int i;
+
+	bitmap_zero(rest, PTO_MAX_CORES);
+	for_each_set_bit(i, l->mask, PTO_MAX_CORES)
+		if (!test_bit(PTO_CORE_F_QUARANTINE, &pdev->core[i].flags) &&
+		    !test_bit(i, l->ctx->set) && !test_bit(i, l->ctx->left))
+			__set_bit(i, rest);
+	pto_retire_claim_mask(l->ctx, rest);
+	pto_retire_run(l->ctx);
+	pto_retire_finish(l->ctx);
+}
+
+/*
+ * Launch: one serial publisher per call (core_lock held throughout). On
+ * any failure, or if a request arrived before READY (a fatal error during
+ * the launch), the publisher retires its whole published set before it
+ * returns. Documentation/mock-cores.md describes the handshake.
+ */
+int pto_ioctl_core_launch(struct pto_file *pf, void *data)
+{
+	struct pto_launch l = { .pf = pf, .args = data };
+	struct pto_device *pdev = pf->pdev;
+	int ret;
+
+	ret = pto_launch_prepare(&l);
+	if (ret)
+		goto out;
+	if (mutex_lock_killable(&pdev->core_lock)) {
+		ret = -EINTR;
+		goto out;
 	}
+	ret = pto_launch_check(&l);
+	if (ret)
+		goto out_unlock;
+	ret = pto_launch_handshake(&l);
+	ret = pto_launch_publish(&l, ret);
+	pto_bo_put(l.bo);
+	if (ret && l.published)
+		pto_launch_unwind(&l);
 out_unlock:
 	mutex_unlock(&pdev->core_lock);
-out_free:
-	if (notify)
-		fput(notify);	/* each core holds its own context ref */
-	kfree(ctx);
+out:
+	if (l.notify)
+		fput(l.notify);	/* each core holds its own context ref */
+	kfree(l.ctx);
 	return ret;
 }
 
