@@ -145,9 +145,10 @@ err_unlock:
 	return ret;
 }
 
-/* Caller holds pf->lock. Drops the handle's reference. */
+/* Drops the handle's reference. */
 static void pto_bo_unpublish(struct pto_file *pf, struct pto_bo *bo)
 {
+	lockdep_assert_held(&pf->lock);
 	xa_erase(&pf->bos, bo->handle);
 	mtree_erase(&pf->ranges, bo->dev_addr);
 	pto_bo_put(bo);

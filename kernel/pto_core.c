@@ -93,14 +93,15 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 
 /*
  * Stop the launched cores of @clusters (bitmap, all owned by @pf) as one
- * set, zap every window mapping and free the clusters. Caller holds
- * core_lock.
+ * set, zap every window mapping and free the clusters.
  */
 static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
 {
 	struct pto_device *pdev = pf->pdev;
 	DECLARE_BITMAP(mask, PTO_MAX_CORES);
 	unsigned int c, i;
+
+	lockdep_assert_held(&pdev->core_lock);
 
 	bitmap_zero(mask, PTO_MAX_CORES);
 	for (c = 0; c < pdev->clusters; c++)
@@ -152,12 +153,15 @@ int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
 	return 0;
 }
 
-/* The clusters @pf owns, as a bitmap. Caller holds core_lock or win_lock. */
+/* The clusters @pf owns, as a bitmap. */
 static u64 pto_file_clusters(struct pto_file *pf)
 {
 	struct pto_device *pdev = pf->pdev;
 	u64 clusters = 0;
 	unsigned int c;
+
+	lockdep_assert(lockdep_is_held(&pdev->core_lock) ||
+		       lockdep_is_held(&pdev->win_lock));
 
 	for (c = 0; c < pdev->clusters; c++)
 		if (pdev->cluster_owner[c] == pf)

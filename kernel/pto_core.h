@@ -7,6 +7,7 @@
 #define _PTO_CORE_H_
 
 #include <linux/atomic.h>
+#include <linux/lockdep.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -89,7 +90,7 @@ struct pto_core {
 	struct pto_task task;
 
 	atomic_t rbits;
-	spinlock_t launch_lock;
+	spinlock_t launch_lock;	/* protects @gen against the owner's clear */
 	struct pto_file *r_pf;
 	struct pto_bo *r_bo;
 	struct eventfd_ctx *r_notify;
@@ -131,10 +132,12 @@ static inline u32 pto_kreg_read(struct pto_core *core, unsigned int off)
 	return READ_ONCE(*pto_kreg(core, off));
 }
 
-/* Does @pf own @core's cluster? Stable under core_lock or win_lock. */
+/* Does @pf own @core's cluster? cluster_owner[] is written under both. */
 static inline bool pto_core_owned_by(struct pto_core *core,
 				     struct pto_file *pf)
 {
+	lockdep_assert(lockdep_is_held(&core->pdev->core_lock) ||
+		       lockdep_is_held(&core->pdev->win_lock));
 	return core->pdev->cluster_owner[core->id / PTO_CORES_PER_CLUSTER] ==
 	       pf;
 }

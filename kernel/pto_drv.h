@@ -53,16 +53,15 @@ struct pto_core;
  * struct pto_device - one mock NPU, /dev/ptoN.
  * @bos_lock: protects @bos (every live buffer object, for debugfs; a
  *	buffer joins it complete, its handle set: pto_ioctl_bo_alloc()).
- * @core_lock: serializes acquire, release, launch, the retire ioctl's
- *	ownership check and the reset; protects every core's launch fields
- *	while launching (owner, payload, F_LAUNCH). Held across the bounded
- *	waits for the core threads (handshake 5 s, retirement deadline),
- *	never across user memory access, never taken by a window fault.
- *	The ioctls take it with mutex_lock_killable() (-EINTR, seen only by
- *	a task being killed), so a process waiting behind another file's
- *	deadline can still be killed; release, unload and debugfs wait.
- * @win_lock: protects @cluster_owner: written with both core_lock and
- *	win_lock (write) held, read with either. Window faults and mmap,
+ * @core_lock: protects cluster ownership changes and every core's launch
+ *	fields while launching (owner, payload, F_LAUNCH); serializes
+ *	acquire, release, launch, the retire ioctl's ownership check and the
+ *	reset. Held across the bounded waits for the core threads, never
+ *	across user memory access, never taken by a window fault. Ioctls
+ *	take it killable; release, unload and debugfs wait.
+ * @win_lock: protects @cluster_owner for readers that must not wait behind
+ *	core_lock: written with both core_lock and win_lock (write) held,
+ *	read with either. Window faults and mmap,
  *	CORE_STATS and debugfs take only win_lock (read), so they never wait
  *	behind a launch or a retirement. Release clears an owner and zaps the
  *	window mappings under win_lock (write): a fault either completed its
@@ -83,11 +82,11 @@ struct pto_device {
 	struct device *dev;
 	struct dentry *debugfs;
 
-	spinlock_t bos_lock;
+	spinlock_t bos_lock;		/* protects @bos */
 	struct list_head bos;
 
-	struct mutex core_lock;
-	struct rw_semaphore win_lock;
+	struct mutex core_lock;		/* protects ownership, launch fields */
+	struct rw_semaphore win_lock;	/* protects @cluster_owner (readers) */
 	wait_queue_head_t core_wq;
 	struct pto_file *cluster_owner[PTO_MAX_CLUSTERS];
 	struct pto_core *core;
@@ -120,7 +119,7 @@ struct pto_file {
 	struct pto_device *pdev;
 	struct pid *tgid;	/* the opener's thread group (a reference) */
 
-	struct mutex lock;
+	struct mutex lock;	/* protects @bos, @ranges, @next_handle */
 	struct xarray bos;
 	u32 next_handle;	/* cyclic: a freed handle is not reused soon */
 	struct maple_tree ranges;

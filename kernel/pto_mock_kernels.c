@@ -129,8 +129,8 @@ static bool pto_tensor_is_zero(const struct pto_tensor_desc *tn)
 
 /*
  * Check one tensor's dtype, shape and extent and pin the buffer object
- * that holds it. Caller holds pf->lock (so the bo cannot be unpublished
- * and its last reference dropped between the lookup and kref_get).
+ * that holds it. pf->lock keeps the bo from being unpublished and its
+ * last reference dropped between the lookup and kref_get.
  */
 static u32 pto_tensor_resolve(struct pto_file *pf, struct pto_task *t,
 			      unsigned int slot)
@@ -140,6 +140,7 @@ static u32 pto_tensor_resolve(struct pto_file *pf, struct pto_task *t,
 	struct pto_bo *bo;
 	u32 i;
 
+	lockdep_assert_held(&pf->lock);
 	if (tn->dtype != PTO_DTYPE_F32 && tn->dtype != PTO_DTYPE_I32)
 		return PTO_TASK_EDTYPE;
 	if (!pto_tensor_elems(tn))

@@ -35,12 +35,15 @@ void pto_window_zap(struct pto_file *pf, struct pto_core *core)
  * a channel from one file to the next. A free cluster's cores are
  * unlaunched and their kthreads do not touch the page; a quarantined core
  * cannot be mapped (-EIO) and is cleared when a reset recovers it,
- * before it can be mapped (pto_retire_unquarantine). Caller holds
- * core_lock and win_lock (write), and the cluster has no owner.
+ * before it can be mapped (pto_retire_unquarantine). The cluster has no
+ * owner.
  */
 void pto_cluster_clear_windows(struct pto_device *pdev, unsigned int c)
 {
 	unsigned int i;
+
+	lockdep_assert_held(&pdev->core_lock);
+	lockdep_assert_held_write(&pdev->win_lock);
 
 	for (i = c * PTO_CORES_PER_CLUSTER;
 	     i < (c + 1) * PTO_CORES_PER_CLUSTER; i++)
