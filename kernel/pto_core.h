@@ -87,7 +87,7 @@ struct pto_core {
 	u32 resp;
 	u32 last_id;
 	u32 last_cond;
-	struct pto_task task;
+	struct pto_mock_task task;
 
 	atomic_t rbits;
 	spinlock_t launch_lock;	/* protects @gen against the owner's clear */

@@ -255,8 +255,8 @@ VISIBLE_IF_KUNIT bool pto_core_wake_check(struct pto_core *core)
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_core_wake_check);
 
-static void pto_task_complete(struct pto_core *core, struct pto_task *t,
-			      u32 err)
+static void pto_task_complete(struct pto_core *core,
+			      struct pto_mock_task *t, u32 err)
 {
 	struct pto_payload *gp = core->payload_kaddr +
 				 (t->id & 1) * PTO_PAYLOAD_SIZE;
@@ -278,7 +278,7 @@ static void pto_task_complete(struct pto_core *core, struct pto_task *t,
  */
 VISIBLE_IF_KUNIT void pto_core_do_task(struct pto_core *core, u32 dispatch)
 {
-	struct pto_task *t = &core->task;
+	struct pto_mock_task *t = &core->task;
 	u32 err;
 
 	core->last_id = dispatch;

@@ -61,12 +61,12 @@ struct pto_gate_line {
 } __aligned(64);
 
 /**
- * struct pto_task - the task a core runs, core-private (a copy of the
+ * struct pto_mock_task - the task a core runs, core-private (a copy of the
  * payload, so the owner rewriting GM cannot change it under the kernel).
  * @bo / @ptr: per tensor, the buffer object (a held reference) and the
  *        kernel address of element 0, filled in by validation.
  */
-struct pto_task {
+struct pto_mock_task {
 	u32 dispatch;
 	u32 id;
 	struct pto_payload p;
@@ -87,10 +87,11 @@ int pto_core_inject_badid(struct pto_device *pdev, unsigned int core);
 void pto_cores_inject_clear(struct pto_device *pdev);
 
 /* pto_mock_kernels.c: one task's steps (fetch, validate, run, complete). */
-u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch);
-u32 pto_task_validate(struct pto_file *pf, struct pto_task *t);
-u32 pto_task_run(struct pto_core *core, struct pto_task *t);
-void pto_task_put(struct pto_task *t);
+u32 pto_task_fetch(struct pto_core *core, struct pto_mock_task *t,
+		   u32 dispatch);
+u32 pto_task_validate(struct pto_file *pf, struct pto_mock_task *t);
+u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t);
+void pto_task_put(struct pto_mock_task *t);
 
 /*
  * pto_mock_fp.c: float32 rows, the only code compiled with SSE. Its
