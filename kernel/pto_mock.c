@@ -29,6 +29,24 @@
 #include "pto_core.h"
 #include "pto_mock.h"
 
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
+bool mock_old_protocol;
+EXPORT_SYMBOL_IF_KUNIT(mock_old_protocol);
+module_param(mock_old_protocol, bool, 0644);
+MODULE_PARM_DESC(mock_old_protocol,
+		 "mock only, for the regression test: a core returns right after echoing EXIT, without waiting for its teardown gate (the broken old protocol)");
+
+static unsigned int mock_close_delay_ms;
+module_param(mock_close_delay_ms, uint, 0644);
+MODULE_PARM_DESC(mock_close_delay_ms,
+		 "mock only: delay between the responses and the CLOSE pass, in ms (default 0), to make the old protocol's race reachable on purpose");
+
+unsigned int pto_mock_close_delay_ms(void)
+{
+	return READ_ONCE(mock_close_delay_ms);
+}
+#endif
+
 static unsigned int spin_us = 200;
 module_param(spin_us, uint, 0644);
 MODULE_PARM_DESC(spin_us,
@@ -398,7 +416,7 @@ EXPORT_SYMBOL_IF_KUNIT(pto_core_exit_ack);
  */
 VISIBLE_IF_KUNIT bool pto_core_may_return(struct pto_core *core)
 {
-	if (READ_ONCE(mock_old_protocol))
+	if (pto_mock_old_protocol())
 		return true;
 	/* Acquire: pairs with the retirer's release store of the gate. */
 	return smp_load_acquire(&core->pdev->gates[core->id].gate) ==
@@ -461,7 +479,7 @@ int pto_core_thread(void *arg)
 		 */
 		wait_event_interruptible(core->wq, pto_core_may_return(core) ||
 					 kthread_should_stop());
-		if (!READ_ONCE(mock_old_protocol))
+		if (!pto_mock_old_protocol())
 			pto_core_set_state(core, PTO_CORE_GATED);
 		/* The final drain: nothing of this launch is left in flight. */
 		smp_mb();
@@ -480,6 +498,7 @@ int pto_core_thread(void *arg)
 
 /* ---- mock fault injection ---------------------------------------------- */
 
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
 /*
  * Mock fault injection (debugfs): @core will not answer its next EXIT, so
  * retirement quarantines it. Cleared by pto_cores_reset_quarantined(), or
@@ -538,3 +557,4 @@ void pto_cores_inject_clear(struct pto_device *pdev)
 	}
 	mutex_unlock(&pdev->core_lock);
 }
+#endif

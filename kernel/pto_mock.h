@@ -8,6 +8,7 @@
 #ifndef _PTO_MOCK_H_
 #define _PTO_MOCK_H_
 
+#include <linux/compiler.h>
 #include <linux/types.h>
 #include <linux/pto.h>
 
@@ -74,7 +75,31 @@ struct pto_mock_task {
 	void *ptr[PTO_PAYLOAD_TENSORS];
 };
 
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
+/* The mock's faults (debugfs inject_*, mock_* parameters). */
 extern bool mock_old_protocol;
+int pto_core_inject_stall(struct pto_device *pdev, unsigned int core);
+int pto_core_inject_badid(struct pto_device *pdev, unsigned int core);
+void pto_cores_inject_clear(struct pto_device *pdev);
+unsigned int pto_mock_close_delay_ms(void);
+
+static inline bool pto_mock_old_protocol(void)
+{
+	return READ_ONCE(mock_old_protocol);
+}
+#else
+static inline void pto_cores_inject_clear(struct pto_device *pdev) { }
+
+static inline unsigned int pto_mock_close_delay_ms(void)
+{
+	return 0;
+}
+
+static inline bool pto_mock_old_protocol(void)
+{
+	return false;
+}
+#endif
 
 /* pto_mock.c: the core thread and the steps the driver shares. */
 int pto_core_thread(void *arg);
@@ -82,9 +107,6 @@ void pto_core_set_state(struct pto_core *core, int state);
 bool pto_core_stopping(struct pto_core *core);
 bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
 			 struct pto_file *pf);
-int pto_core_inject_stall(struct pto_device *pdev, unsigned int core);
-int pto_core_inject_badid(struct pto_device *pdev, unsigned int core);
-void pto_cores_inject_clear(struct pto_device *pdev);
 
 /* pto_mock_kernels.c: one task's steps (fetch, validate, run, complete). */
 u32 pto_task_fetch(struct pto_core *core, struct pto_mock_task *t,

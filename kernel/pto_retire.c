@@ -49,17 +49,6 @@ module_param_cb(retire_timeout_ms, &retire_timeout_ops, &retire_timeout_ms,
 MODULE_PARM_DESC(retire_timeout_ms,
 		 "retirement's shared deadline for the echoed nonce, in ms (default 30000, at most 60000; every built-in kernel stops on EXIT well before it)");
 
-bool mock_old_protocol;
-EXPORT_SYMBOL_IF_KUNIT(mock_old_protocol);
-module_param(mock_old_protocol, bool, 0644);
-MODULE_PARM_DESC(mock_old_protocol,
-		 "mock only, for the regression test: a core returns right after echoing EXIT, without waiting for its teardown gate (the broken old protocol)");
-
-static unsigned int mock_close_delay_ms;
-module_param(mock_close_delay_ms, uint, 0644);
-MODULE_PARM_DESC(mock_close_delay_ms,
-		 "mock only: delay between the responses and the CLOSE pass, in ms (default 0), to make the old protocol's race reachable on purpose");
-
 /* Every window / gate write of retirement goes through here (KUnit sink). */
 static void pto_retire_note(struct pto_core *core, enum pto_rw what, u32 val)
 {
@@ -454,7 +443,7 @@ EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_wait);
 void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
-	unsigned int i, ms = READ_ONCE(mock_close_delay_ms);
+	unsigned int i, ms = pto_mock_close_delay_ms();
 
 	if (ms && !bitmap_empty(ctx->acked, PTO_MAX_CORES))
 		msleep(ms);	/* mock only: widen the old protocol's race */
