@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* pto - debugfs (pto_debugfs.c): failures are ignored, the driver works without it. */
+/* pto - debugfs (pto_debugfs.c): failures are ignored. */
 #ifndef _PTO_DEBUGFS_H_
 #define _PTO_DEBUGFS_H_
 

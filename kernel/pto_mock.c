@@ -292,7 +292,7 @@ static void pto_task_complete(struct pto_core *core,
 /*
  * One task, as separate steps: fetch (copy the payload), ACK, validate
  * against the owner's buffer objects, run, complete (FIN). Args capture
- * (seed 000) hooks in after validate (before run) and after run.
+ * hooks in after validate (before run) and after run.
  */
 VISIBLE_IF_KUNIT void pto_core_do_task(struct pto_core *core, u32 dispatch)
 {
@@ -472,10 +472,10 @@ int pto_core_thread(void *arg)
 					 kthread_should_stop());
 		pto_core_exit_ack(core);
 		/*
-		 * The gate wait is unbounded on purpose (seed 003): a bounded
-		 * one would return while the kernel may still write the
-		 * window. Retirement always releases it or quarantines the
-		 * core; only unload (kthread_stop) ends it otherwise.
+		 * The gate wait is unbounded on purpose: a bounded one would
+		 * return while the kernel may still write the window.
+		 * Retirement always releases it or quarantines the core; only
+		 * unload (kthread_stop) ends it (Documentation/retirement.md).
 		 */
 		wait_event_interruptible(core->wq, pto_core_may_return(core) ||
 					 kthread_should_stop());

@@ -53,8 +53,7 @@ struct pto_worker_line {
 
 /**
  * struct pto_gate_line - teardown_gates[i]: core i's return gate, a 4-byte
- * cell alone in its 64-byte line (seed 003: never in a line the core
- * writes). Only the kernel's teardown writes @gate; the core only reads it.
+ * cell alone in its 64-byte line (never in a line the core writes). Only the kernel's teardown writes @gate; the core only reads it.
  */
 struct pto_gate_line {
 	u32 gate;

@@ -16,7 +16,7 @@ struct pto_device;
 struct pto_file;
 
 /*
- * pto_core.rbits: the seed's two retirement ownership bits, reset by the
+ * pto_core.rbits: the two retirement ownership bits, reset by the
  * launch leader before the handshake (pto_retire_arm()). Set only with
  * atomic_fetch_or() (fully ordered); whichever operation adds the second
  * bit owns the core's retirement (Documentation/retirement.md).
