@@ -12,6 +12,7 @@
 #include "pto_core.h"
 #include "pto_debugfs.h"
 #include "pto_file.h"
+#include "pto_version.h"
 
 static unsigned int devices = 1;
 module_param(devices, uint, 0444);
@@ -309,3 +310,4 @@ module_exit(pto_exit);
 
 MODULE_DESCRIPTION("PTO-style NPU driver with a mock device backend");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(PTO_VERSION);

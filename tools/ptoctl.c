@@ -172,8 +172,8 @@ static int cmd_info(int argc, char **argv)
 		printf("cluster %-3u", c);
 		for (i = base; i < base + 3 && i < info.cores; i++)
 			printf(" core %-3u %s", i,
-			       info.core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" :
-			       info.core_type[i] == PTO_CORE_TYPE_AIV ? "AIV" :
+			       info.core_type[i] == PTO_CORE_AIC ? "AIC" :
+			       info.core_type[i] == PTO_CORE_AIV ? "AIV" :
 									"???");
 		printf("\n");
 	}
@@ -219,7 +219,7 @@ static void core_row_head(const struct pto_dev_info *info, unsigned int i,
 			  uint32_t state)
 {
 	printf("%-4u %-4s %-12s ", i,
-	       info->core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV",
+	       info->core_type[i] == PTO_CORE_AIC ? "AIC" : "AIV",
 	       state < 7 ? state_names[state] : "?");
 }
 
@@ -762,7 +762,7 @@ static int cmd_exec(int argc, char **argv)
 		}
 	}
 	printf("core %u (%s) %s: status %u %s, COND 0x%08x, %.1f us\n",
-	       o.core, info.core_type[o.core] == PTO_CORE_TYPE_AIC ? "AIC" :
+	       o.core, info.core_type[o.core] == PTO_CORE_AIC ? "AIC" :
 								     "AIV",
 	       func_names[o.func], done[0].status,
 	       done[0].status < 8 ? task_errs[done[0].status] : "?",
@@ -846,7 +846,7 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  ptoctl %s\n      %s\n", cmds[i].usage,
 			cmds[i].what);
-	fprintf(f, "-d N: /dev/ptoN (default 0)\n");
+	fprintf(f, "-d N: /dev/ptoN (default 0)\n--version: pto's version\n");
 }
 
 int main(int argc, char **argv)
@@ -857,6 +857,8 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--version"))
+		return printf("ptoctl %s\n", PTO_VERSION) < 0;
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name))
 			continue;
