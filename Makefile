@@ -110,7 +110,8 @@ bootstrap:
 
 # ---- kernel module ------------------------------------------------------
 module: $(BOOTSTRAP_BUILD)
-	$(MAKE) -C $(or $(KDIR),$(shell scripts/kdir.sh)) M=$(CURDIR)/kernel CONFIG_PTO=m CONFIG_PTO_WERROR=y modules
+	$(MAKE) -C $(or $(KDIR),$(shell scripts/kdir.sh)) M=$(CURDIR)/kernel CONFIG_PTO=m CONFIG_PTO_WERROR=y \
+		CONFIG_PTO_MOCK_FAULTS=y modules
 
 # ---- library -------------------------------------------------------------
 lib: $(LIBS)

@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include "pto_drv.h"
+#include "pto_bo.h"
 
 static void pto_bo_release(struct kref *ref)
 {
@@ -144,9 +145,10 @@ err_unlock:
 	return ret;
 }
 
-/* Caller holds pf->lock. Drops the handle's reference. */
+/* Drops the handle's reference. */
 static void pto_bo_unpublish(struct pto_file *pf, struct pto_bo *bo)
 {
+	lockdep_assert_held(&pf->lock);
 	xa_erase(&pf->bos, bo->handle);
 	mtree_erase(&pf->ranges, bo->dev_addr);
 	pto_bo_put(bo);

@@ -8,7 +8,11 @@
 #include <linux/kernel.h>
 #include <linux/pid.h>
 #include <linux/seq_file.h>
-#include "pto_drv.h"
+#include "pto_core.h"
+#include "pto_bo.h"
+#include "pto_debugfs.h"
+#include "pto_reset.h"
+#include "pto_retire.h"
 
 static struct dentry *pto_debugfs_root;
 
@@ -155,6 +159,7 @@ static int gates_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(gates);
 
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
 /*
  * Longest write of a core number: room for any u32 spelling (0x, leading
  * zeros, a newline). kstrtouint_from_user() parses only the first 34
@@ -209,6 +214,8 @@ static const struct file_operations inject_stall_fops = {
 	.llseek = noop_llseek,
 };
 
+#endif
+
 /*
  * Write-only (0200): any write recovers the quarantined cores that now
  * answer, among those whose cluster no file owns, then drops the fault
@@ -229,6 +236,7 @@ static const struct file_operations reset_fops = {
 	.llseek = noop_llseek,
 };
 
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
 /* Write-only (0200): any write is a fatal device error (mock fault). */
 static ssize_t fatal_write(struct file *file, const char __user *buf,
 			   size_t len, loff_t *ppos)
@@ -243,6 +251,7 @@ static const struct file_operations fatal_fops = {
 	.write = fatal_write,
 	.llseek = noop_llseek,
 };
+#endif
 
 static const char *const pto_reason_names[] = {
 	[PTO_RETIRE_BY_NONE] = "-",
@@ -316,12 +325,14 @@ void pto_debugfs_add_device(struct pto_device *pdev)
 	debugfs_create_file("handshake", 0400, pdev->debugfs, pdev,
 			    &handshake_fops);
 	debugfs_create_file("gates", 0400, pdev->debugfs, pdev, &gates_fops);
+	debugfs_create_file("reset", 0200, pdev->debugfs, pdev, &reset_fops);
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
 	debugfs_create_file("inject_stall", 0200, pdev->debugfs, pdev,
 			    &inject_stall_fops);
 	debugfs_create_file("inject_badid", 0200, pdev->debugfs, pdev,
 			    &inject_badid_fops);
-	debugfs_create_file("reset", 0200, pdev->debugfs, pdev, &reset_fops);
 	debugfs_create_file("fatal", 0200, pdev->debugfs, pdev, &fatal_fops);
+#endif
 	debugfs_create_file("retirement", 0400, pdev->debugfs, pdev,
 			    &retirement_fops);
 }

@@ -9,6 +9,9 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include "pto_drv.h"
+#include "pto_core.h"
+#include "pto_debugfs.h"
+#include "pto_file.h"
 #include "pto_version.h"
 
 static unsigned int devices = 1;
@@ -28,10 +31,22 @@ static unsigned int lanes = 3;
 module_param(lanes, uint, 0444);
 MODULE_PARM_DESC(lanes, "dump lanes per device (1..5, default 3)");
 
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
 static unsigned int mock_init_fail_ms;
 module_param(mock_init_fail_ms, uint, 0444);
 MODULE_PARM_DESC(mock_init_fail_ms,
 		 "mock only, for the init-failure test: once every device node exists, wait this many ms and fail the load with -ENODEV (default 0: off)");
+
+static unsigned int pto_mock_init_fail_ms(void)
+{
+	return mock_init_fail_ms;
+}
+#else
+static unsigned int pto_mock_init_fail_ms(void)
+{
+	return 0;
+}
+#endif
 
 /*
  * Module init exposes the device nodes before it is done, and a failed
@@ -250,9 +265,9 @@ static int __init pto_init(void)
 	ret = pto_expose_all();
 	if (ret)
 		goto err_devs;
-	if (mock_init_fail_ms) {
+	if (pto_mock_init_fail_ms()) {
 		/* Mock fault injection: a failure once every node exists. */
-		msleep(mock_init_fail_ms);
+		msleep(pto_mock_init_fail_ms());
 		ret = -ENODEV;
 		goto err_devs;
 	}

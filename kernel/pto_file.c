@@ -17,6 +17,12 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "pto_drv.h"
+#include "pto_file.h"
+#include "pto_bo.h"
+#include "pto_core.h"
+#include "pto_reset.h"
+#include "pto_retire.h"
+#include "pto_window.h"
 
 static int pto_open(struct inode *inode, struct file *file)
 {
@@ -31,7 +37,8 @@ static int pto_open(struct inode *inode, struct file *file)
 	 * the driver allocate in any number: this context, a buffer's
 	 * struct, pages and handle's xarray nodes (XA_FLAGS_ACCOUNT;
 	 * pto_bo.c), and the retirement context a launch, CORE_RETIRE or a
-	 * reset holds for up to a retirement deadline (pto_core.c). A
+	 * reset holds for up to a retirement deadline (pto_core.c,
+	 * pto_retire.c, pto_reset.c). A
 	 * buffer's address range maple nodes are not (the maple tree
 	 * allocates them GFP_NOWAIT from an unaccounted cache); their number
 	 * is bounded by the GM size over the page size. The fixed per-device

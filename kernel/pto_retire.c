@@ -1,32 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pto - worker retirement (seed 003): CLOSE precedes return. The one
- * implementation, used by every path that ends a launch: the retire ioctl
- * (a scheduler thread leaving its dispatch loop), cluster and file release
- * (a crashed or killed process), a failed launch, a fatal device error,
- * module unload, and the reset (host recovery). The resident route will
- * retire through the same steps (claim, pto_retire_run(),
- * pto_retire_finish()). Documentation/retirement.md has the ordering
- * diagram.
+ * pto - retirement: the one implementation that ends a launch, used by the
+ * retire ioctl, cluster and file release, a failed launch, a fatal device
+ * error, module unload and the reset. Each core's retirement has one owner
+ * per generation, elected by two bits (pto_core.rbits); the owner alone
+ * writes the core's window, gate and launch fields until the gate is
+ * released. Election, passes and orderings: Documentation/retirement.md.
  *
- * Ownership election (per core, per generation): two bits in
- * pto_core.rbits, READY (set by the launch's publisher after ownership and
- * payload init) and REQUESTED (set by any retirement request). Both are
- * set with atomic_fetch_or(), which is fully ordered; whichever operation
- * adds the second bit owns the core's retirement. A request that finds
- * READY clear stays pending and is serviced by the publisher; a duplicate
- * request, or an emergency one overlapping a normal one, finds REQUESTED
- * already set and never elects a second owner. The owner alone writes the
- * core's window, gate and launch fields until the gate is released: that
- * is the ownership latch, so no later finalization writes to a core that
- * was already released.
- *
- * Locking: never takes core_lock (the launcher and release paths call it
- * with core_lock held); recovery takes win_lock (write) to unquarantine a
- * core (the reset holds core_lock: core_lock -> win_lock). What it writes
- * belongs to the owner by election; @launch_lock orders the clearing of
- * the claimed generation's launch fields against the next launch's
- * generation bump.
+ * Never takes core_lock (callers may hold it); recovery takes win_lock
+ * (write) to unquarantine a core (core_lock -> win_lock).
  */
 #include <linux/bitmap.h>
 #include <linux/delay.h>
@@ -36,7 +18,13 @@
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
-#include "pto_drv.h"
+#include <kunit/visibility.h>
+#include <linux/slab.h>
+#include "pto_core.h"
+#include "pto_retire.h"
+#include "pto_window.h"
+#include "pto_bo.h"
+#include "pto_file.h"
 
 /*
  * At most 60 s: the retirement waits are uninterruptible (a released
@@ -61,21 +49,6 @@ module_param_cb(retire_timeout_ms, &retire_timeout_ops, &retire_timeout_ms,
 MODULE_PARM_DESC(retire_timeout_ms,
 		 "retirement's shared deadline for the echoed nonce, in ms (default 30000, at most 60000; every built-in kernel stops on EXIT well before it)");
 
-bool mock_old_protocol;
-module_param(mock_old_protocol, bool, 0644);
-MODULE_PARM_DESC(mock_old_protocol,
-		 "mock only, for the regression test: a core returns right after echoing EXIT, without waiting for its teardown gate (the broken old protocol)");
-
-static unsigned int mock_close_delay_ms;
-module_param(mock_close_delay_ms, uint, 0644);
-MODULE_PARM_DESC(mock_close_delay_ms,
-		 "mock only: delay between the responses and the CLOSE pass, in ms (default 0), to make the old protocol's race reachable on purpose");
-
-static inline u32 *pto_rkreg(struct pto_core *core, unsigned int off)
-{
-	return core->kregs + off;
-}
-
 /* Every window / gate write of retirement goes through here (KUnit sink). */
 static void pto_retire_note(struct pto_core *core, enum pto_rw what, u32 val)
 {
@@ -88,24 +61,22 @@ static void pto_retire_note(struct pto_core *core, enum pto_rw what, u32 val)
 /* ---- election ---------------------------------------------------------- */
 
 /*
- * Launch leader, before the handshake (core_lock held, previous generation
- * complete: the core returned, F_LAUNCH clear). Two separable steps (KUnit
- * forces a request between them); pto_retire_arm() runs both in order.
- *
- * Step 1, pto_retire_arm_prepare(): reset the election bits, the request
- * and the gate of the new generation. The caller's smp_wmb() before
- * F_LAUNCH orders all of it ahead of the handshake, so a request or
- * release value of the previous generation can never reach this one.
+ * Launch leader, before the handshake (previous generation complete), in
+ * two steps (pto_retire_arm() runs both). Step 1: reset the election
+ * bits, the request and the gate of the new generation; the caller's
+ * smp_wmb() before F_LAUNCH orders them ahead of the handshake, so no
+ * request or release value of the previous generation reaches this one.
  */
-void pto_retire_arm_prepare(struct pto_core *core)
+VISIBLE_IF_KUNIT void pto_retire_arm_prepare(struct pto_core *core)
 {
 	struct pto_device *pdev = core->pdev;
 
 	atomic_set(&core->rbits, 0);
 	WRITE_ONCE(pdev->gates[core->id].gate, PTO_GATE_ARMED);
-	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), 0);
-	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
+	WRITE_ONCE(*pto_kreg(core, PTO_KREG_NONCE), 0);
+	WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_arm_prepare);
 
 /*
  * Step 2, pto_retire_arm_commit(): only then move the generation. A
@@ -118,20 +89,15 @@ void pto_retire_arm_prepare(struct pto_core *core)
  *	smp_wmb()			fetch_or(REQUESTED, rbits) (full)
  *	WRITE_ONCE(gen, gen + 1)
  *
- * A requester that read the new gen also sees the reset (message
- * passing: smp_wmb() here, the fetch_or's full ordering there), so its
- * REQUESTED lands on the new generation after the reset and stays
- * pending: the publisher services it. A requester that read the old gen
- * waits only for that generation, which has already ended (F_LAUNCH is
- * clear, then gen moves); if its REQUESTED lands after the reset it is
- * pending on the new generation as well, and the publisher services it
- * (the launch fails with -EIO, as for any fatal error before READY). No
- * request is ever both erased and waited on.
- * With the steps the other way round, a request landing between them
- * read the new gen, was erased by the reset and then waited on the new
- * generation until its owner retired it: lost and waited on at once.
+ * A requester that read the new gen also sees the reset (smp_wmb() here,
+ * the fetch_or's full ordering there): its REQUESTED lands after the
+ * reset and stays pending for the publisher. One that read the old gen
+ * waits only for that generation, already ended; if its REQUESTED lands
+ * after the reset the publisher services it too (the launch fails with
+ * -EIO). No request is both erased and waited on, as one landing between
+ * the steps would be in the other order.
  */
-void pto_retire_arm_commit(struct pto_core *core)
+VISIBLE_IF_KUNIT void pto_retire_arm_commit(struct pto_core *core)
 {
 	/* The reset (step 1) before the new generation number. */
 	smp_wmb();
@@ -140,12 +106,14 @@ void pto_retire_arm_commit(struct pto_core *core)
 	WRITE_ONCE(core->gen, core->gen + 1);
 	spin_unlock(&core->launch_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_arm_commit);
 
 void pto_retire_arm(struct pto_core *core)
 {
 	pto_retire_arm_prepare(core);
 	pto_retire_arm_commit(core);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_arm);
 
 /*
  * Publish READY (the launcher, after ownership and payload init and the
@@ -161,6 +129,7 @@ bool pto_retire_publish(struct pto_core *core)
 	wake_up_all(&core->wq);
 	return (old & PTO_RB_REQUESTED) && !(old & PTO_RB_READY);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_publish);
 
 /*
  * Record a retirement request. Fully ordered fetch_or: if it adds the
@@ -168,12 +137,13 @@ bool pto_retire_publish(struct pto_core *core)
  * retirement and acquires everything the publisher initialized. Recorded
  * even without published state: the publisher then services it.
  */
-bool pto_retire_request(struct pto_core *core)
+VISIBLE_IF_KUNIT bool pto_retire_request(struct pto_core *core)
 {
 	int old = atomic_fetch_or(PTO_RB_REQUESTED, &core->rbits);
 
 	return (old & PTO_RB_READY) && !(old & PTO_RB_REQUESTED);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_request);
 
 /* ---- the helper --------------------------------------------------------- */
 
@@ -184,6 +154,7 @@ void pto_retire_init(struct pto_retire_ctx *ctx, struct pto_device *pdev,
 	ctx->pdev = pdev;
 	ctx->reason = reason;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_init);
 
 static void pto_retire_leave(struct pto_retire_ctx *ctx,
 			     struct pto_core *core, const char *why)
@@ -222,12 +193,10 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 
 /*
  * @core joins @ctx's set with a new record (reason, result and times of
- * this retirement alone). pto_retire_take() calls it after it claimed the
- * launch's references; recovery (the reset, core_lock held) calls it
- * alone for a quarantined core whose claim an earlier retirement
- * consumed, keeping the references that retirement claimed (r_pf, r_bo,
- * r_notify): the last retirement's QUARANTINED result and times are not
- * this one's. WRITE_ONCE: RETIRE_STATUS and debugfs read them locklessly.
+ * this retirement alone), after pto_retire_take() claimed the launch's
+ * references, or alone in recovery, which keeps the references the
+ * retirement that quarantined the core claimed. WRITE_ONCE:
+ * RETIRE_STATUS and debugfs read the record locklessly.
  */
 void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core)
 {
@@ -241,28 +210,19 @@ void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core)
 
 /*
  * A launch's initialization failed for @core (no handshake report, or a
- * wrong identity): never published, so nothing was claimed and no
- * retirement owns it. The launcher leaves it for recovery the way a
- * retirement leaves a core after its claim: a record of its own
- * (@ctx's reason, LAUNCH; result QUARANTINED, no times), F_QUARANTINE,
- * the log line, and the wake-up of core_wq, where a retirement whose
- * request landed during the handshake waits for the core to be done
- * (pto_retire_done(): quarantined counts). The core joins @ctx's left
- * set, not its set: the launch's own retirement of what it published
- * skips it. The launcher holds core_lock; neither step takes a lock, and
- * pto_retire_leave()'s barrier before the bit, needed by its callers
- * without core_lock, only costs a fence under it.
+ * wrong identity): never published, nothing claimed. The launcher leaves
+ * it for recovery as a retirement would (its own record, F_QUARANTINE,
+ * the wake-up of core_wq that a pending requester waits on), in @ctx's
+ * left set, so the launch's retirement of what it published skips it.
  */
 void pto_retire_leave_unpublished(struct pto_retire_ctx *ctx,
 				  struct pto_core *core, const char *why)
 {
 	pto_retire_adopt(ctx, core);
 	/*
-	 * No request of this launch: the record's nonce is none, not the
-	 * last retirement's, which equals the core's last response and
-	 * would read as acknowledged (RETIRE_STATUS, debugfs). Nothing
-	 * needs the old value: recovery takes the pending nonce from
-	 * KREG_NONCE, and pto_retire_pass_request() sets a new one.
+	 * No request of this launch: no nonce, not the last retirement's
+	 * (it equals the last response and would read as acknowledged).
+	 * Recovery takes the pending nonce from KREG_NONCE.
 	 */
 	WRITE_ONCE(core->nonce, 0);
 	pto_retire_leave(ctx, core, why);
@@ -294,6 +254,7 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 	else if (READ_ONCE(w->phys_id) != core->id)
 		pto_retire_leave(ctx, core, "invalid physical id");
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_take);
 
 /*
  * Request @core's retirement: if this call wins it, the core joins @set,
@@ -317,10 +278,11 @@ static void pto_retire_claim_core(struct pto_retire_ctx *ctx,
 		__set_bit(core->id, ctx->others);
 }
 
+#if IS_ENABLED(CONFIG_PTO_KUNIT_TEST)
 /*
  * Claim @ids (indices into the device's cores): -EINVAL for an index out
  * of range or a duplicate, before any bit is set. Each core then gets a
- * REQUESTED (pto_retire_claim_core()).
+ * REQUESTED (pto_retire_claim_core()). KUnit only: the driver claims masks.
  */
 int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 		     unsigned int n)
@@ -339,6 +301,8 @@ int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 		pto_retire_claim_core(ctx, &pdev->core[ids[k]]);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_claim);
+#endif
 
 /*
  * Claim the cores of @mask, a bitmap (in range and distinct by nature:
@@ -367,7 +331,7 @@ static u32 pto_retire_nonce(struct pto_core *core)
 }
 
 /* Pass 1: every core's request is published before EXIT reaches any. */
-void pto_retire_pass_request(struct pto_retire_ctx *ctx)
+VISIBLE_IF_KUNIT void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 	unsigned int i;
@@ -375,7 +339,7 @@ void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 	ctx->t0 = ktime_get_ns();
 	for_each_set_bit(i, ctx->set, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
-		u32 pending = READ_ONCE(*pto_rkreg(core, PTO_KREG_NONCE));
+		u32 pending = READ_ONCE(*pto_kreg(core, PTO_KREG_NONCE));
 
 		/*
 		 * Recovery answers the request the core may still be about
@@ -387,7 +351,7 @@ void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 			WRITE_ONCE(core->nonce, pending);
 		else
 			WRITE_ONCE(core->nonce, pto_retire_nonce(core));
-		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), core->nonce);
+		WRITE_ONCE(*pto_kreg(core, PTO_KREG_NONCE), core->nonce);
 		pto_retire_note(core, PTO_RW_NONCE, core->nonce);
 	}
 	/*
@@ -399,7 +363,7 @@ void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 	for_each_set_bit(i, ctx->set, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
 
-		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_CTRL), PTO_CTRL_EXIT);
+		WRITE_ONCE(*pto_kreg(core, PTO_KREG_CTRL), PTO_CTRL_EXIT);
 		pto_retire_note(core, PTO_RW_EXIT, PTO_CTRL_EXIT);
 	}
 	/* EXIT before the wake-ups' condition checks (wait_event). */
@@ -407,6 +371,7 @@ void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 	for_each_set_bit(i, ctx->set, PTO_MAX_CORES)
 		wake_up_all(&pdev->core[i].wq);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_request);
 
 /* The current response: the echoed nonce, never a fixed EXITED value. */
 static bool pto_retire_responded(struct pto_core *core)
@@ -416,7 +381,7 @@ static bool pto_retire_responded(struct pto_core *core)
 }
 
 /* Pass 2, one look: record new responses; true when all have answered. */
-bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
+VISIBLE_IF_KUNIT bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 	bool all = true;
@@ -439,6 +404,7 @@ bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
 	}
 	return all;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_poll);
 
 static unsigned int pto_retire_deadline_ms(struct pto_device *pdev)
 {
@@ -447,11 +413,10 @@ static unsigned int pto_retire_deadline_ms(struct pto_device *pdev)
 
 /*
  * Pass 2: poll every target against one shared deadline. A core that
- * misses it stays unclosed and unreleased, with every reference it
- * holds: quarantined, named in the log, until a reset or unload. Its
- * claim stays consumed, so no later request can close it without an ACK.
+ * misses it is quarantined, unclosed, with every reference it holds, until
+ * a reset or unload; its claim stays consumed (no close without an ACK).
  */
-void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
+VISIBLE_IF_KUNIT void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 	u64 end = ctx->t0 + (u64)pto_retire_deadline_ms(pdev) * NSEC_PER_MSEC;
@@ -469,6 +434,7 @@ void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
 		if (!test_bit(i, ctx->acked))
 			pto_retire_leave(ctx, &pdev->core[i], "no response");
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_wait);
 
 /*
  * Pass 3: IDLE + CLOSE every acknowledged window, zap the owner's user
@@ -477,7 +443,7 @@ void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
 void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
-	unsigned int i, ms = READ_ONCE(mock_close_delay_ms);
+	unsigned int i, ms = pto_mock_close_delay_ms();
 
 	if (ms && !bitmap_empty(ctx->acked, PTO_MAX_CORES))
 		msleep(ms);	/* mock only: widen the old protocol's race */
@@ -487,7 +453,7 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 		WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_DATA_MAIN_BASE),
 			   PTO_DISPATCH_IDLE);
 		pto_retire_note(core, PTO_RW_IDLE, PTO_DISPATCH_IDLE);
-		WRITE_ONCE(*pto_rkreg(core, PTO_KREG_FAST_PATH_ENABLE),
+		WRITE_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE),
 			   PTO_FAST_PATH_CLOSE);
 		pto_retire_note(core, PTO_RW_CLOSE, PTO_FAST_PATH_CLOSE);
 		if (core->r_pf)
@@ -517,7 +483,7 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 	}
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES) {
 		struct pto_core *core = &pdev->core[i];
-		u32 v = READ_ONCE(*pto_rkreg(core, PTO_KREG_FAST_PATH_ENABLE));
+		u32 v = READ_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE));
 
 		pto_retire_note(core, PTO_RW_READBACK, v);
 		if (v == PTO_FAST_PATH_CLOSE)
@@ -537,6 +503,7 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES)
 		pto_retire_note(&pdev->core[i], PTO_RW_DRAIN, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_close);
 
 /*
  * Put the launch references a retirement claimed (r_bo, r_pf, r_notify):
@@ -580,13 +547,11 @@ static void pto_retire_drop(struct pto_core *core)
 }
 
 /*
- * Recovery, pass 4: the core may be mapped again once F_QUARANTINE is
- * clear, and its user page still holds what the file it was quarantined
- * under left there (pto_cluster_clear_windows() skips quarantined cores).
- * Clear the page first, under win_lock (write): window mmap and faults
- * check F_QUARANTINE under win_lock (read), so no mapping can see the
- * bit clear before the page is. The core's echo was its last window
- * write and pass 3's IDLE has landed; it writes nothing after the gate.
+ * Recovery, pass 4: the user page still holds what the file the core was
+ * quarantined under left there. Clear it under win_lock (write) before
+ * F_QUARANTINE: mmap and faults check the bit under win_lock (read), so
+ * no mapping sees the bit clear before the page is. The core writes
+ * nothing after its echo.
  */
 static void pto_retire_unquarantine(struct pto_core *core)
 {
@@ -605,7 +570,7 @@ static void pto_retire_unquarantine(struct pto_core *core)
  * value into each acknowledged core's gate. The core observes it and only
  * then returns; nothing of this call touches the core afterwards.
  */
-void pto_retire_pass_release(struct pto_retire_ctx *ctx)
+VISIBLE_IF_KUNIT void pto_retire_pass_release(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 	unsigned int i;
@@ -631,6 +596,7 @@ void pto_retire_pass_release(struct pto_retire_ctx *ctx)
 		wake_up_all(&core->wq);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_release);
 
 /* Passes 1 to 4 over the claimed set; no wait for the cores' return. */
 void pto_retire_run(struct pto_retire_ctx *ctx)
@@ -644,6 +610,7 @@ void pto_retire_run(struct pto_retire_ctx *ctx)
 	pto_retire_pass_close(ctx);
 	pto_retire_pass_release(ctx);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_run);
 
 /* Generation @gen of @core has ended: returned, quarantined or re-armed. */
 static bool pto_retire_done(struct pto_core *core, u32 gen)
@@ -678,13 +645,11 @@ void pto_retire_finish(struct pto_retire_ctx *ctx)
 	wait_event(pdev->core_wq, pto_retire_all_done(ctx, ctx->acked) &&
 		   pto_retire_all_done(ctx, ctx->others));
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_finish);
 
 /*
- * After pto_retire_finish(): the cores of this call that ended
- * quarantined, into @mask. Those this call left (ctx->left), and those it
- * waited for while another owner retired them (ctx->others) that ended
- * quarantined: neither retired nor quarantined would otherwise be
- * reported for them.
+ * After pto_retire_finish(): into @mask, the cores of this call that
+ * ended quarantined, those it left and those another owner retired.
  */
 void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
 			    unsigned long *mask)
@@ -695,4 +660,129 @@ void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
 	for_each_set_bit(i, ctx->others, PTO_MAX_CORES)
 		if (test_bit(PTO_CORE_F_QUARANTINE, &ctx->pdev->core[i].flags))
 			__set_bit(i, mask);
+}
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_quarantined);
+
+/* ---- entry points ------------------------------------------------------ */
+
+/*
+ * Retire @mask's cores through the one helper, for the paths that must
+ * not fail (release, fatal error, unload): it allocates nothing.
+ */
+void pto_cores_retire(struct pto_device *pdev, const unsigned long *mask,
+		      enum pto_retire_reason reason)
+{
+	struct pto_retire_ctx ctx;
+
+	pto_retire_init(&ctx, pdev, reason);
+	pto_retire_claim_mask(&ctx, mask);
+	pto_retire_run(&ctx);
+	pto_retire_finish(&ctx);
+}
+
+/*
+ * Fatal device error (mock: debugfs "fatal"): emergency retirement of
+ * every core without core_lock, so it may overlap a launch: a request
+ * before READY stays pending for the publisher, and a core retiring
+ * elsewhere is never written twice (the election).
+ */
+void pto_device_fatal(struct pto_device *pdev)
+{
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+
+	pr_err("pto%u: fatal device error: emergency retirement\n",
+	       pdev->index);
+	bitmap_zero(mask, PTO_MAX_CORES);
+	bitmap_set(mask, 0, pdev->cores);
+	pto_cores_retire(pdev, mask, PTO_RR_FATAL);
+}
+
+/*
+ * A scheduler thread leaving its dispatch loop retires the cores it owns.
+ * The ownership check and the claim run under core_lock; the passes run
+ * without it, so they may overlap a launch or release on other cores.
+ */
+int pto_ioctl_core_retire(struct pto_file *pf, void *data)
+{
+	struct pto_core_retire *args = data;
+	struct pto_device *pdev = pf->pdev;
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	struct pto_retire_ctx *ctx;
+	unsigned int i;
+	int ret;
+
+	if (args->flags & ~PTO_RETIRE_FLAGS_VALID || args->pad)
+		return -EINVAL;
+	ret = pto_core_mask(pdev, args->cores, mask);
+	if (ret)
+		return ret;
+	/* Off the stack, as in pto_ioctl_core_launch(). */
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return -ENOMEM;
+	if (mutex_lock_killable(&pdev->core_lock)) {
+		ret = -EINTR;
+		goto out;
+	}
+	for_each_set_bit(i, mask, PTO_MAX_CORES) {
+		if (!pto_core_owned_by(&pdev->core[i], pf)) {
+			mutex_unlock(&pdev->core_lock);
+			ret = -EPERM;
+			goto out;
+		}
+	}
+	/*
+	 * Claim before dropping core_lock: a release of these clusters by
+	 * another thread of this file, another file's acquire and its
+	 * launch all take core_lock, so the requests land on the generation
+	 * whose ownership was just checked, never on the next owner's. The
+	 * claim does not sleep; the passes run without the lock.
+	 */
+	pto_retire_init(ctx, pdev, PTO_RR_IOCTL);
+	pto_retire_claim_mask(ctx, mask);
+	mutex_unlock(&pdev->core_lock);
+	pto_retire_run(ctx);
+	pto_retire_finish(ctx);
+	pto_retire_quarantined(ctx, mask);
+	memset(args->quarantined, 0, sizeof(args->quarantined));
+	for_each_set_bit(i, mask, PTO_MAX_CORES)
+		args->quarantined[i / 64] |= BIT_ULL(i % 64);
+	args->retired = bitmap_weight(ctx->acked, PTO_MAX_CORES);
+	args->elapsed_ns = ctx->elapsed;
+out:
+	kfree(ctx);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(pto_ioctl_core_retire);
+
+int pto_ioctl_retire_status(struct pto_file *pf, void *data)
+{
+	struct pto_retire_status *args = data;
+	struct pto_device *pdev = pf->pdev;
+	struct pto_core *core;
+	int bits;
+
+	if (args->flags & ~PTO_RETIRE_STATUS_FLAGS_VALID || args->pad ||
+	    args->core >= pdev->cores)
+		return -EINVAL;
+	core = &pdev->core[args->core];
+	/*
+	 * A racy snapshot without core_lock (a reset or a launch may hold
+	 * it for a whole deadline): each word is read once.
+	 */
+	args->state = test_bit(PTO_CORE_F_QUARANTINE, &core->flags) ?
+		      PTO_CORE_QUARANTINED : READ_ONCE(core->state);
+	bits = atomic_read(&core->rbits);
+	args->bits = (bits & PTO_RB_READY ? PTO_RETIRE_BIT_READY : 0) |
+		     (bits & PTO_RB_REQUESTED ? PTO_RETIRE_BIT_REQUESTED : 0);
+	args->gen = READ_ONCE(core->gen);
+	args->nonce = READ_ONCE(core->nonce);
+	args->response = READ_ONCE(core->resp);
+	args->result = READ_ONCE(core->r_result);
+	args->reason = READ_ONCE(core->r_reason);
+	args->core_ns = READ_ONCE(core->r_core_ns);
+	args->set_ns = READ_ONCE(core->r_set_ns);
+	args->retirements = atomic64_read(&core->retirements);
+	args->quarantines = atomic64_read(&core->quarantines);
+	return 0;
 }

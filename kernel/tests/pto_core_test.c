@@ -11,7 +11,9 @@
 #include <kunit/test.h>
 #include <linux/maple_tree.h>
 #include <linux/slab.h>
-#include "../pto_drv.h"
+#include "../pto_core.h"
+#include "../pto_bo.h"
+#include "../pto_mock.h"
 
 #define BO_A 0x100000ULL	/* two adjacent buffers of the file */
 #define BO_B 0x101000ULL
@@ -276,7 +278,7 @@ static void payload_validate(struct kunit *test)
 {
 	const struct vcase *c = test->param_value;
 	struct core_test_ctx *ctx = test->priv;
-	struct pto_task *t;
+	struct pto_mock_task *t;
 	unsigned int i;
 	u32 err;
 
@@ -311,7 +313,7 @@ static void payload_fetch(struct kunit *test)
 {
 	struct core_test_ctx *ctx = test->priv;
 	struct pto_payload *buf = ctx->core.payload_kaddr;
-	struct pto_task *t;
+	struct pto_mock_task *t;
 
 	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);

@@ -1,192 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit: seed 003's retirement, with the production helper and the core's
+ * KUnit: retirement, with the production helper and the core's
  * production step functions (pto_core_exit_ack, pto_core_may_return), on
- * cores without threads. A recording sink sees every window and gate
- * write of retirement in order; the "core" side is played by the sink (a
- * responsive core answers its EXIT at once) or by the test between steps,
- * which is how the interleavings are forced.
+ * the fixture's cores without threads (pto_retire_fixture.h).
  */
 #include <kunit/test.h>
 #include <linux/prandom.h>
 #include <linux/slab.h>
-#include "../pto_drv.h"
-
-#define NCORES 6
-#define NEV 1024
-
-struct rev {
-	unsigned int core;
-	enum pto_rw what;
-	u32 val;
-};
-
-struct rt {
-	struct pto_device pdev;
-	struct pto_core core[NCORES];
-	unsigned long ctrl;
-	struct rev ev[NEV];
-	unsigned int nev;
-	DECLARE_BITMAP(responsive, PTO_MAX_CORES);
-	DECLARE_BITMAP(gate_returns, PTO_MAX_CORES);
-	/* At core @seen_core's gate: unquarantined with the marker kept? */
-	int seen_core;
-	bool seen_leak;
-	/* When core @reset_at_quarantine leaves: a debugfs reset, once. */
-	int reset_at_quarantine;
-	int reset_ret;
-	/*
-	 * Core @seen_core at the instant recovery clears F_QUARANTINE (the
-	 * note comes right before the clear_bit()): whether the bit is
-	 * still set, its page's marker word and whether win_lock is held.
-	 */
-	bool unq_seen, unq_quarantined, unq_locked;
-	u32 unq_marker;
-};
-
-/* The core's side after the gate: what pto_core_thread() does. */
-static void rt_return(struct rt *rt, unsigned int i)
-{
-	clear_bit(PTO_CORE_F_LAUNCH, &rt->core[i].flags);
-	WRITE_ONCE(rt->core[i].state, PTO_CORE_UNLAUNCHED);
-}
-
-static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
-		    u32 val)
-{
-	struct rt *rt = priv;
-
-	if (rt->nev < NEV)
-		rt->ev[rt->nev++] = (struct rev){ core->id, what, val };
-	/* A responsive core answers its EXIT right away. */
-	if (what == PTO_RW_EXIT && test_bit(core->id, rt->responsive))
-		pto_core_exit_ack(core);
-	/* Core @seen_core back in service with the last file's page? */
-	if (what == PTO_RW_GATE && (int)core->id == rt->seen_core &&
-	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags) &&
-	    *(u32 *)(core->uregs + 0x800) == 0x5ec2e7a1)
-		rt->seen_leak = true;
-	/*
-	 * A reset that adopts the core as soon as it is quarantined, in
-	 * the middle of the leaving call, and recovers it (it answers).
-	 */
-	if (what == PTO_RW_QUARANTINE &&
-	    (int)core->id == rt->reset_at_quarantine) {
-		rt->reset_at_quarantine = -1;
-		__set_bit(core->id, rt->responsive);
-		__set_bit(core->id, rt->gate_returns);
-		rt->reset_ret = pto_cores_reset_debugfs(&rt->pdev);
-	}
-	if (what == PTO_RW_UNQUARANTINE && (int)core->id == rt->seen_core) {
-		rt->unq_seen = true;
-		rt->unq_quarantined = test_bit(PTO_CORE_F_QUARANTINE,
-					       &core->flags);
-		rt->unq_marker = *(u32 *)(core->uregs + 0x800);
-		rt->unq_locked = rwsem_is_locked(&rt->pdev.win_lock);
-	}
-	/* A core that returns as soon as its gate is released. */
-	if (what == PTO_RW_GATE && test_bit(core->id, rt->gate_returns))
-		rt_return(rt, core->id);
-}
-
-static int rt_init(struct kunit *test)
-{
-	struct rt *rt;
-	unsigned int i;
-	int ret;
-
-	rt = kunit_kzalloc(test, sizeof(*rt), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, rt);
-	rt->ctrl = get_zeroed_page(GFP_KERNEL);
-	KUNIT_ASSERT_NE(test, rt->ctrl, 0UL);
-	rt->pdev.workers = (void *)rt->ctrl;
-	rt->pdev.gates = (void *)(rt->ctrl + PAGE_SIZE / 2);
-	rt->pdev.cores = NCORES;
-	rt->pdev.clusters = NCORES / PTO_CORES_PER_CLUSTER;
-	rt->pdev.core = rt->core;
-	rt->pdev.rsink = rt_sink;
-	rt->pdev.rsink_priv = rt;
-	rt->pdev.retire_ms = 2000;
-	init_waitqueue_head(&rt->pdev.core_wq);
-	mutex_init(&rt->pdev.core_lock);
-	init_rwsem(&rt->pdev.win_lock);
-	for (i = 0; i < NCORES; i++) {
-		ret = pto_core_test_init(&rt->core[i], &rt->pdev, i);
-		KUNIT_ASSERT_EQ(test, ret, 0);
-	}
-	bitmap_set(rt->responsive, 0, NCORES);
-	rt->seen_core = -1;
-	rt->reset_at_quarantine = -1;
-	test->priv = rt;
-	return 0;
-}
-
-static void rt_exit(struct kunit *test)
-{
-	struct rt *rt = test->priv;
-	unsigned int i;
-
-	for (i = 0; i < NCORES; i++)
-		pto_core_test_fini(&rt->core[i]);
-	free_page(rt->ctrl);
-}
-
-/* The launcher's side up to (not including) READY: arm, handshake. */
-static void rt_arm(struct rt *rt, unsigned int i)
-{
-	struct pto_core *core = &rt->core[i];
-	struct pto_worker_line *w = &rt->pdev.workers[i];
-
-	memset(w, 0, sizeof(*w));
-	pto_retire_arm(core);
-	set_bit(PTO_CORE_F_LAUNCH, &core->flags);
-	WRITE_ONCE(core->state, PTO_CORE_HANDSHAKE);
-	w->phys_id = i;
-	w->core_type = core->type;
-	/* Release: the report precedes done, as the core thread does. */
-	smp_store_release(&w->done, 1);
-	*(u32 *)(core->kregs + PTO_KREG_FAST_PATH_ENABLE) = PTO_FAST_PATH_OPEN;
-}
-
-/* A whole launch: arm, handshake, READY (no request pending). */
-static void rt_launch(struct kunit *test, struct rt *rt, unsigned int i)
-{
-	rt_arm(rt, i);
-	KUNIT_EXPECT_FALSE(test, pto_retire_publish(&rt->core[i]));
-	WRITE_ONCE(rt->core[i].state, PTO_CORE_READY);
-}
-
-static int rt_first(struct rt *rt, enum pto_rw what, int core)
-{
-	unsigned int k;
-
-	for (k = 0; k < rt->nev; k++)
-		if (rt->ev[k].what == what && (core < 0 || rt->ev[k].core == core))
-			return k;
-	return -1;
-}
-
-static int rt_last(struct rt *rt, enum pto_rw what)
-{
-	int k;
-
-	for (k = rt->nev - 1; k >= 0; k--)
-		if (rt->ev[k].what == what)
-			return k;
-	return -1;
-}
-
-static unsigned int rt_count(struct rt *rt, enum pto_rw what, int core)
-{
-	unsigned int k, n = 0;
-
-	for (k = 0; k < rt->nev; k++)
-		if (rt->ev[k].what == what && (core < 0 || rt->ev[k].core == core))
-			n++;
-	return n;
-}
-
-static u32 ids_all[NCORES] = { 0, 1, 2, 3, 4, 5 };
+#include "../pto_bo.h"
+#include "../pto_reset.h"
+#include "pto_retire_fixture.h"
 
 /*
  * With CLOSE withheld no AIC or AIV worker may return; with the handoff
@@ -201,11 +24,11 @@ static void retire_close_withheld(struct kunit *test)
 	unsigned int i;
 
 	for (i = 0; i < 3; i++)
-		rt_launch(test, rt, i);
+		pto_rt_launch(test, rt, i);
 	KUNIT_EXPECT_EQ(test, rt->core[0].type, (u32)PTO_CORE_AIC);
 	KUNIT_EXPECT_EQ(test, rt->core[1].type, (u32)PTO_CORE_AIV);
 	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 3), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, pto_rt_ids, 3), 0);
 	pto_retire_pass_request(&ctx);
 	KUNIT_EXPECT_TRUE(test, pto_retire_pass_poll(&ctx));
 	for (i = 0; i < 3; i++) {
@@ -241,7 +64,7 @@ static void retire_gate_reuse_32(struct kunit *test)
 
 	for (r = 0; r < 32; r++) {
 		for (i = 0; i < 3; i++) {
-			rt_launch(test, rt, i);
+			pto_rt_launch(test, rt, i);
 			KUNIT_EXPECT_EQ(test, rt->core[i].gen, r + 1);
 			KUNIT_EXPECT_EQ(test, rt->pdev.gates[i].gate,
 					(u32)PTO_GATE_ARMED);
@@ -249,7 +72,7 @@ static void retire_gate_reuse_32(struct kunit *test)
 					   pto_core_may_return(&rt->core[i]));
 		}
 		pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
-		KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 3), 0);
+		KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, pto_rt_ids, 3), 0);
 		pto_retire_run(&ctx);
 		for (i = 0; i < 3; i++) {
 			struct pto_core *core = &rt->core[i];
@@ -259,10 +82,10 @@ static void retire_gate_reuse_32(struct kunit *test)
 			KUNIT_EXPECT_NE(test, core->nonce, prev[i]);
 			KUNIT_EXPECT_NE(test, core->nonce, (u32)PTO_COND_EXITED);
 			prev[i] = core->nonce;
-			rt_return(rt, i);
+			pto_rt_return(rt, i);
 		}
 	}
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, -1), 32U * 3);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, -1), 32U * 3);
 }
 
 /* Every request before any EXIT; every close before any gate. */
@@ -273,74 +96,30 @@ static void retire_group_order(struct kunit *test)
 	unsigned int i;
 
 	for (i = 0; i < NCORES; i++)
-		rt_launch(test, rt, i);
+		pto_rt_launch(test, rt, i);
 	pto_retire_init(&ctx, &rt->pdev, PTO_RR_RELEASE);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, NCORES), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, pto_rt_ids, NCORES), 0);
 	pto_retire_run(&ctx);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_NONCE, -1), NCORES);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_EXIT, -1), NCORES);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_CLOSE, -1), NCORES);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, -1), NCORES);
-	KUNIT_EXPECT_LT(test, rt_last(rt, PTO_RW_NONCE),
-			rt_first(rt, PTO_RW_EXIT, -1));
-	KUNIT_EXPECT_LT(test, rt_last(rt, PTO_RW_CLOSE),
-			rt_first(rt, PTO_RW_READBACK, -1));
-	KUNIT_EXPECT_LT(test, rt_last(rt, PTO_RW_READBACK),
-			rt_first(rt, PTO_RW_DRAIN, -1));
-	KUNIT_EXPECT_LT(test, rt_last(rt, PTO_RW_DRAIN),
-			rt_first(rt, PTO_RW_GATE, -1));
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_NONCE, -1), NCORES);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_EXIT, -1), NCORES);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_CLOSE, -1), NCORES);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, -1), NCORES);
+	KUNIT_EXPECT_LT(test, pto_rt_last(rt, PTO_RW_NONCE),
+			pto_rt_first(rt, PTO_RW_EXIT, -1));
+	KUNIT_EXPECT_LT(test, pto_rt_last(rt, PTO_RW_CLOSE),
+			pto_rt_first(rt, PTO_RW_READBACK, -1));
+	KUNIT_EXPECT_LT(test, pto_rt_last(rt, PTO_RW_READBACK),
+			pto_rt_first(rt, PTO_RW_DRAIN, -1));
+	KUNIT_EXPECT_LT(test, pto_rt_last(rt, PTO_RW_DRAIN),
+			pto_rt_first(rt, PTO_RW_GATE, -1));
 	for (i = 0; i < NCORES; i++) {
 		/* Each core: IDLE before CLOSE, and its window read closed. */
-		KUNIT_EXPECT_LT(test, rt_first(rt, PTO_RW_IDLE, i),
-				rt_first(rt, PTO_RW_CLOSE, i));
+		KUNIT_EXPECT_LT(test, pto_rt_first(rt, PTO_RW_IDLE, i),
+				pto_rt_first(rt, PTO_RW_CLOSE, i));
 		KUNIT_EXPECT_EQ(test,
-				rt->ev[rt_first(rt, PTO_RW_READBACK, i)].val,
+				rt->ev[pto_rt_first(rt, PTO_RW_READBACK, i)].val,
 				(u32)PTO_FAST_PATH_CLOSE);
 	}
-}
-
-/*
- * Launch cores @from and up, core @silent never answering, and retire
- * them with a 50 ms deadline (the ioctl's passes 1 to 4).
- */
-static void rt_retire_one_silent(struct kunit *test, struct rt *rt,
-				 unsigned int from, unsigned int silent,
-				 struct pto_retire_ctx *ctx)
-{
-	unsigned int i;
-
-	rt->pdev.retire_ms = 50;
-	__clear_bit(silent, rt->responsive);
-	for (i = from; i < NCORES; i++)
-		rt_launch(test, rt, i);
-	pto_retire_init(ctx, &rt->pdev, PTO_RR_IOCTL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(ctx, &ids_all[from],
-					       NCORES - from), 0);
-	pto_retire_run(ctx);
-}
-
-/* As rt_retire_one_silent() from core 3, and its peers return. */
-static void rt_quarantine_one(struct kunit *test, struct rt *rt,
-			      unsigned int silent, struct pto_retire_ctx *ctx)
-{
-	unsigned int i;
-
-	rt_retire_one_silent(test, rt, 3, silent, ctx);
-	for (i = 3; i < NCORES; i++)
-		if (i != silent)
-			rt_return(rt, i);
-}
-
-/* Core @i was recovered by a reset: back in service, a record of its own. */
-static void rt_expect_recovered(struct kunit *test, struct rt *rt,
-				unsigned int i)
-{
-	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE,
-					  &rt->core[i].flags));
-	KUNIT_EXPECT_EQ(test, rt->core[i].r_reason, (u32)PTO_RR_RESET);
-	KUNIT_EXPECT_EQ(test, rt->core[i].r_result,
-			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
-			      PTO_RETIRE_RELEASED));
 }
 
 /* One silent core: its peers retire, it stays unclosed and quarantined. */
@@ -350,7 +129,7 @@ static void retire_partial_timeout(struct kunit *test)
 	struct pto_retire_ctx ctx;
 	unsigned int i;
 
-	rt_retire_one_silent(test, rt, 0, 4, &ctx);
+	pto_rt_retire_one_silent(test, rt, 0, 4, &ctx);
 	KUNIT_EXPECT_GE(test, ctx.elapsed, 50ULL * NSEC_PER_MSEC);
 	KUNIT_EXPECT_LT(test, ctx.elapsed, 2000ULL * NSEC_PER_MSEC);
 	KUNIT_EXPECT_EQ(test, bitmap_weight(ctx.acked, PTO_MAX_CORES), 5U);
@@ -360,10 +139,10 @@ static void retire_partial_timeout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rt->core[4].r_result,
 			(u32)PTO_RETIRE_QUARANTINED);
 	/* Requested, but never closed nor released. */
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_EXIT, 4), 1U);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_IDLE, 4), 0U);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_CLOSE, 4), 0U);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, 4), 0U);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_EXIT, 4), 1U);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_IDLE, 4), 0U);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_CLOSE, 4), 0U);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, 4), 0U);
 	KUNIT_EXPECT_EQ(test, rt->pdev.gates[4].gate, (u32)PTO_GATE_ARMED);
 	KUNIT_EXPECT_EQ(test, *(u32 *)(rt->core[4].kregs +
 				       PTO_KREG_FAST_PATH_ENABLE),
@@ -374,7 +153,7 @@ static void retire_partial_timeout(struct kunit *test)
 					  pto_core_may_return(&rt->core[i]));
 	/* The claim stays consumed: a later request cannot close it. */
 	pto_retire_init(&ctx, &rt->pdev, PTO_RR_RELEASE);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[4], 1), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &pto_rt_ids[4], 1), 0);
 	KUNIT_EXPECT_TRUE(test, bitmap_empty(ctx.set, PTO_MAX_CORES));
 	KUNIT_EXPECT_TRUE(test, test_bit(4, ctx.others));
 	/* Recovery (reset) takes it over once it answers. */
@@ -388,41 +167,6 @@ static void retire_partial_timeout(struct kunit *test)
 					  &rt->core[4].flags));
 }
 
-/*
- * The debugfs reset drops the bad id armed on a quarantined core it does
- * not recover (it would fail the launch after a later recovery), and
- * every fault armed on an idle core, of clusters no file owns only.
- * Core 4 stays silent through the reset; core 5 (its cluster's) is idle;
- * core 0's cluster is owned (by a stand-in: only the pointer is read).
- */
-static void reset_drops_badid_of_unrecovered_core(struct kunit *test)
-{
-	struct rt *rt = test->priv;
-	struct pto_retire_ctx ctx;
-
-	rt_quarantine_one(test, rt, 4, &ctx);
-	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
-					 &rt->core[4].flags));
-	set_bit(PTO_CORE_F_BADID, &rt->core[4].flags);
-	set_bit(PTO_CORE_F_STALL, &rt->core[5].flags);
-	set_bit(PTO_CORE_F_BADID, &rt->core[5].flags);
-	set_bit(PTO_CORE_F_BADID, &rt->core[0].flags);
-	rt->pdev.cluster_owner[0] = (struct pto_file *)rt;
-
-	KUNIT_ASSERT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
-	rt->pdev.cluster_owner[0] = NULL;
-	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
-					 &rt->core[4].flags));
-	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_BADID,
-					  &rt->core[4].flags));
-	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_STALL,
-					  &rt->core[5].flags));
-	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_BADID,
-					  &rt->core[5].flags));
-	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_BADID,
-					 &rt->core[0].flags));
-}
-
 /* Out of range and duplicate ids: rejected before any bit is set. */
 static void retire_invalid_ids(struct kunit *test)
 {
@@ -431,8 +175,8 @@ static void retire_invalid_ids(struct kunit *test)
 	u32 dup[3] = { 1, 2, 1 };
 	u32 range[2] = { 0, NCORES };
 
-	rt_launch(test, rt, 0);
-	rt_launch(test, rt, 1);
+	pto_rt_launch(test, rt, 0);
+	pto_rt_launch(test, rt, 1);
 	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
 	KUNIT_EXPECT_EQ(test, pto_retire_claim(&ctx, dup, 3), -EINVAL);
 	KUNIT_EXPECT_EQ(test, pto_retire_claim(&ctx, range, 2), -EINVAL);
@@ -455,13 +199,13 @@ static void retire_invalid_targets(struct kunit *test)
 	unsigned int i;
 
 	for (i = 0; i < 4; i++)
-		rt_launch(test, rt, i);
+		pto_rt_launch(test, rt, i);
 	rt->pdev.workers[1].phys_id = 77;
 	WRITE_ONCE(rt->pdev.workers[2].done, 0);
 	kregs = rt->core[3].kregs;
 	rt->core[3].kregs = NULL;
 	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 4), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, pto_rt_ids, 4), 0);
 	rt->core[3].kregs = kregs;
 	for (i = 1; i < 4; i++) {
 		KUNIT_EXPECT_TRUE(test, test_bit(i, ctx.left));
@@ -472,11 +216,11 @@ static void retire_invalid_targets(struct kunit *test)
 						 &rt->core[i].flags));
 	}
 	pto_retire_run(&ctx);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, 0), 1U);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, 0), 1U);
 	for (i = 1; i < 4; i++)
-		KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_NONCE, i) +
-				rt_count(rt, PTO_RW_CLOSE, i) +
-				rt_count(rt, PTO_RW_GATE, i), 0U);
+		KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_NONCE, i) +
+				pto_rt_count(rt, PTO_RW_CLOSE, i) +
+				pto_rt_count(rt, PTO_RW_GATE, i), 0U);
 }
 
 /*
@@ -493,9 +237,9 @@ static void retire_pending_until_publish(struct kunit *test)
 	unsigned int i;
 
 	for (i = 0; i < 3; i++)
-		rt_arm(rt, i);	/* windows open, READY not published */
+		pto_rt_arm(rt, i);	/* windows open, READY not published */
 	pto_retire_init(&em, &rt->pdev, PTO_RR_FATAL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 3), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, pto_rt_ids, 3), 0);
 	KUNIT_EXPECT_TRUE(test, bitmap_empty(em.set, PTO_MAX_CORES));
 	KUNIT_EXPECT_EQ(test, bitmap_weight(em.others, PTO_MAX_CORES), 3U);
 	for (i = 0; i < 3; i++)
@@ -516,11 +260,11 @@ static void retire_pending_until_publish(struct kunit *test)
 	pto_retire_run(&pub);
 	for (i = 0; i < 2; i++) {
 		KUNIT_EXPECT_TRUE(test, pto_core_may_return(&rt->core[i]));
-		KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, i), 1U);
+		KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, i), 1U);
 	}
 	KUNIT_EXPECT_EQ(test, atomic_read(&rt->core[2].rbits),
 			PTO_RB_REQUESTED);
-	KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_NONCE, 2), 0U);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_NONCE, 2), 0U);
 	KUNIT_EXPECT_FALSE(test, pto_core_may_return(&rt->core[2]));
 }
 
@@ -546,7 +290,7 @@ static void retire_normal_emergency_race(struct kunit *test)
 		unsigned int base = rt->nev = 0;
 
 		for (i = 0; i < NCORES; i++)
-			rt_launch(test, rt, i);
+			pto_rt_launch(test, rt, i);
 		pto_retire_init(n, &rt->pdev, PTO_RR_IOCTL);
 		pto_retire_init(e, &rt->pdev, PTO_RR_FATAL);
 		/* Interleave the two claims core by core, random order. */
@@ -554,10 +298,10 @@ static void retire_normal_emergency_race(struct kunit *test)
 			bool first_n = prandom_u32_state(&rnd) & 1;
 
 			KUNIT_ASSERT_EQ(test, pto_retire_claim(first_n ? n : e,
-							       &ids_all[i], 1),
+							       &pto_rt_ids[i], 1),
 					0);
 			KUNIT_ASSERT_EQ(test, pto_retire_claim(first_n ? e : n,
-							       &ids_all[i], 1),
+							       &pto_rt_ids[i], 1),
 					0);
 			KUNIT_EXPECT_NE(test, test_bit(i, n->set),
 					test_bit(i, e->set));
@@ -574,22 +318,22 @@ static void retire_normal_emergency_race(struct kunit *test)
 			pto_retire_run(e);
 		}
 		for (i = 0; i < NCORES; i++) {
-			KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_NONCE, i), 1U);
-			KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_CLOSE, i), 1U);
-			KUNIT_EXPECT_EQ(test, rt_count(rt, PTO_RW_GATE, i), 1U);
+			KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_NONCE, i), 1U);
+			KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_CLOSE, i), 1U);
+			KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, i), 1U);
 			KUNIT_EXPECT_TRUE(test,
 					  pto_core_may_return(&rt->core[i]));
 		}
 		/* The latch: a late normal finalization writes nothing. */
 		base = rt->nev;
 		pto_retire_init(late, &rt->pdev, PTO_RR_IOCTL);
-		KUNIT_ASSERT_EQ(test, pto_retire_claim(late, ids_all, NCORES),
+		KUNIT_ASSERT_EQ(test, pto_retire_claim(late, pto_rt_ids, NCORES),
 				0);
 		pto_retire_run(late);
 		KUNIT_EXPECT_EQ(test, rt->nev, base);
 		KUNIT_EXPECT_TRUE(test, bitmap_empty(late->set, PTO_MAX_CORES));
 		for (i = 0; i < NCORES; i++)
-			rt_return(rt, i);
+			pto_rt_return(rt, i);
 	}
 }
 
@@ -600,16 +344,16 @@ static void retire_generation_reset(struct kunit *test)
 	struct pto_core *core = &rt->core[1];
 	struct pto_retire_ctx ctx;
 
-	rt_launch(test, rt, 1);
+	pto_rt_launch(test, rt, 1);
 	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[1], 1), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &pto_rt_ids[1], 1), 0);
 	pto_retire_run(&ctx);
 	KUNIT_EXPECT_EQ(test, atomic_read(&core->rbits),
 			PTO_RB_READY | PTO_RB_REQUESTED);
 	KUNIT_EXPECT_EQ(test, rt->pdev.gates[1].gate, (u32)PTO_GATE_RELEASE);
 	KUNIT_EXPECT_EQ(test, *(u32 *)(core->kregs + PTO_KREG_CTRL),
 			(u32)PTO_CTRL_EXIT);
-	rt_return(rt, 1);
+	pto_rt_return(rt, 1);
 	pto_retire_arm(core);
 	KUNIT_EXPECT_EQ(test, core->gen, 2U);
 	KUNIT_EXPECT_EQ(test, atomic_read(&core->rbits), 0);
@@ -644,11 +388,11 @@ static void retire_claim_during_arm(struct kunit *test)
 		bool pending;
 
 		/* A whole round first: rbits = READY | REQUESTED. */
-		rt_launch(test, rt, 0);
+		pto_rt_launch(test, rt, 0);
 		pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
-		KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1), 0);
+		KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, pto_rt_ids, 1), 0);
 		pto_retire_run(&ctx);
-		rt_return(rt, 0);
+		pto_rt_return(rt, 0);
 		KUNIT_ASSERT_EQ(test, atomic_read(&core->rbits),
 				PTO_RB_READY | PTO_RB_REQUESTED);
 
@@ -656,15 +400,15 @@ static void retire_claim_during_arm(struct kunit *test)
 		memset(w, 0, sizeof(*w));
 		pto_retire_init(&em, &rt->pdev, PTO_RR_FATAL);
 		if (pos == 0)
-			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, pto_rt_ids, 1),
 					0);
 		pto_retire_arm_prepare(core);
 		if (pos == 1)
-			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, pto_rt_ids, 1),
 					0);
 		pto_retire_arm_commit(core);
 		if (pos == 2)
-			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, ids_all, 1),
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&em, pto_rt_ids, 1),
 					0);
 		KUNIT_EXPECT_TRUE(test, bitmap_empty(em.set, PTO_MAX_CORES));
 		KUNIT_EXPECT_TRUE(test, test_bit(0, em.others));
@@ -674,7 +418,7 @@ static void retire_claim_during_arm(struct kunit *test)
 		WRITE_ONCE(core->state, PTO_CORE_HANDSHAKE);
 		w->phys_id = 0;
 		w->core_type = core->type;
-		/* Release: the report precedes done, as in rt_arm(). */
+		/* Release: the report precedes done, as in pto_rt_arm(). */
 		smp_store_release(&w->done, 1);
 		*(u32 *)(core->kregs + PTO_KREG_FAST_PATH_ENABLE) =
 			PTO_FAST_PATH_OPEN;
@@ -693,11 +437,11 @@ static void retire_claim_during_arm(struct kunit *test)
 		} else {
 			WRITE_ONCE(core->state, PTO_CORE_READY);
 			pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
-			KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1),
+			KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, pto_rt_ids, 1),
 					0);
 			pto_retire_run(&ctx);
 		}
-		rt_return(rt, 0);
+		pto_rt_return(rt, 0);
 	}
 }
 
@@ -722,7 +466,7 @@ static void retire_echo_serves_wake_req(struct kunit *test)
 	init_waitqueue_head(&pf->poll_wq);
 	atomic64_set(&pf->wakeups, 0);
 
-	rt_arm(rt, 0);
+	pto_rt_arm(rt, 0);
 	core->owner = pf;
 	KUNIT_EXPECT_FALSE(test, pto_retire_publish(core));
 	WRITE_ONCE(core->state, PTO_CORE_READY);
@@ -731,7 +475,7 @@ static void retire_echo_serves_wake_req(struct kunit *test)
 	WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_WAKE_REQ), 1);
 
 	pto_retire_init(&ctx, &rt->pdev, PTO_RR_FATAL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, ids_all, 1), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, pto_rt_ids, 1), 0);
 	pto_retire_run(&ctx);
 	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + PTO_REG_COND) &
 			PTO_COND_STATE_MASK, (u32)PTO_COND_EXITED);
@@ -741,106 +485,7 @@ static void retire_echo_serves_wake_req(struct kunit *test)
 	/* Dropped after the wake-up: only the stand-in's own is left. */
 	KUNIT_EXPECT_EQ(test, kref_read(&pf->ref), 1U);
 	KUNIT_EXPECT_TRUE(test, pto_core_may_return(core));
-	rt_return(rt, 0);
-}
-
-/*
- * Only a delivered wake-up is counted. A core quarantined by its launch's
- * init (never published: no owner, no eventfd, no references) whose
- * owner had armed WAKE_REQ in the window before the launch has nobody to
- * wake when a reset recovers it: CORE_STATS' wake-up count stays 0.
- */
-static void reset_of_unpublished_core_counts_no_wakeup(struct kunit *test)
-{
-	struct rt *rt = test->priv;
-	struct pto_core *core = &rt->core[4];
-
-	rt_arm(rt, 4);
-	/* The launch's init failed: quarantined, READY never published. */
-	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
-	WRITE_ONCE(*(u32 *)(core->uregs + PTO_REG_WAKE_REQ), 1);
-	__set_bit(4, rt->gate_returns);
-	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
-	rt_expect_recovered(test, rt, 4);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&core->wakeups), 0LL);
-}
-
-/*
- * A refused reset (-EBUSY: the mask names a core of another file's
- * cluster) has no effect at all, not even on the quarantined cores of
- * the mask it would have recovered: their stall stays armed and their
- * last record unchanged. Core 1 is quarantined (cluster 0, no owner);
- * core 3's cluster is owned by a stand-in (only the pointer is read).
- */
-static void reset_refused_has_no_side_effect(struct kunit *test)
-{
-	struct rt *rt = test->priv;
-	struct pto_retire_ctx ctx;
-	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	unsigned int i;
-
-	rt_retire_one_silent(test, rt, 0, 1, &ctx);
-	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
-					 &rt->core[1].flags));
-	for (i = 0; i < NCORES; i++)
-		if (i != 1)
-			rt_return(rt, i);
-	set_bit(PTO_CORE_F_STALL, &rt->core[1].flags);
-	/* Core 1 (quarantined) comes before core 3 (another file's). */
-	rt->pdev.cluster_owner[1] = (struct pto_file *)rt;
-	bitmap_zero(mask, PTO_MAX_CORES);
-	__set_bit(1, mask);
-	__set_bit(3, mask);
-	rt->nev = 0;
-	KUNIT_EXPECT_EQ(test, pto_cores_reset_quarantined(&rt->pdev, NULL,
-							  mask, NULL),
-			-EBUSY);
-	rt->pdev.cluster_owner[1] = NULL;
-	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_STALL,
-					 &rt->core[1].flags));
-	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE,
-					 &rt->core[1].flags));
-	KUNIT_EXPECT_EQ(test, rt->core[1].r_reason, (u32)PTO_RR_IOCTL);
-	KUNIT_EXPECT_EQ(test, rt->core[1].r_result,
-			(u32)PTO_RETIRE_QUARANTINED);
-	KUNIT_EXPECT_EQ(test, rt->nev, 0U);
-}
-
-/*
- * A reset that recovers a quarantined core starts a new record: the
- * result is the recovery's alone (ACKED | CLOSED | RELEASED), not the
- * quarantining retirement's QUARANTINED with those bits ORed in.
- */
-static void reset_record_is_the_recovery(struct kunit *test)
-{
-	struct rt *rt = test->priv;
-	struct pto_retire_ctx ctx;
-
-	rt_quarantine_one(test, rt, 4, &ctx);
-	KUNIT_ASSERT_EQ(test, rt->core[4].r_result,
-			(u32)PTO_RETIRE_QUARANTINED);
-	__set_bit(4, rt->responsive);
-	__set_bit(4, rt->gate_returns);
-	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
-	rt_expect_recovered(test, rt, 4);
-}
-
-/*
- * A reset that adopts a core the moment a retirement quarantines it (the
- * retirement runs without core_lock: CORE_RETIRE's passes, the fatal
- * path) keeps its own record: the leaving call wrote QUARANTINED before
- * it set the bit the reset acts on, not over the recovery's record.
- */
-static void reset_during_leave_keeps_the_recovery_record(struct kunit *test)
-{
-	struct rt *rt = test->priv;
-	struct pto_retire_ctx ctx;
-
-	rt->reset_at_quarantine = 4;
-	rt_quarantine_one(test, rt, 4, &ctx);
-	KUNIT_EXPECT_EQ(test, rt->reset_at_quarantine, -1);
-	KUNIT_EXPECT_EQ(test, rt->reset_ret, 0);
-	rt_expect_recovered(test, rt, 4);
+	pto_rt_return(rt, 0);
 }
 
 /*
@@ -854,14 +499,14 @@ static void retire_report_quarantined_others(struct kunit *test)
 	struct pto_retire_ctx first, ctx;
 	DECLARE_BITMAP(q, PTO_MAX_CORES);
 
-	rt_retire_one_silent(test, rt, 3, 4, &first);
+	pto_rt_retire_one_silent(test, rt, 3, 4, &first);
 	/* Another call over cores 3 to 5: 3 and 5 released, 4 left. */
 	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &ids_all[3], 3), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &pto_rt_ids[3], 3), 0);
 	KUNIT_EXPECT_TRUE(test, bitmap_empty(ctx.set, PTO_MAX_CORES));
 	KUNIT_EXPECT_EQ(test, bitmap_weight(ctx.others, PTO_MAX_CORES), 3U);
-	rt_return(rt, 3);
-	rt_return(rt, 5);
+	pto_rt_return(rt, 3);
+	pto_rt_return(rt, 5);
 	pto_retire_run(&ctx);
 	pto_retire_finish(&ctx);
 	pto_retire_quarantined(&ctx, q);
@@ -895,7 +540,7 @@ static void retire_ioctl_reports_quarantined(struct kunit *test)
 	rt->pdev.retire_ms = 50;
 	__clear_bit(4, rt->responsive);
 	for (i = 3; i < NCORES; i++) {
-		rt_launch(test, rt, i);
+		pto_rt_launch(test, rt, i);
 		if (i != 4)
 			__set_bit(i, rt->gate_returns);
 	}
@@ -940,9 +585,9 @@ static void retire_left_core_untouched_after_leave(struct kunit *test)
 	rt->pdev.retire_ms = 50;
 	__clear_bit(4, rt->responsive);
 	for (i = 3; i < NCORES; i++)
-		rt_launch(test, rt, i);
+		pto_rt_launch(test, rt, i);
 	pto_retire_init(ctx, &rt->pdev, PTO_RR_IOCTL);
-	KUNIT_ASSERT_EQ(test, pto_retire_claim(ctx, &ids_all[3], 3), 0);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(ctx, &pto_rt_ids[3], 3), 0);
 	pto_retire_pass_request(ctx);
 	pto_retire_pass_wait(ctx);
 	KUNIT_ASSERT_TRUE(test, test_bit(4, ctx->left));
@@ -965,48 +610,11 @@ static void retire_left_core_untouched_after_leave(struct kunit *test)
 					  pto_core_may_return(&rt->core[i]));
 }
 
-/*
- * A recovering reset clears the page the previous owner left in the
- * quarantined core's window before the core can be mapped again: by the
- * time its gate is released (and F_QUARANTINE is clear, so the cluster's
- * new owner can map and fault the window), the previous file's data is
- * gone. It used to be cleared only after the core returned.
- */
-static void reset_clears_page_before_unquarantine(struct kunit *test)
-{
-	struct rt *rt = test->priv;
-	struct pto_core *core = &rt->core[4];
-	struct pto_retire_ctx ctx;
-
-	rt_quarantine_one(test, rt, 4, &ctx);
-	KUNIT_ASSERT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
-	/* What the file it was quarantined under wrote into its page. */
-	*(u32 *)(core->uregs + 0x800) = 0x5ec2e7a1;
-	__set_bit(4, rt->responsive);
-	__set_bit(4, rt->gate_returns);
-	rt->seen_core = 4;
-	KUNIT_EXPECT_EQ(test, pto_cores_reset_debugfs(&rt->pdev), 0);
-	KUNIT_EXPECT_FALSE(test, rt->seen_leak);
-	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
-	KUNIT_EXPECT_EQ(test, *(u32 *)(core->uregs + 0x800), 0U);
-	/*
-	 * The moment the bit is cleared (the note right before it): the bit
-	 * still set, the page already clear, win_lock held (mmap and faults
-	 * test the bit under it). With the page cleared after the bit, the
-	 * note sees the bit clear and the marker.
-	 */
-	KUNIT_EXPECT_TRUE(test, rt->unq_seen);
-	KUNIT_EXPECT_TRUE(test, rt->unq_quarantined);
-	KUNIT_EXPECT_EQ(test, rt->unq_marker, 0U);
-	KUNIT_EXPECT_TRUE(test, rt->unq_locked);
-}
-
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
 	KUNIT_CASE(retire_group_order),
 	KUNIT_CASE(retire_partial_timeout),
-	KUNIT_CASE(reset_drops_badid_of_unrecovered_core),
 	KUNIT_CASE(retire_invalid_ids),
 	KUNIT_CASE(retire_invalid_targets),
 	KUNIT_CASE(retire_pending_until_publish),
@@ -1014,21 +622,16 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_generation_reset),
 	KUNIT_CASE(retire_claim_during_arm),
 	KUNIT_CASE(retire_echo_serves_wake_req),
-	KUNIT_CASE(reset_of_unpublished_core_counts_no_wakeup),
-	KUNIT_CASE(reset_refused_has_no_side_effect),
-	KUNIT_CASE(reset_record_is_the_recovery),
-	KUNIT_CASE(reset_during_leave_keeps_the_recovery_record),
 	KUNIT_CASE(retire_report_quarantined_others),
 	KUNIT_CASE(retire_ioctl_reports_quarantined),
 	KUNIT_CASE(retire_left_core_untouched_after_leave),
-	KUNIT_CASE(reset_clears_page_before_unquarantine),
 	{}
 };
 
 static struct kunit_suite pto_retire_suite = {
 	.name = "pto_retire",
-	.init = rt_init,
-	.exit = rt_exit,
+	.init = pto_rt_init,
+	.exit = pto_rt_exit,
 	.test_cases = pto_retire_cases,
 };
 

@@ -2,7 +2,7 @@
 /*
  * Helpers for the core selftests: payload builders, a blocking "run one
  * task" on a launched core, and CPU references of the built-in kernels
- * (same semantics as kernel/pto_kern_fp.c: one float op per element,
+ * (same semantics as kernel/pto_mock_fp.c: one float op per element,
  * double accumulation for reduce_sum and matmul).
  */
 #ifndef PTO_CORE_UTIL_H

@@ -2,7 +2,7 @@
 /*
  * pto - float32 rows of the built-in kernels. This file alone is compiled
  * with SSE enabled (see Kbuild). Its functions are noinline and are only
- * called through the wrappers in pto_drv.h, which run them between
+ * called through the wrappers in pto_mock.h, which run them between
  * kernel_fpu_begin() and kernel_fpu_end() from code compiled without SSE:
  * no float instruction can be scheduled outside the FPU section. Values
  * travel as u32 bit patterns so the callers never hold a float.
@@ -14,7 +14,7 @@
  */
 #include <linux/compiler.h>
 #include <linux/string.h>
-#include "pto_drv.h"
+#include "pto_mock.h"
 
 static inline float pto_f(u32 bits)
 {

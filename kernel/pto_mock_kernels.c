@@ -2,7 +2,7 @@
 /*
  * pto - one task on a mock core, as separate steps: fetch the payload,
  * validate it against the owning file's buffer objects, run the built-in
- * kernel, drop the references. pto_core.c sequences the steps and writes
+ * kernel, drop the references. pto_mock.c sequences the steps and writes
  * COND; a later args-capture step slots in between them.
  *
  * Validation is the only gate between a payload (written by user space)
@@ -18,7 +18,10 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
-#include "pto_drv.h"
+#include <kunit/visibility.h>
+#include "pto_core.h"
+#include "pto_bo.h"
+#include "pto_mock.h"
 
 /* Elements per tensor, and per FPU section / stop check. */
 #define PTO_MAX_ELEMS (1u << 24)
@@ -62,7 +65,7 @@ static const u8 pto_func_scalar_bits[PTO_FUNC_COUNT] = {
 	[PTO_FUNC_BLOCK_ID] = 64,
 };
 
-static bool pto_task_scalars_ok(const struct pto_task *t)
+static bool pto_task_scalars_ok(const struct pto_mock_task *t)
 {
 	u8 bits = pto_func_scalar_bits[t->p.func_id];
 
@@ -73,13 +76,8 @@ static bool pto_task_scalars_ok(const struct pto_task *t)
 	return bits == 64 || !(t->p.scalar[0] >> 32);
 }
 
-bool pto_core_stopping(struct pto_core *core)
-{
-	return READ_ONCE(*(u32 *)(core->kregs + PTO_KREG_CTRL)) !=
-	       PTO_CTRL_RUN || (core->thread && kthread_should_stop());
-}
-
-u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch)
+u32 pto_task_fetch(struct pto_core *core, struct pto_mock_task *t,
+		   u32 dispatch)
 {
 	const struct pto_payload *src;
 	unsigned int i;
@@ -100,6 +98,7 @@ u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch)
 		return PTO_TASK_EINVAL;
 	return PTO_TASK_OK;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_task_fetch);
 
 /* Number of elements, or 0 if the shape is malformed. */
 static u32 pto_tensor_elems(const struct pto_tensor_desc *tn)
@@ -131,10 +130,10 @@ static bool pto_tensor_is_zero(const struct pto_tensor_desc *tn)
 
 /*
  * Check one tensor's dtype, shape and extent and pin the buffer object
- * that holds it. Caller holds pf->lock (so the bo cannot be unpublished
- * and its last reference dropped between the lookup and kref_get).
+ * that holds it. pf->lock keeps the bo from being unpublished and its
+ * last reference dropped between the lookup and kref_get.
  */
-static u32 pto_tensor_resolve(struct pto_file *pf, struct pto_task *t,
+static u32 pto_tensor_resolve(struct pto_file *pf, struct pto_mock_task *t,
 			      unsigned int slot)
 {
 	const struct pto_tensor_desc *tn = &t->p.t[slot];
@@ -142,6 +141,7 @@ static u32 pto_tensor_resolve(struct pto_file *pf, struct pto_task *t,
 	struct pto_bo *bo;
 	u32 i;
 
+	lockdep_assert_held(&pf->lock);
 	if (tn->dtype != PTO_DTYPE_F32 && tn->dtype != PTO_DTYPE_I32)
 		return PTO_TASK_EDTYPE;
 	if (!pto_tensor_elems(tn))
@@ -176,7 +176,7 @@ static bool pto_same_shape(const struct pto_tensor_desc *x,
 }
 
 /* Shape and dtype rules of each kernel, before any address is looked up. */
-static u32 pto_task_check_shapes(const struct pto_task *t)
+static u32 pto_task_check_shapes(const struct pto_mock_task *t)
 {
 	const struct pto_tensor_desc *a = &t->p.t[PTO_ARG_A];
 	const struct pto_tensor_desc *b = &t->p.t[PTO_ARG_B];
@@ -235,7 +235,7 @@ static u32 pto_task_check_shapes(const struct pto_task *t)
 	return PTO_TASK_OK;
 }
 
-void pto_task_put(struct pto_task *t)
+void pto_task_put(struct pto_mock_task *t)
 {
 	unsigned int i;
 
@@ -246,12 +246,13 @@ void pto_task_put(struct pto_task *t)
 		t->ptr[i] = NULL;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_task_put);
 
 /*
  * Validate @t against @pf's buffer objects. On PTO_TASK_OK every used
  * tensor is pinned; on an error nothing is (pto_task_put() is idempotent).
  */
-u32 pto_task_validate(struct pto_file *pf, struct pto_task *t)
+u32 pto_task_validate(struct pto_file *pf, struct pto_mock_task *t)
 {
 	unsigned int i;
 	u8 used;
@@ -298,6 +299,7 @@ u32 pto_task_validate(struct pto_file *pf, struct pto_task *t)
 		pto_task_put(t);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_task_validate);
 
 /* Between chunks: stay preemptible and stoppable. */
 static bool pto_task_yield(struct pto_core *core)
@@ -373,7 +375,8 @@ static s64 pto_row_off(u64 r, const u32 sh[4], const s64 st[4])
 }
 
 /* Elementwise kernels over the output's shape, one chunk at a time. */
-static u32 pto_run_elementwise(struct pto_core *core, struct pto_task *t)
+static u32 pto_run_elementwise(struct pto_core *core,
+			       struct pto_mock_task *t)
 {
 	u32 f = t->p.func_id, dtype = t->p.t[PTO_ARG_OUT].dtype;
 	bool has_a = f != PTO_FUNC_FILL;
@@ -410,7 +413,8 @@ static u32 pto_run_elementwise(struct pto_core *core, struct pto_task *t)
 	return PTO_TASK_OK;
 }
 
-static u32 pto_run_reduce_sum(struct pto_core *core, struct pto_task *t)
+static u32 pto_run_reduce_sum(struct pto_core *core,
+			      struct pto_mock_task *t)
 {
 	u32 dtype = t->p.t[PTO_ARG_A].dtype;
 	const u32 *a = t->ptr[PTO_ARG_A];
@@ -441,7 +445,7 @@ static u32 pto_run_reduce_sum(struct pto_core *core, struct pto_task *t)
 	return PTO_TASK_OK;
 }
 
-static u32 pto_run_matmul(struct pto_core *core, struct pto_task *t)
+static u32 pto_run_matmul(struct pto_core *core, struct pto_mock_task *t)
 {
 	const struct pto_tensor_desc *ta = &t->p.t[PTO_ARG_A];
 	const struct pto_tensor_desc *tb = &t->p.t[PTO_ARG_B];
@@ -490,7 +494,7 @@ static u32 pto_run_spin(struct pto_core *core, u64 ns, bool hang)
 }
 
 /* An SPMD block reports itself: its index, in its own element. */
-static u32 pto_run_block_id(struct pto_task *t)
+static u32 pto_run_block_id(struct pto_mock_task *t)
 {
 	const struct pto_tensor_desc *o = &t->p.t[PTO_ARG_OUT];
 	u64 at = (u64)t->p.block_idx * max_t(u64, t->p.scalar[0], 1);
@@ -500,7 +504,7 @@ static u32 pto_run_block_id(struct pto_task *t)
 	return PTO_TASK_OK;
 }
 
-u32 pto_task_run(struct pto_core *core, struct pto_task *t)
+u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t)
 {
 	switch (t->p.func_id) {
 	case PTO_FUNC_NOOP:
