@@ -158,8 +158,7 @@ struct pto_sched_stats {
  * (pto_dev_info()) or above 64; there is no orchestrator to hold a
  * message, the errno alone says it.
  * -EOPNOTSUPP, before anything is taken, when the driver has no cores to
- * launch (PTO_CAP_CORES) or is older than ABI 1.3 (pto_dev_open() checks
- * the major only); -ECHILD in a forked child of the device's opener
+ * launch (PTO_CAP_CORES); -ECHILD in a forked child of the device's opener
  * (pto/pto.h).
  */
 PTO_API int pto_orch_create_device(struct pto_dev *dev,
