@@ -32,6 +32,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <kunit/visibility.h>
 #include "pto_drv.h"
 
 static unsigned int spin_us = 200;
@@ -107,6 +108,7 @@ u32 pto_ureg_read(struct pto_core *core, unsigned int off)
 {
 	return READ_ONCE(*pto_ureg(core, off));
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_ureg_read);
 
 u32 pto_kreg_read(struct pto_core *core, unsigned int off)
 {
@@ -127,7 +129,7 @@ void pto_core_set_state(struct pto_core *core, int state)
  * acquire load pairs with the owner's release store of DATA_MAIN_BASE
  * (after it wrote the payload), so the payload read that follows sees it.
  */
-bool pto_core_poll(struct pto_core *core, u32 *dispatch)
+VISIBLE_IF_KUNIT bool pto_core_poll(struct pto_core *core, u32 *dispatch)
 {
 	u32 v;
 
@@ -141,6 +143,7 @@ bool pto_core_poll(struct pto_core *core, u32 *dispatch)
 	*dispatch = v;
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_poll);
 
 /*
  * Park, first half: publish PARKED, then re-check DATA_MAIN_BASE. Returns
@@ -162,7 +165,7 @@ bool pto_core_poll(struct pto_core *core, u32 *dispatch)
  * costs one extra loop. F_DOORBELL is cleared before PARKED is published:
  * a ring that precedes this PARKED store belongs to an earlier park.
  */
-void pto_core_park_publish(struct pto_core *core)
+VISIBLE_IF_KUNIT void pto_core_park_publish(struct pto_core *core)
 {
 	clear_bit(PTO_CORE_F_DOORBELL, &core->flags);
 	/*
@@ -178,8 +181,9 @@ void pto_core_park_publish(struct pto_core *core)
 	/* Dekker: PARKED store before the DATA_MAIN_BASE re-check. */
 	smp_mb();
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_park_publish);
 
-bool pto_core_park_recheck(struct pto_core *core)
+VISIBLE_IF_KUNIT bool pto_core_park_recheck(struct pto_core *core)
 {
 	u32 dispatch;
 
@@ -189,6 +193,7 @@ bool pto_core_park_recheck(struct pto_core *core)
 	}
 	return false;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_park_recheck);
 
 bool pto_core_park_prepare(struct pto_core *core)
 {
@@ -231,12 +236,13 @@ static void pto_file_wake(struct pto_file *pf)
  * request and wakes the file's poll() waiters. A wake-up is one-shot: the
  * core clears WAKE_REQ, the owner re-arms it after every wake.
  */
-void pto_core_fin(struct pto_core *core, u32 cond)
+VISIBLE_IF_KUNIT void pto_core_fin(struct pto_core *core, u32 cond)
 {
 	pto_core_write_cond(core, cond);
 	/* Dekker: COND store before the WAKE_REQ load. */
 	smp_mb();
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_fin);
 
 /*
  * Serve an armed completion wake-up: consume WAKE_REQ and wake @notify,
@@ -268,7 +274,7 @@ bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
 	return true;
 }
 
-bool pto_core_wake_check(struct pto_core *core)
+VISIBLE_IF_KUNIT bool pto_core_wake_check(struct pto_core *core)
 {
 	/* A plain read first: most FINs find no request armed. */
 	if (!pto_ureg_read(core, PTO_REG_WAKE_REQ))
@@ -276,6 +282,7 @@ bool pto_core_wake_check(struct pto_core *core)
 	/* The launch's fields are stable between READY and the echo. */
 	return pto_core_wake_serve(core, core->notify, core->owner);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_wake_check);
 
 static void pto_task_complete(struct pto_core *core, struct pto_task *t,
 			      u32 err)
@@ -298,7 +305,7 @@ static void pto_task_complete(struct pto_core *core, struct pto_task *t,
  * against the owner's buffer objects, run, complete (FIN). Args capture
  * (seed 000) hooks in after validate (before run) and after run.
  */
-void pto_core_do_task(struct pto_core *core, u32 dispatch)
+VISIBLE_IF_KUNIT void pto_core_do_task(struct pto_core *core, u32 dispatch)
 {
 	struct pto_task *t = &core->task;
 	u32 err;
@@ -312,6 +319,7 @@ void pto_core_do_task(struct pto_core *core, u32 dispatch)
 		err = pto_task_run(core, t);
 	pto_task_complete(core, t, err);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_do_task);
 
 /*
  * Serve dispatches until stopped. An idle core escalates:
@@ -410,6 +418,7 @@ void pto_core_exit_ack(struct pto_core *core)
 	smp_store_release(&core->resp, nonce);
 	pto_core_set_state(core, PTO_CORE_EXITING);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_exit_ack);
 
 /*
  * May the core return? Only after its teardown gate was released, which
@@ -424,6 +433,7 @@ bool pto_core_may_return(struct pto_core *core)
 	return smp_load_acquire(&core->pdev->gates[core->id].gate) ==
 	       PTO_GATE_RELEASE;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_may_return);
 
 static int pto_core_thread(void *arg)
 {
@@ -603,21 +613,6 @@ static void pto_cores_inject_clear(struct pto_device *pdev)
 }
 
 /*
- * The debugfs reset: recover the quarantined cores of clusters no file
- * owns that now answer, then drop those clusters' injections not yet
- * fired (pto_cores_inject_clear). 0 or -errno.
- */
-int pto_cores_reset_debugfs(struct pto_device *pdev)
-{
-	int ret = pto_cores_reset_quarantined(pdev, NULL, NULL, NULL);
-
-	if (ret < 0)
-		return ret;
-	pto_cores_inject_clear(pdev);
-	return 0;
-}
-
-/*
  * Host recovery of quarantined cores (the reset ioctl, CAP_SYS_ADMIN, and
  * the debugfs reset): only quarantined cores, and never one whose cluster
  * a file other than @pf owns (@pf NULL: no file may own it). Their claims
@@ -627,7 +622,7 @@ int pto_cores_reset_debugfs(struct pto_device *pdev)
  * does not stays quarantined. @mask NULL: every eligible core. Returns
  * the number recovered, or -EBUSY if @mask names another file's core.
  */
-int pto_cores_reset_quarantined(struct pto_device *pdev,
+VISIBLE_IF_KUNIT int pto_cores_reset_quarantined(struct pto_device *pdev,
 				struct pto_file *pf, const unsigned long *mask,
 				unsigned int *remaining)
 {
@@ -697,6 +692,23 @@ int pto_cores_reset_quarantined(struct pto_device *pdev,
 		*remaining = left;
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_cores_reset_quarantined);
+
+/*
+ * The debugfs reset: recover the quarantined cores of clusters no file
+ * owns that now answer, then drop those clusters' injections not yet
+ * fired (pto_cores_inject_clear). 0 or -errno.
+ */
+int pto_cores_reset_debugfs(struct pto_device *pdev)
+{
+	int ret = pto_cores_reset_quarantined(pdev, NULL, NULL, NULL);
+
+	if (ret < 0)
+		return ret;
+	pto_cores_inject_clear(pdev);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(pto_cores_reset_debugfs);
 
 /*
  * Fatal device error (mock: debugfs "fatal"): emergency retirement of
@@ -1256,6 +1268,7 @@ out:
 	kfree(ctx);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_ioctl_core_retire);
 
 int pto_ioctl_retire_status(struct pto_file *pf, void *data)
 {
@@ -1400,8 +1413,9 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 /* ---- setup ------------------------------------------------------------- */
 
 /* A core with its window pages but no thread (also used by KUnit). */
-int pto_core_test_init(struct pto_core *core, struct pto_device *pdev,
-		       unsigned int id)
+VISIBLE_IF_KUNIT int pto_core_test_init(struct pto_core *core,
+					struct pto_device *pdev,
+					unsigned int id)
 {
 	memset(core, 0, sizeof(*core));
 	core->pdev = pdev;
@@ -1431,12 +1445,14 @@ int pto_core_test_init(struct pto_core *core, struct pto_device *pdev,
 	atomic64_set(&core->launches, 0);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_test_init);
 
-void pto_core_test_fini(struct pto_core *core)
+VISIBLE_IF_KUNIT void pto_core_test_fini(struct pto_core *core)
 {
 	free_page((unsigned long)core->kregs);
 	__free_page(core->upage);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_core_test_fini);
 
 int pto_cores_init(struct pto_device *pdev)
 {

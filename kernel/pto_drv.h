@@ -419,9 +419,6 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma);
 int pto_core_inject_stall(struct pto_device *pdev, unsigned int core);
 int pto_core_inject_badid(struct pto_device *pdev, unsigned int core);
 int pto_cores_reset_debugfs(struct pto_device *pdev);
-int pto_cores_reset_quarantined(struct pto_device *pdev,
-				struct pto_file *pf, const unsigned long *mask,
-				unsigned int *remaining);
 int pto_ioctl_core_retire(struct pto_file *pf, void *data);
 int pto_ioctl_retire_status(struct pto_file *pf, void *data);
 int pto_ioctl_core_reset(struct pto_file *pf, void *data);
@@ -431,21 +428,12 @@ void pto_window_zap(struct pto_file *pf, struct pto_core *core);
 u32 pto_ureg_read(struct pto_core *core, unsigned int off);
 u32 pto_kreg_read(struct pto_core *core, unsigned int off);
 /* Step functions of the core loop, separable for KUnit. */
-bool pto_core_poll(struct pto_core *core, u32 *dispatch);
-void pto_core_park_publish(struct pto_core *core);
-bool pto_core_park_recheck(struct pto_core *core);
 bool pto_core_park_prepare(struct pto_core *core);
 void pto_core_park_finish(struct pto_core *core);
-void pto_core_fin(struct pto_core *core, u32 cond);
 bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
 			 struct pto_file *pf);
-bool pto_core_wake_check(struct pto_core *core);
 void pto_core_exit_ack(struct pto_core *core);
 bool pto_core_may_return(struct pto_core *core);
-void pto_core_do_task(struct pto_core *core, u32 dispatch);
-int pto_core_test_init(struct pto_core *core, struct pto_device *pdev,
-		       unsigned int id);
-void pto_core_test_fini(struct pto_core *core);
 
 /*
  * pto_retire.c: seed 003's retirement, the one implementation used by the
@@ -455,27 +443,18 @@ void pto_core_test_fini(struct pto_core *core);
  * pto_retire_run() and pto_retire_finish().
  */
 extern bool mock_old_protocol;
-void pto_retire_arm_prepare(struct pto_core *core);
-void pto_retire_arm_commit(struct pto_core *core);
 void pto_retire_arm(struct pto_core *core);
 bool pto_retire_publish(struct pto_core *core);
-bool pto_retire_request(struct pto_core *core);
 void pto_retire_init(struct pto_retire_ctx *ctx, struct pto_device *pdev,
 		     enum pto_retire_reason reason);
-int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
-		     unsigned int n);
 void pto_retire_claim_mask(struct pto_retire_ctx *ctx,
 			   const unsigned long *mask);
 void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core);
 void pto_retire_adopt(struct pto_retire_ctx *ctx, struct pto_core *core);
 void pto_retire_leave_unpublished(struct pto_retire_ctx *ctx,
 				  struct pto_core *core, const char *why);
-void pto_retire_pass_request(struct pto_retire_ctx *ctx);
-bool pto_retire_pass_poll(struct pto_retire_ctx *ctx);
 void pto_retire_put_refs(struct pto_core *core);
-void pto_retire_pass_wait(struct pto_retire_ctx *ctx);
 void pto_retire_pass_close(struct pto_retire_ctx *ctx);
-void pto_retire_pass_release(struct pto_retire_ctx *ctx);
 void pto_retire_run(struct pto_retire_ctx *ctx);
 void pto_retire_finish(struct pto_retire_ctx *ctx);
 void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
@@ -565,5 +544,33 @@ void pto_debugfs_init(void);
 void pto_debugfs_fini(void);
 void pto_debugfs_add_device(struct pto_device *pdev);
 void pto_debugfs_remove_device(struct pto_device *pdev);
+
+/*
+ * Reached only by the KUnit suites (kernel/tests/, module pto_kunit):
+ * static otherwise (VISIBLE_IF_KUNIT, EXPORT_SYMBOL_IF_KUNIT).
+ */
+#if IS_ENABLED(CONFIG_PTO_KUNIT_TEST)
+int pto_cores_reset_quarantined(struct pto_device *pdev,
+				struct pto_file *pf, const unsigned long *mask,
+				unsigned int *remaining);
+bool pto_core_poll(struct pto_core *core, u32 *dispatch);
+void pto_core_park_publish(struct pto_core *core);
+bool pto_core_park_recheck(struct pto_core *core);
+void pto_core_fin(struct pto_core *core, u32 cond);
+bool pto_core_wake_check(struct pto_core *core);
+void pto_core_do_task(struct pto_core *core, u32 dispatch);
+int pto_core_test_init(struct pto_core *core, struct pto_device *pdev,
+		       unsigned int id);
+void pto_core_test_fini(struct pto_core *core);
+void pto_retire_arm_prepare(struct pto_core *core);
+void pto_retire_arm_commit(struct pto_core *core);
+bool pto_retire_request(struct pto_core *core);
+int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
+		     unsigned int n);
+void pto_retire_pass_request(struct pto_retire_ctx *ctx);
+bool pto_retire_pass_poll(struct pto_retire_ctx *ctx);
+void pto_retire_pass_wait(struct pto_retire_ctx *ctx);
+void pto_retire_pass_release(struct pto_retire_ctx *ctx);
+#endif
 
 #endif /* _PTO_DRV_H_ */

@@ -18,6 +18,7 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <kunit/visibility.h>
 #include "pto_drv.h"
 
 /* Elements per tensor, and per FPU section / stop check. */
@@ -100,6 +101,7 @@ u32 pto_task_fetch(struct pto_core *core, struct pto_task *t, u32 dispatch)
 		return PTO_TASK_EINVAL;
 	return PTO_TASK_OK;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_task_fetch);
 
 /* Number of elements, or 0 if the shape is malformed. */
 static u32 pto_tensor_elems(const struct pto_tensor_desc *tn)
@@ -246,6 +248,7 @@ void pto_task_put(struct pto_task *t)
 		t->ptr[i] = NULL;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_task_put);
 
 /*
  * Validate @t against @pf's buffer objects. On PTO_TASK_OK every used
@@ -298,6 +301,7 @@ u32 pto_task_validate(struct pto_file *pf, struct pto_task *t)
 		pto_task_put(t);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_task_validate);
 
 /* Between chunks: stay preemptible and stoppable. */
 static bool pto_task_yield(struct pto_core *core)

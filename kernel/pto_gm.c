@@ -14,6 +14,7 @@
  */
 #include <linux/genalloc.h>
 #include <linux/log2.h>
+#include <kunit/visibility.h>
 #include "pto_drv.h"
 
 int pto_gm_init(struct pto_gm *gm, u64 size)
@@ -35,6 +36,7 @@ int pto_gm_init(struct pto_gm *gm, u64 size)
 	gm->size = size;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_gm_init);
 
 /* Every allocation must have been freed (gen_pool_destroy BUGs otherwise). */
 void pto_gm_fini(struct pto_gm *gm)
@@ -43,6 +45,7 @@ void pto_gm_fini(struct pto_gm *gm)
 		gen_pool_destroy(gm->pool);
 	gm->pool = NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_gm_fini);
 
 u64 pto_gm_alloc(struct pto_gm *gm, u64 size, u64 align)
 {
@@ -55,13 +58,16 @@ u64 pto_gm_alloc(struct pto_gm *gm, u64 size, u64 align)
 	return gen_pool_alloc_algo(gm->pool, size, gen_pool_first_fit_align,
 				   &data);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_gm_alloc);
 
 void pto_gm_free(struct pto_gm *gm, u64 addr, u64 size)
 {
 	gen_pool_free(gm->pool, addr, size);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_gm_free);
 
 u64 pto_gm_avail(struct pto_gm *gm)
 {
 	return gen_pool_avail(gm->pool);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_gm_avail);

@@ -36,6 +36,7 @@
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
+#include <kunit/visibility.h>
 #include "pto_drv.h"
 
 /*
@@ -62,6 +63,7 @@ MODULE_PARM_DESC(retire_timeout_ms,
 		 "retirement's shared deadline for the echoed nonce, in ms (default 30000, at most 60000; every built-in kernel stops on EXIT well before it)");
 
 bool mock_old_protocol;
+EXPORT_SYMBOL_IF_KUNIT(mock_old_protocol);
 module_param(mock_old_protocol, bool, 0644);
 MODULE_PARM_DESC(mock_old_protocol,
 		 "mock only, for the regression test: a core returns right after echoing EXIT, without waiting for its teardown gate (the broken old protocol)");
@@ -97,7 +99,7 @@ static void pto_retire_note(struct pto_core *core, enum pto_rw what, u32 val)
  * F_LAUNCH orders all of it ahead of the handshake, so a request or
  * release value of the previous generation can never reach this one.
  */
-void pto_retire_arm_prepare(struct pto_core *core)
+VISIBLE_IF_KUNIT void pto_retire_arm_prepare(struct pto_core *core)
 {
 	struct pto_device *pdev = core->pdev;
 
@@ -106,6 +108,7 @@ void pto_retire_arm_prepare(struct pto_core *core)
 	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_NONCE), 0);
 	WRITE_ONCE(*pto_rkreg(core, PTO_KREG_CTRL), PTO_CTRL_RUN);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_arm_prepare);
 
 /*
  * Step 2, pto_retire_arm_commit(): only then move the generation. A
@@ -131,7 +134,7 @@ void pto_retire_arm_prepare(struct pto_core *core)
  * read the new gen, was erased by the reset and then waited on the new
  * generation until its owner retired it: lost and waited on at once.
  */
-void pto_retire_arm_commit(struct pto_core *core)
+VISIBLE_IF_KUNIT void pto_retire_arm_commit(struct pto_core *core)
 {
 	/* The reset (step 1) before the new generation number. */
 	smp_wmb();
@@ -140,12 +143,14 @@ void pto_retire_arm_commit(struct pto_core *core)
 	WRITE_ONCE(core->gen, core->gen + 1);
 	spin_unlock(&core->launch_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_arm_commit);
 
 void pto_retire_arm(struct pto_core *core)
 {
 	pto_retire_arm_prepare(core);
 	pto_retire_arm_commit(core);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_arm);
 
 /*
  * Publish READY (the launcher, after ownership and payload init and the
@@ -161,6 +166,7 @@ bool pto_retire_publish(struct pto_core *core)
 	wake_up_all(&core->wq);
 	return (old & PTO_RB_REQUESTED) && !(old & PTO_RB_READY);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_publish);
 
 /*
  * Record a retirement request. Fully ordered fetch_or: if it adds the
@@ -168,12 +174,13 @@ bool pto_retire_publish(struct pto_core *core)
  * retirement and acquires everything the publisher initialized. Recorded
  * even without published state: the publisher then services it.
  */
-bool pto_retire_request(struct pto_core *core)
+VISIBLE_IF_KUNIT bool pto_retire_request(struct pto_core *core)
 {
 	int old = atomic_fetch_or(PTO_RB_REQUESTED, &core->rbits);
 
 	return (old & PTO_RB_READY) && !(old & PTO_RB_REQUESTED);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_request);
 
 /* ---- the helper --------------------------------------------------------- */
 
@@ -184,6 +191,7 @@ void pto_retire_init(struct pto_retire_ctx *ctx, struct pto_device *pdev,
 	ctx->pdev = pdev;
 	ctx->reason = reason;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_init);
 
 static void pto_retire_leave(struct pto_retire_ctx *ctx,
 			     struct pto_core *core, const char *why)
@@ -294,6 +302,7 @@ void pto_retire_take(struct pto_retire_ctx *ctx, struct pto_core *core)
 	else if (READ_ONCE(w->phys_id) != core->id)
 		pto_retire_leave(ctx, core, "invalid physical id");
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_take);
 
 /*
  * Request @core's retirement: if this call wins it, the core joins @set,
@@ -317,10 +326,11 @@ static void pto_retire_claim_core(struct pto_retire_ctx *ctx,
 		__set_bit(core->id, ctx->others);
 }
 
+#if IS_ENABLED(CONFIG_PTO_KUNIT_TEST)
 /*
  * Claim @ids (indices into the device's cores): -EINVAL for an index out
  * of range or a duplicate, before any bit is set. Each core then gets a
- * REQUESTED (pto_retire_claim_core()).
+ * REQUESTED (pto_retire_claim_core()). KUnit only: the driver claims masks.
  */
 int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 		     unsigned int n)
@@ -339,6 +349,8 @@ int pto_retire_claim(struct pto_retire_ctx *ctx, const u32 *ids,
 		pto_retire_claim_core(ctx, &pdev->core[ids[k]]);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_claim);
+#endif
 
 /*
  * Claim the cores of @mask, a bitmap (in range and distinct by nature:
@@ -367,7 +379,7 @@ static u32 pto_retire_nonce(struct pto_core *core)
 }
 
 /* Pass 1: every core's request is published before EXIT reaches any. */
-void pto_retire_pass_request(struct pto_retire_ctx *ctx)
+VISIBLE_IF_KUNIT void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 	unsigned int i;
@@ -407,6 +419,7 @@ void pto_retire_pass_request(struct pto_retire_ctx *ctx)
 	for_each_set_bit(i, ctx->set, PTO_MAX_CORES)
 		wake_up_all(&pdev->core[i].wq);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_request);
 
 /* The current response: the echoed nonce, never a fixed EXITED value. */
 static bool pto_retire_responded(struct pto_core *core)
@@ -416,7 +429,7 @@ static bool pto_retire_responded(struct pto_core *core)
 }
 
 /* Pass 2, one look: record new responses; true when all have answered. */
-bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
+VISIBLE_IF_KUNIT bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 	bool all = true;
@@ -439,6 +452,7 @@ bool pto_retire_pass_poll(struct pto_retire_ctx *ctx)
 	}
 	return all;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_poll);
 
 static unsigned int pto_retire_deadline_ms(struct pto_device *pdev)
 {
@@ -451,7 +465,7 @@ static unsigned int pto_retire_deadline_ms(struct pto_device *pdev)
  * holds: quarantined, named in the log, until a reset or unload. Its
  * claim stays consumed, so no later request can close it without an ACK.
  */
-void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
+VISIBLE_IF_KUNIT void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 	u64 end = ctx->t0 + (u64)pto_retire_deadline_ms(pdev) * NSEC_PER_MSEC;
@@ -469,6 +483,7 @@ void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
 		if (!test_bit(i, ctx->acked))
 			pto_retire_leave(ctx, &pdev->core[i], "no response");
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_wait);
 
 /*
  * Pass 3: IDLE + CLOSE every acknowledged window, zap the owner's user
@@ -537,6 +552,7 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 	for_each_set_bit(i, ctx->acked, PTO_MAX_CORES)
 		pto_retire_note(&pdev->core[i], PTO_RW_DRAIN, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_close);
 
 /*
  * Put the launch references a retirement claimed (r_bo, r_pf, r_notify):
@@ -605,7 +621,7 @@ static void pto_retire_unquarantine(struct pto_core *core)
  * value into each acknowledged core's gate. The core observes it and only
  * then returns; nothing of this call touches the core afterwards.
  */
-void pto_retire_pass_release(struct pto_retire_ctx *ctx)
+VISIBLE_IF_KUNIT void pto_retire_pass_release(struct pto_retire_ctx *ctx)
 {
 	struct pto_device *pdev = ctx->pdev;
 	unsigned int i;
@@ -631,6 +647,7 @@ void pto_retire_pass_release(struct pto_retire_ctx *ctx)
 		wake_up_all(&core->wq);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_release);
 
 /* Passes 1 to 4 over the claimed set; no wait for the cores' return. */
 void pto_retire_run(struct pto_retire_ctx *ctx)
@@ -644,6 +661,7 @@ void pto_retire_run(struct pto_retire_ctx *ctx)
 	pto_retire_pass_close(ctx);
 	pto_retire_pass_release(ctx);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_run);
 
 /* Generation @gen of @core has ended: returned, quarantined or re-armed. */
 static bool pto_retire_done(struct pto_core *core, u32 gen)
@@ -678,6 +696,7 @@ void pto_retire_finish(struct pto_retire_ctx *ctx)
 	wait_event(pdev->core_wq, pto_retire_all_done(ctx, ctx->acked) &&
 		   pto_retire_all_done(ctx, ctx->others));
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_finish);
 
 /*
  * After pto_retire_finish(): the cores of this call that ended
@@ -696,3 +715,4 @@ void pto_retire_quarantined(const struct pto_retire_ctx *ctx,
 		if (test_bit(PTO_CORE_F_QUARANTINE, &ctx->pdev->core[i].flags))
 			__set_bit(i, mask);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_retire_quarantined);

@@ -77,7 +77,7 @@ mkdir -p "$moddir/pto"
 ln -sfn "$top/uapi" "$moddir/uapi"
 cp kernel/Kbuild kernel/*.[ch] "$moddir/pto/"
 mkdir -p "$moddir/pto/tests"
-cp kernel/tests/*.[ch] "$moddir/pto/tests/" 2>/dev/null || true
+cp kernel/tests/Kbuild kernel/tests/*.[ch] "$moddir/pto/tests/"
 make -C "$out" M="$moddir/pto" CONFIG_PTO=m CONFIG_PTO_WERROR=y -j"$jobs" \
 	modules >"$moddir/build.log" 2>&1 || {
 	cat "$moddir/build.log" >&2

@@ -242,3 +242,8 @@ static struct kunit_suite pto_gm_suite = {
 	.test_cases = pto_gm_cases,
 };
 kunit_test_suite(pto_gm_suite);
+
+/* The module's information, once for its three files (tests/Kbuild). */
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_DESCRIPTION("KUnit suites of the pto driver");
+MODULE_LICENSE("GPL");
