@@ -1,19 +1,21 @@
 #!/bin/sh
-# Build the VM's debug kernel, and pto.ko for it into MODDIR.
+# Build the VM's debug kernel, and pto.ko and pto_kunit.ko for it into MODDIR.
 #
 # usage: scripts/debug-kernel.sh MODDIR
-#   prints two lines: the bzImage, then MODDIR/pto.ko
+#   prints three lines: the bzImage, MODDIR/pto.ko, MODDIR/pto_kunit.ko
 #
 # The stock Debian kernel the VM boots has none of the checkers that catch
 # a driver's memory and locking bugs. This one is the Debian
 # linux-source-6.1 tree (scripts/ksrc.sh) configured from tinyconfig plus
 # tests/vm/debug-kernel.config: KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
-# kmemleak, UBSAN. Built once per fragment (its settings, not its
-# comments; about 5 minutes on 2 CPUs) into the cache outside the
-# repository, under a lock, into a temporary folder renamed when complete,
-# so a failed or concurrent build never leaves a half-built kernel behind.
-# pto.ko is built from the current sources into MODDIR (the caller's own
-# folder: kernel/ keeps the stock kernel's module).
+# kmemleak, UBSAN, and KUnit for pto_kunit.ko. Built once per fragment
+# (its settings, not its comments; about 5 minutes on 2 CPUs) into the
+# cache outside the repository, under a lock, into a temporary folder
+# renamed when complete, so a failed or concurrent build never leaves a
+# half-built kernel behind.
+# pto.ko and its KUnit suites' module (CONFIG_PTO_KUNIT_TEST=m) are built
+# from the current sources into MODDIR (the caller's own folder: kernel/
+# keeps the stock kernel's module).
 set -eu
 [ $# = 1 ] || { sed -n '2,5p' "$0" >&2; exit 2; }
 moddir=$1
@@ -75,15 +77,21 @@ fi
 # Kbuild finds the uapi header beside the module's folder (../uapi).
 mkdir -p "$moddir/pto"
 ln -sfn "$top/uapi" "$moddir/uapi"
-cp kernel/Kbuild kernel/*.[ch] "$moddir/pto/"
-mkdir -p "$moddir/pto/tests"
-cp kernel/tests/Kbuild kernel/tests/*.[ch] "$moddir/pto/tests/"
-make -C "$out" M="$moddir/pto" CONFIG_PTO=m CONFIG_PTO_WERROR=y \
-	CONFIG_PTO_MOCK_FAULTS=y -j"$jobs" \
-	modules >"$moddir/build.log" 2>&1 || {
+# The sources and build files of kernel/ and its subfolders, not the
+# stock build's products.
+(cd kernel && find . \( -name '*.[ch]' ! -name '*.mod.c' -o -name Kbuild \
+	-o -name Makefile \) -print | cpio -pdm --quiet "$moddir/pto")
+make -C "$out" M="$moddir/pto" CONFIG_PTO=m CONFIG_PTO_KUNIT_TEST=m \
+	CONFIG_PTO_WERROR=y CONFIG_PTO_MOCK_FAULTS=y -j"$jobs" modules >"$moddir/build.log" 2>&1 || {
 	cat "$moddir/build.log" >&2
 	echo "debug-kernel: pto.ko does not build against $out" >&2
 	exit 1
 }
+kunit_ko="$moddir/pto/tests/pto_kunit.ko"
+[ -f "$kunit_ko" ] || {
+	echo "debug-kernel: no $kunit_ko (CONFIG_PTO_KUNIT_TEST=m)" >&2
+	exit 1
+}
 echo "$out/arch/x86/boot/bzImage"
 echo "$moddir/pto/pto.ko"
+echo "$kunit_ko"

@@ -9,6 +9,11 @@
  * changes the reserved array's offset and size here, on purpose: update
  * both lines and check the struct's size did not move.
  *
+ * The driver's commands (uapi/linux/pto.h) are checked too: each one's
+ * type, number, direction and struct size, which the driver matches a
+ * command by, and the ABI major libpto accepts. A change there is an ABI
+ * major bump (Documentation/abi.md).
+ *
  * tests/abi-symbols builds this as C11 and as C++11 (the headers serve
  * both), runs it, and checks that every struct the headers define has a
  * DONE() line below. Prints TAP, one result per struct. x86-64 (LP64)
@@ -16,6 +21,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <linux/pto.h>
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
@@ -62,6 +68,42 @@ static void done(const char *name, size_t size, size_t want_size,
 	mismatches = 0;
 	covered = 0;
 }
+
+/*
+ * An ioctl command: _IOWR(PTO_IOCTL_BASE, @nr, struct of @size bytes),
+ * type 'x' and @nr inside pto's block 0x00-0x3F.
+ */
+static void command(const char *name, unsigned long cmd, unsigned int nr,
+		    unsigned int size)
+{
+	int bad = 0;
+
+	if (_IOC_TYPE(cmd) != 'x' || PTO_IOCTL_BASE != 'x') {
+		printf("# %s: type %#x, expected 'x'\n", name,
+		       (unsigned int)_IOC_TYPE(cmd));
+		bad = 1;
+	}
+	if (_IOC_NR(cmd) != nr || nr > 0x3f) {
+		printf("# %s: number %#x, expected %#x in 0x00-0x3f\n", name,
+		       (unsigned int)_IOC_NR(cmd), nr);
+		bad = 1;
+	}
+	if (_IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE)) {
+		printf("# %s: not _IOWR\n", name);
+		bad = 1;
+	}
+	if (_IOC_SIZE(cmd) != size) {
+		printf("# %s: size %u, expected %u\n", name,
+		       (unsigned int)_IOC_SIZE(cmd), size);
+		bad = 1;
+	}
+	tests++;
+	failures += bad;
+	printf("%s %d - %s: _IOWR('x', 0x%02x, %u bytes)\n",
+	       bad ? "not ok" : "ok", tests, name, nr, size);
+}
+
+#define COMMAND(c, nr, size) command(#c, c, nr, size)
 
 #define FIELD(s, f, off, size)						\
 	field(#s "." #f, offsetof(struct s, f), sizeof(((struct s *)0)->f), \
@@ -190,6 +232,25 @@ int main(void)
 	FIELD(pto_sched_stats, retire_ns, 48, 8);
 	FIELD(pto_sched_stats, reserved, 56, 72);
 	DONE(pto_sched_stats, 128, 0);
+
+	/* ---- linux/pto.h: the driver's commands ---- */
+	tests++;
+	if (PTO_ABI_MAJOR != 2)
+		failures++;
+	printf("%s %d - PTO_ABI_MAJOR is 2 (is %d)\n",
+	       PTO_ABI_MAJOR != 2 ? "not ok" : "ok", tests, PTO_ABI_MAJOR);
+	COMMAND(PTO_IOCTL_GET_INFO, 0x00, 64);
+	COMMAND(PTO_IOCTL_BO_ALLOC, 0x01, 40);
+	COMMAND(PTO_IOCTL_BO_FREE, 0x02, 8);
+	COMMAND(PTO_IOCTL_BO_INFO, 0x03, 40);
+	COMMAND(PTO_IOCTL_CLUSTER_ACQUIRE, 0x04, 16);
+	COMMAND(PTO_IOCTL_CLUSTER_RELEASE, 0x05, 16);
+	COMMAND(PTO_IOCTL_CORE_LAUNCH, 0x06, 40);
+	COMMAND(PTO_IOCTL_DOORBELL, 0x07, 24);
+	COMMAND(PTO_IOCTL_CORE_STATS, 0x08, 72);
+	COMMAND(PTO_IOCTL_CORE_RETIRE, 0x09, 56);
+	COMMAND(PTO_IOCTL_RETIRE_STATUS, 0x0a, 72);
+	COMMAND(PTO_IOCTL_CORE_RESET, 0x0b, 32);
 
 	printf("1..%d\n", tests);
 	return failures != 0;

@@ -317,16 +317,14 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 
 /*
  * What this backend needs of the driver, checked before anything is
- * taken: cores to launch (PTO_CAP_CORES) and ABI minor 3, whose per-launch
- * eventfd (PTO_LAUNCH_FLAG_EVENTFD) every scheduler thread launches with
- * (minor 2 brought the retirement ioctls it ends with). pto_dev_open()
- * checked the major only, so that an older driver still serves buffer
- * objects; without this, an older or core-less one failed at the launch
- * with a bare -EINVAL or -E2BIG.
+ * taken: cores to launch (PTO_CAP_CORES). Every minor of the major that
+ * pto_dev_open() accepted has the launch eventfd and the retirement
+ * ioctls the scheduler threads use; without this check a core-less
+ * driver failed at the launch with a bare -EINVAL.
  */
 static int sched_device_supported(const struct pto_dev_info *info)
 {
-	if (!(info->caps & PTO_CAP_CORES) || info->abi_minor < 3)
+	if (!(info->caps & PTO_CAP_CORES))
 		return -EOPNOTSUPP;
 	return 0;
 }

@@ -117,10 +117,14 @@ TEST_F(dev, unknown_ioctls)
 {
 	struct pto_info info = { 0 };
 
-	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOWR('P', 0x7f, struct pto_info), &info));
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOWR(PTO_IOCTL_BASE, 0x7f, struct pto_info), &info));
+	/* The last number of pto's block is not a command yet. */
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOWR(PTO_IOCTL_BASE, 0x3f, struct pto_info), &info));
 	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOWR('Q', 0x00, struct pto_info), &info));
-	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOR('P', 0x00, struct pto_info), &info));
-	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOW('P', 0x01, struct pto_bo_alloc), &info));
+	/* GET_INFO's number under another type ('P' is other drivers'). */
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOWR('P', 0x00, struct pto_info), &info));
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOR(PTO_IOCTL_BASE, 0x00, struct pto_info), &info));
+	EXPECT_EQ(-ENOTTY, pto_sioctl(self->fd, _IOW(PTO_IOCTL_BASE, 0x01, struct pto_bo_alloc), &info));
 }
 
 TEST_F(dev, freed_handles_are_not_reused_at_once)

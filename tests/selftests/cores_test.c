@@ -1594,8 +1594,8 @@ TEST(core_ioctls_struct_size)
 	close(fd);
 }
 
-/* ABI 1.2's 32-byte launch struct (no eventfd) still launches. */
-TEST(core_launch_abi_1_2_struct)
+/* The 32-byte launch struct (no eventfd, no pad) still launches. */
+TEST(core_launch_32_byte_struct)
 {
 	struct pto_cluster_acquire ca = { .clusters = 1 };
 	struct pto_core_launch cl = { .cores = { 1 } };
@@ -1625,8 +1625,8 @@ TEST(core_launch_abi_1_2_struct)
 
 /*
  * A3: a window is window_size bytes at PTO_WINDOW_OFFSET(i, window_size),
- * window_size being the page size (ABI 1.4); on 4 KiB pages the ABI 1.0
- * macro gives the same offsets, so old binaries keep working.
+ * window_size being the page size; on 4 KiB pages the fixed
+ * PTO_WINDOW_MMAP_OFFSET() gives the same offsets.
  */
 TEST(window_offset_from_window_size)
 {
@@ -1639,7 +1639,7 @@ TEST(window_offset_from_window_size)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info));
-	EXPECT_LE(4, info.abi_minor);
+	EXPECT_EQ(PTO_ABI_MAJOR, info.abi_major);
 	EXPECT_EQ(page, info.window_size);
 	EXPECT_LE(PTO_REG_WAKE_REQ + 4, info.window_size);
 	if (info.window_size == 4096)

@@ -14,7 +14,8 @@
 #include "pto_selftest.h"
 
 #define FUZZ_ITERS 20000
-#define FUZZ_MAX_NR 0x30
+/* Every number of pto's block (uapi/linux/pto.h, PTO_IOCTL_BASE). */
+#define FUZZ_MAX_NR 0x40
 
 static uint64_t rng_state;
 
@@ -91,7 +92,8 @@ TEST(random_ioctls)
 			size = sizeof(buf);
 		for (j = 0; j < sizeof(buf) / sizeof(buf[0]); j++)
 			buf[j] = rnd_field();
-		cmd = _IOC(dir, (rnd() % 16) ? 'P' : rnd() % 256, nr, size);
+		cmd = _IOC(dir, (rnd() % 16) ? PTO_IOCTL_BASE : rnd() % 256, nr,
+			   size);
 		ret = ioctl(fd, cmd, buf);
 		if (ret < 0 && !errno_is_sane(errno)) {
 			TH_LOG("seed %lu iter %d cmd %#lx: errno %d", seed, i,

@@ -4,10 +4,10 @@
  * ioctl() below answers GET_INFO on /dev/null as the driver under test
  * would, and counts every other pto ioctl (a refusal that took anything
  * shows).
+ *  - pto_dev_open() refuses a driver of another ABI major (-EPROTO) and
+ *    accepts any minor of its own.
  *  - pto_orch_create_device() refuses, before it takes anything, a
- *    driver it cannot run on: one without cores to launch, or older than
- *    ABI 1.3 (the per-launch eventfd every scheduler thread launches
- *    with).
+ *    driver it cannot run on: one without cores to launch.
  *  - An ioctl's -EAGAIN reaches the caller at once; it is not retried
  *    in a loop.
  *  - A forked child creates nothing in the parent's file: pto_bo_alloc(),
@@ -20,6 +20,7 @@
  *    device has, is refused before any ioctl.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -31,14 +32,15 @@
 #include "fake_ioctl.h"
 #include "kselftest_harness.h"
 
+static uint32_t fake_major = PTO_ABI_MAJOR;
 static uint32_t fake_minor;
 static uint64_t fake_caps;
 static int other_ioctls;
 static int info_eagain;		/* GET_INFO calls left to refuse, EAGAIN */
 static int info_calls;
 
-/* The fake ioctl() (FAKE_IOCTL): pto's GET_INFO answers with fake_minor and
- * fake_caps; every other pto ioctl is counted and refused. */
+/* The fake ioctl() (FAKE_IOCTL): pto's GET_INFO answers with fake_major,
+ * fake_minor and fake_caps; every other pto ioctl is counted and refused. */
 static int fake_caps_ioctl(int fd, unsigned long req, void *arg)
 {
 	if (_IOC_TYPE(req) != _IOC_TYPE(PTO_IOCTL_GET_INFO))
@@ -53,7 +55,7 @@ static int fake_caps_ioctl(int fd, unsigned long req, void *arg)
 			return -1;
 		}
 
-		i->abi_major = PTO_ABI_MAJOR;
+		i->abi_major = fake_major;
 		i->abi_minor = fake_minor;
 		i->clusters = 1;
 		i->cores = PTO_CORES_PER_CLUSTER;
@@ -68,7 +70,8 @@ static int fake_caps_ioctl(int fd, unsigned long req, void *arg)
 
 FAKE_IOCTL(fake_caps_ioctl)
 
-/* Create on a fake driver of ABI 1.@minor with @caps; the result. */
+/* Create on a fake driver of ABI PTO_ABI_MAJOR.@minor with @caps; the
+ * result. */
 static int create_on(uint32_t minor, uint64_t caps, int *ioctls)
 {
 	struct pto_dev *dev;
@@ -97,22 +100,48 @@ TEST(driver_without_cores_is_eopnotsupp)
 	EXPECT_EQ(0, ioctls);
 }
 
-TEST(driver_before_abi_1_3_is_eopnotsupp)
+/*
+ * A driver of another major - the one before, the one after, 0 - is
+ * -EPROTO after its one GET_INFO, with *out NULL, no other ioctl and the
+ * fd closed (the next open() gets the same number back).
+ */
+TEST(driver_of_another_major_is_eproto)
 {
-	int ioctls;
+	const uint32_t majors[] = { PTO_ABI_MAJOR - 1, PTO_ABI_MAJOR + 1, 0 };
+	struct pto_dev *dev;
+	unsigned int i;
+	int fd;
 
-	EXPECT_EQ(-EOPNOTSUPP, create_on(2, PTO_CAP_MOCK | PTO_CAP_CORES,
-					 &ioctls));
-	EXPECT_EQ(0, ioctls);
+	fake_minor = PTO_ABI_MINOR;
+	fake_caps = PTO_CAP_MOCK | PTO_CAP_CORES;
+	for (i = 0; i < ARRAY_SIZE(majors); i++) {
+		fd = open("/dev/null", O_RDONLY);
+		ASSERT_LE(0, fd);
+		close(fd);
+		fake_major = majors[i];
+		info_calls = 0;
+		other_ioctls = 0;
+		dev = (struct pto_dev *)1;
+		EXPECT_EQ(-EPROTO, pto_dev_open_path("/dev/null", &dev))
+			TH_LOG("driver ABI %u.%u", majors[i], PTO_ABI_MINOR);
+		EXPECT_EQ(NULL, dev);
+		EXPECT_EQ(1, info_calls);
+		EXPECT_EQ(0, other_ioctls);
+		EXPECT_EQ(fd, open("/dev/null", O_RDONLY));
+		close(fd);
+	}
+	fake_major = PTO_ABI_MAJOR;
 }
 
 /* The control: a driver that has what the backend needs passes the check
- * and fails only at its first real ioctl (refused here). */
+ * and fails only at its first real ioctl (refused here), whatever its
+ * minor (a newer one adds only what this libpto does not use). */
 TEST(current_driver_with_cores_gets_past_the_check)
 {
 	int ioctls, ret;
 
-	ret = create_on(3, PTO_CAP_MOCK | PTO_CAP_CORES, &ioctls);
+	ret = create_on(PTO_ABI_MINOR + 1, PTO_CAP_MOCK | PTO_CAP_CORES,
+			&ioctls);
 	EXPECT_NE(-EOPNOTSUPP, ret);
 	EXPECT_GT(0, ret);
 	EXPECT_LT(0, ioctls);

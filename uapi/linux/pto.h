@@ -20,8 +20,12 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define PTO_ABI_MAJOR 1
-#define PTO_ABI_MINOR 4
+/*
+ * The major changes on an incompatible change (libpto refuses another
+ * major: -EPROTO), the minor on a compatible addition.
+ */
+#define PTO_ABI_MAJOR 2
+#define PTO_ABI_MINOR 0
 
 /* Topology: a cluster is one AIC core followed by two AIV cores. */
 #define PTO_CORES_PER_CLUSTER 3
@@ -154,15 +158,14 @@ struct pto_bo_info {
 
 /*
  * mmap offset of core @i's user window: @i times struct pto_info.window_size
- * (the driver's page size), whatever the page size (ABI 1.4). Map
- * window_size bytes there.
+ * (the driver's page size), whatever the page size. Map window_size
+ * bytes there.
  */
 #define PTO_WINDOW_OFFSET(i, window_size) \
 	((__u64)(i) * (__u64)(window_size))
 /*
- * The ABI 1.0 form, for 4096-byte pages only (x86-64, where window_size is
- * 4096 and both forms give the same offset): kept so existing sources
- * build and existing binaries keep working. New code uses
+ * The fixed form, for 4096-byte pages only (x86-64, where window_size is
+ * 4096 and both forms give the same offset). New code uses
  * PTO_WINDOW_OFFSET() with the reported window_size.
  */
 #define PTO_WINDOW_MMAP_OFFSET(i) PTO_WINDOW_OFFSET(i, 4096)
@@ -320,7 +323,8 @@ struct pto_cluster_acquire {
  * @eventfd:	In (PTO_LAUNCH_FLAG_EVENTFD): an eventfd that receives these
  *		cores' completion wake-ups (WAKE_REQ) instead of the file's
  *		poll()/read(); each wake-up adds 1. Without the flag it must
- *		be 0. (ABI 1.3; a 32-byte struct from ABI 1.2 is accepted.)
+ *		be 0. (A 32-byte struct, without @eventfd and @pad, is
+ *		accepted.)
  * @pad:	In: must be zero.
  *
  * The eventfd lets every thread that launched its own cores sleep on its
@@ -378,8 +382,7 @@ struct pto_doorbell {
  * @core:	In: core index.
  * @state:	Out: PTO_CORE_*.
  * @owner:	Out: tgid of the owning file's opener in the caller's pid
- *		namespace; 0 if free or not visible there (ABI 1.4; before,
- *		the init namespace's tgid).
+ *		namespace; 0 if free or not visible there.
  * @last_cond:	Out: the last value the core wrote to COND.
  * @tasks:	Out: tasks completed since module load.
  * @errors:	Out: tasks completed with an error (device errors).
@@ -515,7 +518,13 @@ struct pto_core_reset {
 /* Valid flags for struct pto_core_reset.flags (none defined yet). */
 #define PTO_RESET_FLAGS_VALID 0ULL
 
-#define PTO_IOCTL_BASE 'P'
+/*
+ * Type 'x' is free: Documentation/userspace-api/ioctl/ioctl-number.rst
+ * (Linux 6.1) lists no driver under it and no driver in that tree uses it
+ * ('P' is shared by soundcard, usblp, pci_endpoint_test and xen/privcmd).
+ * pto keeps 0x00-0x3F for its commands; new ones take the next numbers.
+ */
+#define PTO_IOCTL_BASE 'x'
 #define PTO_IOCTL_GET_INFO _IOWR(PTO_IOCTL_BASE, 0x00, struct pto_info)
 #define PTO_IOCTL_BO_ALLOC _IOWR(PTO_IOCTL_BASE, 0x01, struct pto_bo_alloc)
 #define PTO_IOCTL_BO_FREE _IOWR(PTO_IOCTL_BASE, 0x02, struct pto_bo_free)
