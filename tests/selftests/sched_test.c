@@ -250,8 +250,7 @@ static int host_tensor_dag(pto_orch *o, void *arg)
 /*
  * Host memory given to a kernel that addresses its tensors (add) is refused at
  * submit, with -EINVAL and a reason: nothing reaches a core and the GM
- * output keeps its contents. It used to be refused only when its payload
- * was built at dispatch, failing the task at run time.
+ * output keeps its contents.
  */
 TEST_F(sched, host_memory_is_refused_at_submit)
 {
@@ -672,9 +671,8 @@ static int fill_one_dag(pto_orch *o, void *arg)
 /*
  * A forked child that cleans up its inherited orchestrator and device
  * (an atexit handler, a destructor) must leave the parent's alone: close
- * and destroy are -ECHILD there. Its destroy used to release the parent's
- * clusters through the shared file and free its heap and payload buffers:
- * the parent's next run died with SIGBUS.
+ * and destroy are -ECHILD there (a destroy through the shared file would
+ * release the parent's clusters and free its heap and payload buffers).
  */
 TEST(fork_child_cleanup_leaves_the_parents_orchestrator)
 {
@@ -1043,10 +1041,9 @@ TEST(abort_ends_a_hung_mix_task_once)
 
 /*
  * An abort whose retirements fail (-ENOMEM: the kernel claimed no core)
- * asks again until one succeeds, and one call ends the hung run: the
- * thread used to go back to its loop between tries, and once idle long
- * enough arm a completion sleep on the hung core and sleep until another
- * abort woke it (the abort's own wait then timed out).
+ * asks again until one succeeds, and one call ends the hung run: between
+ * tries the thread must not arm a completion sleep on the hung core,
+ * which nothing would end.
  */
 TEST(abort_retries_a_failed_retirement)
 {
@@ -1277,9 +1274,8 @@ static void aborted_closed(struct __test_metadata *_metadata, pto_orch *o,
  * A watchdog: one thread closes with a short budget, again and again
  * (-ETIMEDOUT: a task hangs), while another aborts. The abort ends the
  * run; the close then drains, stops and returns 0 on its own thread; the
- * retirement is the abort's, once. Close and abort used to be documented
- * as not to be called at once (and two settles, two stops or the
- * started flag raced: the unit tests show those).
+ * retirement is the abort's, once (the races of two settles, two stops
+ * and the started flag are unit tests).
  */
 struct closer {
 	pto_orch *o;
@@ -2352,7 +2348,7 @@ static int mixw_dag(pto_orch *o, void *arg)
 	/*
 	 * An exact-worker task is routed (READY for the scheduler) before
 	 * its submit returns; a kind one waits in the orchestrator's batch
-	 * (Documentation/orchestrator.md, "Round 4") until the next
+	 * (Documentation/orchestrator.md, "Batched READY routing") until the next
 	 * ready_batch submits at the latest: read the marks after them.
 	 */
 	if (c->mix_at.worker_id >= 0)

@@ -521,17 +521,12 @@ TEST(ready_task_runs_while_orch_fn_blocks)
 }
 
 /*
- * Review regression (two SUB workers, both parked, batching on): task 0's
- * flush kicks one worker; task 1, submitted 2 ms later while the other
- * worker is still parked, must start on that worker at once, not wait on
- * the pending list behind task 0 (300 ms). Failed before the hunger bit
- * stayed set while an idle worker of the kind was left un-kicked.
- *
- * "At once" is not a time bound, which a loaded host could break: task 1
- * must start while task 0 still runs and while the orchestration
- * function still blocks in its own code. Left on the pending list, it
- * could start only after one of them: when task 0's worker is free
- * again, or with the flush that follows the function's return.
+ * Two SUB workers, both parked, batching on: task 0's flush kicks one;
+ * task 1, submitted while the other is still parked, must start on it at
+ * once (the hunger bit stays set while an idle worker of the kind is left
+ * un-kicked), not wait on the pending list behind task 0. "At once" is an
+ * order, not a time: task 1 starts while task 0 still runs and the
+ * orchestration function still blocks in its own code.
  */
 static uint64_t par_t0, par_ret;
 static _Atomic uint64_t par_start[2], par_end[2];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * "A failure here leaves ..." (seed 001 §8): fail every fallible step of
+ * Failure atomicity of construction: fail every fallible step of
  * submit and alloc in turn (the k-th allocation at each fail point), and
  * show that the run's fence resolves and cancellation reclaims every
  * slot, heap byte and TensorMap entry. ASan/LSan check nothing leaks.
