@@ -1372,15 +1372,12 @@ static int ptoctl_out(const char *cmd, char *out, size_t len)
 
 /*
  * ptoctl exec sizes its buffer from --shape with checked arithmetic,
- * before it takes anything: a shape whose byte count overflows 64 bits
- * (2^61 elements: it wrapped to 12 bytes, one page was allocated and
- * filled with 2^61 words), one larger than the device's GM or ending in
- * its reserved last 64 KiB (BO_ALLOC refused it late), a dimension
- * or a core above 32 bits (they were truncated: 4294967297 ran as 1)
- * each exit with status 1 and say why. So do a bad --dtype or --ns, a
- * shape of more than 4 dimensions and an unknown kernel (they exited 1
- * without a word), a stray argument (ignored) and a dimension or --n of
- * 0 (taken). A large shape that fits runs.
+ * before it takes anything: a shape whose byte count overflows 64 bits,
+ * one larger than the device's GM or ending in its reserved last 64 KiB,
+ * a dimension or a core above 32 bits, a bad --dtype or --ns, more than
+ * 4 dimensions, an unknown kernel, a stray argument and a dimension or
+ * --n of 0 each exit with status 1 and say why. A large shape that fits
+ * runs.
  */
 TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 {

@@ -890,7 +890,6 @@ TEST(fatal_device_error_fails_the_run)
  * the thread's retirement was the abort's (counted once, nothing
  * quarantined), and the device runs a new orchestrator's work at once.
  * Nothing is timed: the hang outlasts every wait here by far.
- * Regression: no such call; only exiting the process ended the cores.
  */
 struct hang_ctx {
 	struct pto_bo *bo;
@@ -1860,11 +1859,8 @@ TEST(abort_during_a_build_refuses_its_further_submits)
  * An abort while the build waits on back-pressure: a window of 4 slots,
  * a hang and fills that consume it, all of the run being built (its
  * outer scope holds them until the function returns). The submit that
- * waits for a slot returns -ECANCELED at once, saying why, and the run
- * fails; the abort then ends it (0). Regression: the wait went on to
- * timeout_ms (20 s here) and returned -ETIMEDOUT, "task window full",
- * the abort's budget spent meanwhile.
- *
+ * waits for a slot returns -ECANCELED at once (not -ETIMEDOUT after
+ * timeout_ms), saying why, and the run fails; the abort then ends it.
  * The abort comes when the submit is at its sleep (ORCH_TP_RING_WAIT,
  * under ring.mu, which the abort's wake-up takes): an abort before it
  * would be refused by building_run() ("submit to run N refused") and
@@ -2258,19 +2254,13 @@ TEST(mix_task_fails_with_its_cores_device_error)
  * A MIX task that becomes READY while a stream of AIV tasks keeps its
  * cluster's AIV cores busy waits only for the work in flight on them (a
  * running and a pending task per core), not for the AIV tasks queued
- * before it (Documentation/scheduler.md, "Threads and partitions"). One
- * cluster: no other cluster's cores may take the AIV tasks queued ahead
- * of it.
- *
- * The AIV tasks fill a rows x cols tile whose rows overlap (strides 1, 1)
- * with 1: rows * cols writes (~300 us in the test VM) into rows + cols - 1
- * elements of the task's own region, the first of them at its start. The
- * MIX task copies the first element of every region (a strided view,
- * NO_DEP: no edge on the fills) into a snapshot; while it runs on all
- * three cores no AIV task runs, so the snapshot says which had started
- * before it. The orchestration function reads the same marks once the
- * MIX task is READY (or later): at most the four AIV tasks in flight then
- * may start before the MIX task does.
+ * before it (Documentation/scheduler.md, "MIX tasks"). One cluster: no
+ * other cluster's cores may take the AIV tasks queued ahead of it.
+ * Each AIV task fills an overlapping tile of its own region (a long
+ * task), its first element first. The MIX task snapshots every region's
+ * first element (a NO_DEP strided view), so the snapshot says which had
+ * started before it; of those READY after the MIX task, at most the four
+ * in flight then may have.
  */
 #define MIXW_BEFORE 100		/* AIV tasks submitted before the MIX task */
 #define MIXW_N 200		/* and after it, to MIXW_N */

@@ -584,24 +584,11 @@ TEST(parked_worker_takes_second_task_at_once)
 
 /*
  * Light and heavy sleeps (ready.c, before_sleep): a worker parking
- * between the bursts of a busy run pays no membarrier(2) (its sleep is
- * bounded instead), and one left idle pays it once, a millisecond into
- * its idleness, before sleeping without bound. Fifty bursts, each
- * followed by a gap in which the workers spin out and park: with every
- * park heavy, that is at least fifty barriers.
- *
- * A heavy sleep follows a light one that ended by its timeout, a
- * millisecond without a kick: no burst began within a millisecond of
- * the worker parking after its last task, whose publication came after
- * the start of the burst. So a gap of the orchestration function (from
- * the start of a burst's submits to the end of the next burst's first
- * submit, which routes and kicks) shorter than that costs no heavy
- * sleep; each longer one (this thread lost its CPU, or usleep() took
- * long: a loaded host) may cost both workers one. Those are counted
- * (with the last burst to the count that follows the run) and allowed
- * for; fewer than half the gaps may cost one otherwise. After the run,
- * a worker left idle goes heavy (waited for, bounded: its thread may
- * get a CPU late).
+ * between the bursts of a busy run pays no membarrier(2), and one left
+ * idle pays it once, a millisecond into its idleness. Fifty bursts with
+ * gaps in which the workers park; a gap of the orchestration function
+ * longer than a millisecond (a loaded host) may cost both workers a heavy
+ * sleep, and those gaps are counted and allowed for.
  */
 #define LH_BURSTS 50
 
