@@ -1390,15 +1390,14 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		  "ptoctl: bad --shape" },
 		{ "--func add --shape 4294967297", "ptoctl: bad --shape" },
 		{ "--func add --shape 2x-1", "ptoctl: bad --shape" },
-		/* Exited 1 without a word after setting the device up, or
-		 * took 1 of 1,2, and the low 32 bits of 2^32 + 1. */
+		/* One value for a scalar; values within the dtype. */
 		{ "--func add_scalar --dtype i32 --scalar 1,2",
 		  "ptoctl: bad --scalar '1,2' (one value; i32: decimal, -2147483648..2147483647)\nusage: ptoctl exec" },
 		{ "--func add --dtype i32 --a 4294967297",
 		  "ptoctl: bad --a '4294967297' (values V,V,..; i32" },
 		{ "--func add --b 1,x", "ptoctl: bad --b '1,x' (values V,V,..; f32)" },
 		{ "--func spin_ns --ns -1", "ptoctl: bad --ns '-1'" },
-		/* Taken as shape 2, and as /dev/pto8 (octal). */
+		/* "2x" is no shape; -d is decimal, not octal. */
 		{ "--func add --shape 2x", "ptoctl: bad --shape '2x'" },
 		/* Empty tensors, refused late otherwise, after the cluster
 		 * was taken (a 0-byte BO_ALLOC, matmul's ESHAPE). */
@@ -1411,7 +1410,7 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		{ "-d 010 --func noop", "ptoctl: /dev/pto10: " },
 		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
 		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },
-		/* These exited 1 without a word. */
+		/* Each refusal names the option. */
 		{ "--func add --dtype f64", "ptoctl: bad --dtype 'f64' (f32 or i32)\n" },
 		{ "--func spin_ns --ns 1ms", "ptoctl: bad --ns '1ms'\n" },
 		{ "--func add --shape 1x2x3x4x5",

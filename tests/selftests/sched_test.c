@@ -374,11 +374,10 @@ TEST_F(sched, group_across_partitions_is_refused)
 
 /*
  * A task only a parked core can take, arriving when nothing is in flight,
- * is dispatched. Regression: the parked pass's clock-read skip count was
- * left over when MIX tasks emptied the parked set, so the next lone task
- * for a parked core (AIC here: the AIV core that ran the first task stays
- * awake) met a step that skipped the pass without keeping the loop
- * stepping, and the thread slept with the task READY.
+ * is dispatched, also after MIX tasks emptied the parked set (AIC here:
+ * the AIV core that ran the first task stays awake): a step that skips
+ * the parked pass must keep the loop stepping, or the thread sleeps with
+ * the task READY.
  */
 
 static int aiv_then_mix_dag(pto_orch *o, void *arg)
@@ -461,10 +460,9 @@ TEST(parked_only_task_after_mix)
 /*
  * A MIX task whose payload cannot be built (three scalars: submit leaves
  * that to the payload) fails, and the
- * MIX tasks queued behind it on the cluster still run. Regression: that
- * failure path cleared the cluster's wanted flag and nothing set it again
- * (the orchestrator kicks when work is routed, not when a worker comes
- * free), so the queued tasks waited forever and the run never finished.
+ * MIX tasks queued behind it on the cluster still run: the failure looks
+ * for the next MIX task itself, since the orchestrator kicks when work is
+ * routed, not when a worker comes free.
  */
 static int bad_then_good_mix_dag(pto_orch *o, void *arg)
 {
@@ -521,11 +519,9 @@ TEST(failed_mix_payload_does_not_stall_the_cluster)
 
 /*
  * Two orchestrators on one device handle: the second finds the clusters
- * taken (-EBUSY) and leaves the first's cores alone. Regression: the
- * kernel's ownership is per file, so the second's acquire succeeded, its
- * launch failed, and its teardown released the clusters - retiring the
- * first orchestrator's cores under it (its next run failed, or its
- * scheduler thread faulted on a zapped window).
+ * taken (-EBUSY) and leaves the first's cores alone. The kernel's
+ * ownership is per file, so the library itself must refuse the second;
+ * its teardown would otherwise retire the first's cores under it.
  */
 /* One noop task on kind *@arg (NULL: AIV). */
 static int one_noop_dag(pto_orch *o, void *arg)
@@ -826,8 +822,8 @@ TEST(another_devices_buffer_is_refused_at_submit)
  * the orchestrator: the task running and the tasks queued fail with the
  * core's "core stopped" status instead of waiting forever, later runs
  * fail at once, and close and destroy work; a new orchestrator then runs.
- * Regression: a completion was recognised only as ACK or FIN, and the
- * retirement's EXITED echo overwrote it, so the run never ended.
+ * The retirement's EXITED echo overwrites the last ACK or FIN, so the
+ * scheduler must end the ids in flight on it (Documentation/scheduler.md).
  */
 static int spin_and_queue_dag(pto_orch *o, void *arg)
 {
@@ -1426,9 +1422,9 @@ TEST(two_concurrent_aborts_end_the_work_once)
  * be settled (its snapshot fails three times: the fail hook), so both
  * calls find it pending. The first to snapshot waits in the hook until
  * the other has moved past its own settle (closing is set) or has begun
- * a second cancellation of the run. Regression: both cancelled it (the
- * hook fails the second snapshot, so it is counted, not settled twice).
- * Now one settles it, the hung run is aborted, and the close succeeds.
+ * a second cancellation of the run (the hook fails a second snapshot,
+ * so one would be counted, not settled twice). One settles it, the hung
+ * run is aborted, and the close succeeds.
  */
 struct settle_race {
 	pto_orch *o;
@@ -1760,8 +1756,7 @@ TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
  * not returned); the function's next submit and alloc fail at once
  * (-ECANCELED, the first saying the orchestrator was aborted) instead of
  * queueing tasks only to fail them; the run fails, the function's error
- * is pto_submit()'s, and a second abort returns 0. Regression: the
- * submit after the abort returned 0.
+ * is pto_submit()'s, and a second abort returns 0.
  */
 struct build_ctx {
 	struct hang_ctx *c;

@@ -327,8 +327,7 @@ TEST(close_drains_within_budget_and_is_retryable)
  * thread are undefined). The backend's stop waits here until the second
  * close has returned: that close waits for the first's stop, within its
  * budget (at least 1 s), and times out - it never calls stop itself; a
- * retry finds the orchestrator closed. Regression: both called stop at
- * once (the second's made this stop return at once, counted twice).
+ * retry finds the orchestrator closed (a second stop would be counted).
  */
 static struct {
 	_Atomic int in_stop, max_in_stop, stops, second_done;
