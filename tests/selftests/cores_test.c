@@ -1548,8 +1548,7 @@ TEST(ptoctl_run_says_what_is_wrong)
 		TH_LOG("status 0x%x: %s", st, out);
 	EXPECT_NE(NULL, strstr(out, "ptoctl exec: '--shape' needs a value\nusage: ptoctl exec "))
 		TH_LOG("%s", out);
-	/* ptoctl CMD --help: its usage and what it does, status 0 (it was
-	 * an unknown option). */
+	/* ptoctl CMD --help: its usage and what it does, status 0. */
 	st = ptoctl_out("ptoctl info --help 2>/dev/null", out, sizeof(out));
 	EXPECT_EQ(0, st) TH_LOG("%s", out);
 	EXPECT_STREQ("usage: ptoctl info [-d N]\n  the device topology\n", out);
