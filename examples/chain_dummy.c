@@ -32,13 +32,13 @@ static int chain_dag(pto_orch *o, void *p)
 	pto_args_add_scalar(&args, 42);
 	pto_args_add_tensor(&args, &x, PTO_OUTPUT_EXISTING);
 	ret = pto_submit_next_level(o, &k_fill, &args, NULL,
-				    pto_on_kind(PTO_WK_AIV), &prod);
+				    pto_on_kind(PTO_WORKER_AIV), &prod);
 	prev = prod;
 	for (i = 0; !ret && i < n; i++) {
 		pto_args_reset(&args);
 		pto_args_add_dep(&args, ca->fan ? prod : prev);
 		ret = pto_submit_next_level(o, &k_noop, &args, NULL,
-					    pto_on_kind(i % 3 ? PTO_WK_AIV : PTO_WK_AIC),
+					    pto_on_kind(i % 3 ? PTO_WORKER_AIV : PTO_WORKER_AIC),
 					    &last);
 		if (ca->fan)
 			dummies[i] = last;
@@ -56,7 +56,7 @@ static int chain_dag(pto_orch *o, void *p)
 		else
 			pto_args_add_dep(&args, prev);
 		ret = pto_submit_next_level(o, &k_copy, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), &last);
+					    pto_on_kind(PTO_WORKER_AIV), &last);
 	}
 	pto_args_fini(&args);
 	return ret;

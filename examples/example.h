@@ -124,7 +124,7 @@ static inline int ex_run(pto_orch *o, pto_orch_fn fn, void *arg,
 
 	pto_orch_sched_stats(o, &s0);
 	t0 = ex_now();
-	ret = pto_submit(o, fn, arg, &r);
+	ret = pto_run_start(o, fn, arg, &r);
 	t1 = ex_now();
 	/* A construction error's reason is the orchestrator's (this thread
 	 * built the run); an execution error's is the run's: which core,

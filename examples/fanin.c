@@ -33,7 +33,7 @@ static int fanin_dag(pto_orch *o, void *arg)
 		pto_args_add_scalar(&args, 42);
 		pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
 		ret = pto_submit_next_level(o, &k_fill, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), &prod[i]);
+					    pto_on_kind(PTO_WORKER_AIV), &prod[i]);
 	}
 	for (j = 0; !ret && j < NP; j++) {
 		struct pto_tensor in = pto_tensor_gm(fa->p->bo, fa->p->map,
@@ -49,7 +49,7 @@ static int fanin_dag(pto_orch *o, void *arg)
 		for (i = 0; i < NP; i++)
 			pto_args_add_dep(&args, prod[i]);
 		ret = pto_submit_next_level(o, &k_copy, &args, NULL,
-					    pto_on_kind(j % 3 ? PTO_WK_AIV : PTO_WK_AIC),
+					    pto_on_kind(j % 3 ? PTO_WORKER_AIV : PTO_WORKER_AIC),
 					    &h);
 	}
 	pto_args_fini(&args);

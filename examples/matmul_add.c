@@ -51,7 +51,7 @@ static int mm_dag(pto_orch *o, void *arg)
 		pto_args_add_tensor(&args, &b, PTO_INPUT);
 		pto_args_add_tensor(&args, &c, PTO_OUTPUT);
 		ret = pto_submit_next_level(o, &k_mm, &args, NULL,
-					    pto_on_kind(PTO_WK_AIC), &h);
+					    pto_on_kind(PTO_WORKER_AIC), &h);
 		if (!ret) {
 			c = args.tensors[2].t;	/* the allocated address */
 			pto_args_reset(&args);
@@ -59,7 +59,7 @@ static int mm_dag(pto_orch *o, void *arg)
 			pto_args_add_tensor(&args, &e, PTO_INPUT);
 			pto_args_add_tensor(&args, &d, PTO_OUTPUT_EXISTING);
 			ret = pto_submit_next_level(o, &k_add, &args, NULL,
-						    pto_on_kind(PTO_WK_AIV), &h);
+						    pto_on_kind(PTO_WORKER_AIV), &h);
 		}
 		if (pto_scope_end(o) && !ret)
 			ret = -EINVAL;

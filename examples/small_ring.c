@@ -27,7 +27,7 @@ static int ring_dag(pto_orch *o, void *arg)
 		pto_args_add_scalar(&args, (uint64_t)i);
 		pto_args_add_tensor(&args, &t, PTO_OUTPUT);
 		ret = pto_submit_next_level(o, &k_fill, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), &h);
+					    pto_on_kind(PTO_WORKER_AIV), &h);
 	}
 	pto_args_fini(&args);
 	return ret;

@@ -43,7 +43,7 @@ static void run_one(pto_orch *o, struct ex_buf *out, enum pto_worker_kind kind,
 {
 	struct spmd_args sa = { out, kind, nblocks };
 	int32_t *v = out->map;
-	const char *name = kind == PTO_WK_MIX ? "MIX" : "AIV";
+	const char *name = kind == PTO_WORKER_MIX ? "MIX" : "AIV";
 	uint32_t b, i, bad = 0;
 	char what[96];
 	int ret;
@@ -78,9 +78,9 @@ EX_MAIN(spmd)
 	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, 96 * LINE_I32 * 4, &out);
 	for (i = 0; i < sizeof(aiv) / sizeof(aiv[0]); i++)
-		run_one(o, &out, PTO_WK_AIV, aiv[i]);
+		run_one(o, &out, PTO_WORKER_AIV, aiv[i]);
 	for (i = 0; i < sizeof(mix) / sizeof(mix[0]); i++)
-		run_one(o, &out, PTO_WK_MIX, mix[i]);
+		run_one(o, &out, PTO_WORKER_MIX, mix[i]);
 	if (!ex_close(o, "spmd")) {
 		pto_bo_free(out.bo);
 		pto_dev_close(dev);

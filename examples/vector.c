@@ -42,7 +42,7 @@ static int submit2(pto_orch *o, const struct pto_callable *k,
 	ret = pto_args_add_tensor(&args, out, PTO_OUTPUT);
 	if (ret >= 0)
 		ret = pto_submit_next_level(o, k, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), &h);
+					    pto_on_kind(PTO_WORKER_AIV), &h);
 	/* Submit hands an auto-allocated OUTPUT's address back in @args. */
 	if (ret >= 0)
 		*out = args.tensors[args.ntensors - 1].t;

@@ -152,7 +152,7 @@ static int submit_noop(pto_orch *o, struct pto_task_args *a, long i,
 		return pto_submit_sub(o, &NOOP, a, out);
 	(void)i;
 	return pto_submit_next_level(o, &DEV_NOOP, a, NULL,
-				     pto_on_kind(PTO_WK_AIV), out);
+				     pto_on_kind(PTO_WORKER_AIV), out);
 }
 
 /* Fake, never dereferenced addresses: keys only. */
@@ -272,7 +272,7 @@ static pto_orch *make(uint32_t workers, uint32_t window)
 
 	for (i = 0; i < workers && i < 64; i++) {
 		w[i].id = (int32_t)i;
-		w[i].kind = PTO_WK_SUB;
+		w[i].kind = PTO_WORKER_SUB;
 	}
 	if (g_dev) {
 		struct pto_sched_config sc = { .clusters = g_clusters,
@@ -375,7 +375,7 @@ static int run_once(pto_orch *o, struct job *j, uint64_t *t)
 	pto_run *r;
 	int err;
 
-	err = pto_submit(o, orch_fn, j, &r);
+	err = pto_run_start(o, orch_fn, j, &r);
 	/* A construction error's text is the orchestrator's, an execution
 	 * error's the run's (orch.h). */
 	why = err ? pto_orch_error(o) : "";
@@ -458,7 +458,7 @@ static void submit_cost(uint32_t workers, int reps)
 		exit(1);
 	}
 	for (rep = -2; rep < nrep; rep++) {
-		if (pto_submit(o, orch_fn, &j, &r)) {
+		if (pto_run_start(o, orch_fn, &j, &r)) {
 			fprintf(stderr, "pto-bench: submit run failed: %s\n",
 				pto_orch_error(o));
 			exit(1);

@@ -172,8 +172,8 @@ static int cmd_info(int argc, char **argv)
 		printf("cluster %-3u", c);
 		for (i = base; i < base + 3 && i < info.cores; i++)
 			printf(" core %-3u %s", i,
-			       info.core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" :
-			       info.core_type[i] == PTO_CORE_TYPE_AIV ? "AIV" :
+			       info.core_type[i] == PTO_CORE_AIC ? "AIC" :
+			       info.core_type[i] == PTO_CORE_AIV ? "AIV" :
 									"???");
 		printf("\n");
 	}
@@ -219,7 +219,7 @@ static void core_row_head(const struct pto_dev_info *info, unsigned int i,
 			  uint32_t state)
 {
 	printf("%-4u %-4s %-12s ", i,
-	       info->core_type[i] == PTO_CORE_TYPE_AIC ? "AIC" : "AIV",
+	       info->core_type[i] == PTO_CORE_AIC ? "AIC" : "AIV",
 	       state < 7 ? state_names[state] : "?");
 }
 
@@ -761,7 +761,7 @@ static int cmd_exec(int argc, char **argv)
 		}
 	}
 	printf("core %u (%s) %s: status %u %s, COND 0x%08x, %.1f us\n",
-	       o.core, info.core_type[o.core] == PTO_CORE_TYPE_AIC ? "AIC" :
+	       o.core, info.core_type[o.core] == PTO_CORE_AIC ? "AIC" :
 								     "AIV",
 	       func_names[o.func], done[0].status,
 	       done[0].status < 8 ? task_errs[done[0].status] : "?",

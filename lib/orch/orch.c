@@ -197,7 +197,7 @@ void orch_fork_hygiene_once(void)
 static int setup_workers(struct pto_orch *o, const struct pto_orch_config *cfg)
 {
 	static const struct pto_worker_desc dflt[2] = {
-		{ .id = 0, .kind = PTO_WK_SUB }, { .id = 1, .kind = PTO_WK_SUB },
+		{ .id = 0, .kind = PTO_WORKER_SUB }, { .id = 1, .kind = PTO_WORKER_SUB },
 	};
 	const struct pto_worker_desc *w = cfg->nworkers ? cfg->workers : dflt;
 	uint32_t n = cfg->nworkers ? cfg->nworkers : 2, i, j;
@@ -208,7 +208,7 @@ static int setup_workers(struct pto_orch *o, const struct pto_orch_config *cfg)
 	if (!o->workers)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		if (w[i].id < 0 || w[i].kind >= PTO_WK_NR)
+		if (w[i].id < 0 || !orch_kind_valid(w[i].kind))
 			return orch_error(o, -EINVAL, "bad worker %u", i);
 		for (j = 0; j < i; j++)
 			if (w[j].id == w[i].id)
@@ -271,7 +271,7 @@ int orch_config_check(const struct pto_orch_config *cfg, bool workers)
 		return -EINVAL;
 	for (i = 0; i < cfg->nworkers; i++) {
 		if (!orch_reserved_zero(w[i].reserved, sizeof(w[i].reserved)) ||
-		    w[i].id < 0 || w[i].kind >= PTO_WK_NR)
+		    w[i].id < 0 || !orch_kind_valid(w[i].kind))
 			return -EINVAL;
 		for (j = 0; j < i; j++)
 			if (w[j].id == w[i].id)

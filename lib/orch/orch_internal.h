@@ -25,6 +25,15 @@
 
 #define ORCH_MSG_LEN 192
 
+/* Arrays indexed by enum pto_worker_kind: index 0 (no kind) stays empty. */
+#define ORCH_KIND_FIRST PTO_WORKER_AIC
+#define ORCH_KIND_NR (PTO_WORKER_SUB + 1)
+
+static inline bool orch_kind_valid(uint32_t kind)
+{
+	return kind >= ORCH_KIND_FIRST && kind < ORCH_KIND_NR;
+}
+
 /*
  * The short-hold locks (slot fanout_mu, TensorMap mu, sched_mu): held for
  * a few dozen instructions by the orch thread and the workers, and taken
@@ -442,7 +451,7 @@ struct pto_run {
 	/* Orch thread only: */
 	int construction_err;
 	/* Its message: later calls overwrite o->errmsg (a refused submit
-	 * says why it was refused); pto_submit puts this back. */
+	 * says why it was refused); pto_run_start puts this back. */
 	char construction_msg[ORCH_MSG_LEN];
 	/* Counts added to active / unlaunched ahead of registration, spent
 	 * one per slot: the orch thread touches those shared counters once
@@ -683,8 +692,8 @@ struct pto_orch {
 	struct orch_lock sched_mu __attribute__((aligned(64)));
 	struct orch_worker *workers;
 	uint32_t nworkers;
-	uint32_t kind_workers[PTO_WK_NR];	/* workers of each kind (fixed) */
-	struct orch_rq kind_rq[PTO_WK_NR];
+	uint32_t kind_workers[ORCH_KIND_NR];	/* workers of each kind (fixed) */
+	struct orch_rq kind_rq[ORCH_KIND_NR];
 	struct orch_rq group_rq;
 	/* Bumped after every enqueue, so idle workers can spin on one word
 	 * instead of the lock. */
@@ -695,9 +704,9 @@ struct pto_orch {
 	 * group FIFO, or assigned (rq_queued_other). Written under sched_mu,
 	 * read without it. Their own line: every pop writes one, and idle
 	 * in-process workers spin on rq_gen's. */
-	_Atomic uint32_t rq_queued_kind[PTO_WK_NR] __attribute__((aligned(64)));
+	_Atomic uint32_t rq_queued_kind[ORCH_KIND_NR] __attribute__((aligned(64)));
 	_Atomic uint32_t rq_queued_other;
-	char rq_queued_pad[64 - (PTO_WK_NR + 1) * sizeof(uint32_t)];
+	char rq_queued_pad[64 - (ORCH_KIND_NR + 1) * sizeof(uint32_t)];
 	/* One bit per worker kind: a worker of the kind is idle (spinning a
 	 * while, or parking). Set by workers, cleared by the flush or steal
 	 * that routes work of the kind, read by the orch thread at every

@@ -289,7 +289,7 @@ route_locked(struct pto_orch *o, struct orch_slot *s, uint32_t *want)
 void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
 			     uint32_t n)
 {
-	uint32_t i, k, want[PTO_WK_NR] = { 0 };
+	uint32_t i, k, want[ORCH_KIND_NR] = { 0 };
 	bool any = false;
 
 	orch_lock(&o->sched_mu);
@@ -300,7 +300,7 @@ void orch_enqueue_ready_many(struct pto_orch *o, struct orch_slot *const *v,
 		if (want[v[i]->wkind] && take_self_credit(o, v[i]))
 			want[v[i]->wkind]--;
 	}
-	for (k = 0; k < PTO_WK_NR; k++)
+	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
 		if (want[k])
 			kick_kind(o, k, want[k]);
 	/* Release: an idle worker that sees the new generation and then takes
@@ -420,7 +420,7 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 	 * any routing of the kind feeds it. Its idle cores are not idle
 	 * workers waiting for a kick of their own.
 	 */
-	for (k = 0; k < PTO_WK_NR; k++)
+	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
 		if (want[k] && (!kick_kind(o, k, want[k]) ||
 				o->ops->kick_wakes_server))
 			fed |= 1u << k;
@@ -432,7 +432,7 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
  * Caller holds sched_mu. */
 static bool steal_pending(struct pto_orch *o)
 {
-	uint32_t want[PTO_WK_NR] = { 0 };
+	uint32_t want[ORCH_KIND_NR] = { 0 };
 
 	if (!atomic_load_explicit(&o->pend_first, memory_order_acquire) ||
 	    !route_pending_locked(o, want))
@@ -444,7 +444,7 @@ static bool steal_pending(struct pto_orch *o)
 
 void orch_ready_flush(struct pto_orch *o)
 {
-	uint32_t want[PTO_WK_NR] = { 0 };
+	uint32_t want[ORCH_KIND_NR] = { 0 };
 
 	if (!o->pend_tail)
 		return;
@@ -772,7 +772,7 @@ void orch_ready_hungry_kinds(struct pto_orch *o, uint32_t kinds)
 {
 	uint32_t k;
 
-	for (k = 0; k < PTO_WK_NR; k++)
+	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
 		if (kinds & (1u << k))
 			mark_hungry(o, k);
 }

@@ -29,7 +29,7 @@
 
 /*
  * The orchestrator whose orchestration function runs on this thread (set
- * by pto_submit around the call). A run wait or poll from inside the
+ * by pto_run_start around the call). A run wait or poll from inside the
  * function flushes the pending READY slots first (orch_ready_flush): the
  * function may be waiting for them.
  */
@@ -249,7 +249,7 @@ int orch_fail_run_submission(struct pto_orch *o, struct pto_run *r, int err)
 	return cerr;
 }
 
-PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
+PTO_API int pto_run_start(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 {
 	struct pto_orch *prev;
 	struct pto_run *r = NULL;
@@ -276,7 +276,7 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	 * close would end the outer run's scopes. */
 	if (o->building)
 		return orch_error(o, -EDEADLK,
-				  "pto_submit from inside an orchestration "
+				  "pto_run_start from inside an orchestration "
 				  "function of the same orchestrator");
 	ret = orch_begin_run(o, &r);
 	if (ret)
@@ -314,7 +314,7 @@ PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg)
 {
 	pto_run *r = NULL;
-	int ret = pto_submit(o, fn, arg, &r);
+	int ret = pto_run_start(o, fn, arg, &r);
 	bool pending;
 	int st;
 

@@ -914,7 +914,7 @@ static int resolve_target(struct pto_orch *o, struct pto_target t,
 		*kind = o->workers[w].kind;
 		return 0;
 	}
-	if (t.kind >= PTO_WK_NR)
+	if (!orch_kind_valid(t.kind))
 		return orch_error(o, -EINVAL, "bad worker kind %u", t.kind);
 	if (!o->kind_workers[t.kind])
 		return orch_error(o, -EINVAL, "no worker of kind %u", t.kind);
@@ -1048,14 +1048,14 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 				 struct pto_task *out)
 {
 	struct submit_req q = { .kind = ORCH_SUB, .n = n, .c = c, .args = args,
-				.wkind = PTO_WK_SUB };
+				.wkind = PTO_WORKER_SUB };
 	int32_t widx;
 	uint32_t kind;
 	int err;
 
 	if (orch_forked(o))	/* before the argument checks */
 		return -ECHILD;
-	err = resolve_target(o, pto_on_kind(PTO_WK_SUB), &widx, &kind);
+	err = resolve_target(o, pto_on_kind(PTO_WORKER_SUB), &widx, &kind);
 	if (err)
 		return fail_now(o, err);
 	return submit_impl(o, &q, out);

@@ -1003,7 +1003,7 @@ static int sched_start(void *p, struct pto_orch *o)
 
 	be->orch = o;
 	for (i = 0; i < be->nworkers; i++)
-		if (be->workers[i].kind != PTO_WK_MIX)
+		if (be->workers[i].kind != PTO_WORKER_MIX)
 			orch_set_worker_capacity(o, (int32_t)i, 2);
 	for (i = 0; i < be->nthreads; i++) {
 		ret = pthread_create(&be->threads[i].tid, NULL,
@@ -1275,15 +1275,15 @@ static int sched_thread_launch(struct sched_backend *be, struct sched_thread *t,
 		t->cores[k].payload_dirty[0] = SCHED_PAYLOAD_DIRTY_ALL;
 		t->cores[k].payload_dirty[1] = SCHED_PAYLOAD_DIRTY_ALL;
 		mask_set(&t->all, k);
-		kind = info->core_type[rc->index] == PTO_CORE_TYPE_AIC ?
-		       PTO_WK_AIC : PTO_WK_AIV;
+		kind = info->core_type[rc->index] == PTO_CORE_AIC ?
+		       PTO_WORKER_AIC : PTO_WORKER_AIV;
 		t->cores[k].widx = (int32_t)be->nworkers;
 		t->cores[k].kind = kind;
 		add_worker(be, (int32_t)rc->index, kind, t, NULL);
 	}
 	for (k = 0; k < t->nclusters; k++) {
 		t->cl[k].mix_widx = (int32_t)be->nworkers;
-		add_worker(be, PTO_SCHED_MIX_ID(t->cl[k].index), PTO_WK_MIX, t,
+		add_worker(be, PTO_SCHED_MIX_ID(t->cl[k].index), PTO_WORKER_MIX, t,
 			   &t->cl[k]);
 	}
 	return 0;

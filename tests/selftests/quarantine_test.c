@@ -251,7 +251,7 @@ static int orch_one_noop(pto_orch *o, void *arg)
 	int err;
 
 	pto_args_init(&a);
-	err = pto_submit_next_level(o, &noop, &a, NULL, pto_on_kind(PTO_WK_AIV),
+	err = pto_submit_next_level(o, &noop, &a, NULL, pto_on_kind(PTO_WORKER_AIV),
 				    NULL);
 	pto_args_fini(&a);
 	return err;
@@ -315,7 +315,7 @@ static int orch_one_aic_noop(pto_orch *o, void *arg)
 
 	(void)arg;
 	pto_args_init(&a);
-	err = pto_submit_next_level(o, &noop, &a, NULL, pto_on_kind(PTO_WK_AIC),
+	err = pto_submit_next_level(o, &noop, &a, NULL, pto_on_kind(PTO_WORKER_AIC),
 				    NULL);
 	pto_args_fini(&a);
 	return err;
@@ -336,18 +336,18 @@ static int orch_hang_and_queue(pto_orch *o, void *arg)
 	(void)arg;
 	pto_args_init(&a);
 	pto_args_add_scalar(&a, 120000000000ULL);
-	err = pto_submit_next_level(o, &hang, &a, NULL, pto_on_kind(PTO_WK_AIC),
+	err = pto_submit_next_level(o, &hang, &a, NULL, pto_on_kind(PTO_WORKER_AIC),
 				    &h);
 	pto_args_reset(&a);
 	if (!err) {
 		pto_args_add_dep(&a, h);
 		err = pto_submit_next_level(o, &noop, &a, NULL,
-					    pto_on_kind(PTO_WK_AIV), NULL);
+					    pto_on_kind(PTO_WORKER_AIV), NULL);
 	}
 	pto_args_reset(&a);
 	for (i = 0; i < 8 && !err; i++)
 		err = pto_submit_next_level(o, &noop, &a, NULL,
-					    pto_on_kind(PTO_WK_AIC), NULL);
+					    pto_on_kind(PTO_WORKER_AIC), NULL);
 	pto_args_fini(&a);
 	return err;
 }
@@ -377,7 +377,7 @@ TEST(abort_with_a_silent_hung_core)
 	ASSERT_EQ(0, st_param_set("max_spin_ms", "600000"));
 	ASSERT_EQ(0, pto_dev_open(0, &d));
 	ASSERT_EQ(0, pto_orch_create_device(d, NULL, &sc, &o));
-	ASSERT_EQ(0, pto_submit(o, orch_hang_and_queue, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, orch_hang_and_queue, NULL, &r));
 	ASSERT_EQ(0, st_inject_stall(0, 0));
 	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
 	EXPECT_EQ(0, pto_run_done(r));

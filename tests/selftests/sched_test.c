@@ -140,20 +140,20 @@ static int fault_dag(pto_orch *o, void *arg)
 	pto_args_init(&args);
 	pto_args_add_tensor(&args, &a, PTO_NO_DEP);
 	ret = pto_submit_next_level(o, &k_fault, &args, NULL,
-				    pto_on_kind(PTO_WK_AIV), &h);
+				    pto_on_kind(PTO_WORKER_AIV), &h);
 	pto_args_reset(&args);
 	pto_args_add_tensor(&args, &a, PTO_INPUT);
 	pto_args_add_tensor(&args, &b, PTO_OUTPUT_EXISTING);
 	pto_args_add_dep(&args, h);
 	if (!ret)
 		ret = pto_submit_next_level(o, &k_copy, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), &h);
+					    pto_on_kind(PTO_WORKER_AIV), &h);
 	pto_args_reset(&args);
 	pto_args_add_scalar(&args, 5);
 	pto_args_add_tensor(&args, &z, PTO_OUTPUT_EXISTING);
 	if (!ret)
 		ret = pto_submit_next_level(o, &k_fill, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), &h);
+					    pto_on_kind(PTO_WORKER_AIV), &h);
 	pto_args_fini(&args);
 	return ret;
 }
@@ -163,7 +163,7 @@ static int fill_dag(pto_orch *o, void *arg)
 	struct ctx *c = arg;
 	struct pto_tensor t = ti(c->self, 256, 16);
 
-	return submit_fill(o, &t, 9, pto_on_kind(PTO_WK_AIC), NULL, &c->h);
+	return submit_fill(o, &t, 9, pto_on_kind(PTO_WORKER_AIC), NULL, &c->h);
 }
 
 TEST_F(sched, device_error_fails_task_and_poisons_consumer)
@@ -175,7 +175,7 @@ TEST_F(sched, device_error_fails_task_and_poisons_consumer)
 
 	for (i = 0; i < 16; i++)
 		self->map[64 + i] = -1;
-	ASSERT_EQ(0, pto_submit(self->o, fault_dag, &c, &r));
+	ASSERT_EQ(0, pto_run_start(self->o, fault_dag, &c, &r));
 	EXPECT_EQ(-EIO, pto_run_wait(r, 20000));
 	EXPECT_NE(NULL, strstr(pto_run_error(r), "device fault"))
 		TH_LOG("%s", pto_run_error(r));
@@ -224,24 +224,24 @@ static int host_tensor_dag(pto_orch *o, void *arg)
 		pto_args_add_tensor(&args, &t, PTO_INPUT);
 		pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
 		ret = pto_submit_next_level(o, &k_add, &args, NULL,
-					    pto_on_kind(PTO_WK_AIV), &c->h);
+					    pto_on_kind(PTO_WORKER_AIV), &c->h);
 	} else {
 		pto_args_add_scalar(&args, HOST_KEY_SPIN_MS * 1000000ull);
 		pto_args_add_tensor(&args, &h, PTO_OUTPUT_EXISTING);
 		ret = pto_submit_next_level(o, &k_spin, &args, NULL,
-					    pto_on_kind(PTO_WK_AIC), NULL);
+					    pto_on_kind(PTO_WORKER_AIC), NULL);
 		pto_args_reset(&args);
 		pto_args_add_tensor(&args, &h, PTO_INPUT);
 		pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
 		if (!ret)
 			ret = pto_submit_next_level(o, &k_noop, &args, NULL,
-						    pto_on_kind(PTO_WK_AIV), NULL);
+						    pto_on_kind(PTO_WORKER_AIV), NULL);
 		pto_args_reset(&args);
 		pto_args_add_scalar(&args, 3);
 		pto_args_add_tensor(&args, &t, PTO_INOUT);	/* after the noop */
 		if (!ret)
 			ret = pto_submit_next_level(o, &k_fill, &args, NULL,
-						    pto_on_kind(PTO_WK_AIV), NULL);
+						    pto_on_kind(PTO_WORKER_AIV), NULL);
 	}
 	pto_args_fini(&args);
 	return ret;
@@ -261,7 +261,7 @@ TEST_F(sched, host_memory_is_refused_at_submit)
 
 	for (i = 0; i < 16; i++)
 		self->map[i] = -1;
-	EXPECT_EQ(-EINVAL, pto_submit(self->o, host_tensor_dag, &c, &r));
+	EXPECT_EQ(-EINVAL, pto_run_start(self->o, host_tensor_dag, &c, &r));
 	EXPECT_STREQ("member 0 tensor 0 is a HOST tensor, and kernel 1 addresses its tensors in GM only (a kernel that uses no tensor address may take any tensor as an ordering key)",
 		     pto_orch_error(self->o));
 	EXPECT_EQ(-EINVAL, pto_run_wait(r, 20000));
@@ -289,7 +289,7 @@ TEST_F(sched, host_keys_of_tensorless_kernels_are_accepted)
 	for (i = 0; i < 16; i++)
 		self->map[i] = -1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ASSERT_EQ(0, pto_submit(self->o, host_tensor_dag, &c, &r))
+	ASSERT_EQ(0, pto_run_start(self->o, host_tensor_dag, &c, &r))
 		TH_LOG("%s", pto_orch_error(self->o));
 	do {
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -360,7 +360,7 @@ TEST_F(sched, group_across_partitions_is_refused)
 	/* Cluster 0 and the last cluster belong to different threads. */
 	c.ids[0] = 0;
 	c.ids[1] = (int32_t)(self->info.clusters - 1) * 3;
-	ret = pto_submit(self->o, group_dag, &c, &r);
+	ret = pto_run_start(self->o, group_dag, &c, &r);
 	EXPECT_EQ(-EINVAL, ret);
 	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "one partition"))
 		TH_LOG("%s", pto_orch_error(self->o));
@@ -389,7 +389,7 @@ static int aiv_then_mix_dag(pto_orch *o, void *arg)
 
 	pto_args_init(&a);
 	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
-				    pto_on_kind(PTO_WK_AIV), &h);
+				    pto_on_kind(PTO_WORKER_AIV), &h);
 	for (i = 0; i < nclusters && !ret; i++) {
 		pto_args_reset(&a);
 		pto_args_add_scalar(&a, 2000000);	/* 2 ms */
@@ -411,7 +411,7 @@ static int aic_dag(pto_orch *o, void *arg)
 	(void)arg;
 	pto_args_init(&a);
 	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
-				    pto_on_kind(PTO_WK_AIC), &h);
+				    pto_on_kind(PTO_WORKER_AIC), &h);
 	pto_args_fini(&a);
 	return ret;
 }
@@ -434,18 +434,18 @@ TEST(parked_only_task_after_mix)
 	for (it = 0; it < 4; it++) {
 		pto_run *r;
 
-		ASSERT_EQ(0, pto_submit(o, aiv_then_mix_dag, &sc.clusters, &r));
+		ASSERT_EQ(0, pto_run_start(o, aiv_then_mix_dag, &sc.clusters, &r));
 		ASSERT_EQ(0, pto_run_wait(r, 20000));
 		pto_run_release(r);
 		nanosleep(&settle, NULL);
-		ASSERT_EQ(0, pto_submit(o, aic_dag, NULL, &r));
+		ASSERT_EQ(0, pto_run_start(o, aic_dag, NULL, &r));
 		EXPECT_EQ(0, pto_run_wait(r, 2000))
 			TH_LOG("iteration %d: the AIC task was not dispatched", it);
 		/* Unstick it for the teardown if it hung: a kick per submit. */
 		for (int n = 0; n < 20 && pto_run_wait(r, 0) == -ETIMEDOUT; n++) {
 			pto_run *k;
 
-			ASSERT_EQ(0, pto_submit(o, aic_dag, NULL, &k));
+			ASSERT_EQ(0, pto_run_start(o, aic_dag, NULL, &k));
 			pto_run_release(k);
 			nanosleep(&settle, NULL);
 		}
@@ -502,7 +502,7 @@ TEST(failed_mix_payload_does_not_stall_the_cluster)
 		pto_run *r;
 
 		ASSERT_EQ(0, pto_orch_sched_stats(o, &st0));
-		ASSERT_EQ(0, pto_submit(o, bad_then_good_mix_dag, NULL, &r));
+		ASSERT_EQ(0, pto_run_start(o, bad_then_good_mix_dag, NULL, &r));
 		EXPECT_EQ(-E2BIG, pto_run_wait(r, 10000))
 			TH_LOG("iteration %d: the queued MIX tasks never ran", it);
 		EXPECT_NE(NULL, strstr(pto_run_error(r), "at most 2"))
@@ -532,7 +532,7 @@ static int one_noop_dag(pto_orch *o, void *arg)
 	pto_args_init(&a);
 	ret = pto_submit_next_level(o, &k_noop, &a, NULL,
 				    pto_on_kind(arg ? *(uint32_t *)arg :
-						PTO_WK_AIV), NULL);
+						PTO_WORKER_AIV), NULL);
 	pto_args_fini(&a);
 	return ret;
 }
@@ -582,7 +582,7 @@ static int reserved_cfg_dag(pto_orch *o, void *arg)
 	cfg.reserved[2] = 1;
 	pto_args_init(&a);
 	ret = pto_submit_next_level(o, &k_noop, &a, &cfg,
-				    pto_on_kind(PTO_WK_AIV), NULL);
+				    pto_on_kind(PTO_WORKER_AIV), NULL);
 	snprintf(msg, 128, "%s", pto_orch_error(o));
 	pto_args_fini(&a);
 	return ret;
@@ -660,7 +660,7 @@ static int fill_one_dag(pto_orch *o, void *arg)
 {
 	struct devrun *d = arg;
 
-	return submit_fill(o, &d->t, d->v, pto_on_kind(PTO_WK_AIV),
+	return submit_fill(o, &d->t, d->v, pto_on_kind(PTO_WORKER_AIV),
 			   NULL, NULL);
 }
 
@@ -732,7 +732,7 @@ TEST(every_device_runs_its_own_dag)
 	}
 	/* All devices at once. */
 	for (k = 0; k < n; k++)
-		ASSERT_EQ(0, pto_submit(d[k].o, fill_one_dag, &d[k], &r[k]));
+		ASSERT_EQ(0, pto_run_start(d[k].o, fill_one_dag, &d[k], &r[k]));
 	for (k = 0; k < n; k++) {
 		EXPECT_EQ(0, pto_run_wait(r[k], 20000)) TH_LOG("device %u", k);
 		pto_run_release(r[k]);
@@ -791,7 +791,7 @@ TEST(another_devices_buffer_is_refused_at_submit)
 	ASSERT_EQ(0, pto_orch_create_device(d[1].dev, NULL, NULL, &d[1].o));
 
 	d[0].v = 7;
-	EXPECT_EQ(-EXDEV, pto_submit(d[1].o, fill_one_dag, &d[0], &r));
+	EXPECT_EQ(-EXDEV, pto_run_start(d[1].o, fill_one_dag, &d[0], &r));
 	EXPECT_STREQ("member 0 tensor 0 is GM of device 0, this orchestrator runs on device 1",
 		     pto_orch_error(d[1].o));
 	EXPECT_EQ(-EXDEV, pto_run_wait(r, 20000));
@@ -834,12 +834,12 @@ static int spin_and_queue_dag(pto_orch *o, void *arg)
 	pto_args_init(&a);
 	pto_args_add_scalar(&a, 2000000000);	/* 2 s */
 	ret = pto_submit_next_level(o, &k_spin, &a, NULL,
-				    pto_on_kind(PTO_WK_AIV), NULL);
+				    pto_on_kind(PTO_WORKER_AIV), NULL);
 	pto_args_reset(&a);
 	for (i = 0; i < 20 && !ret; i++)
 		ret = pto_submit_next_level(o, &k_noop, &a, NULL,
-					    pto_on_kind(i % 3 ? PTO_WK_AIV :
-							PTO_WK_AIC), NULL);
+					    pto_on_kind(i % 3 ? PTO_WORKER_AIV :
+							PTO_WORKER_AIC), NULL);
 	pto_args_fini(&a);
 	return ret;
 }
@@ -856,7 +856,7 @@ TEST(fatal_device_error_fails_the_run)
 		SKIP(return, "needs root and debugfs");
 	ASSERT_EQ(0, pto_dev_open(0, &dev));
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	ASSERT_EQ(0, pto_submit(o, spin_and_queue_dag, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, spin_and_queue_dag, NULL, &r));
 	usleep(200000);		/* the spin runs, the rest is queued */
 	ASSERT_EQ(0, st_write_file(PTO_DBG0 "fatal", "1"));
 	ret = pto_run_wait(r, 10000);
@@ -952,19 +952,19 @@ static int hang_dag(pto_orch *o, void *arg)
 	int i, ret = 0;
 
 	if (c->first) {
-		ret = submit_hang(o, PTO_WK_AIC, &h);
+		ret = submit_hang(o, PTO_WORKER_AIC, &h);
 		if (!ret)
-			ret = fill_on(o, c, 0, 5, PTO_WK_AIV, &h);
+			ret = fill_on(o, c, 0, 5, PTO_WORKER_AIV, &h);
 		if (!ret)
-			ret = fill_on(o, c, 16, 8, PTO_WK_AIV, NULL);
+			ret = fill_on(o, c, 16, 8, PTO_WORKER_AIV, NULL);
 	}
 	for (i = 0; i < 8 && !ret; i++)
 		ret = fill_on(o, c, (c->first ? 32 : 256) + 16 * i, 6,
-			      PTO_WK_AIC, NULL);
+			      PTO_WORKER_AIC, NULL);
 	if (!c->first && !ret) {
 		pto_args_init(&a);
 		ret = pto_submit_next_level(o, &k_noop, &a, NULL,
-					    pto_on_kind(PTO_WK_MIX), NULL);
+					    pto_on_kind(PTO_WORKER_MIX), NULL);
 		pto_args_fini(&a);
 	}
 	return ret;
@@ -975,9 +975,9 @@ static int mix_hang_dag(pto_orch *o, void *arg)
 {
 	struct hang_ctx *c = arg;
 	struct pto_task h;
-	int ret = submit_hang(o, PTO_WK_MIX, &h);
+	int ret = submit_hang(o, PTO_WORKER_MIX, &h);
 
-	return ret ? ret : fill_on(o, c, 0, 5, PTO_WK_AIV, &h);
+	return ret ? ret : fill_on(o, c, 0, 5, PTO_WORKER_AIV, &h);
 }
 
 /*
@@ -991,7 +991,7 @@ static void start_hung_mix(struct __test_metadata *_metadata,
 	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
 
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, o));
-	ASSERT_EQ(0, pto_submit(*o, mix_hang_dag, c, r));
+	ASSERT_EQ(0, pto_run_start(*o, mix_hang_dag, c, r));
 	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(*o, 300));
 }
 
@@ -1003,7 +1003,7 @@ static void start_hung_mix(struct __test_metadata *_metadata,
 TEST(abort_ends_a_hung_mix_task_once)
 {
 	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
-	uint32_t mix = PTO_WK_MIX;
+	uint32_t mix = PTO_WORKER_MIX;
 	struct hang_ctx c = { 0 };
 	struct pto_sched_stats st;
 	struct pto_dev *dev;
@@ -1068,7 +1068,7 @@ TEST(abort_retries_a_failed_retirement)
 
 static int fill_one_aic_dag(pto_orch *o, void *arg)
 {
-	return fill_on(o, arg, 512, 9, PTO_WK_AIC, NULL);
+	return fill_on(o, arg, 512, 9, PTO_WORKER_AIC, NULL);
 }
 
 /*
@@ -1114,7 +1114,7 @@ TEST(abort_ends_a_hung_run)
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 
 	c.first = 1;
-	ASSERT_EQ(0, pto_submit(o, hang_dag, &c, &r1));
+	ASSERT_EQ(0, pto_run_start(o, hang_dag, &c, &r1));
 	/* The independent AIV fill ran: the cores work, the hang hangs. */
 	for (i = 0; i < 2000 && __atomic_load_n(&c.map[16], __ATOMIC_ACQUIRE) != 8;
 	     i++)
@@ -1122,7 +1122,7 @@ TEST(abort_ends_a_hung_run)
 	ASSERT_EQ(8, c.map[16]);
 	/* After it: run 2's MIX task, wanted, keeps the AIV cores idle. */
 	c.first = 0;
-	ASSERT_EQ(0, pto_submit(o, hang_dag, &c, &r2));
+	ASSERT_EQ(0, pto_run_start(o, hang_dag, &c, &r2));
 	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
 	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 300));
 	EXPECT_EQ(0, pto_run_done(r1));
@@ -1198,7 +1198,7 @@ static int32_t aic_of(const struct pto_dev_info *info, unsigned int cl)
 	unsigned int i;
 
 	for (i = cl * 3; i < cl * 3 + 3; i++)
-		if (info->core_type[i] == PTO_CORE_TYPE_AIC)
+		if (info->core_type[i] == PTO_CORE_AIC)
 			return (int32_t)i;
 	return -1;
 }
@@ -1218,7 +1218,7 @@ static unsigned int running_aiv(struct pto_dev *dev,
 	unsigned int i, n = 0;
 
 	for (i = 0; i < info->cores; i++)
-		n += info->core_type[i] == PTO_CORE_TYPE_AIV &&
+		n += info->core_type[i] == PTO_CORE_AIV &&
 		     core_running(dev, (int32_t)i);
 	return n;
 }
@@ -1319,7 +1319,7 @@ TEST(abort_beside_a_close_that_keeps_timing_out)
 	aic = aic_of(&info, 0);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	c.first = 1;
-	ASSERT_EQ(0, pto_submit(o, hang_dag, &c, &r));
+	ASSERT_EQ(0, pto_run_start(o, hang_dag, &c, &r));
 	/* The independent AIV fill ran, the hang holds the AIC core. */
 	EXPECT_TRUE(st_wait_until(__atomic_load_n(&c.map[16],
 						  __ATOMIC_ACQUIRE) == 8 &&
@@ -1372,7 +1372,7 @@ TEST(two_concurrent_aborts_end_the_work_once)
 	struct aborter ab[2];
 	struct hang_ctx c = { 0 };
 	struct pto_sched_stats st;
-	uint32_t mix = PTO_WK_MIX;
+	uint32_t mix = PTO_WORKER_MIX;
 	atomic_int go = 0;
 	struct pto_dev *dev;
 	pthread_t th[2];
@@ -1475,10 +1475,10 @@ static int fills_then_fail_dag(pto_orch *o, void *arg)
 	pto_args_add_scalar(&a, 3);
 	pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
 	ret = pto_submit_next_level(o, &k_fill, &a, NULL,
-				    pto_on_kind(PTO_WK_AIC), &h);
+				    pto_on_kind(PTO_WORKER_AIC), &h);
 	pto_args_fini(&a);
 	if (!ret)
-		ret = fill_on(o, c, 80, 4, PTO_WK_AIV, &h);
+		ret = fill_on(o, c, 80, 4, PTO_WORKER_AIV, &h);
 	return ret ? ret : -ENOTRECOVERABLE;
 }
 
@@ -1512,12 +1512,12 @@ TEST(abort_and_close_settle_a_pending_cancellation_once)
 	hang_setup(_metadata, &dev, &c, &info);
 	aic = aic_of(&info, 0);
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	ASSERT_EQ(0, pto_submit(o, mix_hang_dag, &c, &r1));	/* MIX */
+	ASSERT_EQ(0, pto_run_start(o, mix_hang_dag, &c, &r1));	/* MIX */
 	EXPECT_TRUE(st_wait_until(core_running(dev, aic)));
 	sr.o = o;
 	orch_set_fail_hook(o, settle_race_hook, &sr);
-	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, fills_then_fail_dag, &c,
-					       &r2));
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_start(o, fills_then_fail_dag, &c,
+						  &r2));
 	ASSERT_NE(NULL, r2);
 	EXPECT_EQ(3, atomic_load(&sr.snapshots));	/* left pending */
 
@@ -1624,7 +1624,7 @@ TEST(abort_with_hangs_on_two_scheduler_threads)
 	for (i = 0; i < 2; i++) {
 		t[i] = (struct two_hangs){ .c = &c, .core = aic_of(&info, i),
 					   .at = 64 * i };
-		ASSERT_EQ(0, pto_submit(o, hang_on_core_dag, &t[i], &r[i]));
+		ASSERT_EQ(0, pto_run_start(o, hang_on_core_dag, &t[i], &r[i]));
 	}
 	EXPECT_TRUE(st_wait_until(core_running(dev, t[0].core) &&
 				  core_running(dev, t[1].core)));
@@ -1672,9 +1672,9 @@ static int spmd_hang_dag(pto_orch *o, void *arg)
 
 	pto_args_init(&a);
 	pto_args_add_scalar(&a, 120000000000ULL);	/* 120 s */
-	ret = pto_submit_spmd(o, &k_hang, &a, NULL, PTO_WK_AIV, 6, &h);
+	ret = pto_submit_spmd(o, &k_hang, &a, NULL, PTO_WORKER_AIV, 6, &h);
 	pto_args_fini(&a);
-	return ret ? ret : fill_on(o, c, 0, 5, PTO_WK_AIC, &h);
+	return ret ? ret : fill_on(o, c, 0, 5, PTO_WORKER_AIC, &h);
 }
 
 struct group_hang {
@@ -1696,7 +1696,7 @@ static int group_hang_dag(pto_orch *o, void *arg)
 	ret = pto_submit_next_level_group(o, &k_hang, ap, 2, NULL, g->ids, &h);
 	for (i = 0; i < 2; i++)
 		pto_args_fini(&a[i]);
-	return ret ? ret : fill_on(o, g->c, 16, 5, PTO_WK_AIV, &h);
+	return ret ? ret : fill_on(o, g->c, 16, 5, PTO_WORKER_AIV, &h);
 }
 
 TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
@@ -1705,7 +1705,7 @@ TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
 	struct hang_ctx c = { 0 };
 	struct pto_dev_info info;
 	struct group_hang g;
-	uint32_t mix = PTO_WK_MIX;
+	uint32_t mix = PTO_WORKER_MIX;
 	struct pto_dev *dev;
 	pto_run *rs, *rg;
 	pto_orch *o;
@@ -1719,8 +1719,8 @@ TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	g = (struct group_hang){ .c = &c,
 				 .ids = { aic_of(&info, 0), aic_of(&info, 1) } };
-	ASSERT_EQ(0, pto_submit(o, spmd_hang_dag, &c, &rs));
-	ASSERT_EQ(0, pto_submit(o, group_hang_dag, &g, &rg));
+	ASSERT_EQ(0, pto_run_start(o, spmd_hang_dag, &c, &rs));
+	ASSERT_EQ(0, pto_run_start(o, group_hang_dag, &g, &rg));
 	/*
 	 * Both members hang, and blocks on at least two AIV cores (the
 	 * placement fills an awake core's pending slot before it wakes a
@@ -1756,7 +1756,7 @@ TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
  * not returned); the function's next submit and alloc fail at once
  * (-ECANCELED, the first saying the orchestrator was aborted) instead of
  * queueing tasks only to fail them; the run fails, the function's error
- * is pto_submit()'s, and a second abort returns 0.
+ * is pto_run_start()'s, and a second abort returns 0.
  */
 struct build_ctx {
 	struct hang_ctx *c;
@@ -1775,16 +1775,16 @@ static int abort_mid_build_dag(pto_orch *o, void *arg)
 	struct pto_task h;
 	int ret;
 
-	ret = submit_hang(o, PTO_WK_AIC, &h);
+	ret = submit_hang(o, PTO_WORKER_AIC, &h);
 	if (!ret)
-		ret = fill_on(o, b->c, 0, 5, PTO_WK_AIV, &h);
+		ret = fill_on(o, b->c, 0, 5, PTO_WORKER_AIV, &h);
 	if (!ret)
-		ret = fill_on(o, b->c, 32, 7, PTO_WK_AIV, NULL);
+		ret = fill_on(o, b->c, 32, 7, PTO_WORKER_AIV, NULL);
 	if (ret)
 		return ret;
 	atomic_store(&b->submitted, 1);
 	st_wait_until(atomic_load(&b->aborted));
-	b->submit_ret = fill_on(o, b->c, 16, 8, PTO_WK_AIV, NULL);
+	b->submit_ret = fill_on(o, b->c, 16, 8, PTO_WORKER_AIV, NULL);
 	snprintf(b->submit_msg, sizeof(b->submit_msg), "%s",
 		 pto_orch_error(o));
 	b->alloc_ret = pto_alloc(o, 1024, &t, NULL);
@@ -1796,7 +1796,7 @@ static void *build_thread(void *arg)
 {
 	struct build_ctx *b = arg;
 
-	b->submit = pto_submit(b->o, abort_mid_build_dag, b, &b->r);
+	b->submit = pto_run_start(b->o, abort_mid_build_dag, b, &b->r);
 	return NULL;
 }
 
@@ -1888,10 +1888,10 @@ static int pressure_dag(pto_orch *o, void *arg)
 	struct pto_task h;
 	int i, ret;
 
-	ret = submit_hang(o, PTO_WK_AIC, &h);
+	ret = submit_hang(o, PTO_WORKER_AIC, &h);
 	for (i = 0; i < 16 && !ret; i++) {
 		atomic_store(&p->attempts, i + 1);
-		ret = fill_on(o, p->c, 64 + 16 * i, 4, PTO_WK_AIV, &h);
+		ret = fill_on(o, p->c, 64 + 16 * i, 4, PTO_WORKER_AIV, &h);
 	}
 	p->ret = ret;
 	snprintf(p->msg, sizeof(p->msg), "%s", pto_orch_error(o));
@@ -1909,7 +1909,7 @@ static void *pressure_thread(void *arg)
 {
 	struct pressure_build *b = arg;
 
-	b->ret = pto_submit(b->o, pressure_dag, b->p, &b->r);
+	b->ret = pto_run_start(b->o, pressure_dag, b->p, &b->r);
 	return NULL;
 }
 
@@ -1994,7 +1994,7 @@ static int fills_then_block(pto_orch *o, void *arg)
 		pto_args_add_scalar(&a, 77 + i);
 		pto_args_add_tensor(&a, &d, PTO_OUTPUT_EXISTING);
 		ret = pto_submit_next_level(o, &k_fill, &a, NULL,
-					    pto_on_kind(PTO_WK_AIV), &h);
+					    pto_on_kind(PTO_WORKER_AIV), &h);
 	}
 	pto_args_fini(&a);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -2018,7 +2018,7 @@ TEST_F(sched, batched_ready_task_runs_while_orchestration_blocks)
 		pto_run *r;
 
 		nanosleep(&settle, NULL);	/* the threads sleep */
-		ASSERT_EQ(0, pto_submit(self->o, fills_then_block, &c, &r));
+		ASSERT_EQ(0, pto_run_start(self->o, fills_then_block, &c, &r));
 		ASSERT_EQ(0, pto_run_wait(r, 20000));
 		pto_run_release(r);
 		EXPECT_EQ(1, c.seen)
@@ -2125,7 +2125,7 @@ TEST(pending_slot_takes_the_next_id_while_the_core_runs)
 		SKIP(return, "needs root and debugfs");
 	ASSERT_EQ(0, pto_dev_open(0, &dev));
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
-	ASSERT_EQ(0, pto_submit(o, spin_on_core1_dag, &long_ns, &r1));
+	ASSERT_EQ(0, pto_run_start(o, spin_on_core1_dag, &long_ns, &r1));
 	/* The core took the long task: COND ACKs the id in DATA_MAIN_BASE. */
 	t0 = pto_now_ns();
 	do {
@@ -2135,7 +2135,7 @@ TEST(pending_slot_takes_the_next_id_while_the_core_runs)
 	ASSERT_EQ(PTO_COND_ACK | dmb, cond);
 	first = dmb;
 	/* A kick: the thread finds the core's pending slot free. */
-	ASSERT_EQ(0, pto_submit(o, spin_on_core1_dag, &short_ns, &r2));
+	ASSERT_EQ(0, pto_run_start(o, spin_on_core1_dag, &short_ns, &r2));
 	t0 = pto_now_ns();
 	do {
 		ASSERT_EQ(0, window_regs(1, &dmb, &cond));
@@ -2232,7 +2232,7 @@ TEST(mix_task_fails_with_its_cores_device_error)
 	ASSERT_EQ(0, pto_dev_open(0, &dev));
 	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &o));
 	ASSERT_EQ(0, pto_orch_sched_stats(o, &st0));
-	ASSERT_EQ(0, pto_submit(o, mix_fault_dag, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, mix_fault_dag, NULL, &r));
 	EXPECT_EQ(-EIO, pto_run_wait(r, 10000));
 	EXPECT_NE(NULL, strstr(pto_run_error(r), "(device fault) on core"))
 		TH_LOG("%s", pto_run_error(r));
@@ -2293,7 +2293,7 @@ static int mixw_aiv(pto_orch *o, struct mixw_ctx *c, uint32_t i)
 	t.shape[1] = MIXW_SIDE;
 	t.strides[0] = 1;
 	t.strides[1] = 1;
-	return submit_fill(o, &t, 1, pto_on_kind(PTO_WK_AIV), NULL, NULL);
+	return submit_fill(o, &t, 1, pto_on_kind(PTO_WORKER_AIV), NULL, NULL);
 }
 
 static int mixw_dag(pto_orch *o, void *arg)
@@ -2398,7 +2398,7 @@ static void mixw_check(struct __test_metadata *_metadata,
 TEST(mix_task_waits_only_for_the_work_in_flight)
 {
 	const struct pto_target on_mix = pto_on_worker(PTO_SCHED_MIX_ID(0));
-	const struct pto_target any_mix = pto_on_kind(PTO_WK_MIX);
+	const struct pto_target any_mix = pto_on_kind(PTO_WORKER_MIX);
 
 	mixw_check(_metadata, on_mix, 0, "exact, at once");
 	mixw_check(_metadata, on_mix, 20, "exact, stream flowing");

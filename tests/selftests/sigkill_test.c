@@ -31,7 +31,7 @@ static int spin_dag(pto_orch *o, void *arg)
 		pto_args_reset(&args);
 		pto_args_add_scalar(&args, 200000);	/* 200 us each */
 		ret = pto_submit_next_level(o, &k_spin, &args, NULL,
-					    pto_on_kind(i % 3 ? PTO_WK_AIV : PTO_WK_AIC),
+					    pto_on_kind(i % 3 ? PTO_WORKER_AIV : PTO_WORKER_AIC),
 					    &h);
 	}
 	pto_args_fini(&args);
@@ -56,7 +56,7 @@ static int fill_dag(pto_orch *o, void *arg)
 	pto_args_add_scalar(&args, 7);
 	pto_args_add_tensor(&args, &t, PTO_OUTPUT_EXISTING);
 	ret = pto_submit_next_level(o, &k_fill, &args, NULL,
-				    pto_on_kind(PTO_WK_AIV), &h);
+				    pto_on_kind(PTO_WORKER_AIV), &h);
 	pto_args_fini(&args);
 	return ret;
 }

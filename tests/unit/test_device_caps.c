@@ -207,7 +207,7 @@ static int create_with(const struct pto_orch_config *ocfg,
  */
 TEST(reserved_config_words_are_refused_before_any_ioctl)
 {
-	struct pto_worker_desc w = { .id = 0, .kind = PTO_WK_SUB };
+	struct pto_worker_desc w = { .id = 0, .kind = PTO_WORKER_SUB };
 	struct pto_orch_config oc = { .task_window = 64 };
 	struct pto_sched_config sc = { .clusters = 1 };
 	int ioctls, ret;

@@ -84,7 +84,7 @@ static int bp_fn(pto_orch *o, void *arg)
 
 TEST(backpressure_with_batch_pending_does_not_deadlock)
 {
-	static const struct pto_worker_desc w[] = { OT_WORKER(0, PTO_WK_SUB) };
+	static const struct pto_worker_desc w[] = { OT_WORKER(0, PTO_WORKER_SUB) };
 	struct pto_orch_config cfg = { .heap_ring_size = 4 * BP_SLAB,
 				       .task_window = 64, .timeout_ms = 3000,
 				       .workers = w, .nworkers = 1 };
@@ -96,7 +96,7 @@ TEST(backpressure_with_batch_pending_does_not_deadlock)
 	ASSERT_EQ(0, orch_create_manual(&cfg, &b.o));
 	orch_set_ready_batch(b.o, ORCH_READY_BATCH);
 	ASSERT_EQ(0, pthread_create(&th, NULL, bp_popper, &b));
-	EXPECT_EQ(0, pto_submit(b.o, bp_fn, &b, &r));
+	EXPECT_EQ(0, pto_run_start(b.o, bp_fn, &b, &r));
 	EXPECT_EQ(0, pto_run_wait(r, 5000));
 	atomic_store(&b.stop, 1);
 	pthread_join(th, NULL);
@@ -113,7 +113,7 @@ TEST(backpressure_with_batch_pending_does_not_deadlock)
 /* ---- the protocol, step by step (manual backend, test = orch thread) -- */
 
 static const struct pto_worker_desc W2[] = {
-	OT_WORKER(0, PTO_WK_SUB), OT_WORKER(1, PTO_WK_SUB), OT_WORKER(2, PTO_WK_AIV),
+	OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(1, PTO_WORKER_SUB), OT_WORKER(2, PTO_WORKER_AIV),
 };
 
 /* The step-by-step tests' orchestrator: a 64-slot window, W2's workers. */
@@ -268,7 +268,7 @@ TEST(server_steals_at_pops_and_before_sleep)
 
 	/* A thread going to sleep with nothing pending: its kinds turn
 	 * hungry, and the next SUB publication is routed at once. */
-	EXPECT_FALSE(orch_ready_steal(o, 1u << PTO_WK_SUB, true));
+	EXPECT_FALSE(orch_ready_steal(o, 1u << PTO_WORKER_SUB, true));
 	gen = orch_ready_gen(o);
 	sub(_metadata, o, 10);
 	EXPECT_NE(gen, orch_ready_gen(o));
@@ -294,7 +294,7 @@ TEST(server_steals_at_pops_and_before_sleep)
 	gen = orch_ready_gen(o);
 	sub(_metadata, o, 13);
 	EXPECT_EQ(gen, orch_ready_gen(o));
-	EXPECT_TRUE(orch_ready_steal(o, 1u << PTO_WK_SUB, true));
+	EXPECT_TRUE(orch_ready_steal(o, 1u << PTO_WORKER_SUB, true));
 	EXPECT_NE(gen, orch_ready_gen(o));
 	pop_done(_metadata, o, 0, 13);
 
@@ -321,7 +321,7 @@ static bool ready_any(struct pto_orch *o)
 {
 	uint32_t k;
 
-	for (k = 0; k < PTO_WK_NR; k++)
+	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
 		if (orch_ready_any_kind(o, k))
 			return true;
 	return false;
@@ -392,17 +392,17 @@ TEST(ready_any_kind_asks_for_one_kind)
 
 	r = begin_manual(_metadata, orch_create_manual, &o);
 	ASSERT_NE(NULL, r);
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_SUB));
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_AIV));
 	/* SUB work: for SUB workers, not for AIV ones. */
 	sub(_metadata, o, 1);
 	orch_ready_flush(o);
-	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_SUB));
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WORKER_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_AIV));
 	EXPECT_TRUE(ready_any(o));
 	EXPECT_EQ(0, orch_ready_pop(o, 2, &d));	/* what AIV would have found */
 	pop_done(_metadata, o, 0, 1);
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_SUB));
 	EXPECT_FALSE(ready_any(o));
 
 	/* An exact single (on the AIV worker) counts for every kind. */
@@ -411,20 +411,20 @@ TEST(ready_any_kind_asks_for_one_kind)
 	ASSERT_EQ(0, pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(2),
 					   NULL));
 	pto_args_fini(&a);
-	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_AIV));
-	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_SUB));
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WORKER_AIV));
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WORKER_SUB));
 	pop_done(_metadata, o, 2, 2);
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_SUB));
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_AIV));
 
 	/* A group, then the member its start assigns: every kind. */
 	ASSERT_EQ(0, group01(o));
-	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WORKER_AIV));
 	ASSERT_EQ(1, orch_ready_pop(o, 0, &d));
-	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_AIV));	/* member 1 */
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WORKER_AIV));	/* member 1 */
 	ASSERT_EQ(1, orch_ready_pop(o, 1, &d1));
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_SUB));
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_SUB));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_AIV));
 	orch_member_done(o, &d, 0, NULL);
 	orch_member_done(o, &d1, 0, NULL);
 	end_manual(_metadata, o, r, 0);
@@ -433,9 +433,9 @@ TEST(ready_any_kind_asks_for_one_kind)
 	r = begin_manual(_metadata, orch_create_manual_server, &o);
 	ASSERT_NE(NULL, r);
 	sub(_metadata, o, 3);
-	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_TRUE(orch_ready_any_kind(o, PTO_WORKER_AIV));
 	pop_done(_metadata, o, 0, 3);
-	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WK_AIV));
+	EXPECT_FALSE(orch_ready_any_kind(o, PTO_WORKER_AIV));
 	end_manual(_metadata, o, r, 0);
 }
 
@@ -560,7 +560,7 @@ static int two_slow(pto_orch *o, void *arg)
 }
 
 static const struct pto_worker_desc TWO_SUB[] = {
-	OT_WORKER(0, PTO_WK_SUB), OT_WORKER(1, PTO_WK_SUB),
+	OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(1, PTO_WORKER_SUB),
 };
 
 TEST(parked_worker_takes_second_task_at_once)

@@ -63,10 +63,11 @@ static bool membarrier_expedited(void)
 }
 
 /*
- * Duplicate ids, a negative id, an unknown kind, nworkers without a
- * workers array: each is -EINVAL with *out NULL, and nothing was set up -
- * no pool variable set, no membarrier registration. The same set made
- * valid creates (and then both happened: the check sees them).
+ * Duplicate ids, a negative id, an unknown kind or kind 0 (no kind),
+ * nworkers without a workers array: each is -EINVAL with *out NULL, and
+ * nothing was set up - no pool variable set, no membarrier registration.
+ * The same set made valid creates (and then both happened: the check sees
+ * them).
  */
 TEST(bad_worker_sets_are_refused_before_anything)
 {
@@ -75,18 +76,20 @@ TEST(bad_worker_sets_are_refused_before_anything)
 		uint32_t n;
 		const char *what;
 	} bad[] = {
-		{ { OT_WORKER(0, PTO_WK_SUB), OT_WORKER(1, PTO_WK_SUB),
-		    OT_WORKER(0, PTO_WK_AIV) }, 3, "duplicate id 0" },
-		{ { OT_WORKER(4, PTO_WK_SUB), OT_WORKER(4, PTO_WK_SUB) }, 2,
+		{ { OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(1, PTO_WORKER_SUB),
+		    OT_WORKER(0, PTO_WORKER_AIV) }, 3, "duplicate id 0" },
+		{ { OT_WORKER(4, PTO_WORKER_SUB), OT_WORKER(4, PTO_WORKER_SUB) }, 2,
 		  "duplicate id 4, same kind" },
-		{ { OT_WORKER(0, PTO_WK_SUB), OT_WORKER(-1, PTO_WK_SUB) }, 2,
+		{ { OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(-1, PTO_WORKER_SUB) }, 2,
 		  "id -1" },
-		{ { OT_WORKER(0, PTO_WK_SUB), OT_WORKER(1, PTO_WK_NR) }, 2,
-		  "kind PTO_WK_NR" },
+		{ { OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(1, PTO_WORKER_SUB + 1) },
+		  2, "kind PTO_WORKER_SUB + 1" },
+		{ { OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(1, 0) }, 2,
+		  "kind 0 (names no kind)" },
 		{ { OT_WORKER(0, 0xffffffffu) }, 1, "kind 0xffffffff" },
 	};
 	struct pto_worker_desc ok[2] = {
-		OT_WORKER(0, PTO_WK_SUB), OT_WORKER(7, PTO_WK_SUB),
+		OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(7, PTO_WORKER_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64 };
 	unsigned int i;
@@ -118,6 +121,70 @@ TEST(bad_worker_sets_are_refused_before_anything)
 		EXPECT_EQ(0, syscall(__NR_membarrier,
 				     MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0));
 	}
+	EXPECT_EQ(0, pto_orch_close(o, 2000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+}
+
+/*
+ * A task placed on a kind: kind 0 (what pto_on_worker() leaves in the
+ * target, naming no kind), a kind past PTO_WORKER_SUB, and a kind with no
+ * worker are each -EINVAL with a message naming the kind, and nothing
+ * runs.
+ */
+static atomic_int kind_ran;
+
+static int k_ran(struct pto_task_ctx *c)
+{
+	(void)c;
+	atomic_fetch_add(&kind_ran, 1);
+	return 0;
+}
+
+static int submit_on_kind(pto_orch *o, void *arg)
+{
+	struct pto_callable c = { .fn = k_ran };
+	struct pto_task_args a;
+	int err;
+
+	pto_args_init(&a);
+	err = pto_submit_next_level(o, &c, &a, NULL,
+				    pto_on_kind(*(enum pto_worker_kind *)arg),
+				    NULL);
+	pto_args_fini(&a);
+	return err;
+}
+
+TEST(target_of_no_or_unknown_kind_is_refused)
+{
+	static const struct {
+		enum pto_worker_kind kind;
+		const char *msg;
+	} bad[] = {
+		{ (enum pto_worker_kind)0, "bad worker kind 0" },
+		{ (enum pto_worker_kind)(PTO_WORKER_SUB + 1), "bad worker kind 5" },
+		{ PTO_WORKER_AIV, "no worker of kind 2" },
+	};
+	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64 };
+	enum pto_worker_kind k;
+	unsigned int i;
+	pto_orch *o;
+	pto_run *r;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		k = bad[i].kind;
+		EXPECT_EQ(-EINVAL, pto_run_start(o, submit_on_kind, &k, &r))
+			TH_LOG("kind %u", (unsigned int)k);
+		EXPECT_NE(NULL, strstr(pto_orch_error(o), bad[i].msg))
+			TH_LOG("kind %u: \"%s\"", (unsigned int)k,
+			       pto_orch_error(o));
+		EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
+		pto_run_release(r);
+	}
+	/* The control: the default workers' kind runs. */
+	k = PTO_WORKER_SUB;
+	EXPECT_EQ(0, pto_orch_run(o, submit_on_kind, &k));
+	EXPECT_EQ(1, atomic_load(&kind_ran));
 	EXPECT_EQ(0, pto_orch_close(o, 2000));
 	EXPECT_EQ(0, pto_orch_destroy(o));
 }

@@ -10,8 +10,8 @@
 #include "orch_test.h"
 
 static const struct pto_worker_desc W3[] = {
-	OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(2, PTO_WK_AIV),
-	OT_WORKER(9, PTO_WK_SUB),
+	OT_WORKER(0, PTO_WORKER_AIV), OT_WORKER(1, PTO_WORKER_AIV), OT_WORKER(2, PTO_WORKER_AIV),
+	OT_WORKER(9, PTO_WORKER_SUB),
 };
 
 static int noop(struct pto_task_ctx *c)
@@ -1039,7 +1039,7 @@ TEST_F(man, spmd_blocks_dispatch_independently)
 
 	pto_args_reset(&self->a);
 	pto_args_add_tensor(&self->a, &out, PTO_OUTPUT);
-	ASSERT_EQ(0, pto_submit_spmd(self->o, &NOOP, &self->a, NULL, PTO_WK_AIV, 5,
+	ASSERT_EQ(0, pto_submit_spmd(self->o, &NOOP, &self->a, NULL, PTO_WORKER_AIV, 5,
 				     &h));
 	data = self->a.tensors[0].t.data;
 	EXPECT_NE(0u, data);
@@ -1085,7 +1085,7 @@ TEST_F(man, spmd_blocks_without_tensors)
 
 	pto_args_reset(&self->a);
 	pto_args_add_scalar(&self->a, 42);
-	ASSERT_EQ(0, pto_submit_spmd(self->o, &NOOP, &self->a, NULL, PTO_WK_AIV, 2,
+	ASSERT_EQ(0, pto_submit_spmd(self->o, &NOOP, &self->a, NULL, PTO_WORKER_AIV, 2,
 				     &h));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(1, orch_ready_pop(self->o, i, &d[i]));
@@ -1107,11 +1107,11 @@ TEST_F(man, any_worker_of_kind)
 
 	pto_args_reset(&self->a);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-					   pto_on_kind(PTO_WK_AIV), &h));
+					   pto_on_kind(PTO_WORKER_AIV), &h));
 	EXPECT_EQ(0, ot_run_one(self->o, 3, 0, NULL));	/* SUB: wrong kind */
 	EXPECT_EQ(1, ot_run_one(self->o, 2, 0, NULL));
 	EXPECT_EQ(-EINVAL, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-						 pto_on_kind(PTO_WK_MIX), NULL));
+						 pto_on_kind(PTO_WORKER_MIX), NULL));
 	orch_fail_run_submission(self->o, self->r, -EINVAL);
 }
 
@@ -1133,11 +1133,11 @@ TEST_F(man, done_pop_keeps_released_consumer_without_kick)
 	t = pto_tensor_host(self->buf[0], 64);
 	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT_EXISTING);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-					   pto_on_kind(PTO_WK_AIV), &p));
+					   pto_on_kind(PTO_WORKER_AIV), &p));
 	pto_args_reset(&self->a);
 	pto_args_add_tensor(&self->a, &t, PTO_INPUT);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-					   pto_on_kind(PTO_WK_AIV), &c1));
+					   pto_on_kind(PTO_WORKER_AIV), &c1));
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
 	EXPECT_EQ(p.task_id, d.task_id);
 	k0 = orch_manual_kicks(self->o);
@@ -1153,11 +1153,11 @@ TEST_F(man, done_pop_keeps_released_consumer_without_kick)
 	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT_EXISTING);
 	pto_args_add_dep(&self->a, c1);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-					   pto_on_kind(PTO_WK_AIV), &c2));
+					   pto_on_kind(PTO_WORKER_AIV), &c2));
 	pto_args_reset(&self->a);
 	pto_args_add_dep(&self->a, c1);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-					   pto_on_kind(PTO_WK_AIV), &tail));
+					   pto_on_kind(PTO_WORKER_AIV), &tail));
 	k0 = orch_manual_kicks(self->o);
 	ASSERT_EQ(1, orch_member_done_pop(self->o, &next, 0, NULL, &d));
 	EXPECT_EQ(c2.task_id, d.task_id);
@@ -1170,10 +1170,10 @@ TEST_F(man, done_pop_keeps_released_consumer_without_kick)
 	/* Plain orch_member_done (no pop follows) still kicks. */
 	pto_args_reset(&self->a);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-					   pto_on_kind(PTO_WK_AIV), &p));
+					   pto_on_kind(PTO_WORKER_AIV), &p));
 	pto_args_add_dep(&self->a, p);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-					   pto_on_kind(PTO_WK_AIV), &c1));
+					   pto_on_kind(PTO_WORKER_AIV), &c1));
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
 	k0 = orch_manual_kicks(self->o);
 	orch_member_done(self->o, &d, 0, NULL);
@@ -1243,7 +1243,7 @@ TEST_F(man, done_pop_kicks_for_a_consumer_its_pop_did_not_take)
 	pto_args_reset(&self->a);
 	pto_args_add_dep(&self->a, t);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-					   pto_on_kind(PTO_WK_AIV), &c));
+					   pto_on_kind(PTO_WORKER_AIV), &c));
 	e = T1(0, 0, PTO_INPUT);
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &d));
 	EXPECT_EQ(t.task_id, d.task_id);
@@ -1742,7 +1742,7 @@ static int submit_refused(pto_orch *o, void *arg)
 		err = pto_submit_next_level_group(o, x->c, args, 2, NULL, ids,
 						  NULL);
 	else if (x->shape == 2)
-		err = pto_submit_spmd(o, x->c, &a, NULL, PTO_WK_SUB, 3, NULL);
+		err = pto_submit_spmd(o, x->c, &a, NULL, PTO_WORKER_SUB, 3, NULL);
 	else
 		err = pto_submit_next_level(o, x->c, &a, NULL,
 					    pto_on_worker(0), NULL);
@@ -1764,7 +1764,7 @@ static void expect_refused(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, orch_create(&cfg, ops, NULL, &o));
 	for (x->shape = 0; x->shape < n; x->shape++) {
-		EXPECT_EQ(err, pto_submit(o, submit_refused, x, &r))
+		EXPECT_EQ(err, pto_run_start(o, submit_refused, x, &r))
 			TH_LOG("shape %lu", (unsigned long)x->shape);
 		EXPECT_STREQ(msg[x->shape], pto_orch_error(o));
 		EXPECT_EQ(0, ot_drain(o));	/* nothing to run */
@@ -1825,7 +1825,7 @@ TEST(fnless_callable_taken_alike_without_host_callbacks)
 
 	ASSERT_EQ(0, orch_create(&cfg, &gm_ops, NULL, &o));
 	ASSERT_EQ(2, orch_nworkers(o));
-	ASSERT_EQ(0, pto_submit(o, submit_fnless, NULL, &r))
+	ASSERT_EQ(0, pto_run_start(o, submit_fnless, NULL, &r))
 		TH_LOG("\"%s\"", pto_orch_error(o));
 	EXPECT_EQ(2, ot_drain(o));	/* both ran (the manual way) */
 	EXPECT_EQ(0, pto_run_wait(r, 1000));
@@ -1905,7 +1905,7 @@ static int submit_bad_dep(pto_orch *o, void *arg)
 		err = pto_submit_next_level_group(o, &NOOP, args, 2, NULL, ids,
 						  &x->h);
 	else if (x->shape == 2)
-		err = pto_submit_spmd(o, &NOOP, &a, NULL, PTO_WK_SUB, 2, &x->h);
+		err = pto_submit_spmd(o, &NOOP, &a, NULL, PTO_WORKER_SUB, 2, &x->h);
 	else
 		err = pto_submit_next_level(o, &NOOP, &a, NULL,
 					    pto_on_worker(1), &x->h);
@@ -1960,7 +1960,7 @@ TEST(hand_built_dep_with_bad_retain_or_reserved_bytes_is_refused)
 				snprintf(want, sizeof(want),
 					 "member %d dep 1: retain %u is neither 0 nor 1",
 					 shape == 1, x.val);
-			EXPECT_EQ(-EINVAL, pto_submit(o, submit_bad_dep, &x, &r))
+			EXPECT_EQ(-EINVAL, pto_run_start(o, submit_bad_dep, &x, &r))
 				TH_LOG("shape %d, byte %u = 0x%x", shape, x.byte,
 				       x.val);
 			EXPECT_STREQ(want, x.msg);
@@ -1989,7 +1989,7 @@ TEST(hand_built_dep_with_bad_retain_or_reserved_bytes_is_refused)
 		memset(&x, 0, sizeof(x));
 		x.shape = shape;
 		x.byte = 1;	/* reserved[0] = 0: retain as added */
-		ASSERT_EQ(0, pto_submit(o, submit_bad_dep, &x, &r))
+		ASSERT_EQ(0, pto_run_start(o, submit_bad_dep, &x, &r))
 			TH_LOG("shape %d: %s", shape, x.msg);
 		EXPECT_STREQ("", x.msg);
 		EXPECT_EQ(x.live[0] + 1, x.live[1]);
@@ -2095,7 +2095,7 @@ TEST(ordering_kernels_take_host_tensors_others_take_gm)
 	pto_args_reset(&a);
 	pto_args_add_tensor(&a, &host, PTO_INPUT);
 	pto_args_add_tensor(&a, &gm, PTO_INPUT);
-	ASSERT_EQ(0, pto_submit_spmd(o, &KC_ORDER, &a, NULL, PTO_WK_SUB, 2, &rd))
+	ASSERT_EQ(0, pto_submit_spmd(o, &KC_ORDER, &a, NULL, PTO_WORKER_SUB, 2, &rd))
 		TH_LOG("%s", pto_orch_error(o));
 	EXPECT_EQ(ORCH_PENDING, ot_state(o, rd));	/* the HOST key orders */
 	pto_args_reset(&a);

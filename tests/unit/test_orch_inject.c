@@ -123,13 +123,13 @@ static int build(pto_orch *o, void *arg)
 		pto_args_add_dep(&a, h[i]);
 	for (i = 0; i < 40; i++)	/* many duplicates, no cap */
 		pto_args_add_dep_wait(&a, h[i % 5]);
-	err = pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_kind(PTO_WK_SUB),
+	err = pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_kind(PTO_WORKER_SUB),
 				    &h[5]);
 	if (err)
 		goto out;
 	err = pto_scope_end(o);
 out:
-	/* Read here: once the function returns, pto_submit() writes its
+	/* Read here: once the function returns, pto_run_start() writes its
 	 * own message over an empty one. */
 	if (err)
 		snprintf(d->msg, sizeof(d->msg), "%s", pto_orch_error(o));
@@ -162,7 +162,7 @@ TEST(every_fail_point_is_reclaimed)
 			pto_run *r = NULL;
 			int ret, st;
 
-			ret = pto_submit(o, build, &d, &r);
+			ret = pto_run_start(o, build, &d, &r);
 			ASSERT_NE(NULL, r);
 			st = pto_run_wait(r, 5000);
 			ASSERT_NE(-ETIMEDOUT, st);	/* the fence resolves */
@@ -258,7 +258,7 @@ TEST(every_lookup_precedes_the_journal)
 
 	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
 	orch_set_fail_hook(o, order_hook, &ord);
-	EXPECT_EQ(-ENOMEM, pto_submit(o, build_output_then_input, &d, &r));
+	EXPECT_EQ(-ENOMEM, pto_run_start(o, build_output_then_input, &d, &r));
 	EXPECT_EQ(1, ord.deps_calls);
 	EXPECT_EQ(0u, ord.nkeys_at_deps);
 	EXPECT_EQ(-ENOMEM, pto_run_wait(r, 0));
@@ -297,7 +297,7 @@ static int build_and_fail(pto_orch *o, void *arg)
 	return err ?: -ENOTRECOVERABLE;
 }
 
-/* pto_submit's cancellation retries a failed snapshot; nothing is
+/* pto_run_start's cancellation retries a failed snapshot; nothing is
  * allocated once the debts are cleared. */
 TEST(cancel_snapshot_failure_then_retry)
 {
@@ -307,7 +307,7 @@ TEST(cancel_snapshot_failure_then_retry)
 	pto_run *r;
 
 	atomic_store(&gate_open, 0);
-	EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, &d, &r));
+	EXPECT_EQ(-ENOTRECOVERABLE, pto_run_start(o, build_and_fail, &d, &r));
 	EXPECT_EQ(0, in.snapshot_failures);	/* two failed, third worked */
 	EXPECT_EQ(1, in.settle_seen);
 	EXPECT_EQ(0, in.alloc_after_settle);
@@ -323,7 +323,7 @@ TEST(cancel_snapshot_failure_then_retry)
  * Every in-line attempt at cancelling a failed run fails: the run stays
  * unresolved with its debts. pending_cancel() builds that state (the
  * gate opened again, the root run), with the run submitted by @run
- * (pto_orch_run, which returns its error) or by pto_submit (*r set).
+ * (pto_orch_run, which returns its error) or by pto_run_start (*r set).
  * closed_and_settled() is what close() must leave: the debts settled,
  * no run state left, every slot, heap byte and mapping back.
  */
@@ -339,7 +339,7 @@ static pto_orch *pending_cancel(struct __test_metadata *_metadata,
 	if (run) {
 		EXPECT_EQ(-ENOTRECOVERABLE, pto_orch_run(o, build_and_fail, d));
 	} else {
-		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, build_and_fail, d, r));
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_run_start(o, build_and_fail, d, r));
 	}
 	EXPECT_EQ(0, in->snapshot_failures);
 	EXPECT_EQ(0, in->settle_seen);
@@ -438,9 +438,9 @@ TEST(close_settles_every_pending_cancellation)
 
 		ASSERT_EQ(0, orch_create_manual(&cfg, &o));
 		orch_set_fail_hook(o, hook, &in);
-		/* Three attempts each in pto_submit: both left pending. */
-		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, one_then_fail, NULL, &r1));
-		EXPECT_EQ(-ENOTRECOVERABLE, pto_submit(o, one_then_fail, NULL, &r2));
+		/* Three attempts each in pto_run_start: both left pending. */
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_run_start(o, one_then_fail, NULL, &r1));
+		EXPECT_EQ(-ENOTRECOVERABLE, pto_run_start(o, one_then_fail, NULL, &r2));
 		EXPECT_EQ(0, in.snapshot_failures);
 		EXPECT_EQ(2u, orch_runs_alive(o));
 		pto_run_release(r1);
@@ -491,7 +491,7 @@ TEST(scope_registration_out_of_memory_has_a_message)
 
 	ASSERT_EQ(0, orch_create_manual(&cfg, &o));
 	orch_set_fail_hook(o, fail_scope_register, NULL);
-	EXPECT_EQ(-ENOMEM, pto_submit(o, many_subs, NULL, &r));
+	EXPECT_EQ(-ENOMEM, pto_run_start(o, many_subs, NULL, &r));
 	EXPECT_NE(NULL, strstr(pto_orch_error(o), "scope registration"))
 		TH_LOG("\"%s\"", pto_orch_error(o));
 	EXPECT_EQ(-ENOMEM, pto_run_wait(r, 0));
@@ -663,7 +663,7 @@ static void close_settles_beside(struct __test_metadata *_metadata,
 	sem_wait(&ov.in_settle);	/* close is settling the first run */
 
 	EXPECT_EQ(at == AT_BUILD ? -EINVAL : -ENOTRECOVERABLE,
-		  pto_submit(o, overlap_build, &ov, &r2));
+		  pto_run_start(o, overlap_build, &ov, &r2));
 	ASSERT_NE(NULL, r2);
 	EXPECT_NE(NULL, strstr(pto_orch_error(o), own))
 		TH_LOG("orch error: %s", pto_orch_error(o));

@@ -107,7 +107,7 @@ TEST(wait_timeout_then_result)
 	pto_orch *o = mk(_metadata, 2);
 	pto_run *r;
 
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r));
 	EXPECT_EQ(-ETIMEDOUT, pto_run_wait(r, 20));
 	EXPECT_EQ(0, pto_run_done(r));
 	EXPECT_EQ(-EBUSY, pto_run_result(r));
@@ -156,7 +156,7 @@ TEST(stale_handle_from_earlier_run_rejected)
 
 	ASSERT_EQ(0, pto_orch_run(o, orch_stash, &s));
 	EXPECT_EQ(5, s.x);
-	EXPECT_EQ(-EINVAL, pto_submit(o, orch_use_stale, &s, &r));
+	EXPECT_EQ(-EINVAL, pto_run_start(o, orch_use_stale, &s, &r));
 	EXPECT_NE(NULL, strstr(pto_orch_error(o), "another run"));
 	ASSERT_NE(NULL, r);
 	EXPECT_EQ(-EINVAL, pto_run_wait(r, 1000));
@@ -186,7 +186,7 @@ TEST(handle_from_another_orchestrator_rejected)
 	pto_run *r;
 
 	ASSERT_EQ(0, pto_orch_run(b, orch_stash, &s));
-	EXPECT_EQ(-EINVAL, pto_submit(a, orch_use_foreign, &s, &r));
+	EXPECT_EQ(-EINVAL, pto_run_start(a, orch_use_foreign, &s, &r));
 	EXPECT_NE(NULL, strstr(pto_orch_error(a), "another run"));
 	ASSERT_NE(NULL, r);
 	EXPECT_EQ(-EINVAL, pto_run_wait(r, 1000));
@@ -195,13 +195,13 @@ TEST(handle_from_another_orchestrator_rejected)
 	done(_metadata, b);
 }
 
-/* pto_submit on the same orchestrator from inside its orchestration
+/* pto_run_start on the same orchestrator from inside its orchestration
  * function is refused; the outer run goes on unharmed. */
 static int orch_nested(pto_orch *o, void *arg)
 {
 	pto_run *inner = NULL;
 
-	*(int *)arg = pto_submit(o, orch_gated, NULL, &inner);
+	*(int *)arg = pto_run_start(o, orch_gated, NULL, &inner);
 	if (inner)
 		return -EFAULT;	/* must stay NULL */
 	return one_sub(o, k_count, NULL, 0, PTO_NO_DEP, NULL);
@@ -241,7 +241,7 @@ TEST(failed_producer_poisons_dependent)
 	int buf[2] = { 0, 0 };
 	pto_run *r;
 
-	ASSERT_EQ(0, pto_submit(o, orch_fail_chain, buf, &r));
+	ASSERT_EQ(0, pto_run_start(o, orch_fail_chain, buf, &r));
 	EXPECT_EQ(-EIO, pto_run_wait(r, 5000));
 	EXPECT_NE(NULL, strstr(pto_run_error(r), "kernel says no"));
 	EXPECT_EQ(0, buf[0]);	/* dependents never ran */
@@ -257,13 +257,13 @@ TEST(pipeline_depth_blocks_begin_run)
 	pto_orch *o = mk(_metadata, 2);
 	pto_run *r[3];
 
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[0]));
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[1]));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r[0]));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r[1]));
 	pthread_mutex_lock(&o->runs_mu);
 	EXPECT_EQ(2u, o->runs_in_flight);
 	pthread_mutex_unlock(&o->runs_mu);
 	gate_set(1);
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[2]));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r[2]));
 	EXPECT_EQ(0, pto_run_wait(r[0], -1));
 	EXPECT_EQ(0, pto_run_wait(r[1], -1));
 	EXPECT_EQ(0, pto_run_wait(r[2], -1));
@@ -288,11 +288,11 @@ TEST(begin_run_blocks_when_depth_spent)
 	pthread_t th;
 	uint64_t t0;
 
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[0]));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r[0]));
 	EXPECT_EQ(0, pto_run_done(r[0]));	/* its task waits on the gate */
 	t0 = ot_now_ns();
 	pthread_create(&th, NULL, open_later, NULL);
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r[1]));	/* blocks */
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r[1]));	/* blocks */
 	EXPECT_GE(ot_now_ns() - t0, 30 * 1000000ULL);
 	EXPECT_EQ(1, pto_run_done(r[0]));
 	pthread_join(th, NULL);
@@ -307,11 +307,11 @@ TEST(close_drains_within_budget_and_is_retryable)
 	pto_orch *o = mk(_metadata, 2);
 	pto_run *r, *r2;
 
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r));
 	EXPECT_EQ(-ETIMEDOUT, pto_orch_close(o, 20));
 	EXPECT_EQ(-EBUSY, pto_orch_destroy(o));
 	/* Closing: new submissions are rejected. */
-	EXPECT_EQ(-ESHUTDOWN, pto_submit(o, orch_gated, NULL, &r2));
+	EXPECT_EQ(-ESHUTDOWN, pto_run_start(o, orch_gated, NULL, &r2));
 	EXPECT_EQ(NULL, r2);
 	gate_set(1);
 	EXPECT_EQ(0, pto_orch_close(o, 2000));
@@ -421,7 +421,7 @@ TEST(abort_on_the_inproc_backend_is_eopnotsupp_and_changes_nothing)
 	struct stash st = { .x = 0 };
 	pto_run *r;
 
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r));
 	EXPECT_EQ(-EOPNOTSUPP, pto_orch_abort(o, 20));
 	EXPECT_EQ(0, pto_run_done(r));
 	gate_set(1);
@@ -443,7 +443,7 @@ TEST(destroy_with_an_outstanding_run_handle_is_ebusy)
 	pto_run *r;
 
 	gate_set(1);
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r));
 	ASSERT_EQ(0, pto_run_wait(r, -1));
 	ASSERT_EQ(0, pto_orch_close(o, 2000));
 	EXPECT_EQ(1u, orch_runs_alive(o));
@@ -475,7 +475,7 @@ static int orch_close_inside(pto_orch *o, void *arg)
 
 /*
  * Close from inside the orchestration function cannot drain the run being
- * built: -EDEADLK at once (as pto_submit there), not -ETIMEDOUT after the
+ * built: -EDEADLK at once (as pto_run_start there), not -ETIMEDOUT after the
  * whole budget; the orchestrator is left open, so this run's later submit
  * and the next run go through.
  */
@@ -509,7 +509,7 @@ static void construction_fails(struct __test_metadata *_metadata,
 	pto_orch *o = mk(_metadata, 2);
 	pto_run *r;
 
-	EXPECT_EQ(err, pto_submit(o, fn, NULL, &r));
+	EXPECT_EQ(err, pto_run_start(o, fn, NULL, &r));
 	EXPECT_NE(NULL, strstr(pto_orch_error(o), msg));
 	EXPECT_EQ(err, pto_run_wait(r, 2000));
 	pto_run_release(r);
@@ -540,7 +540,7 @@ TEST(orchestration_error_is_synchronous_and_cancels)
 	pto_run *r;
 
 	gate_set(1);
-	EXPECT_EQ(-ENOENT, pto_submit(o, orch_user_error, NULL, &r));
+	EXPECT_EQ(-ENOENT, pto_run_start(o, orch_user_error, NULL, &r));
 	EXPECT_EQ(-ENOENT, pto_run_wait(r, 2000));
 	pto_run_release(r);
 	done(_metadata, o);
@@ -550,7 +550,7 @@ TEST(orchestration_error_is_synchronous_and_cancels)
  * The first construction error is the run's: its code and message survive
  * what the function does next - a submit refused because the run already
  * failed (0), another failing call with a message of its own (1), or
- * returning the refusal's code (2). pto_submit returns the first code,
+ * returning the refusal's code (2). pto_run_start returns the first code,
  * pto_orch_error() and the run's wait describe it.
  */
 static int orch_error_then_more(pto_orch *o, void *arg)
@@ -577,8 +577,8 @@ TEST(first_construction_error_is_kept)
 		pto_orch *o = mk(_metadata, 2);
 		pto_run *r;
 
-		EXPECT_EQ(-EINVAL, pto_submit(o, orch_error_then_more,
-					      (void *)(intptr_t)mode, &r));
+		EXPECT_EQ(-EINVAL, pto_run_start(o, orch_error_then_more,
+						 (void *)(intptr_t)mode, &r));
 		EXPECT_NE(NULL, strstr(pto_orch_error(o), "no worker with id 42"))
 			TH_LOG("mode %d: \"%s\"", mode, pto_orch_error(o));
 		EXPECT_EQ(-EINVAL, pto_run_wait(r, 2000));
@@ -623,7 +623,7 @@ TEST(submit_outside_run_rejected)
 TEST(failed_create_clears_out)
 {
 	static const struct pto_worker_desc w[2] = {
-		OT_WORKER(3, PTO_WK_SUB), OT_WORKER(3, PTO_WK_SUB),
+		OT_WORKER(3, PTO_WORKER_SUB), OT_WORKER(3, PTO_WORKER_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .nworkers = 2, .workers = w };
@@ -648,7 +648,7 @@ TEST(failed_create_clears_out)
 TEST(reserved_config_words_are_refused_before_anything)
 {
 	struct pto_worker_desc w[2] = {
-		OT_WORKER(0, PTO_WK_SUB), OT_WORKER(5, PTO_WK_SUB),
+		OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(5, PTO_WORKER_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .nworkers = 2, .workers = w };
@@ -710,7 +710,7 @@ static int orch_with_cfg(pto_orch *o, void *arg)
 		c->ret = pto_submit_next_level_group(o, &k, &ap, 1, &c->cfg,
 						     &w0, &c->h);
 	else
-		c->ret = pto_submit_spmd(o, &k, &a, &c->cfg, PTO_WK_SUB, 2,
+		c->ret = pto_submit_spmd(o, &k, &a, &c->cfg, PTO_WORKER_SUB, 2,
 					 &c->h);
 	c->live = ot_live_slots(o);
 	snprintf(c->msg, sizeof(c->msg), "%s", pto_orch_error(o));
@@ -872,7 +872,7 @@ TEST(fork_child_run_calls_are_echild)
 	pid_t pid;
 	int st;
 
-	ASSERT_EQ(0, pto_submit(o, orch_gated, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, orch_gated, NULL, &r));
 	h.mu = &o->runs_mu;
 	ASSERT_EQ(0, pthread_create(&th, NULL, hold_mu, &h));
 	while (!atomic_load(&h.held))
@@ -885,7 +885,7 @@ TEST(fork_child_run_calls_are_echild)
 
 		alarm(2);
 		pto_run_release(r);
-		bad |= (pto_submit(o, orch_gated, NULL, &r2) != -ECHILD) << 0;
+		bad |= (pto_run_start(o, orch_gated, NULL, &r2) != -ECHILD) << 0;
 		bad |= (r2 != NULL) << 1;
 		bad |= (pto_orch_run(o, orch_gated, NULL) != -ECHILD) << 2;
 		bad |= (pto_run_wait(r, -1) != -ECHILD) << 3;
@@ -956,7 +956,7 @@ static int orch_forks(pto_orch *o, void *arg)
 					      NULL) != -ECHILD) << 5;
 		bad |= (pto_submit_next_level_group(o, &c, NULL, 0, NULL, NULL,
 						    NULL) != -ECHILD) << 6;
-		bad |= (pto_submit_spmd(o, &c, NULL, NULL, PTO_WK_AIV, 0,
+		bad |= (pto_submit_spmd(o, &c, NULL, NULL, PTO_WORKER_AIV, 0,
 					NULL) != -ECHILD) << 7;
 		/* Nothing written, not even the copy's message. */
 		bad |= (o->building->construction_err != 0 ||
@@ -1019,7 +1019,7 @@ static int k_calls_own_orch(struct pto_task_ctx *c)
 	CB.close_ns = ot_now_ns() - t0;
 	CB.abort_err = pto_orch_abort(CB.o, 50);
 	CB.destroy_err = pto_orch_destroy(CB.o);
-	CB.submit_err = pto_submit(CB.o, orch_cb_nested, NULL, &CB.nested);
+	CB.submit_err = pto_run_start(CB.o, orch_cb_nested, NULL, &CB.nested);
 	CB.run_err = pto_orch_run(CB.o, orch_cb_nested, NULL);
 	while (!(self = atomic_load(&CB.self)) && ot_now_ns() < until)
 		ot_sleep_ms(1);
@@ -1068,9 +1068,9 @@ TEST(calls_from_a_host_callback_are_edeadlk)
 	CB.wait_forever_err = 1;
 	CB.prev_err = CB.prev_accepted_err = 1;
 	/* A finished run whose status is not 0: the callback must see it. */
-	ASSERT_EQ(-EIO, pto_submit(o, orch_fails, NULL, &CB.prev));
+	ASSERT_EQ(-EIO, pto_run_start(o, orch_fails, NULL, &CB.prev));
 	ASSERT_EQ(-EIO, pto_run_wait(CB.prev, 10000));
-	ASSERT_EQ(0, pto_submit(o, orch_calls_own_orch, NULL, &r));
+	ASSERT_EQ(0, pto_run_start(o, orch_calls_own_orch, NULL, &r));
 	atomic_store(&CB.self, r);
 	EXPECT_EQ(0, pto_run_wait(r, 10000));
 	pto_run_release(r);
@@ -1179,7 +1179,8 @@ static int orch_run1(pto_orch *o, void *arg)
 TEST(cancelled_head_group_releases_reservation)
 {
 	static const struct pto_worker_desc w[] = {
-		OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(2, PTO_WK_AIV),
+		OT_WORKER(0, PTO_WORKER_AIV), OT_WORKER(1, PTO_WORKER_AIV),
+		OT_WORKER(2, PTO_WORKER_AIV),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .workers = w, .nworkers = 3 };
@@ -1190,13 +1191,13 @@ TEST(cancelled_head_group_releases_reservation)
 
 	gate_set(0);
 	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
-	ASSERT_EQ(0, pto_submit(o, orch_run0, &rv, &r0));
+	ASSERT_EQ(0, pto_run_start(o, orch_run0, &rv, &r0));
 	/* Worker 0 must be busy (A running) before the group arrives, or the
 	 * group, which has priority over singles for its targets, goes first. */
 	for (i = 0; i < 1000 && !atomic_load(&G.started); i++)
 		ot_sleep_ms(1);
 	ASSERT_EQ(1, atomic_load(&G.started));
-	EXPECT_EQ(-ECANCELED, pto_submit(o, orch_run1, NULL, &r1));
+	EXPECT_EQ(-ECANCELED, pto_run_start(o, orch_run1, NULL, &r1));
 	for (i = 0; i < 1000 && !atomic_load(&t_ran); i++)
 		ot_sleep_ms(1);
 	EXPECT_EQ(1, atomic_load(&t_ran));	/* while A is still gated */
@@ -1231,7 +1232,7 @@ static int orch_null_fn(pto_orch *o, void *arg)
 	switch (which) {
 	case 0:
 		err = pto_submit_next_level(o, &none, &a, NULL,
-					    pto_on_kind(PTO_WK_AIV), NULL);
+					    pto_on_kind(PTO_WORKER_AIV), NULL);
 		break;
 	case 1:
 		err = pto_submit_next_level(o, &none, &a, NULL,
@@ -1242,7 +1243,7 @@ static int orch_null_fn(pto_orch *o, void *arg)
 						  (int32_t[]){ 0, 1 }, NULL);
 		break;
 	case 3:
-		err = pto_submit_spmd(o, &none, &a, NULL, PTO_WK_AIV, 2, NULL);
+		err = pto_submit_spmd(o, &none, &a, NULL, PTO_WORKER_AIV, 2, NULL);
 		break;
 	default:
 		err = pto_submit_sub(o, &none, &a, NULL);
@@ -1264,7 +1265,7 @@ static void expect_refused_run(struct __test_metadata *_metadata,
 	uint64_t next = atomic_load(&o->next_task_id);
 	pto_run *r;
 
-	EXPECT_EQ(-EINVAL, pto_submit(o, fn, which, &r))
+	EXPECT_EQ(-EINVAL, pto_run_start(o, fn, which, &r))
 		TH_LOG("variant %d", *which);
 	EXPECT_STREQ(msg, pto_orch_error(o)) TH_LOG("variant %d", *which);
 	EXPECT_EQ(next, atomic_load(&o->next_task_id));
@@ -1280,7 +1281,8 @@ static void expect_refused_run(struct __test_metadata *_metadata,
 TEST(null_host_callback_refused_at_submit)
 {
 	static const struct pto_worker_desc w[] = {
-		OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(2, PTO_WK_SUB),
+		OT_WORKER(0, PTO_WORKER_AIV), OT_WORKER(1, PTO_WORKER_AIV),
+		OT_WORKER(2, PTO_WORKER_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .workers = w, .nworkers = 3 };
@@ -1314,7 +1316,7 @@ TEST(alloc_refusals_name_the_argument)
 	static const char *const msg[2] = {
 		"alloc of 0 bytes", "pto_alloc: NULL tensor out-pointer",
 	};
-	static const struct pto_worker_desc w[] = { OT_WORKER(0, PTO_WK_SUB) };
+	static const struct pto_worker_desc w[] = { OT_WORKER(0, PTO_WORKER_SUB) };
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 64,
 				       .workers = w, .nworkers = 1 };
 	pto_orch *o;

@@ -78,7 +78,7 @@ static int op3(pto_orch *o, struct vec *v, pto_kernel_fn fn,
 	else
 		err = pto_submit_next_level(o, &c, &a, NULL,
 					    worker >= 0 ? pto_on_worker(worker) :
-							  pto_on_kind(PTO_WK_AIV),
+							  pto_on_kind(PTO_WORKER_AIV),
 					    NULL);
 	*out = a.tensors[2].t;	/* auto-allocated address handed back */
 	pto_args_fini(&a);
@@ -100,7 +100,7 @@ static int op_adds(pto_orch *o, struct vec *v, struct pto_tensor *x, float s,
 	if (v->use_sub)
 		err = pto_submit_sub(o, &c, &a, NULL);
 	else
-		err = pto_submit_next_level(o, &c, &a, NULL, pto_on_kind(PTO_WK_AIV),
+		err = pto_submit_next_level(o, &c, &a, NULL, pto_on_kind(PTO_WORKER_AIV),
 					    NULL);
 	*out = a.tensors[1].t;
 	pto_args_fini(&a);
@@ -135,7 +135,8 @@ static int vector_dag(pto_orch *o, void *arg)
 static void run_vector(struct __test_metadata *_metadata, int use_sub)
 {
 	static const struct pto_worker_desc w[] = {
-		OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(7, PTO_WK_SUB),
+		OT_WORKER(0, PTO_WORKER_AIV), OT_WORKER(1, PTO_WORKER_AIV),
+		OT_WORKER(7, PTO_WORKER_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 22, .task_window = 16,
 				       .workers = w, .nworkers = 3 };
@@ -207,7 +208,7 @@ TEST(vector_f47_pipelined)
 			pto_run_release(r[k]);
 		}
 		memset(v[k].f, 0, NB);
-		ASSERT_EQ(0, pto_submit(o, vector_dag, &v[k], &r[k]));
+		ASSERT_EQ(0, pto_run_start(o, vector_dag, &v[k], &r[k]));
 	}
 	for (k = 0; k < 2; k++) {
 		ASSERT_EQ(0, pto_run_wait(r[k], -1));

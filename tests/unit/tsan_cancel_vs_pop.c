@@ -39,8 +39,8 @@ static int build_then_fail(pto_orch *o, void *arg)
 TEST(cancellation_races_dispatch)
 {
 	struct pto_worker_desc w[4] = {
-		OT_WORKER(0, PTO_WK_SUB), OT_WORKER(1, PTO_WK_SUB),
-		OT_WORKER(2, PTO_WK_SUB), OT_WORKER(3, PTO_WK_SUB),
+		OT_WORKER(0, PTO_WORKER_SUB), OT_WORKER(1, PTO_WORKER_SUB),
+		OT_WORKER(2, PTO_WORKER_SUB), OT_WORKER(3, PTO_WORKER_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 256,
 				       .timeout_ms = 5000, .nworkers = 4, .workers = w };
@@ -52,7 +52,7 @@ TEST(cancellation_races_dispatch)
 		pto_run *r = NULL;
 
 		EXPECT_EQ(-ENOTRECOVERABLE,
-			  pto_submit(o, build_then_fail, (void *)(intptr_t)(8 + i % 64), &r));
+			  pto_run_start(o, build_then_fail, (void *)(intptr_t)(8 + i % 64), &r));
 		if (r) {
 			EXPECT_EQ(-ENOTRECOVERABLE, pto_run_wait(r, 5000));
 			pto_run_release(r);

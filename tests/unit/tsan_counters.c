@@ -168,8 +168,8 @@ TEST(heap_pressure_message_is_read_under_the_ring_lock)
 
 	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
 	atomic_store_explicit(&hold_gate, 0, memory_order_relaxed);
-	ASSERT_EQ(0, pto_submit(o, orch_hold, NULL, &r1));
-	EXPECT_EQ(-ETIMEDOUT, pto_submit(o, orch_pressed, &p, &r2));
+	ASSERT_EQ(0, pto_run_start(o, orch_hold, NULL, &r1));
+	EXPECT_EQ(-ETIMEDOUT, pto_run_start(o, orch_pressed, &p, &r2));
 	EXPECT_EQ(-ETIMEDOUT, p.err);
 	at = strstr(p.msg, "(ring ");
 	ASSERT_NE(NULL, at) TH_LOG("message: %s", p.msg);

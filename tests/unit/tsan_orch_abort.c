@@ -77,7 +77,7 @@ static int fake_pto_ioctl(int fd, unsigned long req, void *arg)
 		in->caps = PTO_CAP_CORES;
 		for (i = 0; i < FAKE_CORES && (uint32_t)i < in->core_types_count;
 		     i++)
-			types[i] = i % 3 ? PTO_CORE_TYPE_AIV : PTO_CORE_TYPE_AIC;
+			types[i] = i % 3 ? PTO_CORE_AIV : PTO_CORE_AIC;
 		return 0;
 	}
 	case PTO_IOCTL_BO_ALLOC: {
@@ -227,15 +227,15 @@ static int hang_dag(pto_orch *o, void *arg)
 	int ret;
 
 	(void)arg;
-	ret = submit_on(o, &k_hang, PTO_WK_AIC, NULL, &h);
-	return ret ? ret : submit_on(o, &k_noop, PTO_WK_AIV, &h, NULL);
+	ret = submit_on(o, &k_hang, PTO_WORKER_AIC, NULL, &h);
+	return ret ? ret : submit_on(o, &k_noop, PTO_WORKER_AIV, &h, NULL);
 }
 
 /* Run 2: a task queued behind the hang (the AIC core never takes it). */
 static int queued_dag(pto_orch *o, void *arg)
 {
 	(void)arg;
-	return submit_on(o, &k_noop, PTO_WK_AIC, NULL, NULL);
+	return submit_on(o, &k_noop, PTO_WORKER_AIC, NULL, NULL);
 }
 
 /* The backend's stops (ORCH_TP_BACKEND_STOP), by any close. */
@@ -308,8 +308,8 @@ FIXTURE_SETUP(abort)
 	/* Before the first submit: every reader comes after it. */
 	atomic_store(&stops, 0);
 	orch_set_fail_hook(self->o, stop_hook, NULL);
-	ASSERT_EQ(0, pto_submit(self->o, hang_dag, NULL, &self->r[0]));
-	ASSERT_EQ(0, pto_submit(self->o, queued_dag, NULL, &self->r[1]));
+	ASSERT_EQ(0, pto_run_start(self->o, hang_dag, NULL, &self->r[0]));
+	ASSERT_EQ(0, pto_run_start(self->o, queued_dag, NULL, &self->r[1]));
 	/*
 	 * The hang on the AIC core. Polled through the file, not waited for
 	 * on anything the scheduler thread signals: that would order its

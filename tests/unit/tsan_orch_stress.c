@@ -176,7 +176,7 @@ static int build(pto_orch *o, void *arg)
 			break;
 		case 1:
 			err = pto_submit_next_level(o, &c, &a[0], NULL,
-						    pto_on_kind(PTO_WK_AIV), &x->h[i]);
+						    pto_on_kind(PTO_WORKER_AIV), &x->h[i]);
 			break;
 		case 2:
 		case 3:
@@ -194,7 +194,7 @@ static int build(pto_orch *o, void *arg)
 			err = pto_submit_sub_group(o, &c, mp, 2, &x->h[i]);
 			break;
 		default:
-			err = pto_submit_spmd(o, &c, &a[0], NULL, PTO_WK_AIV,
+			err = pto_submit_spmd(o, &c, &a[0], NULL, PTO_WORKER_AIV,
 					      (uint32_t)r->nmembers, &x->h[i]);
 			break;
 		}
@@ -269,8 +269,9 @@ static const char *check(struct run_ctx *x, int status, char *why, size_t len)
 TEST(random_dags)
 {
 	static const struct pto_worker_desc w[] = {
-		OT_WORKER(0, PTO_WK_AIV), OT_WORKER(1, PTO_WK_AIV), OT_WORKER(2, PTO_WK_AIC),
-		OT_WORKER(3, PTO_WK_SUB), OT_WORKER(4, PTO_WK_SUB),
+		OT_WORKER(0, PTO_WORKER_AIV), OT_WORKER(1, PTO_WORKER_AIV),
+		OT_WORKER(2, PTO_WORKER_AIC),
+		OT_WORKER(3, PTO_WORKER_SUB), OT_WORKER(4, PTO_WORKER_SUB),
 	};
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20, .task_window = 160,
 				       .timeout_ms = 20000, .workers = w,
@@ -321,7 +322,7 @@ TEST(random_dags)
 		}
 		x[k].rng = rnd(&rng);
 		x[k].n = 8 + (int)(rnd(&rng) % (MAXT - 8));
-		ASSERT_EQ(0, pto_submit(o, build, &x[k], &r[k]));
+		ASSERT_EQ(0, pto_run_start(o, build, &x[k], &r[k]));
 		iter++;
 	}
 	if (!ot_empty(o))

@@ -8,7 +8,7 @@
  * of a user orchestration function; inside it, submit calls add tasks.
  * Dependencies come from tensor tags (RAW / WAW through the TensorMap) and
  * from explicit handles (add_dep retains the producer, add_dep_wait only
- * orders). Runs are pipelined: pto_submit() returns a run handle before the
+ * orders). Runs are pipelined: pto_run_start() returns a run handle before the
  * work finishes; wait on it, or use pto_orch_run() for the blocking form.
  *
  * Errors: every call returns 0 / a non-negative value or a negative errno.
@@ -18,12 +18,12 @@
  * NULL: pto_orch_destroy() (returns 0) and pto_run_release() accept a
  * NULL object and do nothing, as free() does. No other call accepts a
  * NULL orchestrator, run handle, args object (the pto_args_*() calls) or
- * result pointer (the creates' and pto_submit()'s @out): none is
+ * result pointer (the creates' and pto_run_start()'s @out): none is
  * checked, and a NULL one crashes - pto_orch_close(), pto_orch_error(),
  * pto_run_wait() and pto_orch_sched_stats() included. The other pointers
  * are checked: a NULL config is all defaults (creates, submits), a NULL
  * struct pto_task out-pointer wants no handle (submits, pto_alloc()), and
- * a submit's NULL callable, args or worker_ids, pto_submit()'s NULL @fn
+ * a submit's NULL callable, args or worker_ids, pto_run_start()'s NULL @fn
  * and pto_alloc()'s NULL @out are -EINVAL with a pto_orch_error()
  * message.
  *
@@ -31,8 +31,9 @@
  *  - "orch thread": the thread running the orchestration function of the
  *    run being built. Submit, alloc, scope and args calls on a given
  *    orchestrator are single-threaded by contract (seed §9 invariant 1).
- *  - pto_submit() / pto_orch_run(): serialized per orchestrator by the caller
- *    (one run is built at a time); concurrent callers are not supported.
+ *  - pto_run_start() / pto_orch_run(): serialized per orchestrator by the
+ *    caller (one run is built at a time); concurrent callers are not
+ *    supported.
  *  - pto_run_*(): any thread, concurrently with everything - except
  *    pto_run_release(), which ends the handle: it may not run while
  *    another call on the same handle is in flight (below).
@@ -44,7 +45,7 @@
  *    every close and abort call on any thread has returned.
  *  - Host callbacks (struct pto_task_ctx) run on the orchestrator's worker
  *    threads. From there, on the same orchestrator, pto_orch_close(),
- *    pto_orch_abort(), pto_orch_destroy(), pto_submit() and
+ *    pto_orch_abort(), pto_orch_destroy(), pto_run_start() and
  *    pto_orch_run() return -EDEADLK at once and change nothing, and so
  *    do pto_run_wait() and pto_run_wait_accepted() on one of its runs
  *    that has not reached what they wait for: each would wait for the
@@ -59,7 +60,7 @@
  * objects are the parent's, through the shared file). In a process other
  * than the creator, these calls return -ECHILD and do nothing at all (no
  * ioctl, no join, no lock): pto_orch_close(), pto_orch_abort(),
- * pto_orch_destroy(), pto_submit(), pto_orch_run(), pto_run_wait(),
+ * pto_orch_destroy(), pto_run_start(), pto_orch_run(), pto_run_wait(),
  * pto_run_wait_accepted(), pto_run_done(), pto_run_accepted() and
  * pto_run_result(), and the calls an orchestration function makes (the
  * submits, pto_alloc(), pto_scope_begin(), pto_scope_end()) in a child
@@ -75,6 +76,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/pto.h>
 #include <pto/common.h>
 
 #ifdef __cplusplus
@@ -282,12 +284,12 @@ struct pto_call_config {
 
 #define PTO_CALL_FLAGS_VALID 0u
 
+/* A worker's kind; 0 names no kind. AIC and AIV are the core types. */
 enum pto_worker_kind {
-	PTO_WK_AIC = 0,
-	PTO_WK_AIV,
-	PTO_WK_MIX,		/* a cluster: 1 AIC + 2 AIV started together */
-	PTO_WK_SUB,		/* host thread running C callbacks */
-	PTO_WK_NR,
+	PTO_WORKER_AIC = PTO_CORE_AIC,	/* 1 */
+	PTO_WORKER_AIV = PTO_CORE_AIV,	/* 2 */
+	PTO_WORKER_MIX = 3,	/* a cluster: 1 AIC + 2 AIV started together */
+	PTO_WORKER_SUB = 4,	/* host thread running C callbacks */
 };
 
 /*
@@ -311,7 +313,7 @@ struct pto_target {
 
 static inline struct pto_target pto_on_worker(int32_t id)
 {
-	struct pto_target t = { id, 0 };
+	struct pto_target t = { id, 0 };	/* kind 0: none, the id decides */
 	return t;
 }
 
@@ -437,7 +439,7 @@ PTO_API int pto_orch_close(pto_orch *o, uint32_t budget_ms);
  *    takes no further task: its next submit or pto_alloc() returns
  *    -ECANCELED at once, with "orchestrator aborted (pto_orch_abort):
  *    submit to run N refused" in pto_orch_error(), and that is the
- *    run's construction error (pto_submit() returns it, its unstarted
+ *    run's construction error (pto_run_start() returns it, its unstarted
  *    tasks are cancelled); a submit waiting on back-pressure at the
  *    abort returns the same way ("... submit refused while it waited
  *    for ring R"). What it submitted before fails as above, and so does
@@ -493,7 +495,7 @@ typedef int (*pto_orch_fn)(pto_orch *o, void *arg);
  * scope left open) is returned synchronously after the run's unstarted
  * tasks are cancelled; *out is still set (its wait() reports the same error
  * once running tasks drained - or the first error, if a task of the run
- * had already failed) and must be released. pto_submit() on the same
+ * had already failed) and must be released. pto_run_start() on the same
  * orchestrator from inside @fn is -EDEADLK; @fn returns 0 or a negative
  * errno (a positive value is taken as -EINVAL).
  * From a host callback of this orchestrator: -EDEADLK; in a forked child:
@@ -501,11 +503,12 @@ typedef int (*pto_orch_fn)(pto_orch *o, void *arg);
  * message.
  * Thread safety: serialized per orchestrator by the caller.
  */
-PTO_API int pto_submit(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out);
+PTO_API int pto_run_start(pto_orch *o, pto_orch_fn fn, void *arg,
+			  pto_run **out);
 
-/* pto_submit + pto_run_wait(no timeout) + pto_run_release; returns the
+/* pto_run_start + pto_run_wait(no timeout) + pto_run_release; returns the
  * construction error or the run's status (-EDEADLK, -ECHILD: as
- * pto_submit). Thread safety: as pto_submit. */
+ * pto_run_start). Thread safety: as pto_run_start. */
 PTO_API int pto_orch_run(pto_orch *o, pto_orch_fn fn, void *arg);
 
 /*

@@ -36,6 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/pto.h>
 #include <pto/common.h>
 
 #ifdef __cplusplus
@@ -46,11 +47,6 @@ struct pto_dev;
 struct pto_bo;
 
 #define PTO_DEV_MAX_CORES 108
-
-enum pto_core_type {
-	PTO_CORE_TYPE_AIC = 1,
-	PTO_CORE_TYPE_AIV = 2,
-};
 
 /*
  * struct pto_dev_info - what a device is (from the driver's GET_INFO).
@@ -72,7 +68,7 @@ struct pto_dev_info {
 	uint32_t gm_align;
 	uint32_t window_size;
 	uint64_t caps;
-	uint8_t core_type[PTO_DEV_MAX_CORES];	/* enum pto_core_type */
+	uint8_t core_type[PTO_DEV_MAX_CORES];	/* PTO_CORE_AIC / _AIV */
 	uint32_t reserved0;			/* 0 */
 	uint64_t reserved[8];			/* 0 */
 };

@@ -4,9 +4,9 @@
  *
  * pto_orch_create_device() acquires clusters of an open device, launches
  * their cores, and creates an orchestrator (pto/orch.h) whose next-level
- * workers are those cores: worker id = core index, kind PTO_WK_AIC or
- * PTO_WK_AIV, plus one PTO_WK_MIX worker per cluster (id PTO_SCHED_MIX_ID)
- * whose tasks run on the cluster's three cores together. Scheduler threads (one per dump lane by default), each owning
+ * workers are those cores: worker id = core index, kind PTO_WORKER_AIC
+ * or PTO_WORKER_AIV, plus one PTO_WORKER_MIX worker per cluster (id
+ * PTO_SCHED_MIX_ID) whose tasks run on the cluster's three cores together. Scheduler threads (one per dump lane by default), each owning
  * a partition of the clusters, dispatch READY tasks to their idle cores and
  * hand completions back to the orchestrator. See Documentation/scheduler.md.
  *
