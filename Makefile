@@ -7,6 +7,8 @@
 #   make vm CMD=... [PARAMS="clusters=8"]  run a command in the VM
 #   make vm-debug [PARAMS=...]  the VM suite on a KASAN/lockdep/kmemleak kernel
 #   make bench      benchmarks against the StarPU peer
+#   make install / uninstall [PREFIX=/usr/local DESTDIR=]  library, tools, man
+#   make dkms-install / dkms-remove  the module through DKMS
 #
 # The targets install the Debian packages they need (scripts/bootstrap.sh).
 
@@ -57,7 +59,11 @@ SAN_OBJS := $(LIB_SRCS:%.c=$(O)/san/%.o)
 TSAN_OBJS := $(LIB_SRCS:%.c=$(O)/tsan/%.o)
 STATIC_OBJS := $(LIB_SRCS:%.c=$(O)/static/%.o)
 
-SONAME := libpto.so.1
+# The release version, defined once in kernel/pto_version.h (the module's
+# MODULE_VERSION); the soname's major is its first number.
+VERSION := $(shell sed -n 's/^\#define PTO_VERSION "\(.*\)"$$/\1/p' kernel/pto_version.h)
+VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
+SONAME := libpto.so.$(VERSION_MAJOR)
 LIBS := lib/libpto.a lib/$(SONAME) lib/libpto.so
 # Every library symbol, for the programs that use internals (core.h):
 # ptoctl and the selftests. Not installed, not for users.
@@ -81,13 +87,13 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(O)/static/examples/%)
 STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 
 .PHONY: FORCE all module lib tools clean check run vm vm-debug bench unit unit-bins kunit selftests \
-	vm-check static bootstrap help
+	vm-check static bootstrap help install uninstall dkms-install dkms-remove
 .DELETE_ON_ERROR:
 
 all: module lib tools
 
 help:
-	@sed -n '1,12p' Makefile
+	@sed -n '1,14p' Makefile
 
 $(BOOTSTRAP_BUILD): scripts/bootstrap.sh
 	@scripts/bootstrap.sh build
@@ -163,8 +169,10 @@ $(INTERNAL_LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
-lib/$(SONAME): $(LIB_OBJS)
-	$(CC) $(LIB_CFLAGS) $(LTO_LINK) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -o $@ $^
+# lib/libpto.map: the exported symbols and their version node.
+lib/$(SONAME): $(LIB_OBJS) lib/libpto.map
+	$(CC) $(LIB_CFLAGS) $(LTO_LINK) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs \
+		-Wl,--version-script=lib/libpto.map -o $@ $(LIB_OBJS)
 
 lib/libpto.so: lib/$(SONAME)
 	ln -sf $(SONAME) $@
@@ -277,6 +285,64 @@ bench: all static tools/bench/pto-bench-starpu
 	tools/pto-bench
 	tests/vm/run --add-dyn tools/bench/pto-bench-starpu -- env STARPU_HOME=/tmp \
 		STARPU_SILENT=1 pto-bench --device --peer /usr/bin/pto-bench-starpu -m 14
+
+# ---- install --------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the library, its headers
+# and libpto.pc, the tools, the man pages, the udev rule and the modprobe.d
+# file; make uninstall removes exactly what the install made (its manifest,
+# packaging/install.sh). make dkms-install / dkms-remove: the module through
+# DKMS (packaging/dkms.sh; DKMS_KVER: the kernel, default the running one).
+# Documentation/install.md.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+UDEVRULESDIR ?= $(SYSCONFDIR)/udev/rules.d
+MODPROBEDIR ?= $(SYSCONFDIR)/modprobe.d
+MANIFEST := $(PREFIX)/share/pto/install-manifest
+PTO_GROUP := pto
+DKMS_KVER ?=
+PUBLIC_HDRS := $(wildcard lib/include/pto/*.h)
+MAN_PAGES := $(wildcard man/man*/*.[1-9])
+
+# ptoctl --version (private: not passed on to the objects it links).
+tools/ptoctl $(O)/static/tools/ptoctl: private CPPFLAGS += -DPTO_VERSION='"$(VERSION)"'
+tools/ptoctl $(O)/static/tools/ptoctl: kernel/pto_version.h
+
+$(O)/libpto.pc: lib/libpto.pc.in kernel/pto_version.h FORCE
+	@mkdir -p $(dir $@)
+	@sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< >$@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+
+install: lib tools $(O)/libpto.pc
+	@{ echo "file 0755 lib/$(SONAME) $(LIBDIR)/$(SONAME)"; \
+	echo "link $(SONAME) $(LIBDIR)/libpto.so"; \
+	echo "file 0644 lib/libpto.a $(LIBDIR)/libpto.a"; \
+	for h in $(PUBLIC_HDRS); do echo "file 0644 $$h $(INCLUDEDIR)/pto/$${h##*/}"; done; \
+	echo "file 0644 uapi/linux/pto.h $(INCLUDEDIR)/linux/pto.h"; \
+	echo "file 0644 $(O)/libpto.pc $(PKGCONFIGDIR)/libpto.pc"; \
+	for t in $(TOOLS); do echo "file 0755 $$t $(BINDIR)/$${t##*/}"; done; \
+	for m in $(MAN_PAGES); do d=$${m%/*}; \
+		echo "file 0644 $$m $(MANDIR)/$${d##*/}/$${m##*/}"; done; \
+	echo "file 0644 packaging/60-pto.rules $(UDEVRULESDIR)/60-pto.rules"; \
+	echo "file 0644 packaging/pto.conf $(MODPROBEDIR)/pto.conf"; \
+	} | packaging/install.sh install "$(DESTDIR)" "$(MANIFEST)" $(PTO_GROUP)
+	@[ -n "$(DESTDIR)" ] || ldconfig
+
+uninstall:
+	@packaging/install.sh uninstall "$(DESTDIR)" "$(MANIFEST)"
+	@[ -n "$(DESTDIR)" ] || ldconfig
+
+dkms-install:
+	@scripts/bootstrap.sh install
+	packaging/dkms.sh install "$(DESTDIR)" $(VERSION) $(DKMS_KVER)
+
+dkms-remove:
+	packaging/dkms.sh remove "$(DESTDIR)" $(VERSION)
 
 clean:
 	rm -rf $(O) $(LIBS) $(TOOLS)

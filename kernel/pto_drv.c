@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include "pto_drv.h"
+#include "pto_version.h"
 
 static unsigned int devices = 1;
 module_param(devices, uint, 0444);
@@ -294,3 +295,4 @@ module_exit(pto_exit);
 
 MODULE_DESCRIPTION("PTO-style NPU driver with a mock device backend");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(PTO_VERSION);

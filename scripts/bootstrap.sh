@@ -3,7 +3,7 @@
 # Called by the make targets; safe to run again. Nothing is downloaded from
 # anywhere but the Debian archive configured on this machine.
 #
-# usage: scripts/bootstrap.sh [build|vm|kunit|bench|valgrind|all]
+# usage: scripts/bootstrap.sh [build|install|vm|kunit|bench|valgrind|all]
 set -eu
 
 want="${1:-all}"
@@ -12,14 +12,17 @@ vm_pkgs="linux-image-amd64 qemu-system-x86 busybox-static cpio gzip"
 kunit_pkgs="linux-source-6.1 python3 rsync"
 bench_pkgs="libstarpu-dev"
 valgrind_pkgs="valgrind"
+# make dkms-install and the install tier (tests/install-check).
+install_pkgs="dkms"
 
 case "$want" in
 build) pkgs="$build_pkgs $kunit_pkgs" ;;
-vm) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs" ;;
+install) pkgs="$build_pkgs $install_pkgs" ;;
+vm) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs $install_pkgs" ;;
 kunit) pkgs="$build_pkgs $kunit_pkgs" ;;
 bench) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs $bench_pkgs" ;;
 valgrind) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs $valgrind_pkgs" ;;
-all) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs $bench_pkgs" ;;
+all) pkgs="$build_pkgs $kunit_pkgs $vm_pkgs $install_pkgs $bench_pkgs" ;;
 *) echo "bootstrap: unknown set '$want'" >&2; exit 2 ;;
 esac
 

@@ -845,7 +845,7 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  ptoctl %s\n      %s\n", cmds[i].usage,
 			cmds[i].what);
-	fprintf(f, "-d N: /dev/ptoN (default 0)\n");
+	fprintf(f, "-d N: /dev/ptoN (default 0)\n--version: pto's version\n");
 }
 
 int main(int argc, char **argv)
@@ -856,6 +856,8 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--version"))
+		return printf("ptoctl %s\n", PTO_VERSION) < 0;
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[1], cmds[i].name))
 			continue;
