@@ -9,8 +9,8 @@ usage: scripts/cg-tasks.py OUTDIR PROGRAM
            can be counted
   PROGRAM  the binary that ran (objdump -d of it finds the locked ones)
 
-Tasks are counted as the calls of submit_impl. Rows (Documentation/
-scheduler.md, "Tenth session"):
+Tasks are counted as the calls of submit_impl. Rows (as in
+tools/bench/RESULTS.md):
   submit                  submit_impl inclusive, less the READY flush and
                           routing under it, per submit (orch thread)
   orch locked             lock-prefixed instructions, memory xchg and

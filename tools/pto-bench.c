@@ -444,10 +444,8 @@ static void submit_cost(uint32_t workers, int reps)
 	 * for a CPU, which is not the cost of submit.
 	 *
 	 * Best of 6 x --reps (30) runs of 5 ms each, with the median beside
-	 * it: the cost is the best, and the spread is the machine's. On the
-	 * 2-CPU cloud host a plain CPU loop varies by half from one second
-	 * to the next, so the best of five adjacent runs often measured a
-	 * slow second, not the code.
+	 * it: the cost is the best, and the spread is the machine's (a few
+	 * adjacent runs can all fall in one slow second of a shared host).
 	 *
 	 * The first two runs are warm-up, not timed: a run of n takes n
 	 * fresh slots of the 2n window, and a slot's first use allocates
@@ -632,36 +630,21 @@ int main(int argc, char **argv)
 
 			/*
 			 * Best of --reps (5; 10 below 2^14), with the peer's
-			 * runs interleaved (best of as many): on a noisy 2-CPU
-			 * machine both see the same disturbances, and a
-			 * disturbance that spans a few runs of one side no
-			 * longer decides a ratio. On
-			 * both sides the timed run follows an untimed one of
-			 * a quarter of the size in the same runtime instance
-			 * (see run_pto()): steady state against steady state.
-			 *
-			 * pto's reps share one orchestrator per shape and
-			 * size, as a runtime keeps its orchestrator (and its
-			 * worker threads, or its launched cores) for its
-			 * lifetime. One per rep, created and destroyed around
-			 * each warm-up and timed run, made 2^10 a lottery on
-			 * the 2-CPU host: in 4 bench runs, independent and
-			 * fan-out at 2^10 fell to 1.1x StarPU in one each,
-			 * wavefront to 1.7x, with paired medians of 1.0-1.8x;
-			 * with the orchestrator kept, the same 4 runs gave
-			 * 6.6-17x and paired medians of 4.3x and above
-			 * (Documentation/orchestrator.md, "Round 5").
+			 * runs interleaved: both sides see the same
+			 * disturbances of a noisy machine. On both sides the
+			 * timed run follows an untimed one in the same
+			 * runtime instance (see run_pto()). pto's reps share
+			 * one orchestrator per shape and size, as a runtime
+			 * keeps its orchestrator (and its threads or launched
+			 * cores) for its lifetime.
 			 */
 			o = make(workers, window);
 			/*
 			 * Twice the reps below 2^14 tasks, on both sides: a
-			 * run of 2^10 lasts a few milliseconds (pto) and falls
-			 * inside one phase of the machine's drift, so five of
-			 * them often all landed in a slow one on one side and a
-			 * fast one on the other (independent at 2^10 in the
-			 * VM: pto's best of 5 at 443k with its submit twice
-			 * its usual cost, StarPU's at 107k, in the same boot
-			 * as 545k against 86k).
+			 * run of 2^10 lasts a few milliseconds and falls
+			 * inside one phase of the machine's drift, so five
+			 * can all land in a slow phase on one side and a
+			 * fast one on the other.
 			 */
 			nrep = j.n < (1L << 14) ? 2 * reps : reps;
 			for (rep = 0; rep < nrep; rep++) {

@@ -40,9 +40,9 @@ struct ptoctl_cmd {
 
 /*
  * An unsigned 32-bit decimal number from the start of @s; *end as
- * strtoul's. Decimal only: with strtoul's base 0, "010" was 8 and a
- * shape "0x4" the one dimension 4 (it is now 0 by 4, which parse_dim()
- * refuses). A value above UINT32_MAX, a sign or a leading blank is an
+ * strtoul's. Decimal only: with base 0, "010" would be 8 and a shape
+ * "0x4" the one dimension 4 (decimal reads it as 0 by 4, which
+ * parse_dim() refuses). A value above UINT32_MAX, a sign or a leading blank is an
  * error: a cast of strtoul's result would keep the low 32 bits
  * (4294967297 read as 1, -1 as 4294967295).
  */
@@ -483,7 +483,7 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 		case 's':
 			o->rank = 0;
 			/* Dimensions separated by single x's; "2x" is a
-			 * mistake (it was taken as shape 2). */
+			 * mistake, not shape 2. */
 			for (p = optarg; *p && o->rank < PTO_TENSOR_MAX_RANK;) {
 				ret = parse_dim(p, &end, &o->shape[o->rank++]);
 				if (ret || (*end && (*end != 'x' || !end[1]))) {
@@ -540,8 +540,8 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 			argv[optind], EXEC_USAGE);
 		return -EINVAL;
 	}
-	/* The values, before any device work (they were read after the
-	 * buffers were set up, and a bad one exited without a word). */
+	/* The values, checked before any device work, each refusal
+	 * naming the option. */
 	{
 		const struct { const char *opt, *val; bool one; } v[] = {
 			{ "a", o->a, false }, { "b", o->b, false },
@@ -593,9 +593,8 @@ static void exec_tensor(struct pto_tensor_desc *t, uint64_t addr,
 /*
  * The words of the A, B and output tensors of @o, one after the other in
  * one buffer, and its size in bytes: 0, or -EOVERFLOW if any of them does
- * not fit 64 bits (--shape 2x1x1073741824x1073741824 has 2^61 elements;
- * unchecked, its byte count wrapped to 12 and fill_vals() wrote 2^61
- * words into one page).
+ * not fit 64 bits (--shape 2x1x1073741824x1073741824 has 2^61 elements,
+ * whose byte count would wrap).
  */
 static int exec_sizes(const struct exec_opts *o, uint64_t *a_words,
 		      uint64_t *b_words, uint64_t *o_words, uint64_t *bytes)

@@ -658,7 +658,7 @@ static int cg_own(char *buf, size_t n)
  * their number is bounded by the GM size.) Only the struct's charge is
  * measured: this process moves into a cgroup of its own, and its slab
  * must grow by at least 64 bytes per buffer (a struct pto_bo alone is
- * more), where uncharged it grew by next to nothing. The process goes
+ * more). The process goes
  * back to its own cgroup after; cgroup2 is mounted on /sys/fs/cgroup
  * (and unmounted after) only if nothing is mounted there.
  */

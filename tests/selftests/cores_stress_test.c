@@ -228,19 +228,11 @@ TEST(noop_stress_all_cores)
 /*
  * With dozing enabled (interrupt moderation): almost no doorbells/parks.
  * A core parks only after doze_max_us (20 ms) without work, so only a
- * stretch of 10 ms or more without a sweep of this thread (a stall, see
- * stress()) lets one park: the idle span of a core that parked lies
- * within two sweep intervals, the longer one at least 10 ms, and the
- * core is rung and busy again by the sweep after. Each stall may so
- * cost every core two parks and three sweeps a doorbell ioctl each;
- * beyond that, parks and doorbells stay under 1 in 20 tasks (a run
- * stretched 100-fold, 265 us per task with a second VM on the 2-CPU
- * host, failed only a 3 ms doze bound). When the stalls' allowance
- * reaches the base bound (a few stalls in a run scaled down to 2000
- * tasks), the bounds would pass whatever the driver does: the test is
- * skipped as inconclusive instead. Without dozing a core parks
- * after spin_us (or after spin_grace_us without a spin slot), nearly
- * after every task, and the bound fails.
+ * stall of this thread of 10 ms or more (see stress()) lets one park;
+ * each stall is allowed two parks per core and three doorbells, and
+ * beyond that parks and doorbells stay under 1 in 20 tasks. When the
+ * stalls' allowance reaches the bound itself, the test is skipped as
+ * inconclusive. Without dozing a core parks after nearly every task.
  */
 TEST(noop_stress_moderated)
 {

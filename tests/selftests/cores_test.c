@@ -1372,15 +1372,12 @@ static int ptoctl_out(const char *cmd, char *out, size_t len)
 
 /*
  * ptoctl exec sizes its buffer from --shape with checked arithmetic,
- * before it takes anything: a shape whose byte count overflows 64 bits
- * (2^61 elements: it wrapped to 12 bytes, one page was allocated and
- * filled with 2^61 words), one larger than the device's GM or ending in
- * its reserved last 64 KiB (BO_ALLOC refused it late), a dimension
- * or a core above 32 bits (they were truncated: 4294967297 ran as 1)
- * each exit with status 1 and say why. So do a bad --dtype or --ns, a
- * shape of more than 4 dimensions and an unknown kernel (they exited 1
- * without a word), a stray argument (ignored) and a dimension or --n of
- * 0 (taken). A large shape that fits runs.
+ * before it takes anything: a shape whose byte count overflows 64 bits,
+ * one larger than the device's GM or ending in its reserved last 64 KiB,
+ * a dimension or a core above 32 bits, a bad --dtype or --ns, more than
+ * 4 dimensions, an unknown kernel, a stray argument and a dimension or
+ * --n of 0 each exit with status 1 and say why. A large shape that fits
+ * runs.
  */
 TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 {
@@ -1393,15 +1390,14 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		  "ptoctl: bad --shape" },
 		{ "--func add --shape 4294967297", "ptoctl: bad --shape" },
 		{ "--func add --shape 2x-1", "ptoctl: bad --shape" },
-		/* Exited 1 without a word after setting the device up, or
-		 * took 1 of 1,2, and the low 32 bits of 2^32 + 1. */
+		/* One value for a scalar; values within the dtype. */
 		{ "--func add_scalar --dtype i32 --scalar 1,2",
 		  "ptoctl: bad --scalar '1,2' (one value; i32: decimal, -2147483648..2147483647)\nusage: ptoctl exec" },
 		{ "--func add --dtype i32 --a 4294967297",
 		  "ptoctl: bad --a '4294967297' (values V,V,..; i32" },
 		{ "--func add --b 1,x", "ptoctl: bad --b '1,x' (values V,V,..; f32)" },
 		{ "--func spin_ns --ns -1", "ptoctl: bad --ns '-1'" },
-		/* Taken as shape 2, and as /dev/pto8 (octal). */
+		/* "2x" is no shape; -d is decimal, not octal. */
 		{ "--func add --shape 2x", "ptoctl: bad --shape '2x'" },
 		/* Empty tensors, refused late otherwise, after the cluster
 		 * was taken (a 0-byte BO_ALLOC, matmul's ESHAPE). */
@@ -1414,7 +1410,7 @@ TEST(ptoctl_exec_refuses_shapes_beyond_the_gm)
 		{ "-d 010 --func noop", "ptoctl: /dev/pto10: " },
 		{ "--func matmul --shape 2x2 --n 4294967297", "ptoctl: bad --n" },
 		{ "--core 4294967297 --func noop", "ptoctl: bad --core" },
-		/* These exited 1 without a word. */
+		/* Each refusal names the option. */
 		{ "--func add --dtype f64", "ptoctl: bad --dtype 'f64' (f32 or i32)\n" },
 		{ "--func spin_ns --ns 1ms", "ptoctl: bad --ns '1ms'\n" },
 		{ "--func add --shape 1x2x3x4x5",
@@ -1552,8 +1548,7 @@ TEST(ptoctl_run_says_what_is_wrong)
 		TH_LOG("status 0x%x: %s", st, out);
 	EXPECT_NE(NULL, strstr(out, "ptoctl exec: '--shape' needs a value\nusage: ptoctl exec "))
 		TH_LOG("%s", out);
-	/* ptoctl CMD --help: its usage and what it does, status 0 (it was
-	 * an unknown option). */
+	/* ptoctl CMD --help: its usage and what it does, status 0. */
 	st = ptoctl_out("ptoctl info --help 2>/dev/null", out, sizeof(out));
 	EXPECT_EQ(0, st) TH_LOG("%s", out);
 	EXPECT_STREQ("usage: ptoctl info [-d N]\n  the device topology\n", out);

@@ -97,24 +97,13 @@ TEST(every_device_reports_its_index)
 }
 
 /*
- * B7: a load that fails after the device nodes exist (mock_init_fail_ms
- * waits with /dev/pto0 present, then fails) must not hand out an open file
- * of a device it is about to free: every open during the init is refused
- * (-ENXIO) and the failed load leaves nothing behind. Before the fix the
- * opens succeeded and their close ran on a freed device.
- *
- * The child opens in a loop from before the load starts (it says so
- * first) until after it failed (told by the parent), not for a fixed
- * time: a load slow to reach its nodes (a debug kernel, a loaded host)
- * or a child slow to start would otherwise miss the window.
- *
- * debugfs likewise: the module loader frees a failed module without
- * waiting for its references, and an open debugfs file calls the
- * module's file_operations at its close. So the device's debugfs files
- * must not exist before the init can no longer fail. The child tries to
- * open debugfs "info" beside each open of the node, and keeps the first
- * one it gets open until after the load failed: before the fix it got
- * one during the window, and its close oopsed in the freed module.
+ * A load that fails after the device nodes exist (mock_init_fail_ms)
+ * hands out no open file of the device it frees: every open during the
+ * init is -ENXIO, and no debugfs file exists before the init can no
+ * longer fail (the loader frees a failed module without waiting for an
+ * open debugfs file's close). The child opens the node and debugfs
+ * "info" in a loop from before the load until after it failed, so a slow
+ * load or a slow child cannot miss the window.
  */
 TEST(failed_init_refuses_opens)
 {

@@ -187,30 +187,19 @@ static inline int st_core_state(unsigned int dev, unsigned int core,
 }
 
 /*
- * Module parameters a test changes are put back however the test ends.
- *
- * The harness (6.1) runs each TEST in a forked child. A failed ASSERT
- * longjmps out of the test and abort()s the child: nothing of the test
- * runs after it (a TEST has no teardown; a TEST_F's teardown would run,
- * but not after a timeout, whose SIGKILL ends the child's whole process
- * group, nor after a crash). So the child only records what it changed,
- * in memory shared with the harness's parent process, and the parent puts
- * it back: before it forks the next test (a pthread_atfork() prepare
- * handler) and when it exits (after the last test). The child is dead and
- * reaped by then, whatever ended it. A test does not restore anything
- * itself; on success the same path runs.
+ * Module parameters and mock faults a test changes are put back however
+ * the test ends (Documentation/testing.md, "Module parameters in
+ * selftests"): a failed ASSERT or a timeout ends the harness's child with
+ * no teardown, so the child only records what it changed, in memory
+ * shared with the harness's parent, and the parent restores it before it
+ * forks the next test (pthread_atfork()) and when it exits.
  *
  * st_param_set() sets a parameter (the first old value is kept);
- * st_module_unload() unloads pto.ko and, until st_module_reload() loads
- * it back with every parameter it had, the parent reloads it;
- * st_inject_stall() and st_inject_badid() arm a mock fault on a core (the
- * device and core are kept), and the parent writes that device's debugfs
- * "reset": it recovers the cores left quarantined (a stall that fired at
- * the test's release, a bad id that failed its launch) and drops the
- * faults not yet fired, which would hit the next test's launch or
- * retirement; a kept core not unlaunched then, or with a fault still set
- * or its cluster owned, fails the program.
- * Call them from the test's own thread.
+ * st_module_unload() unloads pto.ko, which the parent reloads with its
+ * parameters unless st_module_reload() did; st_inject_stall() and
+ * st_inject_badid() arm a mock fault, after which the parent resets the
+ * device and fails the program if a core is still launched, faulted or
+ * owned. Call them from the test's own thread.
  */
 #define ST_RESTORE_MAX 16
 #define ST_PARAM_PATH (sizeof(PTO_PARAMS) + 256)	/* + a d_name */

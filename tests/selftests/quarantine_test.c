@@ -180,21 +180,12 @@ static void end_stalled_release(struct __test_metadata *_metadata,
 }
 
 /*
- * A7 / D2: file a's release waits out the retirement deadline of a silent
- * core (10 s) with core_lock held. Meanwhile file b's window faults (a
- * fresh mmap and a task through the library's mapping), mmap and
- * CORE_STATS all complete, before that release is over. Before the fix,
- * the fault and mmap took core_lock and waited the whole deadline.
- *
- * Neither side is timed: b starts once the release has claimed the
- * silent core (REQUESTED, under core_lock: RETIRE_STATUS reads it
- * without the lock), and when b is done the silent core must not be
- * quarantined yet. The release quarantines it at the deadline and only
- * then drops core_lock, so b's calls waiting behind the release would
- * find it quarantined. Only a test thread that lost its CPU for the
- * whole deadline could find that as well: the deadline is 10 s, not the
- * 2 s b's calls needed at most on a loaded debug kernel, so it is the
- * order that is checked (b not behind the release), not b's speed.
+ * File a's release waits out a silent core's retirement deadline (10 s)
+ * with core_lock held; meanwhile file b's window faults, mmap and
+ * CORE_STATS complete, since none of them takes core_lock. The order is
+ * checked, not a time: b starts once the release claimed the silent core
+ * (REQUESTED), and when b is done the core must not be quarantined yet
+ * (the release quarantines it at the deadline, then drops the lock).
  */
 TEST(window_faults_not_behind_a_release)
 {
@@ -268,9 +259,8 @@ static int orch_one_noop(pto_orch *o, void *arg)
 
 /*
  * pto_orch_close()'s budget covers stopping too: a scheduler thread
- * retiring a silent core waits for the driver's deadline (10 s here), and
- * the close used to wait with it, far past its 300 ms budget. Now it
- * returns -ETIMEDOUT before the deadline (the stop gets at least 1 s:
+ * retiring a silent core waits for the driver's deadline (10 s here), but
+ * a close with a 300 ms budget returns -ETIMEDOUT before the deadline (the stop gets at least 1 s:
  * ORCH_STOP_MIN_MS), every run done, new ones refused, the core not yet
  * quarantined - an order, not a time (Documentation/testing.md, "Tests
  * and time"); a retry that outlasts the deadline succeeds, with the core
@@ -468,8 +458,7 @@ static bool proc_in_syscall(pid_t pid, long nr)
  * CLUSTER_ACQUIRE on core_lock (state D) and gets SIGKILL. It must be
  * reaped while the release is still waiting: the ioctls take core_lock
  * killable, and the exit's close of a file that owns no cluster does not
- * take it. Before the fix the child died only when the release dropped
- * the lock, after it quarantined the core. As in the test above, the
+ * take it. As in the test above, the
  * order is checked, not a time: the core is not quarantined yet when the
  * child is reaped (10 s is beyond what the kill and the reap need on a
  * loaded debug kernel).

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Worker retirement (seed 003) through the kernel's one helper: the
- * retire ioctl and its status, validation, the privileged reset, the
- * emergency path (debugfs fatal), its ownership latch and its overlap
- * with launches, a busy or dozing core that is never quarantined, 32 launches on the
- * same gates, ptoctl gates, and the regression test of the missing edge: with the mock's old protocol a
- * late CLOSE of the previous round lands on the next launch's window;
- * with the gate it never does. Parts need root (debugfs, parameters).
+ * Worker retirement (Documentation/retirement.md) through the kernel's
+ * one helper: the retire ioctl and its status, validation, the reset,
+ * the emergency path (debugfs fatal), busy and dozing cores, 32 launches
+ * on the same gates, ptoctl gates, and the missing edge: with
+ * mock_old_protocol a late CLOSE lands on the next launch's window; with
+ * the gate it never does. Parts need root (debugfs, parameters).
  */
 #include <poll.h>
 #include <pthread.h>
@@ -285,8 +284,8 @@ TEST(busy_core_retires_in_time)
  * doze_max_us beyond it), every idle core of cluster 0 goes into a 60 s
  * doze after its spin; once each has counted a doze (counted before the
  * sleep starts), CORE_RETIRE must retire all three within its 10 s
- * deadline. Before the fix the doze was a usleep_range() that no wake-up
- * ended, so the cores missed the deadline and were quarantined.
+ * deadline: a doze that no wake-up ended would miss it and quarantine
+ * the cores.
  */
 TEST(dozing_core_retires_at_once)
 {

@@ -250,8 +250,7 @@ static int host_tensor_dag(pto_orch *o, void *arg)
 /*
  * Host memory given to a kernel that addresses its tensors (add) is refused at
  * submit, with -EINVAL and a reason: nothing reaches a core and the GM
- * output keeps its contents. It used to be refused only when its payload
- * was built at dispatch, failing the task at run time.
+ * output keeps its contents.
  */
 TEST_F(sched, host_memory_is_refused_at_submit)
 {
@@ -375,11 +374,10 @@ TEST_F(sched, group_across_partitions_is_refused)
 
 /*
  * A task only a parked core can take, arriving when nothing is in flight,
- * is dispatched. Regression: the parked pass's clock-read skip count was
- * left over when MIX tasks emptied the parked set, so the next lone task
- * for a parked core (AIC here: the AIV core that ran the first task stays
- * awake) met a step that skipped the pass without keeping the loop
- * stepping, and the thread slept with the task READY.
+ * is dispatched, also after MIX tasks emptied the parked set (AIC here:
+ * the AIV core that ran the first task stays awake): a step that skips
+ * the parked pass must keep the loop stepping, or the thread sleeps with
+ * the task READY.
  */
 
 static int aiv_then_mix_dag(pto_orch *o, void *arg)
@@ -462,10 +460,9 @@ TEST(parked_only_task_after_mix)
 /*
  * A MIX task whose payload cannot be built (three scalars: submit leaves
  * that to the payload) fails, and the
- * MIX tasks queued behind it on the cluster still run. Regression: that
- * failure path cleared the cluster's wanted flag and nothing set it again
- * (the orchestrator kicks when work is routed, not when a worker comes
- * free), so the queued tasks waited forever and the run never finished.
+ * MIX tasks queued behind it on the cluster still run: the failure looks
+ * for the next MIX task itself, since the orchestrator kicks when work is
+ * routed, not when a worker comes free.
  */
 static int bad_then_good_mix_dag(pto_orch *o, void *arg)
 {
@@ -522,11 +519,9 @@ TEST(failed_mix_payload_does_not_stall_the_cluster)
 
 /*
  * Two orchestrators on one device handle: the second finds the clusters
- * taken (-EBUSY) and leaves the first's cores alone. Regression: the
- * kernel's ownership is per file, so the second's acquire succeeded, its
- * launch failed, and its teardown released the clusters - retiring the
- * first orchestrator's cores under it (its next run failed, or its
- * scheduler thread faulted on a zapped window).
+ * taken (-EBUSY) and leaves the first's cores alone. The kernel's
+ * ownership is per file, so the library itself must refuse the second;
+ * its teardown would otherwise retire the first's cores under it.
  */
 /* One noop task on kind *@arg (NULL: AIV). */
 static int one_noop_dag(pto_orch *o, void *arg)
@@ -672,9 +667,8 @@ static int fill_one_dag(pto_orch *o, void *arg)
 /*
  * A forked child that cleans up its inherited orchestrator and device
  * (an atexit handler, a destructor) must leave the parent's alone: close
- * and destroy are -ECHILD there. Its destroy used to release the parent's
- * clusters through the shared file and free its heap and payload buffers:
- * the parent's next run died with SIGBUS.
+ * and destroy are -ECHILD there (a destroy through the shared file would
+ * release the parent's clusters and free its heap and payload buffers).
  */
 TEST(fork_child_cleanup_leaves_the_parents_orchestrator)
 {
@@ -828,8 +822,8 @@ TEST(another_devices_buffer_is_refused_at_submit)
  * the orchestrator: the task running and the tasks queued fail with the
  * core's "core stopped" status instead of waiting forever, later runs
  * fail at once, and close and destroy work; a new orchestrator then runs.
- * Regression: a completion was recognised only as ACK or FIN, and the
- * retirement's EXITED echo overwrote it, so the run never ended.
+ * The retirement's EXITED echo overwrites the last ACK or FIN, so the
+ * scheduler must end the ids in flight on it (Documentation/scheduler.md).
  */
 static int spin_and_queue_dag(pto_orch *o, void *arg)
 {
@@ -892,7 +886,6 @@ TEST(fatal_device_error_fails_the_run)
  * the thread's retirement was the abort's (counted once, nothing
  * quarantined), and the device runs a new orchestrator's work at once.
  * Nothing is timed: the hang outlasts every wait here by far.
- * Regression: no such call; only exiting the process ended the cores.
  */
 struct hang_ctx {
 	struct pto_bo *bo;
@@ -1043,10 +1036,9 @@ TEST(abort_ends_a_hung_mix_task_once)
 
 /*
  * An abort whose retirements fail (-ENOMEM: the kernel claimed no core)
- * asks again until one succeeds, and one call ends the hung run: the
- * thread used to go back to its loop between tries, and once idle long
- * enough arm a completion sleep on the hung core and sleep until another
- * abort woke it (the abort's own wait then timed out).
+ * asks again until one succeeds, and one call ends the hung run: between
+ * tries the thread must not arm a completion sleep on the hung core,
+ * which nothing would end.
  */
 TEST(abort_retries_a_failed_retirement)
 {
@@ -1277,9 +1269,8 @@ static void aborted_closed(struct __test_metadata *_metadata, pto_orch *o,
  * A watchdog: one thread closes with a short budget, again and again
  * (-ETIMEDOUT: a task hangs), while another aborts. The abort ends the
  * run; the close then drains, stops and returns 0 on its own thread; the
- * retirement is the abort's, once. Close and abort used to be documented
- * as not to be called at once (and two settles, two stops or the
- * started flag raced: the unit tests show those).
+ * retirement is the abort's, once (the races of two settles, two stops
+ * and the started flag are unit tests).
  */
 struct closer {
 	pto_orch *o;
@@ -1431,9 +1422,9 @@ TEST(two_concurrent_aborts_end_the_work_once)
  * be settled (its snapshot fails three times: the fail hook), so both
  * calls find it pending. The first to snapshot waits in the hook until
  * the other has moved past its own settle (closing is set) or has begun
- * a second cancellation of the run. Regression: both cancelled it (the
- * hook fails the second snapshot, so it is counted, not settled twice).
- * Now one settles it, the hung run is aborted, and the close succeeds.
+ * a second cancellation of the run (the hook fails a second snapshot,
+ * so one would be counted, not settled twice). One settles it, the hung
+ * run is aborted, and the close succeeds.
  */
 struct settle_race {
 	pto_orch *o;
@@ -1765,8 +1756,7 @@ TEST(abort_ends_hung_spmd_blocks_and_a_group_once)
  * not returned); the function's next submit and alloc fail at once
  * (-ECANCELED, the first saying the orchestrator was aborted) instead of
  * queueing tasks only to fail them; the run fails, the function's error
- * is pto_run_start()'s, and a second abort returns 0. Regression: the
- * submit after the abort returned 0.
+ * is pto_run_start()'s, and a second abort returns 0.
  */
 struct build_ctx {
 	struct hang_ctx *c;
@@ -1864,11 +1854,8 @@ TEST(abort_during_a_build_refuses_its_further_submits)
  * An abort while the build waits on back-pressure: a window of 4 slots,
  * a hang and fills that consume it, all of the run being built (its
  * outer scope holds them until the function returns). The submit that
- * waits for a slot returns -ECANCELED at once, saying why, and the run
- * fails; the abort then ends it (0). Regression: the wait went on to
- * timeout_ms (20 s here) and returned -ETIMEDOUT, "task window full",
- * the abort's budget spent meanwhile.
- *
+ * waits for a slot returns -ECANCELED at once (not -ETIMEDOUT after
+ * timeout_ms), saying why, and the run fails; the abort then ends it.
  * The abort comes when the submit is at its sleep (ORCH_TP_RING_WAIT,
  * under ring.mu, which the abort's wake-up takes): an abort before it
  * would be refused by building_run() ("submit to run N refused") and
@@ -2262,19 +2249,13 @@ TEST(mix_task_fails_with_its_cores_device_error)
  * A MIX task that becomes READY while a stream of AIV tasks keeps its
  * cluster's AIV cores busy waits only for the work in flight on them (a
  * running and a pending task per core), not for the AIV tasks queued
- * before it (Documentation/scheduler.md, "Threads and partitions"). One
- * cluster: no other cluster's cores may take the AIV tasks queued ahead
- * of it.
- *
- * The AIV tasks fill a rows x cols tile whose rows overlap (strides 1, 1)
- * with 1: rows * cols writes (~300 us in the test VM) into rows + cols - 1
- * elements of the task's own region, the first of them at its start. The
- * MIX task copies the first element of every region (a strided view,
- * NO_DEP: no edge on the fills) into a snapshot; while it runs on all
- * three cores no AIV task runs, so the snapshot says which had started
- * before it. The orchestration function reads the same marks once the
- * MIX task is READY (or later): at most the four AIV tasks in flight then
- * may start before the MIX task does.
+ * before it (Documentation/scheduler.md, "MIX tasks"). One cluster: no
+ * other cluster's cores may take the AIV tasks queued ahead of it.
+ * Each AIV task fills an overlapping tile of its own region (a long
+ * task), its first element first. The MIX task snapshots every region's
+ * first element (a NO_DEP strided view), so the snapshot says which had
+ * started before it; of those READY after the MIX task, at most the four
+ * in flight then may have.
  */
 #define MIXW_BEFORE 100		/* AIV tasks submitted before the MIX task */
 #define MIXW_N 200		/* and after it, to MIXW_N */
@@ -2352,7 +2333,7 @@ static int mixw_dag(pto_orch *o, void *arg)
 	/*
 	 * An exact-worker task is routed (READY for the scheduler) before
 	 * its submit returns; a kind one waits in the orchestrator's batch
-	 * (Documentation/orchestrator.md, "Round 4") until the next
+	 * (Documentation/orchestrator.md, "Batched READY routing") until the next
 	 * ready_batch submits at the latest: read the marks after them.
 	 */
 	if (c->mix_at.worker_id >= 0)

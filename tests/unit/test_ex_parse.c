@@ -2,11 +2,9 @@
 /*
  * The examples' and `ptoctl run`'s command line (examples/examples.h,
  * ex_parse()): -d N and --clusters M are read whole, or refused with a
- * message that names the mistake and a usage line. They were read with
- * strtoul() unchecked: `-d x` ran on /dev/pto0, `--clusters abc` on
- * every cluster, `--clusters -1` asked for 4294967295, and a stray
- * argument was ignored, all without a word. `--clusters 0` is every
- * cluster, as the library's 0.
+ * message that names the mistake and a usage line (`-d x`,
+ * `--clusters abc`, `--clusters -1`, a stray argument). `--clusters 0` is
+ * every cluster, as the library's 0.
  */
 #include <stdio.h>
 #include <string.h>
@@ -75,8 +73,7 @@ TEST(good_options_are_read_whole)
 }
 
 /*
- * --clusters 0 is every cluster, as pto_sched_config's 0 (it was refused
- * for a while); a parse that stopped inside "-xd9" leaves nothing to the
+ * --clusters 0 is every cluster, as pto_sched_config's 0; a parse that stopped inside "-xd9" leaves nothing to the
  * next one (glibc keeps the cluster position unless optind is 0).
  */
 TEST(clusters_0_is_all_and_parses_start_clean)

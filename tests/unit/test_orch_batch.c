@@ -521,17 +521,12 @@ TEST(ready_task_runs_while_orch_fn_blocks)
 }
 
 /*
- * Review regression (two SUB workers, both parked, batching on): task 0's
- * flush kicks one worker; task 1, submitted 2 ms later while the other
- * worker is still parked, must start on that worker at once, not wait on
- * the pending list behind task 0 (300 ms). Failed before the hunger bit
- * stayed set while an idle worker of the kind was left un-kicked.
- *
- * "At once" is not a time bound, which a loaded host could break: task 1
- * must start while task 0 still runs and while the orchestration
- * function still blocks in its own code. Left on the pending list, it
- * could start only after one of them: when task 0's worker is free
- * again, or with the flush that follows the function's return.
+ * Two SUB workers, both parked, batching on: task 0's flush kicks one;
+ * task 1, submitted while the other is still parked, must start on it at
+ * once (the hunger bit stays set while an idle worker of the kind is left
+ * un-kicked), not wait on the pending list behind task 0. "At once" is an
+ * order, not a time: task 1 starts while task 0 still runs and the
+ * orchestration function still blocks in its own code.
  */
 static uint64_t par_t0, par_ret;
 static _Atomic uint64_t par_start[2], par_end[2];
@@ -589,24 +584,11 @@ TEST(parked_worker_takes_second_task_at_once)
 
 /*
  * Light and heavy sleeps (ready.c, before_sleep): a worker parking
- * between the bursts of a busy run pays no membarrier(2) (its sleep is
- * bounded instead), and one left idle pays it once, a millisecond into
- * its idleness, before sleeping without bound. Fifty bursts, each
- * followed by a gap in which the workers spin out and park: with every
- * park heavy, that is at least fifty barriers.
- *
- * A heavy sleep follows a light one that ended by its timeout, a
- * millisecond without a kick: no burst began within a millisecond of
- * the worker parking after its last task, whose publication came after
- * the start of the burst. So a gap of the orchestration function (from
- * the start of a burst's submits to the end of the next burst's first
- * submit, which routes and kicks) shorter than that costs no heavy
- * sleep; each longer one (this thread lost its CPU, or usleep() took
- * long: a loaded host) may cost both workers one. Those are counted
- * (with the last burst to the count that follows the run) and allowed
- * for; fewer than half the gaps may cost one otherwise. After the run,
- * a worker left idle goes heavy (waited for, bounded: its thread may
- * get a CPU late).
+ * between the bursts of a busy run pays no membarrier(2), and one left
+ * idle pays it once, a millisecond into its idleness. Fifty bursts with
+ * gaps in which the workers park; a gap of the orchestration function
+ * longer than a millisecond (a loaded host) may cost both workers a heavy
+ * sleep, and those gaps are counted and allowed for.
  */
 #define LH_BURSTS 50
 

@@ -151,7 +151,7 @@ TEST_F(man, dedup_retain_wins)
 }
 
 /* Dump marks and tags stay with the slot's argument descriptors, reachable
- * from the dispatch view (args dump, seed 000). */
+ * from the dispatch view (for argument capture). */
 TEST_F(man, dump_marks_reach_dispatch_view)
 {
 	struct pto_tensor t = pto_tensor_host(self->buf[0], 64);
@@ -456,11 +456,8 @@ TEST_F(man, output_auto_allocation_carved_and_aligned)
 
 /*
  * Auto-allocated OUTPUTs declared GM (pto_tensor_gm_auto()) on the
- * in-process heap, which is HOST memory: each names its own allocation.
- * They used to keep space GM with obj 0 and offset 0 (only a non-HOST
- * heap rewrote them), so all of them were one key and a reader of the
- * first depended on whichever was written last: here C would have
- * waited on P2 and run before P1.
+ * in-process heap, which is HOST memory: each names its own allocation,
+ * so C, a reader of P1's output, waits on P1 and not on P2.
  */
 TEST_F(man, gm_declared_outputs_on_the_host_heap_are_keys_of_their_own)
 {
@@ -1845,10 +1842,9 @@ TEST(fnless_callable_taken_alike_without_host_callbacks)
  * member, the dep and the field, before anything is claimed: no slot, no
  * task id, no edge or reference on the producer, the handle not written.
  * Each byte, as a single's dep 1, a group's member 1's dep 1 and an SPMD
- * task's dep 1. A retain of 2 used to be taken as 1 and the reserved
- * bytes (implicit padding) were never read. The same for a dep's handle
- * whose pad is set (submit writes it 0) and for an argument tensor's pad
- * bytes (pto_args_add_tensor() writes them 0): never read before.
+ * task's dep 1. The same for a dep's handle whose pad is set (submit
+ * writes it 0) and for an argument tensor's pad bytes
+ * (pto_args_add_tensor() writes them 0).
  */
 struct bad_dep {
 	int shape;		/* 0 single, 1 group (member 1), 2 SPMD */
@@ -2056,10 +2052,8 @@ static const struct pto_callable KC_READS = { .fn = noop, .kernel_id = K_READS }
 /*
  * On a backend whose kernels address the heap's space only (the device:
  * GM), a HOST tensor - whatever its tag - given to a kernel that addresses
- * its tensors
- * is refused at submit with -EINVAL and a reason, before anything is
- * claimed, for a single, a group member and SPMD alike; it used to fail
- * only at dispatch, with the task already in the DAG.
+ * its tensors is refused at submit with -EINVAL and a reason, before
+ * anything is claimed, for a single, a group member and SPMD alike.
  */
 TEST(host_tensor_to_a_kernel_that_addresses_tensors_is_refused_at_submit)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * "A failure here leaves ..." (seed 001 §8): fail every fallible step of
+ * Failure atomicity of construction: fail every fallible step of
  * submit and alloc in turn (the k-th allocation at each fail point), and
  * show that the run's fence resolves and cancellation reclaims every
  * slot, heap byte and TensorMap entry. ASan/LSan check nothing leaks.
@@ -708,11 +708,9 @@ TEST(close_settling_beside_a_failed_runs_cancellation_leaves_its_message)
  * settle through the same step) find one cancellation pending. The first
  * to snapshot waits in the hook until the other has moved past its own
  * settle (closing is set) or has started a second cancellation of the
- * same run. Regression: both saw cancel_pending and both cancelled the
- * run - two snapshots of the same owned slots, each settled twice (the
- * hook fails the second here, so the test ends cleanly; it counts it).
- * Now the second skips the run another settler holds, and its drain
- * waits for that settle: one snapshot, both closes succeed.
+ * same run (the hook fails a second snapshot, so one would be counted).
+ * The second skips the run another settler holds, and its drain waits
+ * for that settle: one snapshot, both closes succeed.
  */
 struct two_settlers {
 	struct pto_orch *o;

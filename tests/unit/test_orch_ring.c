@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ring internals (seed 001 §5): bump allocation, 1024 alignment, FIFO
- * reclamation with out-of-order releases, wrap-around, full-vs-empty,
- * per-ring independence, window exhaustion. Drives orch_ring_alloc /
+ * Ring internals (Documentation/orchestrator.md, "Scopes and rings"):
+ * bump allocation, 1024 alignment, FIFO reclamation with out-of-order
+ * releases, wrap-around, full-vs-empty, per-ring independence, window
+ * exhaustion. Drives orch_ring_alloc /
  * orch_ring_release directly on a thread-less orchestrator.
  */
 #include <pthread.h>

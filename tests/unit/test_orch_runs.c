@@ -327,8 +327,7 @@ TEST(close_drains_within_budget_and_is_retryable)
  * thread are undefined). The backend's stop waits here until the second
  * close has returned: that close waits for the first's stop, within its
  * budget (at least 1 s), and times out - it never calls stop itself; a
- * retry finds the orchestrator closed. Regression: both called stop at
- * once (the second's made this stop return at once, counted twice).
+ * retry finds the orchestrator closed (a second stop would be counted).
  */
 static struct {
 	_Atomic int in_stop, max_in_stop, stops, second_done;
@@ -920,9 +919,9 @@ TEST(fork_child_run_calls_are_echild)
 /*
  * A child forked inside an orchestration function holds a copy of the run
  * being built and of its locks: its submits, pto_alloc() and scopes are
- * -ECHILD at once and touch nothing (they used to go on building the
- * copied run, and a lock held at the fork - here the TensorMap's, which
- * a submit with a tensor takes - hung the child). The parent's run is
+ * -ECHILD at once and touch nothing (a lock held at the fork - here the
+ * TensorMap's, which a submit with a tensor takes - would hang the
+ * child). The parent's run is
  * built and runs as if no fork happened.
  */
 struct fork_in_fn {
@@ -1216,7 +1215,7 @@ TEST(cancelled_head_group_releases_reservation)
  * Every in-process worker runs the task's host callback: a callable
  * without one (fn NULL) is refused at submit, -EINVAL with one message
  * naming the backend's rule, whatever the kind and the submit variant
- * (it used to run as a task that did nothing and succeeded). Nothing is
+ * (it must not run as a task that does nothing and succeeds). Nothing is
  * claimed: no task id, no slot, no heap byte, and the run fails with the
  * same error.
  */
@@ -1299,8 +1298,8 @@ TEST(null_host_callback_refused_at_submit)
 }
 
 /*
- * pto_alloc()'s two refusals say which argument is wrong: a NULL tensor
- * out-pointer used to be reported as "alloc of 0 bytes". Nothing is
+ * pto_alloc()'s two refusals say which argument is wrong (a NULL tensor
+ * out-pointer is not "alloc of 0 bytes"). Nothing is
  * claimed, and the run fails with the same message.
  */
 static int orch_bad_alloc(pto_orch *o, void *arg)

@@ -2,8 +2,8 @@
 /*
  * Cancellation of a failed run's READY slots races the workers' pops:
  * claim_ready (cancel.c) and claim_running (ready.c) both act on a READY
- * slot's state, its ready-queue links and its unlaunched flag, and since
- * the ninth session claim_running does so under sched_mu alone. Under
+ * slot's state, its ready-queue links and its unlaunched flag, and
+ * claim_running does so under sched_mu alone. Under
  * TSan, any access to those outside sched_mu is a reported race.
  */
 #include <stdio.h>
