@@ -429,7 +429,7 @@ struct pto_core_stats {
 
 /**
  * struct pto_core_retire - PTO_IOCTL_CORE_RETIRE: a scheduler thread
- * leaving its dispatch loop retires the cores it owns (seed 003).
+ * leaving its dispatch loop retires the cores it owns (Documentation/retirement.md).
  * @cores:	In: core bitmap, every core in a cluster the caller owns.
  *		Cores not launched are skipped; cores another path is
  *		already retiring are waited for, never written twice.
