@@ -16,6 +16,7 @@
 #include <linux/vmalloc.h>
 #include "pto_drv.h"
 #include "pto_bo.h"
+#include "pto_file.h"
 
 static void pto_bo_release(struct kref *ref)
 {
@@ -40,9 +41,59 @@ static u64 pto_bo_mmap_offset(const struct pto_bo *bo)
 	return (u64)bo->handle << PTO_MMAP_BO_SHIFT;
 }
 
-int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
+/*
+ * Make @bo reachable through its handle, its range and debugfs. Every
+ * field debugfs prints is written before the list_add_tail(); the walker
+ * takes bos_lock after our spin_unlock() (release / acquire). @published
+ * is written under the range tree's lock, which pto_bo_lookup() holds.
+ */
+static void pto_bo_publish(struct pto_file *pf, struct pto_bo *bo)
 {
-	struct pto_bo_alloc *args = data;
+	struct pto_device *pdev = pf->pdev;
+
+	lockdep_assert_held(&pf->lock);
+	xa_store(&pf->bos, bo->handle, bo, 0);
+	mtree_lock(&pf->ranges);
+	bo->published = true;
+	mtree_unlock(&pf->ranges);
+	spin_lock(&pdev->bos_lock);
+	list_add_tail(&bo->node, &pdev->bos);
+	spin_unlock(&pdev->bos_lock);
+}
+
+/*
+ * The published buffer of @pf that holds [@addr, @addr + @len), with a
+ * reference, or NULL. Takes only the range tree's spinlock, never
+ * pf->lock: a core thread validating a task must not wait behind an ioctl.
+ * A range in the tree holds the handle's reference (it is erased before
+ * that is dropped), so kref_get() under the tree's lock is safe.
+ */
+struct pto_bo *pto_bo_lookup(struct pto_file *pf, u64 addr, u64 len)
+{
+	struct pto_bo *bo;
+
+	mtree_lock(&pf->ranges);
+	bo = mtree_load(&pf->ranges, addr);
+	if (bo && (!bo->published ||
+		   len > bo->size - (addr - bo->dev_addr)))
+		bo = NULL;
+	if (bo)
+		kref_get(&bo->ref);
+	mtree_unlock(&pf->ranges);
+	return bo;
+}
+
+/*
+ * Reserve the handle and the address range, write the reply, then
+ * publish: until pto_bo_publish() the buffer is invisible to every lookup
+ * (a reserved handle loads as NULL, the range is not yet @published, the
+ * device's list does not hold it), so a reply that cannot be written is
+ * aborted with nothing ever seen (iommufd's finalize / abort).
+ */
+int pto_ioctl_bo_alloc(struct pto_ucmd *ucmd)
+{
+	struct pto_bo_alloc *args = ucmd->cmd;
+	struct pto_file *pf = ucmd->pf;
 	struct pto_device *pdev = pf->pdev;
 	struct pto_bo *bo;
 	u64 size;
@@ -76,11 +127,7 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 		kfree(bo);
 		return -ENOMEM;
 	}
-	/*
-	 * Zeroed, charged to the caller's memory cgroup, and quiet on
-	 * failure: a request the machine cannot back is -ENOMEM, not a
-	 * kernel warning.
-	 */
+	/* Zeroed, charged, and quiet on failure (-ENOMEM, not a warning). */
 	bo->vaddr = __vmalloc(size, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
 			      __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!bo->vaddr) {
@@ -88,19 +135,14 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 		kfree(bo);
 		return -ENOMEM;
 	}
-	/*
-	 * From here on pto_bo_put() is the whole unwind (its list_del() of
-	 * the node, self-linked until the list_add_tail() below, is a no-op).
-	 * The handle makes @bo reachable (and freeable) by other threads of
-	 * this file: fill the reply while pf->lock still excludes BO_FREE.
-	 */
+	/* From here on pto_bo_put() is the whole unwind. */
 	mutex_lock(&pf->lock);
 	/*
-	 * Cyclic handles: a stale handle (or mmap offset) of a freed buffer
-	 * names nothing rather than the next buffer, until the space wraps.
-	 * A full space (2^19 - 1 live handles) is -EBUSY, as documented.
+	 * Cyclic handles: a stale handle (or mmap offset) names nothing
+	 * rather than the next buffer until the space wraps. A full space
+	 * (2^19 - 1 live handles) is -EBUSY. NULL reserves the index.
 	 */
-	ret = xa_alloc_cyclic(&pf->bos, &handle, bo,
+	ret = xa_alloc_cyclic(&pf->bos, &handle, NULL,
 			      XA_LIMIT(1, (1U << (63 - PTO_MMAP_BO_SHIFT -
 						  PAGE_SHIFT)) - 1),
 			      &pf->next_handle, GFP_KERNEL_ACCOUNT);
@@ -108,12 +150,10 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 		goto err_unlock;
 	bo->handle = handle;
 	/*
-	 * The range's maple nodes are not charged to the memory cgroup:
-	 * mtree_store_range() allocates them with GFP_NOWAIT under the tree's
-	 * lock and uses our flags only on its rare retry, and the maple node
-	 * cache is not SLAB_ACCOUNT. Their number is bounded by the GM size
-	 * over the page size, whatever the user does; GFP_KERNEL_ACCOUNT
-	 * still charges what the retry allocates.
+	 * The range's maple nodes are not charged: mtree_store_range()
+	 * allocates them GFP_NOWAIT from an unaccounted cache and uses our
+	 * flags only on its retry. Their number is bounded by the GM size
+	 * over the page size.
 	 */
 	ret = mtree_store_range(&pf->ranges, bo->dev_addr,
 				bo->dev_addr + size - 1, bo,
@@ -122,20 +162,21 @@ int pto_ioctl_bo_alloc(struct pto_file *pf, void *data)
 		xa_erase(&pf->bos, handle);
 		goto err_unlock;
 	}
-	/*
-	 * Only now on the device's list, which debugfs walks under bos_lock
-	 * and prints bo->handle from: every field it reads, the handle
-	 * included, is written before this list_add_tail(), and the walker
-	 * takes bos_lock after our spin_unlock() (release / acquire), so it
-	 * never sees the buffer with handle 0. Nothing else reads the list.
-	 */
-	spin_lock(&pdev->bos_lock);
-	list_add_tail(&bo->node, &pdev->bos);
-	spin_unlock(&pdev->bos_lock);
+	mutex_unlock(&pf->lock);
+
 	args->size = size;
 	args->handle = handle;
 	args->dev_addr = bo->dev_addr;
 	args->mmap_offset = pto_bo_mmap_offset(bo);
+	ret = pto_ucmd_respond(ucmd);
+
+	mutex_lock(&pf->lock);
+	if (ret) {
+		mtree_erase(&pf->ranges, bo->dev_addr);
+		xa_erase(&pf->bos, handle);
+		goto err_unlock;
+	}
+	pto_bo_publish(pf, bo);
 	mutex_unlock(&pf->lock);
 	return 0;
 
@@ -145,32 +186,12 @@ err_unlock:
 	return ret;
 }
 
-/* Drops the handle's reference. */
+/* Unpublish: the caller drops the handle's reference after pf->lock. */
 static void pto_bo_unpublish(struct pto_file *pf, struct pto_bo *bo)
 {
 	lockdep_assert_held(&pf->lock);
 	xa_erase(&pf->bos, bo->handle);
 	mtree_erase(&pf->ranges, bo->dev_addr);
-	pto_bo_put(bo);
-}
-
-/*
- * BO_ALLOC's reply could not be written back: the caller never learned
- * the handle, so free the buffer as its BO_FREE would (the handle is the
- * one this call published, unless another thread of the file freed it
- * already: then there is nothing left to do). A mapping or a launch that
- * already took a reference keeps the buffer alive, as after BO_FREE.
- */
-void pto_ioctl_bo_alloc_undo(struct pto_file *pf, void *data)
-{
-	struct pto_bo_alloc *args = data;
-	struct pto_bo *bo;
-
-	mutex_lock(&pf->lock);
-	bo = xa_load(&pf->bos, args->handle);
-	if (bo && bo->dev_addr == args->dev_addr)
-		pto_bo_unpublish(pf, bo);
-	mutex_unlock(&pf->lock);
 }
 
 int pto_ioctl_bo_free(struct pto_file *pf, void *data)
@@ -185,7 +206,11 @@ int pto_ioctl_bo_free(struct pto_file *pf, void *data)
 	if (bo)
 		pto_bo_unpublish(pf, bo);
 	mutex_unlock(&pf->lock);
-	return bo ? 0 : -ENOENT;
+	if (!bo)
+		return -ENOENT;
+	/* The vfree() of a big buffer is slow: never under pf->lock. */
+	pto_bo_put(bo);
+	return 0;
 }
 
 int pto_ioctl_bo_info(struct pto_file *pf, void *data)
@@ -208,20 +233,26 @@ int pto_ioctl_bo_info(struct pto_file *pf, void *data)
 }
 
 /*
- * Drop every handle (under pf->lock, so a core validating a payload of
- * this file sees each buffer either published and pinned, or gone). The
- * emptied xarray and maple tree are destroyed with the context, on its
- * last reference (pto_file_destroy_bos), never under a concurrent lookup.
+ * Drop every handle, one at a time, each reference after pf->lock (as
+ * BO_FREE). The emptied xarray and maple tree are destroyed with the
+ * context, on its last reference (pto_file_destroy_bos).
  */
 void pto_file_release_bos(struct pto_file *pf)
 {
+	unsigned long handle = 0;
 	struct pto_bo *bo;
-	unsigned long handle;
 
-	mutex_lock(&pf->lock);
-	xa_for_each(&pf->bos, handle, bo)
-		pto_bo_unpublish(pf, bo);
-	mutex_unlock(&pf->lock);
+	for (;;) {
+		mutex_lock(&pf->lock);
+		bo = xa_find(&pf->bos, &handle, ULONG_MAX, XA_PRESENT);
+		if (bo)
+			pto_bo_unpublish(pf, bo);
+		mutex_unlock(&pf->lock);
+		if (!bo)
+			break;
+		pto_bo_put(bo);
+		cond_resched();
+	}
 }
 
 void pto_file_destroy_bos(struct pto_file *pf)

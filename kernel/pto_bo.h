@@ -21,6 +21,8 @@ struct vm_area_struct;
  *	remap_vmalloc_range() would refuse it; mmap inserts the pages in
  *	batches (pto_bo_insert_pages()).
  * @node: entry in pto_device.bos.
+ * @published: set once BO_ALLOC's reply is written (under the file's
+ *	range tree lock); pto_bo_lookup() ignores an unpublished range.
  */
 struct pto_bo {
 	struct kref ref;
@@ -31,14 +33,17 @@ struct pto_bo {
 	void *vaddr;
 	u32 handle;
 	pid_t owner;
+	bool published;
 	struct list_head node;
 };
 
-int pto_ioctl_bo_alloc(struct pto_file *pf, void *data);
-void pto_ioctl_bo_alloc_undo(struct pto_file *pf, void *data);
+struct pto_ucmd;
+
+int pto_ioctl_bo_alloc(struct pto_ucmd *ucmd);
 int pto_ioctl_bo_free(struct pto_file *pf, void *data);
 int pto_ioctl_bo_info(struct pto_file *pf, void *data);
 void pto_bo_put(struct pto_bo *bo);
+struct pto_bo *pto_bo_lookup(struct pto_file *pf, u64 addr, u64 len);
 void pto_file_release_bos(struct pto_file *pf);
 void pto_file_destroy_bos(struct pto_file *pf);
 int pto_bo_mmap(struct pto_file *pf, struct vm_area_struct *vma);

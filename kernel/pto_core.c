@@ -300,15 +300,10 @@ static int pto_launch_check(struct pto_launch *l)
 		    READ_ONCE(core->state) != PTO_CORE_UNLAUNCHED)
 			return -EBUSY;
 	}
-	mutex_lock(&pf->lock);
-	bo = mtree_load(&pf->ranges, addr);
-	if (!bo || addr + need > bo->dev_addr + bo->size) {
-		/* A device address, not a user pointer: -EINVAL, not -EFAULT. */
-		mutex_unlock(&pf->lock);
+	bo = pto_bo_lookup(pf, addr, need);
+	/* A device address, not a user pointer: -EINVAL, not -EFAULT. */
+	if (!bo)
 		return -EINVAL;
-	}
-	kref_get(&bo->ref);
-	mutex_unlock(&pf->lock);
 	l->bo = bo;
 	return 0;
 }

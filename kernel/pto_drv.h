@@ -16,8 +16,10 @@
  *               device's lifetime; launch / stop only change its state)
  *
  * Lock order: mmap_lock -> pto_device.core_lock -> pto_device.win_lock ->
- * pto_file.lock -> pto_device.bos_lock; pto_core.launch_lock (spinlock) is
- * innermost and takes nothing. A window fault (under mmap_lock) takes only
+ * pto_file.lock -> the range tree's lock (pto_file.ranges, a spinlock)
+ * -> pto_device.bos_lock; pto_core.launch_lock (spinlock) is innermost and
+ * takes nothing. A core thread takes only the range tree's lock of a file
+ * (pto_bo_lookup()), never pto_file.lock; nothing frees under either. A window fault (under mmap_lock) takes only
  * win_lock, for reading: it never waits behind core_lock, which launch and
  * release hold across their bounded waits for the core threads. No user
  * memory is touched with core_lock or win_lock held. Retirement
@@ -52,7 +54,7 @@ struct pto_core;
 /**
  * struct pto_device - one mock NPU, /dev/ptoN.
  * @bos_lock: protects @bos (every live buffer object, for debugfs; a
- *	buffer joins it complete, its handle set: pto_ioctl_bo_alloc()).
+ *	buffer joins it complete, its handle set: pto_bo_publish()).
  * @core_lock: protects cluster ownership changes and every core's launch
  *	fields while launching (owner, payload, F_LAUNCH); serializes
  *	acquire, release, launch, the retire ioctl's ownership check and the
@@ -101,13 +103,15 @@ struct pto_device {
 
 /**
  * struct pto_file - per-open context.
- * @lock: protects @bos and @ranges together, so a handle and its address
- *        range are visible or invisible as one, and @next_handle.
+ * @lock: serializes changes of @bos and @ranges together, so a handle and
+ *        its address range are visible or invisible as one, and
+ *        @next_handle. Held for bounded work only (no free, no copy).
  * @tgid: the opener's tgid as a struct pid, so CORE_STATS can report it in
  *        the asker's pid namespace (pid_vnr()); debugfs shows pid_nr().
  * @bos: handle -> struct pto_bo (the handle owns one bo reference).
  * @ranges: GM device address range -> struct pto_bo, the set of addresses
- *        this file may touch through the device (mock validation).
+ *        this file may touch through the device (mock validation); read
+ *        under its own spinlock (pto_bo_lookup()).
  * @mapping: the file's address space (window mappings are zapped in it);
  *        its inode is pinned for pf's life (a core quarantined under this
  *        file zaps in it after the close).

@@ -132,22 +132,18 @@ static int pto_ioctl_get_info(struct pto_file *pf, void *data)
 }
 
 /*
- * How the dispatch treats a command's struct after its handler:
- * PTO_IOC_OUT	it has Out fields: copy it back. A command without any never
- *		writes the struct, so it cannot fail with -EFAULT after it
- *		acted.
+ * How the dispatch treats a command's struct around its handler:
+ * PTO_IOC_OUT	it has Out fields: copy it back after the handler. A
+ *		command without any never writes the struct, so it cannot
+ *		fail with -EFAULT after it acted.
  * PTO_IOC_PROBE	its effect cannot be undone and the caller needs its
- *		report: write the caller's own bytes back before the
- *		handler runs, so a struct the caller cannot have written
- *		back fails with -EFAULT before anything happens.
- * PTO_IOC_WRITE	it changes state (allocates, acquires, launches, rings,
- *		retires, resets): the file must be open for writing, else
- *		-EBADF as for write(2). A read-only file observes only
- *		(GET_INFO, BO_INFO, CORE_STATS, RETIRE_STATUS, poll, read).
- * A command whose copy-back can still fail after it acted (the struct
- * unmapped meanwhile) and whose effect can be undone has an @undo, run
- * before -EFAULT is returned (BO_ALLOC frees the buffer it created: the
- * caller never learned its handle). Documentation/abi.md, Conventions.
+ *		report (CORE_RETIRE, CORE_RESET): write the caller's own
+ *		bytes back first, so an unwritable struct is -EFAULT before
+ *		anything happens (retire_unwritable_report_refused_first).
+ * PTO_IOC_WRITE	it changes state: the file must be open for writing,
+ *		else -EBADF as for write(2).
+ * A create (@create, BO_ALLOC) writes its reply itself and publishes its
+ * object only after that succeeded (pto_ucmd_respond()). Documentation/abi.md.
  */
 #define PTO_IOC_OUT	BIT(0)
 #define PTO_IOC_PROBE	BIT(1)
@@ -159,28 +155,30 @@ struct pto_ioctl_desc {
 	unsigned int size;
 	unsigned int flags;
 	int (*fn)(struct pto_file *pf, void *data);
-	void (*undo)(struct pto_file *pf, void *data);
+	int (*create)(struct pto_ucmd *ucmd);
 };
 
-#define PTO_IOCTL_UNDO(_cmd, _fn, _undo, _struct, _last, _flags)	\
+#define PTO_IOCTL_DESC(_cmd, _fn, _create, _struct, _last, _flags)	\
 	[_IOC_NR(_cmd)] = {						\
 		.nr = _IOC_NR(_cmd),					\
 		.min_size = offsetofend(_struct, _last),		\
 		.size = sizeof(_struct),				\
 		.flags = _flags,					\
 		.fn = _fn,						\
-		.undo = _undo,						\
+		.create = _create,					\
 	}
 
 #define PTO_IOCTL(_cmd, _fn, _struct, _last, _flags)			\
-	PTO_IOCTL_UNDO(_cmd, _fn, NULL, _struct, _last, _flags)
+	PTO_IOCTL_DESC(_cmd, _fn, NULL, _struct, _last, _flags)
+
+#define PTO_IOCTL_CREATE(_cmd, _create, _struct, _last, _flags)	\
+	PTO_IOCTL_DESC(_cmd, NULL, _create, _struct, _last, _flags)
 
 static const struct pto_ioctl_desc pto_ioctls[] = {
 	PTO_IOCTL(PTO_IOCTL_GET_INFO, pto_ioctl_get_info, struct pto_info, pad,
 		  PTO_IOC_OUT),
-	PTO_IOCTL_UNDO(PTO_IOCTL_BO_ALLOC, pto_ioctl_bo_alloc,
-		       pto_ioctl_bo_alloc_undo, struct pto_bo_alloc,
-		       mmap_offset, PTO_IOC_OUT | PTO_IOC_WRITE),
+	PTO_IOCTL_CREATE(PTO_IOCTL_BO_ALLOC, pto_ioctl_bo_alloc,
+			 struct pto_bo_alloc, mmap_offset, PTO_IOC_WRITE),
 	PTO_IOCTL(PTO_IOCTL_BO_FREE, pto_ioctl_bo_free, struct pto_bo_free, pad,
 		  PTO_IOC_WRITE),
 	PTO_IOCTL(PTO_IOCTL_BO_INFO, pto_ioctl_bo_info, struct pto_bo_info,
@@ -220,6 +218,15 @@ union pto_ioctl_buf {
 	struct pto_core_reset reset;
 };
 
+/* Write a create's reply; only then may it publish what it created. */
+int pto_ucmd_respond(struct pto_ucmd *ucmd)
+{
+	if (copy_to_user(ucmd->ubuffer, ucmd->cmd,
+			 min(ucmd->user_size, ucmd->size)))
+		return -EFAULT;
+	return 0;
+}
+
 static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct pto_file *pf = file->private_data;
@@ -232,7 +239,8 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	if (_IOC_TYPE(cmd) != PTO_IOCTL_BASE ||
 	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
-	    nr >= ARRAY_SIZE(pto_ioctls) || !pto_ioctls[nr].fn)
+	    nr >= ARRAY_SIZE(pto_ioctls) ||
+	    !(pto_ioctls[nr].fn || pto_ioctls[nr].create))
 		return -ENOTTY;
 	desc = &pto_ioctls[nr];
 	if (usize < desc->min_size)
@@ -247,14 +255,22 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if ((desc->flags & PTO_IOC_PROBE) &&
 	    copy_to_user(uarg, &buf, min(usize, desc->size)))
 		return -EFAULT;
+	if (desc->create) {
+		struct pto_ucmd ucmd = {
+			.pf = pf,
+			.ubuffer = uarg,
+			.user_size = usize,
+			.size = desc->size,
+			.cmd = &buf,
+		};
+
+		return desc->create(&ucmd);
+	}
 	ret = desc->fn(pf, &buf);
 	if (ret || !(desc->flags & PTO_IOC_OUT))
 		return ret;
-	if (copy_to_user(uarg, &buf, min(usize, desc->size))) {
-		if (desc->undo)
-			desc->undo(pf, &buf);
+	if (copy_to_user(uarg, &buf, min(usize, desc->size)))
 		return -EFAULT;
-	}
 	return 0;
 }
 

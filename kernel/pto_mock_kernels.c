@@ -130,8 +130,8 @@ static bool pto_tensor_is_zero(const struct pto_tensor_desc *tn)
 
 /*
  * Check one tensor's dtype, shape and extent and pin the buffer object
- * that holds it. pf->lock keeps the bo from being unpublished and its
- * last reference dropped between the lookup and kref_get.
+ * that holds it (pto_bo_lookup(): the range tree's spinlock only, so the
+ * core thread never waits behind an ioctl holding pf->lock).
  */
 static u32 pto_tensor_resolve(struct pto_file *pf, struct pto_mock_task *t,
 			      unsigned int slot)
@@ -141,7 +141,6 @@ static u32 pto_tensor_resolve(struct pto_file *pf, struct pto_mock_task *t,
 	struct pto_bo *bo;
 	u32 i;
 
-	lockdep_assert_held(&pf->lock);
 	if (tn->dtype != PTO_DTYPE_F32 && tn->dtype != PTO_DTYPE_I32)
 		return PTO_TASK_EDTYPE;
 	if (!pto_tensor_elems(tn))
@@ -159,10 +158,9 @@ static u32 pto_tensor_resolve(struct pto_file *pf, struct pto_mock_task *t,
 	if (!tn->addr || tn->addr & 3)
 		return PTO_TASK_EADDR;
 
-	bo = mtree_load(&pf->ranges, tn->addr);
-	if (!bo || end > bo->dev_addr + bo->size)
+	bo = pto_bo_lookup(pf, tn->addr, end - tn->addr);
+	if (!bo)
 		return PTO_TASK_EADDR;
-	kref_get(&bo->ref);
 	t->bo[slot] = bo;
 	t->ptr[slot] = bo->vaddr + (tn->addr - bo->dev_addr);
 	return PTO_TASK_OK;
@@ -286,7 +284,6 @@ u32 pto_task_validate(struct pto_file *pf, struct pto_mock_task *t)
 	if (!PTO_HAVE_FP && t->p.t[PTO_ARG_OUT].dtype == PTO_DTYPE_F32)
 		return PTO_TASK_EDTYPE;
 
-	mutex_lock(&pf->lock);
 	for (i = 0; i < PTO_PAYLOAD_TENSORS; i++) {
 		if (!(used & BIT(i)))
 			continue;
@@ -294,7 +291,6 @@ u32 pto_task_validate(struct pto_file *pf, struct pto_mock_task *t)
 		if (err)
 			break;
 	}
-	mutex_unlock(&pf->lock);
 	if (err)
 		pto_task_put(t);
 	return err;

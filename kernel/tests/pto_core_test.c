@@ -45,6 +45,7 @@ static int core_test_init(struct kunit *test)
 		kref_init(&bo->ref);
 		bo->dev_addr = i ? BO_B : BO_A;
 		bo->size = BO_SIZE;
+		bo->published = true;
 		bo->vaddr = kunit_kzalloc(test, BO_SIZE, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, bo->vaddr);
 		ret = mtree_store_range(&ctx->pf.ranges, bo->dev_addr,

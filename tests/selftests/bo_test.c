@@ -169,8 +169,8 @@ TEST_F(dev, alloc_info_free)
 
 /*
  * A struct the driver cannot write back (here: a read-only page) never
- * leaves a committed effect behind an -EFAULT. BO_ALLOC frees the buffer
- * whose handle the caller never learned; commands without Out fields
+ * leaves a committed effect behind an -EFAULT. BO_ALLOC never publishes
+ * the buffer whose handle the caller cannot learn; commands without Out fields
  * (BO_FREE, CLUSTER_ACQUIRE / _RELEASE) never write the struct, so they
  * succeed. Documentation/abi.md, Conventions.
  */
@@ -210,6 +210,86 @@ TEST_F(dev, out_copy_failure_leaves_no_side_effect)
 	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CLUSTER_RELEASE, ca));
 	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_CORE_STATS, &st));
 	EXPECT_EQ(0, st.owner);
+	munmap(ro, 4096);
+}
+
+/* debugfs "info": gm_free of device 0, or -1. */
+static long long dbg_gm_free(void)
+{
+	char path[64], line[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PTO_DBG_FMT, 0, "info");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "gm_free: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+struct alloc_watch {
+	int fd;
+	uint32_t first;
+	volatile int stop;
+	int seen;
+};
+
+/* Looks for a buffer BO_ALLOC created but could not report. */
+static void *alloc_watch_fn(void *arg)
+{
+	struct alloc_watch *w = arg;
+	struct pto_bo_info bi;
+	uint32_t h;
+
+	while (!w->stop) {
+		for (h = w->first; h < w->first + 64; h++) {
+			memset(&bi, 0, sizeof(bi));
+			bi.handle = h;
+			if (!pto_sioctl(w->fd, PTO_IOCTL_BO_INFO, &bi))
+				w->seen++;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * BO_ALLOC publishes its buffer only after the reply is written: an
+ * unwritable reply leaves no handle (not even for a moment, to another
+ * thread of the file), no GM in use and the next handle still fresh.
+ */
+TEST_F(dev, alloc_efault_publishes_nothing)
+{
+	struct alloc_watch w = { .fd = self->fd };
+	struct pto_bo_alloc *ro, b, c;
+	long long gm_free;
+	pthread_t th;
+	int i;
+
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ro->size = 4096;
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 4096, &b));
+	gm_free = dbg_gm_free();
+	ASSERT_LE(0, gm_free);
+	w.first = b.handle + 1;
+	ASSERT_EQ(0, pthread_create(&th, NULL, alloc_watch_fn, &w));
+	for (i = 0; i < 32; i++)
+		EXPECT_EQ(-EFAULT, pto_sioctl(self->fd, PTO_IOCTL_BO_ALLOC, ro));
+	w.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, w.seen);
+	EXPECT_EQ(gm_free, dbg_gm_free());
+	/* A later buffer gets a live handle and b is untouched. */
+	ASSERT_EQ(0, st_bo_alloc(self->fd, 4096, &c));
+	EXPECT_LT(b.handle, c.handle);
+	EXPECT_NE(b.dev_addr, c.dev_addr);
+	EXPECT_EQ(gm_free - 4096, dbg_gm_free());
 	munmap(ro, 4096);
 }
 

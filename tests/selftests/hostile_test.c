@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a hostile or careless user can do to the device, and must not be
+ * able to: take a core out of service for others by starving a thread
+ * that holds a lock the core needs, or pin memory past its limits.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <pto/pto.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+#include "pto_core_util.h"
+
+/* The buffer the starved thread frees: big enough to take long. */
+#define BIG_MB 128u
+/* A COPY on an idle core takes milliseconds; the bound is generous. */
+#define COPY_BOUND_NS 3000000000ull
+
+struct idle_free {
+	int fd;
+	uint32_t handle;
+	volatile int started;
+	int ret;
+};
+
+/* BO_FREE from a SCHED_IDLE thread: it runs only when nothing else does. */
+static void *idle_free_fn(void *arg)
+{
+	struct sched_param sp = { 0 };
+	struct idle_free *f = arg;
+	struct pto_bo_free bf = { .handle = f->handle };
+
+	f->ret = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	if (f->ret)
+		return NULL;
+	f->started = 1;
+	f->ret = pto_sioctl(f->fd, PTO_IOCTL_BO_FREE, &bf);
+	return NULL;
+}
+
+static pid_t spawn_hog(void)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		for (;;)
+			__asm__ volatile("" ::: "memory");
+	return pid;
+}
+
+/*
+ * A core's task runs while a starved thread of the same file frees a big
+ * buffer: the core must not wait for the free (it takes no lock the free
+ * holds), the task completes at once, and the core serves the next user.
+ */
+TEST(starved_free_does_not_stall_core)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0x7 }, str[1] = { 1 };
+	struct pto_payload p = { .func_id = PTO_FUNC_COPY };
+	uint32_t shape[1] = { 1024 };
+	struct idle_free f = { 0 };
+	struct pto_bo *src, *dst;
+	struct pto_bo_alloc big;
+	struct core_launch *l;
+	struct pto_dev *d, *d2;
+	struct pto_dev_info info;
+	pid_t hogs[8];
+	int nhogs, i;
+	uint64_t t0, t;
+	pthread_t th;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	pto_dev_info(d, &info);
+	if (info.gm_size < 2ull * BIG_MB << 20)
+		SKIP(return, "GM smaller than %u MiB", 2 * BIG_MB);
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
+	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &src));
+	ASSERT_EQ(0, pto_bo_alloc(d, 4096, 0, &dst));
+	pto_tensor_set(&p.t[PTO_ARG_A], pto_bo_dev_addr(src), PTO_DTYPE_I32,
+		       1, shape, str);
+	pto_tensor_set(&p.t[PTO_ARG_OUT], pto_bo_dev_addr(dst), PTO_DTYPE_I32,
+		       1, shape, str);
+	ASSERT_EQ(0, st_bo_alloc(pto_dev_fd(d), (uint64_t)BIG_MB << 20, &big));
+
+	nhogs = get_nprocs();
+	if (nhogs > 8)
+		nhogs = 8;
+	for (i = 0; i < nhogs; i++) {
+		hogs[i] = spawn_hog();
+		ASSERT_LT(0, hogs[i]);
+	}
+	f.fd = pto_dev_fd(d);
+	f.handle = big.handle;
+	ASSERT_EQ(0, pthread_create(&th, NULL, idle_free_fn, &f));
+	while (!f.started && !f.ret)
+		sched_yield();
+	usleep(100000);	/* the starved thread is inside BO_FREE, or near */
+	t0 = pto_now_ns();
+	EXPECT_EQ(PTO_TASK_OK, pto_run1(l, &l->core[0], &p));
+	t = pto_now_ns() - t0;
+	for (i = 0; i < nhogs; i++) {
+		kill(hogs[i], SIGKILL);
+		waitpid(hogs[i], NULL, 0);
+	}
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, f.ret);
+	EXPECT_GT(COPY_BOUND_NS, t) TH_LOG("COPY took %llu ms",
+					   (unsigned long long)t / 1000000);
+
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
+	pto_bo_free(src);
+	pto_bo_free(dst);
+	pto_dev_close(d);
+
+	/* The next user launches the same cores and runs on them. */
+	ASSERT_EQ(0, pto_dev_open(0, &d2));
+	ASSERT_EQ(0, core_cluster_acquire(d2, 1));
+	ASSERT_EQ(0, core_launch_cores(d2, cores, &l));
+	EXPECT_EQ(0, pto_noop_all(l));
+	ASSERT_EQ(0, core_cluster_release(d2, 1));
+	core_launch_free(l);
+	pto_dev_close(d2);
+}
+
+TEST_HARNESS_MAIN
