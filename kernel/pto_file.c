@@ -97,6 +97,17 @@ static int pto_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* What the driver relies on in the uapi's values (GET_INFO, COND, masks). */
+static_assert(PTO_CORE_AIC == 1 && PTO_CORE_AIV == 2);
+static_assert(PTO_CORES_PER_CLUSTER == 3);	/* one AIC, then two AIV */
+static_assert(PTO_MAX_CORES <= PTO_CORE_MASK_WORDS * 64);
+static_assert(PTO_ID_MAX == PTO_COND_ID_MASK);
+static_assert(!(PTO_COND_ID_MASK & (PTO_COND_ERR_MASK | PTO_COND_STATE_MASK)));
+static_assert(!(PTO_COND_ERR_MASK & PTO_COND_STATE_MASK));
+static_assert(PTO_TASK_EINVAL <= PTO_COND_ERR_MASK >> PTO_COND_ERR_SHIFT);
+static_assert(PTO_ARG_OUT < PTO_PAYLOAD_TENSORS);
+static_assert(PTO_CORE_QUARANTINED == 6 && PTO_CORE_UNLAUNCHED == 0);
+
 static int pto_ioctl_get_info(struct pto_file *pf, void *data)
 {
 	struct pto_info *args = data;
