@@ -274,15 +274,11 @@ static void pto_bo_vm_close(struct vm_area_struct *vma)
 }
 
 /*
- * mmap inserts every page up front (pto_bo_insert_pages()); this fault
- * serves an access after a PTE was removed while the mapping lives
- * (MADV_DONTNEED zaps it: the vma is not PFNMAP). The vma holds a
- * reference on @bo, so its pages stay. The page goes back to the core MM
- * with a reference (vmf->page), as drivers with vmalloc-backed buffers
- * do (ALSA's snd_pcm_mmap_data_fault()): the PTE then gets the same
- * accounting as vm_insert_pages() gave it at mmap (a refcounted, rmapped
- * page). Not vmf_insert_mixed(): with pte special (x86) it would insert
- * a special PTE, which GUP refuses, unlike the page mmap inserted.
+ * Serves an access after a PTE was zapped while the mapping lives (mmap
+ * inserted every page; MADV_DONTNEED removes them). The page goes back with
+ * a reference (vmf->page), as ALSA's snd_pcm_mmap_data_fault() does, so the
+ * PTE is accounted as vm_insert_pages()' was. Not vmf_insert_mixed(): its
+ * special PTE (x86) would be refused by GUP, unlike the one mmap inserted.
  */
 static vm_fault_t pto_bo_vm_fault(struct vm_fault *vmf)
 {

@@ -170,13 +170,11 @@ static u64 pto_file_clusters(struct pto_file *pf)
 }
 
 /*
- * File release (a closed fd, a killed process): stop every core the file
- * launched, as one set, and release its clusters. A file that owns no
- * cluster returns without core_lock: a killed process whose ioctl gave
- * up waiting for it (-EINTR) must not wait for it again in its exit's
- * close, for as long as another file's retirement holds it. The check
- * under win_lock (read) is stable: at release no ioctl of @pf runs, and
- * only @pf's own acquire makes it an owner.
+ * File release: stop every core the file launched, as one set, and release
+ * its clusters. A file that owns no cluster returns without core_lock: a
+ * killed process whose ioctl gave up waiting for it must not wait again in
+ * its exit's close. The win_lock (read) check is stable: at release no
+ * ioctl of @pf runs, and only @pf's own acquire makes it an owner.
  */
 void pto_file_release_cores(struct pto_file *pf)
 {

@@ -49,17 +49,11 @@ static unsigned int pto_mock_init_fail_ms(void)
 #endif
 
 /*
- * Module init exposes the device nodes before it is done, and a failed
- * init frees everything without waiting for anyone (the module loader
- * does not wait for the module's references). So an open is refused
- * (-ENXIO) until pto_live is set, the last step of a successful init:
- * no pto_file can ever point at a device a failed init frees. The one
- * cdev covering every minor is cdev_alloc()'d: a chrdev_open() racing the
- * failure holds a reference to it, and the core kernel frees it, never
- * this module. pto_devs[] is stable from pto_live until module exit,
- * which runs only when no file is open (fops.owner). (An open still inside
- * pto_open() when a failed init returns is the module loader's own window,
- * common to every char driver: it only reads pto_live and returns.)
+ * Module init exposes the nodes before it is done, and a failed init frees
+ * everything without waiting: an open is refused (-ENXIO) until pto_live,
+ * set last. The cdev is cdev_alloc()'d, so a racing chrdev_open() holds a
+ * reference the core kernel frees. pto_devs[] is stable from pto_live until
+ * module exit, which runs only when no file is open (fops.owner).
  */
 static dev_t pto_devt;
 static struct class *pto_class;

@@ -33,16 +33,10 @@ static int pto_open(struct inode *inode, struct file *file)
 	if (!pdev)
 		return -ENXIO;
 	/*
-	 * Charged to the opener's memory cgroup, as is what a user makes
-	 * the driver allocate in any number: this context, a buffer's
-	 * struct, pages and handle's xarray nodes (XA_FLAGS_ACCOUNT;
-	 * pto_bo.c), and the retirement context a launch, CORE_RETIRE or a
-	 * reset holds for up to a retirement deadline (pto_core.c,
-	 * pto_retire.c, pto_reset.c). A
-	 * buffer's address range maple nodes are not (the maple tree
-	 * allocates them GFP_NOWAIT from an unaccounted cache); their number
-	 * is bounded by the GM size over the page size. The fixed per-device
-	 * allocations (cores, window pages, control memory) are not charged.
+	 * Charged to the opener's memory cgroup, as everything a user can make the
+	 * driver allocate in any number (buffers, handles, retirement contexts).
+	 * A range's maple nodes are not (GFP_NOWAIT, unaccounted cache) but are
+	 * bounded by the GM size over the page size.
 	 */
 	pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
 	if (!pf)
@@ -143,18 +137,14 @@ static int pto_ioctl_get_info(struct pto_file *pf, void *data)
 }
 
 /*
- * How the dispatch treats a command's struct around its handler:
- * PTO_IOC_OUT	it has Out fields: copy it back after the handler. A
- *		command without any never writes the struct, so it cannot
- *		fail with -EFAULT after it acted.
- * PTO_IOC_PROBE	its effect cannot be undone and the caller needs its
- *		report (CORE_RETIRE, CORE_RESET): write the caller's own
- *		bytes back first, so an unwritable struct is -EFAULT before
- *		anything happens (retire_unwritable_report_refused_first).
- * PTO_IOC_WRITE	it changes state: the file must be open for writing,
- *		else -EBADF as for write(2).
- * A create (@create, BO_ALLOC) writes its reply itself and publishes its
- * object only after that succeeded (pto_ucmd_respond()). Documentation/abi.md.
+ * How the dispatch treats a command's struct (Documentation/abi.md):
+ * PTO_IOC_OUT	Out fields: copied back after the handler.
+ * PTO_IOC_PROBE	an effect that cannot be undone and a report the caller
+ * 		needs (CORE_RETIRE, CORE_RESET): the caller's bytes are
+ * 		written back first, so an unwritable struct fails first.
+ * PTO_IOC_WRITE	changes state: a read-only file gets -EBADF.
+ * A create (BO_ALLOC) writes its reply itself and publishes its object
+ * only once that succeeded (pto_ucmd_respond()).
  */
 #define PTO_IOC_OUT	BIT(0)
 #define PTO_IOC_PROBE	BIT(1)

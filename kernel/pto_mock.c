@@ -53,13 +53,10 @@ MODULE_PARM_DESC(spin_us,
 		 "how long an idle core with a spin slot busy-polls DATA_MAIN_BASE, in us (default 200)");
 
 /*
- * The mock's cores are kthreads sharing the host's CPUs with the program
- * that feeds them: a dozen idle cores busy-polling at once would take the
- * CPUs from the scheduler threads and the orchestrator. Every idle core
- * busy-polls for spin_grace_us (a task that follows at once needs no
- * doorbell); only max_spinners cores (of every device: the CPUs are
- * shared) go on polling up to spin_us, the others park after the grace.
- * max_spinners 0 (default): half the online CPUs, at least one.
+ * Idle cores share the host's CPUs with the program feeding them: each
+ * busy-polls for spin_grace_us, only max_spinners cores (of every device)
+ * go on up to spin_us, the others park. max_spinners 0: half the online
+ * CPUs, at least one.
  */
 static unsigned int spin_grace_us = 5;
 module_param(spin_grace_us, uint, 0644);
@@ -234,19 +231,12 @@ VISIBLE_IF_KUNIT void pto_core_fin(struct pto_core *core, u32 cond)
 EXPORT_SYMBOL_IF_KUNIT(pto_core_fin);
 
 /*
- * Serve an armed completion wake-up: consume WAKE_REQ and wake @notify,
- * or @pf's poll() waiters. The one delivery, used by the core after a FIN
- * (pto_core_wake_check(), the launch's fields) and by retirement after the
- * EXIT echo (pto_retire_pass_close(), the claimed references). Fully
- * ordered xchg: a request the owner re-armed after the caller's read is
- * either consumed here (and this wake-up, which comes after the clear,
- * serves it) or left for the next one; never lost.
- *
- * With neither @notify nor @pf there is nobody to wake: a reset that
- * recovers a core its launch quarantined before publishing it (no
- * references were ever claimed) finds the WAKE_REQ an owner armed before
- * that launch. Nothing is served nor counted then (CORE_STATS' wakeups
- * count deliveries), and recovery clears the page anyway.
+ * Serve an armed completion wake-up: consume WAKE_REQ and wake @notify, or
+ * @pf's poll() waiters (after a FIN, and after retirement's EXIT echo).
+ * Fully ordered xchg: a request re-armed after the caller's read is
+ * either consumed here (and this wake-up serves it) or left for the next.
+ * Neither @notify nor @pf: a launch quarantined before publishing; nothing
+ * is served nor counted (recovery clears the page).
  */
 bool pto_core_wake_serve(struct pto_core *core, struct eventfd_ctx *notify,
 			 struct pto_file *pf)
@@ -525,21 +515,11 @@ int pto_core_inject_badid(struct pto_device *pdev, unsigned int core)
 }
 
 /*
- * Mock fault injection (debugfs reset, after the recovery): drop the
- * injections not yet fired of every core whose cluster no file owns. Such
- * a core is idle or quarantined (a release retires a cluster's cores
- * before it frees the cluster, under core_lock), and no launch can start
- * on it while core_lock is held and no file owns its cluster. An idle
- * core's kthread waits for a launch and reads neither flag until then. A
- * quarantined core's kthread reads F_BADID only at the handshake of a
- * launch, which needs the core recovered first (recovery runs no
- * handshake); the launch that quarantined it already consumed its bad id.
- * So both flags go on an idle core, F_BADID on a quarantined one. Its
- * F_STALL stays: the reset cleared it on every quarantined core it took,
- * and one quarantined since (between the two calls) is still held by it,
- * waiting for the next reset. A stall armed on an idle core would
- * otherwise quarantine it at its next owner's retirement, a bad id fail
- * the first launch after the core's recovery.
+ * debugfs reset, after the recovery: drop the unfired injections of every
+ * core no file owns. Such a core is idle or quarantined and no launch can
+ * start on it under core_lock. Both flags go on an idle core; on a
+ * quarantined one only F_BADID (it is read only at a handshake), its
+ * F_STALL being the reset's own, kept until the next reset.
  */
 void pto_cores_inject_clear(struct pto_device *pdev)
 {

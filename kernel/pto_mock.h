@@ -115,14 +115,11 @@ u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t);
 void pto_task_put(struct pto_mock_task *t);
 
 /*
- * pto_mock_fp.c: float32 rows, the only code compiled with SSE. Its
- * functions are noinline and contain no kernel_fpu_begin() / _end(): the
- * wrappers below, compiled without SSE, bracket each call, so the compiler
- * cannot move a float instruction of the SSE file outside the FPU section
- * (the amdgpu DC_FP_START pattern). Callers hand in one chunk (PTO_CHUNK
- * elements or one matmul row) per call, so preemption is never off for
- * long. Not built for UML (KUnit), where float32 tasks complete with
- * PTO_TASK_EDTYPE.
+ * pto_mock_fp.c: float32 rows, the only code compiled with SSE. Its noinline
+ * functions are bracketed by the wrappers below, compiled without SSE, so no
+ * float instruction can move outside kernel_fpu_begin() / _end() (amdgpu's
+ * DC_FP_START pattern). One chunk per call keeps preemption off briefly.
+ * Not built for UML: float32 tasks complete with PTO_TASK_EDTYPE there.
  */
 enum pto_fp_op {
 	PTO_FP_ADD, PTO_FP_SUB, PTO_FP_MUL, PTO_FP_ADDS, PTO_FP_MULS,

@@ -13,14 +13,11 @@
 #include "pto_retire.h"
 
 /*
- * Host recovery of quarantined cores (the reset ioctl, CAP_SYS_ADMIN, and
- * the debugfs reset): only quarantined cores, and never one whose cluster
- * a file other than @pf owns (@pf NULL: no file may own it). Their claims
- * were consumed by the retirement that quarantined them, so the reset
- * takes them over as recovery and runs the same passes: a core that now
- * answers is closed, released, unquarantined and returns; one that still
- * does not stays quarantined. @mask NULL: every eligible core. Returns
- * the number recovered, or -EBUSY if @mask names another file's core.
+ * Recover quarantined cores (the reset ioctl and debugfs), never one whose
+ * cluster a file other than @pf owns (@pf NULL: no file may). Retirement's
+ * passes run again as recovery: a core that answers now returns, one that
+ * does not stays quarantined. @mask NULL: every eligible core. Returns the
+ * number recovered, or -EBUSY if @mask names another file's core.
  */
 VISIBLE_IF_KUNIT int pto_cores_reset_quarantined(struct pto_device *pdev,
 				struct pto_file *pf, const unsigned long *mask,

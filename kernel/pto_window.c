@@ -9,15 +9,9 @@
 #include "pto_window.h"
 
 /*
- * Remove the user mappings of @core's window. Core i's window is page i
- * of the file (PTO_WINDOW_OFFSET(i, window_size) with window_size =
- * PAGE_SIZE), whatever the page size. Every open of the device node
- * shares one address space (the inode's: @pf->mapping), so this removes
- * every file's mappings of that page, not only @pf's. That is harmless:
- * each fault re-checks ownership under win_lock, so a zapped PTE of the
- * core's current owner (if the cluster changed hands meanwhile) comes
- * back at its next touch, and any other file's touch gets SIGBUS, with
- * or without the zap.
+ * Remove the user mappings of @core's window (page i of the file). Every
+ * open shares the inode's address space, so this zaps every file's mapping
+ * of the page; harmless, as each fault re-checks ownership under win_lock.
  */
 void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 {
@@ -28,15 +22,10 @@ void pto_window_zap(struct pto_file *pf, struct pto_core *core)
 }
 
 /*
- * A cluster changes hands: clear its cores' user window pages. A launch
- * resets only the four registers it uses; the rest of the page is the
- * previous owner's to write, and the next owner may map an owned core's
- * window before it launches anything, so without this the page would be
- * a channel from one file to the next. A free cluster's cores are
- * unlaunched and their kthreads do not touch the page; a quarantined core
- * cannot be mapped (-EIO) and is cleared when a reset recovers it,
- * before it can be mapped (pto_retire_unquarantine). The cluster has no
- * owner.
+ * A cluster changes hands: clear its cores' window pages, which the next
+ * owner may map before launching, so they are no channel between files.
+ * A free cluster's cores do not touch the page; a quarantined core cannot
+ * be mapped and is cleared when a reset recovers it.
  */
 void pto_cluster_clear_windows(struct pto_device *pdev, unsigned int c)
 {
@@ -52,17 +41,11 @@ void pto_cluster_clear_windows(struct pto_device *pdev, unsigned int c)
 }
 
 /*
- * A window page is inserted at fault time, and only while the faulting
- * file still owns the core's cluster. The check and the PTE insert run
- * under win_lock (read); the release path clears the owner and zaps under
- * win_lock (write) (pto_clusters_release_locked()): an insert either
- * precedes the zap (and is removed by it) or sees the new owner (and
- * fails). Returning the page to the core MM instead would install the PTE
- * after the lock is dropped, racing the zap. A spinlock (launch_lock)
- * cannot cover the insert: vmf_insert_pfn() may allocate a page table.
- * The fault never takes core_lock, so it never waits behind a launch's
- * handshake or a release's retirement deadline. After a release any touch
- * of the stale mapping gets SIGBUS.
+ * A window page is inserted at fault time, only while the faulting file
+ * owns the core's cluster. Check and insert run under win_lock (read); the
+ * release clears the owner and zaps under win_lock (write), so an insert
+ * either precedes the zap or sees the new owner (SIGBUS). vmf_insert_pfn()
+ * may allocate, so launch_lock cannot cover it; core_lock is never taken.
  */
 static vm_fault_t pto_window_fault(struct vm_fault *vmf)
 {
