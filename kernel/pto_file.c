@@ -94,11 +94,11 @@ static int pto_release(struct inode *inode, struct file *file)
 /* What the driver relies on in the uapi's values (GET_INFO, COND, masks). */
 static_assert(PTO_CORE_AIC == 1 && PTO_CORE_AIV == 2);
 static_assert(PTO_CORES_PER_CLUSTER == 3);	/* one AIC, then two AIV */
-static_assert(PTO_MAX_CORES <= PTO_CORE_MASK_WORDS * 64);
+static_assert(PTO_CORE_MASK_WORDS * 64 >= PTO_MAX_CORES);
 static_assert(PTO_ID_MAX == PTO_COND_ID_MASK);
 static_assert(!(PTO_COND_ID_MASK & (PTO_COND_ERR_MASK | PTO_COND_STATE_MASK)));
 static_assert(!(PTO_COND_ERR_MASK & PTO_COND_STATE_MASK));
-static_assert(PTO_TASK_EINVAL <= PTO_COND_ERR_MASK >> PTO_COND_ERR_SHIFT);
+static_assert((PTO_COND_ERR_MASK >> PTO_COND_ERR_SHIFT) >= PTO_TASK_EINVAL);
 static_assert(PTO_ARG_OUT < PTO_PAYLOAD_TENSORS);
 static_assert(PTO_CORE_QUARANTINED == 6 && PTO_CORE_UNLAUNCHED == 0);
 
@@ -140,8 +140,8 @@ static int pto_ioctl_get_info(struct pto_file *pf, void *data)
  * How the dispatch treats a command's struct (Documentation/abi.md):
  * PTO_IOC_OUT	Out fields: copied back after the handler.
  * PTO_IOC_PROBE	an effect that cannot be undone and a report the caller
- * 		needs (CORE_RETIRE, CORE_RESET): the caller's bytes are
- * 		written back first, so an unwritable struct fails first.
+ *		needs (CORE_RETIRE, CORE_RESET): the caller's bytes are
+ *		written back first, so an unwritable struct fails first.
  * PTO_IOC_WRITE	changes state: a read-only file gets -EBADF.
  * A create (BO_ALLOC) writes its reply itself and publishes its object
  * only once that succeeded (pto_ucmd_respond()).
