@@ -11,6 +11,7 @@
  * unit of mmap: two files' buffers never share a page.
  */
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/pid.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -39,6 +40,30 @@ void pto_bo_put(struct pto_bo *bo)
 static u64 pto_bo_mmap_offset(const struct pto_bo *bo)
 {
 	return (u64)bo->handle << PTO_MMAP_BO_SHIFT;
+}
+
+/*
+ * GM buffers are pinned kernel memory the OOM killer does not see: charge
+ * them to the opener's locked_vm against RLIMIT_MEMLOCK, as VFIO does
+ * (CAP_IPC_LOCK bypasses the limit, as in account_locked_vm()). Charged at
+ * BO_ALLOC, returned when the handle goes (BO_FREE, close), outside
+ * pf->lock: account_locked_vm() takes mmap_lock, which orders before it.
+ */
+static int pto_bo_charge(struct pto_file *pf, u64 size)
+{
+	return account_locked_vm(pf->mm, size >> PAGE_SHIFT, true);
+}
+
+static void pto_bo_uncharge(struct pto_file *pf, u64 size)
+{
+	account_locked_vm(pf->mm, size >> PAGE_SHIFT, false);
+}
+
+/* Drop the handle's reference and its charge (not under pf->lock). */
+static void pto_bo_drop(struct pto_file *pf, struct pto_bo *bo)
+{
+	pto_bo_uncharge(pf, bo->size);
+	pto_bo_put(bo);
 }
 
 /*
@@ -110,11 +135,16 @@ int pto_ioctl_bo_alloc(struct pto_ucmd *ucmd)
 	if (!args->size || args->size > pdev->gm.size - PTO_GM_RESERVED)
 		return -EINVAL;
 	size = PAGE_ALIGN(args->size);
+	ret = pto_bo_charge(pf, size);
+	if (ret)
+		return ret;
 
 	/* Charged, as everything this call allocates (pto_open()). */
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
-	if (!bo)
+	if (!bo) {
+		pto_bo_uncharge(pf, size);
 		return -ENOMEM;
+	}
 	kref_init(&bo->ref);
 	bo->pdev = pdev;
 	bo->size = size;
@@ -125,6 +155,7 @@ int pto_ioctl_bo_alloc(struct pto_ucmd *ucmd)
 	bo->dev_addr = pto_gm_alloc(&pdev->gm, size, PAGE_SIZE);
 	if (!bo->dev_addr) {
 		kfree(bo);
+		pto_bo_uncharge(pf, size);
 		return -ENOMEM;
 	}
 	/* Zeroed, charged, and quiet on failure (-ENOMEM, not a warning). */
@@ -133,9 +164,10 @@ int pto_ioctl_bo_alloc(struct pto_ucmd *ucmd)
 	if (!bo->vaddr) {
 		pto_gm_free(&pdev->gm, bo->dev_addr, size);
 		kfree(bo);
+		pto_bo_uncharge(pf, size);
 		return -ENOMEM;
 	}
-	/* From here on pto_bo_put() is the whole unwind. */
+	/* From here on pto_bo_drop() is the whole unwind. */
 	mutex_lock(&pf->lock);
 	/*
 	 * Cyclic handles: a stale handle (or mmap offset) names nothing
@@ -182,7 +214,7 @@ int pto_ioctl_bo_alloc(struct pto_ucmd *ucmd)
 
 err_unlock:
 	mutex_unlock(&pf->lock);
-	pto_bo_put(bo);
+	pto_bo_drop(pf, bo);
 	return ret;
 }
 
@@ -209,7 +241,7 @@ int pto_ioctl_bo_free(struct pto_file *pf, void *data)
 	if (!bo)
 		return -ENOENT;
 	/* The vfree() of a big buffer is slow: never under pf->lock. */
-	pto_bo_put(bo);
+	pto_bo_drop(pf, bo);
 	return 0;
 }
 
@@ -250,7 +282,7 @@ void pto_file_release_bos(struct pto_file *pf)
 		mutex_unlock(&pf->lock);
 		if (!bo)
 			break;
-		pto_bo_put(bo);
+		pto_bo_drop(pf, bo);
 		cond_resched();
 	}
 }

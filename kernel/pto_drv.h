@@ -122,6 +122,7 @@ struct pto_file {
 	struct kref ref;
 	struct pto_device *pdev;
 	struct pid *tgid;	/* the opener's thread group (a reference) */
+	struct mm_struct *mm;	/* charged for buffers (mmgrab()), or NULL */
 
 	struct mutex lock;	/* protects @bos, @ranges, @next_handle */
 	struct xarray bos;

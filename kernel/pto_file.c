@@ -14,6 +14,7 @@
 #include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "pto_drv.h"
@@ -44,6 +45,10 @@ static int pto_open(struct inode *inode, struct file *file)
 	kref_init(&pf->ref);
 	pf->pdev = pdev;
 	pf->tgid = get_task_pid(current, PIDTYPE_TGID);
+	/* Buffers are charged to the opener's mm (pto_bo_charge()). */
+	pf->mm = current->mm;
+	if (pf->mm)
+		mmgrab(pf->mm);
 	mutex_init(&pf->lock);
 	xa_init_flags(&pf->bos, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	mt_init(&pf->ranges);
@@ -67,6 +72,8 @@ static void pto_file_free(struct kref *ref)
 
 	pto_file_destroy_bos(pf);
 	iput(pf->mapping->host);
+	if (pf->mm)
+		mmdrop(pf->mm);
 	put_pid(pf->tgid);
 	mutex_destroy(&pf->lock);
 	kfree(pf);

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <pto/pto.h>
@@ -126,6 +127,106 @@ TEST(starved_free_does_not_stall_core)
 	ASSERT_EQ(0, core_cluster_release(d2, 1));
 	core_launch_free(l);
 	pto_dev_close(d2);
+}
+
+/* VmLck of this process in KiB, or -1. */
+static long vm_locked_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static int bo_free_handle(int fd, uint32_t handle)
+{
+	struct pto_bo_free f = { .handle = handle };
+
+	return pto_sioctl(fd, PTO_IOCTL_BO_FREE, &f);
+}
+
+/*
+ * The memlock checks, in a child: as root with CAP_IPC_LOCK (the limit
+ * is bypassed, as for mlock()) or as an unprivileged user (it holds).
+ * Exit status: 0, or the number of the failed check.
+ */
+static int memlock_child(int unpriv)
+{
+	struct rlimit rl = { 1 << 20, 1 << 20 };	/* 1 MiB */
+	struct pto_bo_alloc a, b, c;
+	int fd1, fd2;
+
+	fd1 = open(PTO_DEV0, O_RDWR);
+	fd2 = open(PTO_DEV0, O_RDWR);
+	if (fd1 < 0 || fd2 < 0)
+		return 1;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		return 2;
+	if (!unpriv)	/* CAP_IPC_LOCK: beyond the limit is fine */
+		return st_bo_alloc(fd1, 2 << 20, &a) ? 3 : 0;
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 4;
+	if (vm_locked_kb() != 0)
+		return 5;
+	if (st_bo_alloc(fd1, 512 << 10, &a))
+		return 6;
+	if (st_bo_alloc(fd1, 768 << 10, &b) != -ENOMEM)
+		return 7;
+	if (st_bo_alloc(fd2, 512 << 10, &b))	/* exactly the limit */
+		return 8;
+	if (st_bo_alloc(fd2, 4096, &c) != -ENOMEM)
+		return 9;
+	if (vm_locked_kb() != 1024)
+		return 10;
+	/* BO_FREE returns the charge... */
+	if (bo_free_handle(fd1, a.handle) || vm_locked_kb() != 512)
+		return 11;
+	if (st_bo_alloc(fd1, 256 << 10, &a) || vm_locked_kb() != 768)
+		return 12;
+	/* ...and so does the close of the file that holds the buffer. */
+	close(fd1);
+	if (vm_locked_kb() != 512)
+		return 13;
+	close(fd2);
+	if (vm_locked_kb() != 0)
+		return 14;
+	return 0;
+}
+
+static int run_memlock_child(int unpriv)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(memlock_child(unpriv));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * GM buffers are charged to the opener's locked memory: a holder over
+ * RLIMIT_MEMLOCK is refused (-ENOMEM), not the OOM killer's bystander,
+ * and the charge comes back at BO_FREE and at close.
+ */
+TEST(gm_charged_to_memlock)
+{
+	EXPECT_EQ(0, run_memlock_child(1));
+}
+
+/* CAP_IPC_LOCK bypasses the limit, as account_locked_vm() has it. */
+TEST(gm_memlock_cap_ipc_lock_bypass)
+{
+	ASSERT_EQ(0, geteuid());
+	EXPECT_EQ(0, run_memlock_child(0));
 }
 
 TEST_HARNESS_MAIN
