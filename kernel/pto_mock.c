@@ -36,10 +36,24 @@ module_param(mock_old_protocol, bool, 0644);
 MODULE_PARM_DESC(mock_old_protocol,
 		 "mock only, for the regression test: a core returns right after echoing EXIT, without waiting for its teardown gate (the broken old protocol)");
 
+/* At most 10 s: retirement sleeps it uninterruptibly under core_lock. */
+#define PTO_CLOSE_DELAY_MAX_MS 10000
+
+static int close_delay_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, PTO_CLOSE_DELAY_MAX_MS);
+}
+
+static const struct kernel_param_ops close_delay_ops = {
+	.set = close_delay_set,
+	.get = param_get_uint,
+};
+
 static unsigned int mock_close_delay_ms;
-module_param(mock_close_delay_ms, uint, 0644);
+module_param_cb(mock_close_delay_ms, &close_delay_ops, &mock_close_delay_ms,
+		0644);
 MODULE_PARM_DESC(mock_close_delay_ms,
-		 "mock only: delay between the responses and the CLOSE pass, in ms (default 0), to make the old protocol's race reachable on purpose");
+		 "mock only: delay between the responses and the CLOSE pass, in ms (default 0, at most 10000), to make the old protocol's race reachable on purpose");
 
 unsigned int pto_mock_close_delay_ms(void)
 {
@@ -87,15 +101,28 @@ static void pto_spin_put(void)
 	atomic_dec(&pto_spinners);
 }
 
+/* A doze ends at a doorbell or EXIT; the bound keeps a stray one short. */
+#define PTO_DOZE_MAX_US 120000000
+
+static int doze_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, PTO_DOZE_MAX_US);
+}
+
+static const struct kernel_param_ops doze_ops = {
+	.set = doze_set,
+	.get = param_get_uint,
+};
+
 static unsigned int doze_us = 50;
-module_param(doze_us, uint, 0644);
+module_param_cb(doze_us, &doze_ops, &doze_us, 0644);
 MODULE_PARM_DESC(doze_us,
-		 "after spinning, an idle core sleeps this long between polls, in us (default 50)");
+		 "after spinning, an idle core sleeps this long between polls, in us (default 50, at most 120000000)");
 
 static unsigned int doze_max_us;
-module_param(doze_max_us, uint, 0644);
+module_param_cb(doze_max_us, &doze_ops, &doze_max_us, 0644);
 MODULE_PARM_DESC(doze_max_us,
-		 "how long an idle core dozes before it parks, in us (default 0: park right after spinning)");
+		 "how long an idle core dozes before it parks, in us (default 0: park right after spinning; at most 120000000)");
 
 bool pto_core_stopping(struct pto_core *core)
 {
@@ -354,15 +381,15 @@ static void pto_core_serve(struct pto_core *core)
 
 			atomic64_inc(&core->dozes);
 			/*
-			 * A retirement's EXIT (pass 1 wakes core->wq) and
-			 * kthread_stop() end the doze at once; usleep_range()
-			 * would sleep all of doze_us whatever woke it, and a
-			 * long one outlasted the retirement deadline (the core
-			 * was quarantined) or held up rmmod.
+			 * A retirement's EXIT, kthread_stop() and a doorbell
+			 * (all wake core->wq) end the doze at once. The ring
+			 * is consumed here: a park clears F_DOORBELL anyway
+			 * before it publishes PARKED (pto_core_park_publish()).
 			 */
 			wait_event_interruptible_hrtimeout(core->wq,
-							   pto_core_stopping(core),
-							   ns_to_ktime(ns));
+				test_bit(PTO_CORE_F_DOORBELL, &core->flags) ||
+				pto_core_stopping(core), ns_to_ktime(ns));
+			clear_bit(PTO_CORE_F_DOORBELL, &core->flags);
 			continue;
 		}
 		idle_start = 0;

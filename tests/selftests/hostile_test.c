@@ -129,6 +129,48 @@ TEST(starved_free_does_not_stall_core)
 	pto_dev_close(d2);
 }
 
+/*
+ * A doorbell ends a doze: with doze_us at 60 s a dozing core would take
+ * its next task a minute late if only the doze's end looked for work.
+ */
+TEST(doorbell_ends_a_doze)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0x7 };
+	uint64_t mask[PTO_CORE_MASK_WORDS] = { 1 };
+	struct pto_payload p = { .func_id = PTO_FUNC_NOOP };
+	struct core_rc *c;
+	struct pto_core_stats st;
+	struct core_launch *l;
+	struct core_done done[2];
+	struct pto_dev *d;
+	uint64_t t0;
+	uint32_t id;
+	int ring, n = 0, i;
+
+	if (access(PTO_PARAMS "doze_us", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	ASSERT_EQ(0, st_param_set("doze_us", "60000000"));
+	ASSERT_EQ(0, st_param_set("doze_max_us", "120000000"));
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
+	c = &l->core[0];
+	ASSERT_TRUE(st_wait_until(!core_stats(d, 0, &st) && st.dozes > 0));
+	memcpy(core_rc_next_payload(c), &p, sizeof(p));
+	t0 = pto_now_ns();
+	id = core_rc_dispatch(c, &ring);
+	(void)ring;	/* a dozing core is not PARKED: ring it anyway */
+	ASSERT_EQ(0, core_doorbell(l, mask));
+	while (!n && pto_now_ns() - t0 < COPY_BOUND_NS)
+		n = core_rc_reap(c, done);
+	EXPECT_EQ(1, n);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(id, done[i].id);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
+	pto_dev_close(d);
+}
+
 /* VmLck of this process in KiB, or -1. */
 static long vm_locked_kb(void)
 {

@@ -74,6 +74,34 @@ TEST(retire_timeout_is_bounded_at_run_time)
 	EXPECT_STREQ("60000", buf);
 }
 
+/*
+ * The mock's sleeps are bounded too: mock_close_delay_ms (slept under
+ * core_lock, uninterruptibly) at 10 s, doze_us and doze_max_us at 120 s.
+ */
+TEST(mock_sleeps_are_bounded)
+{
+	static const struct { const char *name, *max, *over; } p[] = {
+		{ "mock_close_delay_ms", "10000", "10001" },
+		{ "doze_us", "120000000", "120000001" },
+		{ "doze_max_us", "120000000", "120000001" },
+	};
+	char path[128], buf[64];
+	unsigned int i;
+
+	if (access(PTO_PARAMS "mock_close_delay_ms", W_OK))
+		SKIP(return, "needs root and pto's mock parameters");
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, st_param_set(p[i].name, p[i].max));
+		errno = 0;
+		EXPECT_EQ(-1, st_param_write(p[i].name, p[i].over));
+		EXPECT_EQ(EINVAL, errno);
+		EXPECT_EQ(-1, st_param_write(p[i].name, "4294967295"));
+		snprintf(path, sizeof(path), PTO_PARAMS "%s", p[i].name);
+		ASSERT_EQ(0, st_read_line(path, buf, sizeof(buf)));
+		EXPECT_STREQ(p[i].max, buf);
+	}
+}
+
 TEST(every_device_reports_its_index)
 {
 	char path[32];
