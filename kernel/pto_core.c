@@ -78,7 +78,10 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 		}
 	}
 	/* cluster_owner[] is written under core_lock and win_lock. */
-	down_write(&pdev->win_lock);
+	if (down_write_killable(&pdev->win_lock)) {
+		mutex_unlock(&pdev->core_lock);
+		return -EINTR;
+	}
 	for (c = 0; c < pdev->clusters; c++) {
 		if (!(args->clusters & BIT_ULL(c)))
 			continue;
@@ -522,7 +525,8 @@ int pto_ioctl_core_stats(struct pto_file *pf, void *data)
 	 * tgid is reported as the caller sees it: 0 if the owner is not in
 	 * the caller's pid namespace (or one below it).
 	 */
-	down_read(&pdev->win_lock);
+	if (down_read_killable(&pdev->win_lock))
+		return -EINTR;
 	owner = pdev->cluster_owner[args->core / PTO_CORES_PER_CLUSTER];
 	args->owner = owner ? pid_vnr(owner->tgid) : 0;
 	up_read(&pdev->win_lock);

@@ -87,7 +87,8 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 	 * a launch resets the user registers before it opens the window
 	 * and publishes READY. win_lock, not core_lock: see the fault.
 	 */
-	down_read(&pdev->win_lock);
+	if (down_read_killable(&pdev->win_lock))
+		return -EINTR;
 	if (!pto_core_owned_by(&pdev->core[i], pf))
 		ret = -EPERM;
 	else if (test_bit(PTO_CORE_F_QUARANTINE, &pdev->core[i].flags))
