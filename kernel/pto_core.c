@@ -508,6 +508,17 @@ int pto_ioctl_doorbell(struct pto_file *pf, void *data)
 	return 0;
 }
 
+/*
+ * What another file's cores run is that file's business: its last COND
+ * and its retirement nonce read as 0 to a file that does not own the
+ * cluster, unless the caller has CAP_SYS_ADMIN (as DRM shows only a
+ * caller's own objects). State and counters stay visible to all.
+ */
+bool pto_core_hidden(struct pto_file *pf, struct pto_file *owner)
+{
+	return owner && owner != pf && !capable(CAP_SYS_ADMIN);
+}
+
 int pto_ioctl_core_stats(struct pto_file *pf, void *data)
 {
 	struct pto_core_stats *args = data;
@@ -529,10 +540,12 @@ int pto_ioctl_core_stats(struct pto_file *pf, void *data)
 		return -EINTR;
 	owner = pdev->cluster_owner[args->core / PTO_CORES_PER_CLUSTER];
 	args->owner = owner ? pid_vnr(owner->tgid) : 0;
+	/* Another file's COND is its own (pto_core_hidden()). */
+	args->last_cond = pto_core_hidden(pf, owner) ? 0 :
+			  READ_ONCE(core->last_cond);
 	up_read(&pdev->win_lock);
 	args->state = test_bit(PTO_CORE_F_QUARANTINE, &core->flags) ?
 		      PTO_CORE_QUARANTINED : READ_ONCE(core->state);
-	args->last_cond = READ_ONCE(core->last_cond);
 	args->tasks = atomic64_read(&core->tasks);
 	args->errors = atomic64_read(&core->errors);
 	args->parks = atomic64_read(&core->parks);

@@ -152,6 +152,7 @@ int pto_ioctl_cluster_release(struct pto_file *pf, void *data);
 int pto_ioctl_core_launch(struct pto_file *pf, void *data);
 int pto_ioctl_doorbell(struct pto_file *pf, void *data);
 int pto_ioctl_core_stats(struct pto_file *pf, void *data);
+bool pto_core_hidden(struct pto_file *pf, struct pto_file *owner);
 
 #if IS_ENABLED(CONFIG_PTO_KUNIT_TEST)
 int pto_core_test_init(struct pto_core *core, struct pto_device *pdev,

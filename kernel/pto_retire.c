@@ -760,6 +760,7 @@ int pto_ioctl_retire_status(struct pto_file *pf, void *data)
 	struct pto_retire_status *args = data;
 	struct pto_device *pdev = pf->pdev;
 	struct pto_core *core;
+	bool hidden;
 	int bits;
 
 	if (args->flags & ~PTO_RETIRE_STATUS_FLAGS_VALID || args->pad ||
@@ -776,8 +777,13 @@ int pto_ioctl_retire_status(struct pto_file *pf, void *data)
 	args->bits = (bits & PTO_RB_READY ? PTO_RETIRE_BIT_READY : 0) |
 		     (bits & PTO_RB_REQUESTED ? PTO_RETIRE_BIT_REQUESTED : 0);
 	args->gen = READ_ONCE(core->gen);
-	args->nonce = READ_ONCE(core->nonce);
-	args->response = READ_ONCE(core->resp);
+	if (down_read_killable(&pdev->win_lock))
+		return -EINTR;
+	hidden = pto_core_hidden(pf, pdev->cluster_owner[args->core /
+							 PTO_CORES_PER_CLUSTER]);
+	args->nonce = hidden ? 0 : READ_ONCE(core->nonce);
+	args->response = hidden ? 0 : READ_ONCE(core->resp);
+	up_read(&pdev->win_lock);
 	args->result = READ_ONCE(core->r_result);
 	args->reason = READ_ONCE(core->r_reason);
 	args->core_ns = READ_ONCE(core->r_core_ns);

@@ -171,6 +171,65 @@ TEST(doorbell_ends_a_doze)
 	pto_dev_close(d);
 }
 
+/*
+ * A file that does not own a core's cluster reads neither its last COND
+ * nor its retirement nonce, unless it has CAP_SYS_ADMIN: state, owner
+ * and counters stay visible. Exit status of the child: 0 or the check.
+ */
+static int peek_child(int fd, int unpriv, pid_t owner)
+{
+	struct pto_retire_status rs = { .core = 0 };
+	struct pto_core_stats st = { .core = 0 };
+
+	if (unpriv && (setresgid(65534, 65534, 65534) ||
+		       setresuid(65534, 65534, 65534)))
+		return 1;
+	if (pto_sioctl(fd, PTO_IOCTL_CORE_STATS, &st))
+		return 2;
+	if ((pid_t)st.owner != owner || st.state != PTO_CORE_READY ||
+	    !st.tasks)
+		return 3;
+	if (pto_sioctl(fd, PTO_IOCTL_RETIRE_STATUS, &rs))
+		return 4;
+	if (unpriv)
+		return st.last_cond || rs.nonce || rs.response ? 5 : 0;
+	return st.last_cond ? 0 : 6;	/* no retirement yet: nonce may be 0 */
+}
+
+static int run_peek_child(int fd, int unpriv)
+{
+	pid_t owner = getpid(), pid = fork();
+	int status;
+
+	if (!pid)
+		_exit(peek_child(fd, unpriv, owner));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST(other_files_cond_and_nonce_hidden)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0x7 };
+	struct pto_payload p = { .func_id = PTO_FUNC_NOOP };
+	struct core_launch *l;
+	struct pto_dev *d;
+	int fd;
+
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	ASSERT_EQ(0, core_cluster_acquire(d, 1));
+	ASSERT_EQ(0, core_launch_cores(d, cores, &l));
+	ASSERT_EQ(PTO_TASK_OK, pto_run1(l, &l->core[0], &p));
+	fd = open(PTO_DEV0, O_RDONLY);	/* another file, read-only */
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, run_peek_child(fd, 1));
+	EXPECT_EQ(0, run_peek_child(fd, 0));	/* CAP_SYS_ADMIN sees all */
+	close(fd);
+	ASSERT_EQ(0, core_cluster_release(d, 1));
+	core_launch_free(l);
+	pto_dev_close(d);
+}
+
 /* VmLck of this process in KiB, or -1. */
 static long vm_locked_kb(void)
 {
