@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pto - global memory (GM) address space.
- *
- * GM is managed with the kernel's allocator for device memory pools
- * (genalloc) rather than a hand-written one. The pool hands out device
- * addresses only; each buffer object brings its own backing pages, so an
- * idle device costs no memory however large gm_mb is.
- *
- * The pool's granule is 1024 bytes (PTO_GM_MIN_ORDER): every address it
- * returns is at least 1024-aligned. The range below PTO_GM_RESERVED is
- * never added to the pool, so 0 is never a valid device address (genalloc
- * also uses 0 to mean failure).
+ * pto - global memory (GM) address space, a genalloc pool of device
+ * addresses only: each buffer brings its own pages, so an idle device costs
+ * no memory however large gm_mb is. The granule is 1024 bytes; the range
+ * below PTO_GM_RESERVED is never in the pool, so 0 (genalloc's failure) is
+ * never a valid device address.
  */
 #include <linux/errno.h>
 #include <linux/genalloc.h>

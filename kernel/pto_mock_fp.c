@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pto - float32 rows of the built-in kernels. This file alone is compiled
- * with SSE enabled (see Kbuild). Its functions are noinline and are only
- * called through the wrappers in pto_mock.h, which run them between
- * kernel_fpu_begin() and kernel_fpu_end() from code compiled without SSE:
- * no float instruction can be scheduled outside the FPU section. Values
- * travel as u32 bit patterns so the callers never hold a float.
- *
- * Reference semantics (the selftests' CPU reference matches them): one
- * IEEE float32 operation per element for add / sub / mul / *_scalar;
- * reduce_sum and matmul accumulate in double in row-major / ascending-k
- * order and round once to float32.
+ * pto - float32 rows of the built-in kernels, the one file compiled with
+ * SSE (Kbuild), called only through pto_mock.h's wrappers between
+ * kernel_fpu_begin() and _end(). Values travel as u32 bit patterns. One
+ * float32 operation per element; reduce_sum and matmul accumulate in double
+ * in order and round once (the selftests' CPU reference matches).
  */
 #include <linux/compiler.h>
 #include <linux/string.h>

@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pto - one task on a mock core, as separate steps: fetch the payload,
- * validate it against the owning file's buffer objects, run the built-in
- * kernel, drop the references. pto_mock.c sequences the steps and writes
- * COND; a later args-capture step slots in between them.
- *
- * Validation is the only gate between a payload (written by user space)
- * and kernel memory: every tensor's whole extent must lie inside one
- * buffer object of the file that launched the core, and that object is
- * pinned (kref) until the task completes, so a concurrent BO_FREE only
- * drops the handle's reference and the pages stay until the task is done.
+ * pto - one task on a mock core, in steps: fetch the payload, validate it,
+ * run the built-in kernel, drop the references (pto_mock.c sequences them).
+ * Validation is the only gate between a user-written payload and kernel
+ * memory: each tensor lies inside one buffer of the launching file, pinned
+ * until the task completes, so a concurrent BO_FREE never pulls its pages.
  */
 #include <linux/delay.h>
 #include <linux/kthread.h>
