@@ -261,16 +261,19 @@ static int orch_fn(pto_orch *o, void *arg)
 	return err;
 }
 
+/* -w's limit: make()'s worker table. */
+#define MAX_WORKERS 64
+
 static pto_orch *make(uint32_t workers, uint32_t window)
 {
-	struct pto_worker_desc w[64] = { 0 };	/* reserved words zero */
+	struct pto_worker_desc w[MAX_WORKERS] = { 0 };	/* reserved words zero */
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
 				       .task_window = window, .workers = w,
 				       .nworkers = workers };
 	pto_orch *o;
 	uint32_t i;
 
-	for (i = 0; i < workers && i < 64; i++) {
+	for (i = 0; i < workers && i < MAX_WORKERS; i++) {
 		w[i].id = (int32_t)i;
 		w[i].kind = PTO_WORKER_SUB;
 	}
@@ -547,9 +550,21 @@ int main(int argc, char **argv)
 		case 'P':
 			use_peer = 0;
 			break;
-		case 'w':
-			workers = (uint32_t)atoi(optarg);
+		case 'w': {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    v < 1 || v > MAX_WORKERS) {
+				fprintf(stderr, "pto-bench: bad -w '%s' (1 to %d workers)\n",
+					optarg, MAX_WORKERS);
+				return 2;
+			}
+			workers = (uint32_t)v;
 			break;
+		}
 		case 'm':
 			maxlog = atoi(optarg);
 			break;
