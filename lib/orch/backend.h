@@ -112,7 +112,7 @@ struct orch_backend_ops {
 	 * now, without waiting for it. Called by pto_orch_abort() with the
 	 * orchestrator closing (no run begins any more), on any thread, any
 	 * number of times, concurrently with itself and with stop() (a
-	 * close on another thread: pto/orch.h), and also after a stop
+	 * close on another thread: pto_orch_abort(3)), and also after a stop
 	 * returned, when it must do nothing harmful (the threads are gone,
 	 * and so is the work). Does not block; from its return on,
 	 * each member in flight on a worker ends soon (step 4 with an error
@@ -184,7 +184,7 @@ static inline bool orch_reserved_zero(const uint64_t *w, size_t size)
  * a reserved word of @cfg (NULL: none) is not zero or its task_window is
  * above PTO_MAX_TASK_WINDOW, or, with @workers, if the worker set is bad:
  * workers NULL with nworkers set, or a worker with a reserved word set, a
- * negative id, an unknown kind or another worker's id (pto/orch.h).
+ * negative id, an unknown kind or another worker's id (pto_orch_create_inproc(3)).
  */
 int orch_config_check(const struct pto_orch_config *cfg, bool workers);
 

@@ -453,7 +453,7 @@ PTO_API void pto_run_release(pto_run *r)
 	if (!r)
 		return;
 	o = r->o;
-	/* The child's copy is released when it exits (orch.h, fork()). */
+	/* The child's copy is released when it exits (pto_run_release(3)). */
 	if (orch_forked(o))
 		return;
 	pthread_mutex_lock(&o->runs_mu);

@@ -298,7 +298,7 @@ static inline unsigned int mask_take(struct sched_mask *m)
 	for (struct sched_mask _walk = *(m);				\
 	     ((k) = mask_take(&_walk)) != SCHED_MASK_END;)
 
-/* The start of an aborted task's pto_run_error() (pto/orch.h). */
+/* The start of an aborted task's pto_run_error() (pto_run_error(3)). */
 #define SCHED_ABORT_MSG "orchestrator aborted (pto_orch_abort)"
 
 /* sched.c: the loop. */

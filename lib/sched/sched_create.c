@@ -346,8 +346,8 @@ int pto_orch_create_device(struct pto_dev *dev,
 	/* Cores and clusters of the parent's file: not the child's to take. */
 	if (dev_forked(dev))
 		return -ECHILD;
-	/* Reserved words (pto/sched.h), before anything is taken; the
-	 * cores are the workers, @ocfg's are not read. */
+	/* Reserved words (pto_orch_create_device(3)) before anything is
+	 * taken; the cores are the workers, @ocfg's are not read. */
 	ret = orch_config_check(ocfg, false);
 	if (!ret && scfg && !orch_reserved_zero(scfg->reserved,
 						sizeof(scfg->reserved)))
@@ -454,7 +454,7 @@ int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st)
 	struct sched_backend *be = orch_backend_of(o, &sched_ops);
 	unsigned int i;
 
-	/* Whole, reserved words too, also on error (pto/sched.h). */
+	/* Whole, reserved words too, also on error (pto_orch_create_device(3)). */
 	memset(st, 0, sizeof(*st));
 	if (!be)
 		return -EINVAL;

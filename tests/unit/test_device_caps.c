@@ -274,7 +274,7 @@ TEST(reserved_config_words_are_refused_before_any_ioctl)
 	EXPECT_LT(0, ioctls);
 }
 
-/* A task_window whose slot indexes would wrap 32 bits (pto/orch.h) is
+/* A task_window whose slot indexes would wrap 32 bits (pto_orch_create_device(3)) is
  * -EINVAL before any ioctl on a device too; the largest one gets past the
  * check to the first (refused) ioctl. */
 TEST(task_window_beyond_the_max_is_refused_before_any_ioctl)
@@ -294,7 +294,7 @@ TEST(task_window_beyond_the_max_is_refused_before_any_ioctl)
 	EXPECT_LT(0, ioctls);
 }
 
-/* More clusters than the device has (pto/sched.h) is -EINVAL before any
+/* More clusters than the device has (pto_orch_create_device(3)) is -EINVAL before any
  * ioctl; all of them (1 here, or 0: all) gets past the check. */
 TEST(clusters_beyond_the_device_are_refused_before_any_ioctl)
 {
