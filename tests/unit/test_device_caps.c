@@ -1,23 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * libpto against drivers it must not trust blindly, without a device:
- * ioctl() below answers GET_INFO on /dev/null as the driver under test
- * would, and counts every other pto ioctl (a refusal that took anything
- * shows).
- *  - pto_dev_open() refuses a driver of another ABI major (-EPROTO) and
- *    accepts any minor of its own.
- *  - pto_orch_create_device() refuses, before it takes anything, a
- *    driver it cannot run on: one without cores to launch.
- *  - An ioctl's -EAGAIN reaches the caller at once; it is not retried
- *    in a loop.
- *  - A forked child creates nothing in the parent's file: pto_bo_alloc(),
- *    a first pto_bo_map() and pto_orch_create_device() are -ECHILD there,
- *    with no ioctl.
- *  - The public structs' reserved words (pto/pto.h, pto/sched.h): a
- *    config's must be zero, refused before any ioctl; pto_dev_info()
- *    writes the caller's struct whole.
- *  - A task_window above PTO_MAX_TASK_WINDOW, or more clusters than the
- *    device has, is refused before any ioctl.
+ * libpto against drivers it must not trust blindly, without a device (ioctl()
+ * below answers GET_INFO on /dev/null and counts the rest): an ABI major
+ * mismatch is -EPROTO, any minor is accepted; a driver without cores is
+ * refused before anything is taken; -EAGAIN is not retried; a forked child's
+ * creates are -ECHILD with no ioctl; reserved words, a task_window above
+ * PTO_MAX_TASK_WINDOW and too many clusters are refused before any ioctl.
  */
 #include <errno.h>
 #include <fcntl.h>
