@@ -17,12 +17,11 @@
 #include "ptoctl_trace.h"
 
 /*
- * An unsigned 32-bit decimal number from the start of @s; *end as
- * strtoul's. Decimal only: with base 0, "010" would be 8 and a shape
- * "0x4" the one dimension 4 (decimal reads it as 0 by 4, which
- * parse_dim() refuses). A value above UINT32_MAX, a sign or a leading blank is an
- * error: a cast of strtoul's result would keep the low 32 bits
- * (4294967297 read as 1, -1 as 4294967295).
+ * An unsigned 32-bit decimal number from the start of @s; *end as strtoul's.
+ * Decimal only: with base 0, "010" would be 8 and a shape "0x4" the one
+ * dimension 4 (decimal reads it as 0 by 4, which parse_dim() refuses). A value
+ * above UINT32_MAX, a sign or a leading blank is an error: a cast of strtoul's
+ * result would keep the low 32 bits (4294967297 read as 1, -1 as 4294967295).
  */
 int ptoctl_parse_u32(const char *s, char **end, uint32_t *out)
 {

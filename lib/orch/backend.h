@@ -146,11 +146,11 @@ static inline bool orch_reserved_zero(const uint64_t *w, size_t size)
 }
 
 /*
- * The public creates' first check, before anything is set up: -EINVAL if
- * a reserved word of @cfg (NULL: none) is not zero or its task_window is
- * above PTO_MAX_TASK_WINDOW, or, with @workers, if the worker set is bad:
- * workers NULL with nworkers set, or a worker with a reserved word set, a
- * negative id, an unknown kind or another worker's id (pto_orch_create_inproc(3)).
+ * The public creates' first check, before anything is set up: -EINVAL if a
+ * reserved word of @cfg (NULL: none) is not zero or its task_window is above
+ * PTO_MAX_TASK_WINDOW, or, with @workers, if the worker set is bad: workers
+ * NULL with nworkers set, or a worker with a reserved word set, a negative id,
+ * an unknown kind or another worker's id (pto_orch_create_inproc(3)).
  */
 int orch_config_check(const struct pto_orch_config *cfg, bool workers);
 

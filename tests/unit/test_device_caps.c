@@ -262,9 +262,11 @@ TEST(reserved_config_words_are_refused_before_any_ioctl)
 	EXPECT_LT(0, ioctls);
 }
 
-/* A task_window whose slot indexes would wrap 32 bits (pto_orch_create_device(3)) is
- * -EINVAL before any ioctl on a device too; the largest one gets past the
- * check to the first (refused) ioctl. */
+/*
+ * A task_window whose slot indexes would wrap 32 bits
+ * (pto_orch_create_device(3)) is -EINVAL before any ioctl on a device too; the
+ * largest one gets past the check to the first (refused) ioctl.
+ */
 TEST(task_window_beyond_the_max_is_refused_before_any_ioctl)
 {
 	struct pto_orch_config oc = { .task_window = PTO_MAX_TASK_WINDOW + 1 };
@@ -282,8 +284,10 @@ TEST(task_window_beyond_the_max_is_refused_before_any_ioctl)
 	EXPECT_LT(0, ioctls);
 }
 
-/* More clusters than the device has (pto_orch_create_device(3)) is -EINVAL before any
- * ioctl; all of them (1 here, or 0: all) gets past the check. */
+/*
+ * More clusters than the device has (pto_orch_create_device(3)) is -EINVAL
+ * before any ioctl; all of them (1 here, or 0: all) gets past the check.
+ */
 TEST(clusters_beyond_the_device_are_refused_before_any_ioctl)
 {
 	struct pto_sched_config sc = { .clusters = 2 };

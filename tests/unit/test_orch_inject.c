@@ -394,7 +394,7 @@ TEST(cancel_settled_by_close_frees_a_released_run)
 
 /*
  * pto_orch_run returns the construction error instead of waiting for a
- * run only close() can finish (it hung there).
+ * run only close() can finish, rather than hang.
  */
 TEST(orch_run_returns_when_cancellation_is_left_pending)
 {
