@@ -354,7 +354,7 @@ static int run_once(pto_orch *o, struct job *j, uint64_t *t)
 
 	err = pto_run_start(o, orch_fn, j, &r);
 	/* A construction error's text is the orchestrator's, an execution
-	 * error's the run's (orch.h). */
+	 * error's the run's (pto_run_error(3)). */
 	why = err ? pto_orch_error(o) : "";
 	if (!err) {
 		err = pto_run_wait(r, -1);

@@ -272,7 +272,7 @@ PTO_API int pto_run_start(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	tl_building = o;
 	ret = fn(o, arg);
 	tl_building = prev;
-	if (ret > 0)	/* errors are negative errno values (orch.h) */
+	if (ret > 0)	/* errors are negative errno values (libpto(7)) */
 		ret = orch_error(o, -EINVAL,
 				 "orchestration function returned %d (not 0 or "
 				 "a negative errno)", ret);

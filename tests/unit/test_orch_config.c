@@ -233,8 +233,8 @@ TEST(task_window_that_would_wrap_is_refused)
 	EXPECT_EQ(NULL, o);
 }
 
-/* The calls that free an object accept NULL, as free() does (pto/orch.h,
- * "NULL"; pto_dev_close and pto_bo_free: test_device.c). */
+/* The calls that free an object accept NULL, as free() does (pto_orch_destroy(3),
+ * pto_run_release(3); pto_dev_close and pto_bo_free: test_device.c). */
 TEST(destroy_and_release_accept_null)
 {
 	EXPECT_EQ(0, pto_orch_destroy(NULL));

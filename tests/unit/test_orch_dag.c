@@ -1366,10 +1366,10 @@ TEST_F(man, producer_fails_between_wiring_and_publication)
 
 /*
  * "Accepted" counts a task that failed without running like one that was
- * dispatched (orch.h): a consumer poisoned by its producer's failure, and
- * one wired onto the producer after it failed (claimed from BUILDING),
- * each leave the unlaunched count, so the run is accepted while an
- * unrelated task still runs, before it is done.
+ * dispatched (pto_run_accepted(3)): a consumer poisoned by its producer's
+ * failure, and one wired onto the producer after it failed (claimed from
+ * BUILDING), each leave the unlaunched count, so the run is accepted while
+ * an unrelated task still runs, before it is done.
  */
 TEST_F(man, poisoned_consumers_count_as_accepted)
 {

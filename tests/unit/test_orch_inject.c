@@ -170,7 +170,7 @@ TEST(every_fail_point_is_reclaimed)
 				failed++;
 				EXPECT_EQ(ret, st);
 				EXPECT_NE(0, ret);
-				/* Every failing call sets a message (orch.h). */
+				/* Every failing call sets a message (pto_orch_error(3)). */
 				EXPECT_STRNE("", d.msg)
 					TH_LOG("fp %d k %d: no message", fp, k);
 			} else {
