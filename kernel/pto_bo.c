@@ -2,13 +2,10 @@
 /*
  * pto - GM buffer objects: ALLOC / FREE / INFO ioctls and mmap.
  *
- * A buffer object owns a GM address range (pto_gm) and zeroed backing pages
- * (__vmalloc with __GFP_ZERO, so nothing of a previous owner is ever
- * visible; charged to the allocating task's memory cgroup, as the struct
- * and the handle's xarray nodes are; the address range's maple tree nodes
- * are not, see pto_bo_alloc()). Buffer sizes are rounded up to
- * whole pages and buffers are page-aligned in GM, because a page is the
- * unit of mmap: two files' buffers never share a page.
+ * A buffer owns a GM address range and zeroed pages (nothing of a previous
+ * owner is visible), charged to the opener's memory cgroup and locked_vm.
+ * Sizes are whole pages and buffers page-aligned in GM: a page is the unit
+ * of mmap, so two files' buffers never share one.
  */
 #include <linux/mm.h>
 #include <linux/sched/mm.h>

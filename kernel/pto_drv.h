@@ -103,20 +103,13 @@ struct pto_device {
 
 /**
  * struct pto_file - per-open context.
- * @lock: serializes changes of @bos and @ranges together, so a handle and
- *        its address range are visible or invisible as one, and
- *        @next_handle. Held for bounded work only (no free, no copy).
- * @tgid: the opener's tgid as a struct pid, so CORE_STATS can report it in
- *        the asker's pid namespace (pid_vnr()); debugfs shows pid_nr().
- * @bos: handle -> struct pto_bo (the handle owns one bo reference).
- * @ranges: GM device address range -> struct pto_bo, the set of addresses
- *        this file may touch through the device (mock validation); read
- *        under its own spinlock (pto_bo_lookup()).
- * @mapping: the file's address space (window mappings are zapped in it);
- *        its inode is pinned for pf's life (a core quarantined under this
- *        file zaps in it after the close).
- * @poll_wq / @wakeups: completion wake-ups delivered by the file's cores;
- *        poll() is readable while @wakeups is non-zero, read() drains it.
+ * @lock: serializes @bos, @ranges (a handle and its range change as one)
+ *        and @next_handle; held for bounded work only (no free, no copy).
+ * @tgid: the opener's tgid (CORE_STATS reports it with pid_vnr()).
+ * @ranges: GM range -> struct pto_bo, what the file's tasks may touch;
+ *        read under its own spinlock (pto_bo_lookup()).
+ * @mapping: the address space window zaps use; its inode pinned for pf's
+ *        life. @poll_wq / @wakeups: completion wake-ups (poll(), read()).
  */
 struct pto_file {
 	struct kref ref;

@@ -237,17 +237,11 @@ static void pto_file_wake(struct pto_file *pf)
 }
 
 /*
- * Complete a task: status into the payload buffer, FIN into COND, then
- * the completion wake-up. Dekker again, with WAKE_REQ:
- *
- *	core				owner
- *	COND = FIN | id			WAKE_REQ = 1
- *	smp_mb()			full fence
- *	read WAKE_REQ			read COND, poll() if not done
- *
- * Either the owner sees FIN and does not sleep, or the core sees the
- * request and wakes the file's poll() waiters. A wake-up is one-shot: the
- * core clears WAKE_REQ, the owner re-arms it after every wake.
+ * Complete a task: status, FIN into COND, then the wake-up. Dekker with
+ * WAKE_REQ: core COND = FIN | id; smp_mb(); read WAKE_REQ, paired with the
+ * owner's WAKE_REQ = 1; full fence; read COND. Either the owner sees FIN
+ * and does not sleep, or the core sees the request and wakes the poll()
+ * waiters. One-shot: the core clears WAKE_REQ, the owner re-arms it.
  */
 VISIBLE_IF_KUNIT void pto_core_fin(struct pto_core *core, u32 cond)
 {
@@ -329,14 +323,10 @@ EXPORT_SYMBOL_IF_KUNIT(pto_core_do_task);
 
 /*
  * Serve dispatches until stopped. An idle core escalates:
- *  1. spin: busy-poll for spin_us (wall time; the core yields at once
- *     whenever the scheduler wants the CPU, cond_resched()), so spinning
- *     is bounded and never starves the owner when cores outnumber CPUs;
- *  2. doze (off by default, doze_max_us = 0): sleep doze_us between polls
- *     for up to doze_max_us; PARKED stays 0, so the owner needs no
- *     doorbell. Interrupt moderation for oversubscribed hosts: fewer
- *     doorbells and parks for up to doze_us more latency;
- *  3. park: publish PARKED and sleep until a doorbell (no CPU at all).
+ *  1. spin: busy-poll for spin_us, yielding whenever the scheduler asks;
+ *  2. doze (off by default): sleep doze_us between polls for up to
+ *     doze_max_us, PARKED staying 0 (fewer doorbells, more latency);
+ *  3. park: publish PARKED and sleep until a doorbell.
  */
 static void pto_core_serve(struct pto_core *core)
 {

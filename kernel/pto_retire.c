@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pto - retirement: the one implementation that ends a launch, used by the
- * retire ioctl, cluster and file release, a failed launch, a fatal device
- * error, module unload and the reset. Each core's retirement has one owner
- * per generation, elected by two bits (pto_core.rbits); the owner alone
- * writes the core's window, gate and launch fields until the gate is
- * released. Election, passes and orderings: Documentation/retirement.md.
- *
- * Never takes core_lock (callers may hold it); recovery takes win_lock
- * (write) to unquarantine a core (core_lock -> win_lock).
+ * pto - retirement: the one implementation that ends a launch (retire
+ * ioctl, release, failed launch, fatal error, unload, reset). Each core's
+ * retirement has one owner per generation, elected by pto_core.rbits, the
+ * only writer of its window, gate and launch fields until the gate opens.
+ * Never takes core_lock; recovery takes win_lock to unquarantine.
+ * Documentation/retirement.md.
  */
 #include <linux/bitmap.h>
 #include <linux/delay.h>
@@ -167,18 +164,11 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 	 */
 	WRITE_ONCE(core->r_set_ns, ctx->t0 ? ktime_get_ns() - ctx->t0 : 0);
 	/*
-	 * The record before the bit. A reset (under core_lock, which this
-	 * call may not hold: CORE_RETIRE's passes, the fatal path) that sees
-	 * F_QUARANTINE adopts the core and starts a new record; its stores
-	 * follow its test_bit() by control dependency, and this barrier puts
-	 * ours ahead of the set_bit() it read:
-	 *
-	 *	leave				reset
-	 *	r_result = QUARANTINED		if (test_bit(F_QUARANTINE))
-	 *	smp_mb__before_atomic()		    r_result = 0 (adopt)
-	 *	set_bit(F_QUARANTINE)
-	 *
-	 * so the recovery's record is never overwritten by this one.
+	 * The record before the bit: a reset (under core_lock, which this call may
+	 * not hold) that sees F_QUARANTINE adopts the core and writes r_result = 0
+	 * after its test_bit() (control dependency); this smp_mb__before_atomic()
+	 * orders our r_result = QUARANTINED before the set_bit() it reads, so the
+	 * recovery's record is never overwritten by this one.
 	 */
 	smp_mb__before_atomic();
 	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);

@@ -50,17 +50,12 @@ enum pto_rw {
 
 /**
  * struct pto_retire_ctx - one call of the retirement helper over one set.
- * @set:	cores this call owns (won the READY / REQUESTED election).
- * @acked:	cores of @set whose current response (the nonce) arrived.
- * @others:	cores another owner (or a pending publisher) retires: this
- *		call never writes to them, it only waits for their end.
- * @left:	cores quarantined by this call (no response, or left for
- *		recovery by the post-claim checks).
- * @recovery:	reset: the set's claims were consumed by an earlier owner.
- * @t0 / @elapsed: ktime of pass 1, and the set's time up to the gates.
- * @gen:	per core, the generation this call claimed or waits for: the
- *		end of that generation is what pto_retire_finish() waits for
- *		(a relaunch after the gate is a new generation, not a wait).
+ * @set: cores this call owns (won the election). @acked: those whose nonce
+ * 	arrived. @others: cores another owner retires (waited for only).
+ * @left: cores this call quarantined. @recovery: a reset's call.
+ * @t0 / @elapsed: ktime of pass 1, and the time up to the gates.
+ * @gen: per core, the generation claimed or waited for (a relaunch after
+ * 	the gate is a new generation, not a wait).
  */
 struct pto_retire_ctx {
 	struct pto_device *pdev;
