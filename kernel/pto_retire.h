@@ -51,11 +51,11 @@ enum pto_rw {
 /**
  * struct pto_retire_ctx - one call of the retirement helper over one set.
  * @set: cores this call owns (won the election). @acked: those whose nonce
- * 	arrived. @others: cores another owner retires (waited for only).
+ *	arrived. @others: cores another owner retires (waited for only).
  * @left: cores this call quarantined. @recovery: a reset's call.
  * @t0 / @elapsed: ktime of pass 1, and the time up to the gates.
  * @gen: per core, the generation claimed or waited for (a relaunch after
- * 	the gate is a new generation, not a wait).
+ *	the gate is a new generation, not a wait).
  */
 struct pto_retire_ctx {
 	struct pto_device *pdev;
