@@ -159,24 +159,12 @@ VISIBLE_IF_KUNIT bool pto_core_poll(struct pto_core *core, u32 *dispatch)
 EXPORT_SYMBOL_IF_KUNIT(pto_core_poll);
 
 /*
- * Park, first half: publish PARKED, then re-check DATA_MAIN_BASE. Returns
- * true if work arrived (the caller must not sleep).
- *
- * Dekker ordering (no lost wake-up):
- *
- *	core				owner
- *	PARKED = 1			DATA_MAIN_BASE = id
- *	smp_mb()			full fence (smp_mb / seq_cst)
- *	read DATA_MAIN_BASE		read PARKED
- *
- * Both sides store, fence, then load the other's word. With a full fence
- * on each side at least one of the loads sees the other's store: either
- * the core sees the id (and does not sleep) or the owner sees PARKED == 1
- * and rings the doorbell, which sets F_DOORBELL before wake_up(), so the
- * core's wait_event() condition sees it whether it is already asleep or
- * not yet. Both may see each other: then the doorbell is spurious and
- * costs one extra loop. F_DOORBELL is cleared before PARKED is published:
- * a ring that precedes this PARKED store belongs to an earlier park.
+ * Park, first half: publish PARKED, then re-check DATA_MAIN_BASE; true if
+ * work arrived (do not sleep). Dekker: core PARKED = 1; smp_mb(); read
+ * DATA_MAIN_BASE, paired with the owner's DATA_MAIN_BASE = id; full fence;
+ * read PARKED. One side sees the other: the core the id, or the owner
+ * PARKED and it rings (F_DOORBELL set before wake_up(), so wait_event()
+ * sees it). F_DOORBELL is cleared first: an earlier ring was an earlier park's.
  */
 VISIBLE_IF_KUNIT void pto_core_park_publish(struct pto_core *core)
 {

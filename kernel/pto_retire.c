@@ -76,23 +76,12 @@ VISIBLE_IF_KUNIT void pto_retire_arm_prepare(struct pto_core *core)
 EXPORT_SYMBOL_IF_KUNIT(pto_retire_arm_prepare);
 
 /*
- * Step 2, pto_retire_arm_commit(): only then move the generation. A
- * requester (pto_retire_claim_core(), which takes no lock: the fatal path
- * overlaps a launch) reads gen, then does a fully ordered fetch_or of
- * REQUESTED, which keeps its gen read ahead of it:
- *
- *	arm				requester
- *	rbits = 0 (step 1)		g = READ_ONCE(gen)
- *	smp_wmb()			fetch_or(REQUESTED, rbits) (full)
- *	WRITE_ONCE(gen, gen + 1)
- *
- * A requester that read the new gen also sees the reset (smp_wmb() here,
- * the fetch_or's full ordering there): its REQUESTED lands after the
- * reset and stays pending for the publisher. One that read the old gen
- * waits only for that generation, already ended; if its REQUESTED lands
- * after the reset the publisher services it too (the launch fails with
- * -EIO). No request is both erased and waited on, as one landing between
- * the steps would be in the other order.
+ * Step 2: only then move the generation. A requester (no lock: the fatal
+ * path overlaps a launch) reads gen, then fetch_or()s REQUESTED (fully
+ * ordered). smp_wmb() here orders step 1's rbits = 0 before the new gen,
+ * pairing with that fetch_or: a requester that read the new gen lands its
+ * REQUESTED after the reset, pending for the publisher; one that read the
+ * old gen waits only for that ended generation. None is erased and waited on.
  */
 VISIBLE_IF_KUNIT void pto_retire_arm_commit(struct pto_core *core)
 {
@@ -449,25 +438,12 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 		if (core->r_pf)
 			pto_window_zap(core->r_pf, core);
 		/*
-		 * The echo ends the launch's work as a FIN ends a task:
-		 * serve a completion wake-up the owner armed, or a sleeper
-		 * whose dispatched id the core never took (an emergency
-		 * retirement) sleeps on. The kernel, not the core, so the
-		 * echo stays the core's last window write; the references
-		 * are held until pass 4. Dekker with the owner's arm, the
-		 * same as at FIN, through a release / acquire chain:
-		 *
-		 *	owner		core		retirer
-		 *	WAKE_REQ = 1	COND = echo	resp == nonce (acq.)
-		 *	full fence	resp = echo	xchg(WAKE_REQ, 0)
-		 *	read COND	(release)	(fully ordered)
-		 *
-		 * The echo's COND store precedes the release of resp, which
-		 * pass 2 acquired; the release is A-cumulative and the xchg
-		 * a full barrier, so the COND store reaches every CPU, the
-		 * owner's included, before the xchg reads WAKE_REQ. With
-		 * the owner's fence, either its COND read sees the echo (it
-		 * does not sleep) or the xchg sees its WAKE_REQ and wakes it.
+		 * The echo ends the launch's work as a FIN ends a task: serve an armed
+		 * wake-up (the kernel, so the echo stays the core's last window write).
+		 * Dekker with the owner's arm, as at FIN: the echo's COND store precedes
+		 * the core's release of resp, which pass 2 acquired (A-cumulative), and
+		 * this xchg(WAKE_REQ, 0) is fully ordered, pairing with the owner's
+		 * WAKE_REQ = 1; full fence; read COND: it sees the echo, or is woken.
 		 */
 		pto_core_wake_serve(core, core->r_notify, core->r_pf);
 	}
