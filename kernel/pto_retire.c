@@ -438,12 +438,13 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 		if (core->r_pf)
 			pto_window_zap(core->r_pf, core);
 		/*
-		 * The echo ends the launch's work as a FIN ends a task: serve an armed
-		 * wake-up (the kernel, so the echo stays the core's last window write).
-		 * Dekker with the owner's arm, as at FIN: the echo's COND store precedes
-		 * the core's release of resp, which pass 2 acquired (A-cumulative), and
-		 * this xchg(WAKE_REQ, 0) is fully ordered, pairing with the owner's
-		 * WAKE_REQ = 1; full fence; read COND: it sees the echo, or is woken.
+		 * The echo ends the launch's work as a FIN ends a task:
+		 * serve an armed wake-up (here, so the echo stays the
+		 * core's last window write). Dekker as at FIN: the echo's
+		 * COND store precedes the core's release of resp, which
+		 * pass 2 acquired (A-cumulative); this xchg(WAKE_REQ, 0)
+		 * is fully ordered, pairing with the owner's WAKE_REQ = 1;
+		 * full fence; read COND: it sees the echo, or is woken.
 		 */
 		pto_core_wake_serve(core, core->r_notify, core->r_pf);
 	}
