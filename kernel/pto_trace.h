@@ -19,13 +19,6 @@
 #undef TRACE_INCLUDE_FILE
 #define TRACE_INCLUDE_FILE pto_trace
 
-#define pto_trace_rw_names					\
-	{ PTO_RW_NONCE, "nonce" }, { PTO_RW_EXIT, "exit" },	\
-	{ PTO_RW_IDLE, "idle" }, { PTO_RW_CLOSE, "close" },	\
-	{ PTO_RW_READBACK, "readback" }, { PTO_RW_DRAIN, "drain" },	\
-	{ PTO_RW_GATE, "gate" }, { PTO_RW_QUARANTINE, "quarantine" },	\
-	{ PTO_RW_UNQUARANTINE, "unquarantine" }
-
 DECLARE_EVENT_CLASS(pto_core_event,
 	TP_PROTO(const struct pto_core *core),
 	TP_ARGS(core),
@@ -111,7 +104,13 @@ TRACE_EVENT(pto_retire,
 	),
 	TP_printk("dev=%u core=%u step=%s val=0x%x", __entry->dev,
 		  __entry->core,
-		  __print_symbolic(__entry->what, pto_trace_rw_names),
+		  __print_symbolic(__entry->what,
+			{ PTO_RW_NONCE, "nonce" }, { PTO_RW_EXIT, "exit" },
+			{ PTO_RW_IDLE, "idle" }, { PTO_RW_CLOSE, "close" },
+			{ PTO_RW_READBACK, "readback" },
+			{ PTO_RW_DRAIN, "drain" }, { PTO_RW_GATE, "gate" },
+			{ PTO_RW_QUARANTINE, "quarantine" },
+			{ PTO_RW_UNQUARANTINE, "unquarantine" }),
 		  __entry->val)
 );
 
