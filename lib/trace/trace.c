@@ -10,6 +10,17 @@
 #include <linux/pto.h>
 #include "trace/trace_priv.h"
 
+_Thread_local struct trace_buf *trace_self;
+
+void trace_self_enter(struct trace *t, enum trace_role role, uint32_t index)
+{
+	struct trace_buf *b = NULL;
+
+	if (t && trace_buf_get(t, role, index, &b))
+		b = NULL;	/* no memory: this thread's records are lost */
+	trace_self = b;
+}
+
 int trace_create(size_t buf_bytes, uint32_t ncores, struct trace **out)
 {
 	struct trace *t;

@@ -70,6 +70,16 @@ struct trace_rec {
 
 struct trace;
 
+/*
+ * The calling thread's buffer, NULL when it records nothing: set by a
+ * library thread before its loop (trace_self_enter) and by pto_run_start
+ * around an orchestration function, so the orchestrator's shared paths
+ * (ready, consumed) record into whichever thread runs them. Initial-exec:
+ * one %fs-relative load per record call.
+ */
+extern _Thread_local struct trace_buf *trace_self
+	__attribute__((tls_model("initial-exec")));
+
 /* A thread's buffer. Only its owner writes rec[] and n (release store,
  * paired with the acquire load in the writer) and dropped. */
 struct trace_buf {
@@ -91,6 +101,10 @@ void trace_destroy(struct trace *t);
  * @t without a lock). Call before the thread's loop, not per record. */
 int trace_buf_get(struct trace *t, enum trace_role role, uint32_t index,
 		  struct trace_buf **out);
+
+/* Take a buffer for @role / @index and make it this thread's
+ * (trace_self); with @t NULL, or on failure, the thread records nothing. */
+void trace_self_enter(struct trace *t, enum trace_role role, uint32_t index);
 
 /* Setup-time names for the file: a function id's name; a core's type
  * (PTO_CORE_AIC / PTO_CORE_AIV: its row is AIC_n / AIV_n). */
@@ -178,6 +192,18 @@ static inline void trace_phase(struct trace_buf *b, enum trace_phase ph,
 		trace_put(b, trace_now(),
 			  begin ? TRACE_PHASE_BEGIN : TRACE_PHASE_END, 0, 0,
 			  ph, 0, TRACE_NO_CORE);
+}
+
+/* A phase that began at @ts and ends now (recorded only once known to
+ * be worth it, so idle loop steps leave no records). */
+static inline void trace_phase_since(struct trace_buf *b, enum trace_phase ph,
+				     uint64_t ts)
+{
+	if (trace_on(b)) {
+		trace_put(b, ts, TRACE_PHASE_BEGIN, 0, 0, ph, 0, TRACE_NO_CORE);
+		trace_put(b, trace_now(), TRACE_PHASE_END, 0, 0, ph, 0,
+			  TRACE_NO_CORE);
+	}
 }
 
 /* A host callback of @task starting (@begin) or ending on this worker. */
