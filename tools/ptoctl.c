@@ -11,7 +11,7 @@
  *                           run one built-in kernel on one core and print
  *                           its output (a debugging aid; acquires the
  *                           core's cluster for the duration)
- *   ptoctl run EXAMPLE [-d N] [--clusters M]
+ *   ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE]
  *                           run an example of examples/ (no EXAMPLE: list
  *                           them)
  *   ptoctl trace summary|svg FILE.json
@@ -788,7 +788,7 @@ out_close:
 	return ret;
 }
 
-/* ptoctl run EXAMPLE [-d N] [--clusters M]: an example from examples/. */
+/* ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE]: an example from examples/. */
 struct ptoctl_example {
 	const char *name;
 	const char *desc;
@@ -836,7 +836,7 @@ static const struct ptoctl_cmd cmds[] = {
 	  "per-core retirement: bits, nonce, response, times", cmd_gates },
 	{ "exec", EXEC_USAGE,
 	  "one built-in kernel on one core, its output printed", cmd_exec },
-	{ "run", "run EXAMPLE [-d N] [--clusters M]",
+	{ "run", "run EXAMPLE [-d N] [--clusters M] [--trace FILE]",
 	  "an example of examples/ (no EXAMPLE: the list)", cmd_run },
 	{ "trace", PTOCTL_TRACE_USAGE,
 	  "a run trace's summary, or its swimlane as SVG on stdout", ptoctl_trace },

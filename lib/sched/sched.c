@@ -540,7 +540,7 @@ void *sched_thread_main(void *arg)
 		}
 		gen = orch_ready_gen(be->orch);
 		memset(ring, 0, sizeof(ring));
-		ts = trace_on(trace_self) ? trace_now() : 0;
+		ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
 		moved = sched_reap(t, ring);
 		if (moved)
 			trace_phase_since(trace_self, TRACE_PHASE_REAP, ts);
@@ -553,7 +553,7 @@ void *sched_thread_main(void *arg)
 		if (moved || kicked || gen != gen_empty || t->backlog_since) {
 			int got;
 
-			ts = trace_on(trace_self) ? trace_now() : 0;
+			ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
 			got = sched_dispatch(t, ring);
 			if (got)
 				trace_phase_since(trace_self,
@@ -596,7 +596,7 @@ void *sched_thread_main(void *arg)
 			sched_cpu_relax();
 			continue;
 		}
-		ts = trace_on(trace_self) ? trace_now() : 0;
+		ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
 		sched_sleep(t);
 		trace_phase_since(trace_self, TRACE_PHASE_SLEEP, ts);
 		idle_since = 0;

@@ -3,7 +3,9 @@
  * The pto tracepoints (tracefs events/pto/, kernel/pto_trace.h): enabled
  * around a run of the vector example, the trace buffer holds every task's
  * start and end in order, parks and wake-ups paired, and every released
- * core's retirement writes in the protocol's order.
+ * core's retirement writes in the protocol's order. And the library's run
+ * trace of the same example (ptoctl run --trace), read back, summarised
+ * and drawn.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include <sys/mount.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
+#include "../../tools/ptoctl_trace_read.c"
 
 #define TRACEFS "/sys/kernel/tracing/"
 #define NCORES PTO_MAX_CORES
@@ -199,6 +202,79 @@ TEST(tracepoints_off_record_nothing)
 	ASSERT_EQ(0, write_str(TRACEFS "tracing_on", "0"));
 	ASSERT_LE(0, read_trace());
 	EXPECT_EQ(0, parse());
+}
+
+/* ptoctl run vector --trace: the five tasks, each on a core with every
+ * stamp of its life in order (started / ended are the core's own), the
+ * summary's table and the swimlane's rows. */
+TEST(ptoctl_run_trace_summary_and_svg)
+{
+	static const char *const json = "/tmp/trace_test.json";
+	struct tr_trace tr = { 0 };
+	int names[3] = { 0 };
+	char cmd[256];
+	size_t i;
+	int s;
+	FILE *f;
+
+	unlink(json);
+	snprintf(cmd, sizeof(cmd), "ptoctl run vector --trace %s >/dev/null 2>&1",
+		 json);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, tr_load(json, &tr));
+	EXPECT_EQ(0u, tr.dropped);
+	ASSERT_EQ(5u, tr.n);
+	/* c = a + b; d = c + 1; e = c + 2; g = d * e; f = g + c */
+	for (i = 0; i < tr.n; i++) {
+		names[0] += !strcmp(tr.t[i].name, "add");
+		names[1] += !strcmp(tr.t[i].name, "add_scalar");
+		names[2] += !strcmp(tr.t[i].name, "mul");
+	}
+	EXPECT_EQ(2, names[0]);
+	EXPECT_EQ(2, names[1]);
+	EXPECT_EQ(1, names[2]);
+	for (i = 0; i < tr.n; i++) {
+		const struct tr_task *t = &tr.t[i];
+
+		EXPECT_EQ((1u << TR_NSTAMP) - 1, t->have) TH_LOG("task %zu", i);
+		for (s = 1; s < TR_NSTAMP; s++)
+			EXPECT_LE(t->ts[s - 1], t->ts[s])
+				TH_LOG("task %zu stamp %d", i, s);
+		EXPECT_EQ(TR_PID_DEVICE, t->pid);
+	}
+	tr_free(&tr);
+
+	snprintf(cmd, sizeof(cmd), "ptoctl trace summary %s 2>&1", json);
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f);
+	{
+		char line[256];
+		int add_rows = 0;
+		unsigned int n;
+
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "add %u", &n) == 1 && n == 2)
+				add_rows++;
+		EXPECT_EQ(0, pclose(f));
+		EXPECT_EQ(1, add_rows);
+	}
+	snprintf(cmd, sizeof(cmd), "ptoctl trace svg %s > /tmp/trace_test.svg",
+		 json);
+	EXPECT_EQ(0, system(cmd));
+	{
+		static char svg[1 << 16];
+		int fd = open("/tmp/trace_test.svg", O_RDONLY);
+		ssize_t n;
+
+		ASSERT_LE(0, fd);
+		n = read(fd, svg, sizeof(svg) - 1);
+		close(fd);
+		ASSERT_LT(0, n);
+		svg[n] = 0;
+		EXPECT_NE(NULL, strstr(svg, "<svg"));
+		EXPECT_NE(NULL, strstr(svg, "AIV_"));
+	}
+	unlink(json);
 }
 
 TEST_HARNESS_MAIN
