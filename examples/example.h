@@ -5,7 +5,7 @@
  * example's checks.
  *
  * Each example defines `int ex_NAME(const struct ex_opts *)` with
- * EX_MAIN(NAME): built alone it is a program (`NAME [-d N] [--clusters M]`);
+ * EX_MAIN(NAME): built alone it is a program (`NAME [-d N] [--clusters M] [--trace FILE]`);
  * built with -DEX_NO_MAIN it is linked into `ptoctl run NAME`.
  */
 #ifndef PTO_EXAMPLE_H
@@ -23,6 +23,11 @@
 
 static int ex_test_no;
 static int ex_failed;
+/* --trace FILE: ex_close() writes the orchestrator's run trace there. */
+static const char *ex_trace_path;
+
+/* Bytes of run trace per recording thread with --trace (40 a record). */
+#define EX_TRACE_BYTES (8u << 20)
 
 static inline void ex_check(int ok, const char *what)
 {
@@ -76,6 +81,7 @@ static inline void ex_open(const struct ex_opts *opts,
 			   struct pto_dev **dev, pto_orch **o)
 {
 	struct pto_sched_config sc = { .clusters = opts->clusters };
+	struct pto_orch_config oc = PTO_ZERO_INIT;
 	char what[64];
 	int ret;
 
@@ -101,6 +107,13 @@ static inline void ex_open(const struct ex_opts *opts,
 			       info.clusters);
 			exit(1);
 		}
+	}
+	if (opts->trace) {
+		if (ocfg)
+			oc = *ocfg;
+		oc.trace_bytes = EX_TRACE_BYTES;
+		ocfg = &oc;
+		ex_trace_path = opts->trace;
 	}
 	ret = pto_orch_create_device(*dev, ocfg, &sc, o);
 	if (ret)
@@ -160,7 +173,19 @@ static inline int ex_run(pto_orch *o, pto_orch_fn fn, void *arg,
 static inline int ex_close(pto_orch *o, const char *name)
 {
 	char what[96];
-	int ret = pto_orch_close(o, 10000);
+	int ret;
+
+	if (ex_trace_path) {
+		ret = pto_orch_trace_write(o, ex_trace_path);
+		snprintf(what, sizeof(what), "%s: run trace written", name);
+		ex_check(ret == 0, what);
+		if (ret)
+			printf("# %s: %s\n", ex_trace_path, pto_strerror(ret));
+		else
+			printf("# run trace: %s (ptoctl trace summary %s)\n",
+			       ex_trace_path, ex_trace_path);
+	}
+	ret = pto_orch_close(o, 10000);
 
 	snprintf(what, sizeof(what), "%s: orchestrator drains and closes", name);
 	ex_check(ret == 0, what);

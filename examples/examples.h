@@ -17,6 +17,7 @@
 struct ex_opts {
 	unsigned int dev;	/* /dev/ptoN */
 	unsigned int clusters;	/* clusters to use; 0: all */
+	const char *trace;	/* --trace FILE: the run trace's file; NULL */
 };
 
 /* X(name, one-line description) for every example. */
@@ -69,7 +70,7 @@ static inline void ex_bad_option(const char *name, char **argv, int c)
 }
 
 /*
- * [-d N] [--clusters M] and at most @max_args other arguments (the
+ * [-d N] [--clusters M] [--trace FILE] and at most @max_args other arguments (the
  * programs: none; ptoctl run: the example's name), for the programs and
  * for ptoctl run; options may follow the name (getopt permutes: the
  * arguments are then argv[optind..argc - 1]). @name prefixes the
@@ -82,12 +83,14 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 	static const struct option lo[] = {
 		{ "device", required_argument, NULL, 'd' },
 		{ "clusters", required_argument, NULL, 'c' },
+		{ "trace", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	opts->dev = 0;
 	opts->clusters = 0;
+	opts->trace = NULL;
 	optind = 0;	/* glibc: also forgets a previous parse's -xy position */
 	opterr = 0;	/* getopt would name argv[0]: "run" for ptoctl run */
 	while ((c = getopt_long(argc, argv, ":d:c:", lo, NULL)) != -1) {
@@ -107,6 +110,9 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 				goto usage;
 			}
 			break;
+		case 't':
+			opts->trace = optarg;
+			break;
 		default:
 			ex_bad_option(name, argv, c);
 			goto usage;
@@ -119,7 +125,7 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: %s%s [-d N] [--clusters M]\n", name,
+	fprintf(stderr, "usage: %s%s [-d N] [--clusters M] [--trace FILE]\n", name,
 		max_args ? " EXAMPLE" : "");
 	return -1;
 }

@@ -21,6 +21,7 @@
 #include "pto_window.h"
 #include "pto_bo.h"
 #include "pto_file.h"
+#include "pto_trace.h"
 
 /* Bounded wait of the launcher for the handshake reports. */
 #define PTO_HANDSHAKE_TIMEOUT (5 * HZ)
@@ -502,6 +503,7 @@ int pto_ioctl_doorbell(struct pto_file *pf, void *data)
 		struct pto_core *core = &pdev->core[i];
 
 		atomic64_inc(&core->doorbells);
+		trace_pto_doorbell(core);
 		set_bit(PTO_CORE_F_DOORBELL, &core->flags);
 		wake_up(&core->wq);
 	}

@@ -28,6 +28,7 @@
 #include <kunit/visibility.h>
 #include "pto_core.h"
 #include "pto_mock.h"
+#include "pto_trace.h"
 
 #if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
 bool mock_old_protocol;
@@ -279,6 +280,10 @@ static void pto_task_complete(struct pto_core *core,
 				 (t->id & 1) * PTO_PAYLOAD_SIZE;
 
 	pto_task_put(t);
+	/* The stamps before the status: FIN's release publishes them all. */
+	WRITE_ONCE(gp->start_ns, t->start_ns);
+	WRITE_ONCE(gp->end_ns, ktime_get_ns());
+	trace_pto_task_end(core, t->id, err, t->start_ns, gp->end_ns);
 	WRITE_ONCE(gp->status, err);
 	WRITE_ONCE(gp->done_id, t->id);
 	atomic64_inc(&core->tasks);
@@ -301,6 +306,8 @@ VISIBLE_IF_KUNIT void pto_core_do_task(struct pto_core *core, u32 dispatch)
 	core->last_id = dispatch;
 	err = pto_task_fetch(core, t, dispatch);
 	pto_core_write_cond(core, PTO_COND_ACK | t->id);
+	t->start_ns = ktime_get_ns();
+	trace_pto_task_start(core, t->id, t->p.func_id);
 	if (!err)
 		err = pto_task_validate(core->owner, t);
 	if (!err)
@@ -374,10 +381,12 @@ static void pto_core_serve(struct pto_core *core)
 		if (pto_core_park_prepare(core))
 			continue;
 		atomic64_inc(&core->parks);
+		trace_pto_core_park(core);
 		wait_event_interruptible(core->wq,
 					 test_bit(PTO_CORE_F_DOORBELL,
 						  &core->flags) ||
 					 pto_core_stopping(core));
+		trace_pto_core_wake(core);
 		pto_core_park_finish(core);
 	}
 	if (spinning)

@@ -69,6 +69,7 @@ struct pto_gate_line {
 struct pto_mock_task {
 	u32 dispatch;
 	u32 id;
+	u64 start_ns;		/* ACK time, written back at completion */
 	struct pto_payload p;
 	struct pto_bo *bo[PTO_PAYLOAD_TENSORS];
 	void *ptr[PTO_PAYLOAD_TENSORS];

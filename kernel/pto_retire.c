@@ -22,6 +22,7 @@
 #include "pto_window.h"
 #include "pto_bo.h"
 #include "pto_file.h"
+#include "pto_trace.h"
 
 /*
  * At most 60 s: the retirement waits are uninterruptible (a released
@@ -51,6 +52,7 @@ static void pto_retire_note(struct pto_core *core, enum pto_rw what, u32 val)
 {
 	struct pto_device *pdev = core->pdev;
 
+	trace_pto_retire(core, what, val);
 	if (unlikely(pdev->rsink))
 		pdev->rsink(pdev->rsink_priv, core, what, val);
 }
@@ -162,6 +164,7 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 	smp_mb__before_atomic();
 	set_bit(PTO_CORE_F_QUARANTINE, &core->flags);
 	pto_retire_note(core, PTO_RW_QUARANTINE, 0);
+	trace_pto_quarantine(core, why);
 	atomic64_inc(&core->quarantines);
 	__clear_bit(core->id, ctx->set);
 	__set_bit(core->id, ctx->left);

@@ -57,13 +57,12 @@ build() {
 	make -C "$src" O="$tmp" -j"$jobs" bzImage modules >>"$out.log" 2>&1 ||
 		fail "build failed"
 	mv "$tmp" "$out"
-	# Other fragments' kernels (~1 GB each) are not kept.
-	for old in "$cache"/debug-kernel-*; do
-		case "$old" in
-		"$out" | "$out.log" | *.tmp.*) ;;
-		*) rm -rf "$old" ;;
-		esac
-	done
+	# Other fragments' kernels (~1 GB each) are kept while in use (two
+	# checkouts on different fragments must not rebuild each other's),
+	# and removed once unused for two days.
+	find "$cache" -maxdepth 1 -name 'debug-kernel-*' ! -name '*.tmp.*' \
+		! -path "$out" ! -path "$out.log" -mtime +1 \
+		-exec rm -rf {} + 2>/dev/null || true
 }
 
 mkdir -p "$cache"
@@ -73,6 +72,7 @@ if [ ! -d "$out" ]; then
 	[ -d "$out" ] || build
 	exec 9>&-
 fi
+touch "$out"
 
 # Kbuild finds the uapi header beside the module's folder (../uapi).
 mkdir -p "$moddir/pto"

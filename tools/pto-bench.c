@@ -7,7 +7,7 @@
  * smaller task window, and "submit" (ns per submit). Each figure is the best
  * of --reps runs after a warm-up, the two sides interleaved; "paired median"
  * compares each rep with the peer run after it. `pto-bench --help` lists the
- * options.
+ * options; --trace compares fanout with the run trace off and on.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +31,10 @@ static uint32_t g_clusters;
 static uint32_t g_threads;
 static uint32_t g_spin_us;
 static uint32_t g_wake_delay_us;
+static uint64_t g_trace_bytes;	/* run trace per thread (make()); 0: off */
+
+/* With --trace: room for every record of a 2^14-task run and its warm-up. */
+#define TRACE_BENCH_BYTES (16ull << 20)
 
 #define BATCH 512
 #define FAN 16
@@ -243,7 +247,8 @@ static pto_orch *make(uint32_t workers, uint32_t window)
 	struct pto_worker_desc w[MAX_WORKERS] = { 0 };	/* reserved words zero */
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
 				       .task_window = window, .workers = w,
-				       .nworkers = workers };
+				       .nworkers = workers,
+				       .trace_bytes = g_trace_bytes };
 	pto_orch *o;
 	uint32_t i;
 
@@ -401,6 +406,44 @@ static int run_pto(pto_orch *o, struct job *warm, struct job *j, uint64_t *t,
 	return err;
 }
 
+/* --trace: fanout with the run trace off and on, side by side. */
+static int trace_cost(uint32_t workers, uint32_t window, int reps)
+{
+	int lg, rep, on;
+
+	for (lg = 12; lg <= 14; lg += 2) {
+		struct job j = { .shape = FANOUT, .n = 1L << lg };
+		struct job warm = { .shape = FANOUT,
+				    .n = j.n / 4 > window ? j.n / 4 : window };
+		uint64_t best[2] = { UINT64_MAX, UINT64_MAX };
+		double tps[2];
+
+		for (rep = 0; rep < 2 * reps; rep++) {
+			for (on = 0; on < 2; on++) {
+				struct pto_sched_stats st;
+				uint64_t t;
+				pto_orch *o;
+
+				g_trace_bytes = on ? TRACE_BENCH_BYTES : 0;
+				o = make(workers, window);
+				if (run_pto(o, &warm, &j, &t, &st))
+					return 1;
+				finish(o);
+				if (t < best[on])
+					best[on] = t;
+			}
+		}
+		g_trace_bytes = 0;
+		tps[0] = (double)j.n * 1e9 / (double)best[0];
+		tps[1] = (double)j.n * 1e9 / (double)best[1];
+		printf("%-12s n=%-8ld trace off %10.0f tasks/s  on %10.0f tasks/s"
+		       "  cost %5.1f%%\n", "fanout", j.n, tps[0], tps[1],
+		       100.0 * (tps[0] - tps[1]) / tps[0]);
+		fflush(stdout);
+	}
+	return 0;
+}
+
 static void submit_cost(uint32_t workers, int reps)
 {
 	const long n = 1 << 14;
@@ -468,11 +511,12 @@ int main(int argc, char **argv)
 		{ "sched-spin-us", required_argument, NULL, 's' },
 		{ "wake-delay-us", required_argument, NULL, 'L' },
 		{ "reps", required_argument, NULL, 'r' },
+		{ "trace", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int dev_index = 0;
 	const char *only_shape = NULL;
-	int device = 0, ret, minlog = 10;
+	int device = 0, ret, minlog = 10, trace = 0;
 	char self_dir[4096], peer_default[4200];
 	const char *peer_path = NULL;
 	uint32_t workers = 2, window = 4096;
@@ -480,8 +524,11 @@ int main(int argc, char **argv)
 	uint64_t ticks0, steal0, ticks1, steal1;
 	ssize_t len;
 
-	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:r:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:r:T", lo, NULL)) != -1) {
 		switch (opt) {
+		case 'T':
+			trace = 1;
+			break;
 		case 'D':
 			device = 1;
 			break;
@@ -546,7 +593,7 @@ int main(int argc, char **argv)
 			       "[--shape NAME] [--min-log2 N] "
 			       "[-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
 			       "[-M PEER_MAXLOG2] [--reps N] "
-			       "[--peer PATH | --no-peer]\n");
+			       "[--peer PATH | --no-peer] [--trace]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -592,7 +639,13 @@ int main(int argc, char **argv)
 	} else {
 		printf("# pto-bench: in-process backend, %u workers, window %u slots/ring, "
 		       "scopes of %d, noop tasks\n", workers, window, BATCH);
-		submit_cost(workers, reps);
+		if (!trace)
+			submit_cost(workers, reps);
+	}
+	if (trace) {
+		ret = trace_cost(workers, window, reps);
+		pto_dev_close(g_dev);
+		return ret;
 	}
 	for (s = 0; s < NSHAPE; s++) {
 		if (only_shape && strcmp(only_shape, shape_name[s]))

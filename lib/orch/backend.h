@@ -210,6 +210,10 @@ int orch_member_done_pop_kept(struct pto_orch *o, const struct orch_dispatch *d,
  * before parking (no lock, no system call). */
 uint64_t orch_ready_gen(struct pto_orch *o);
 uint32_t orch_nworkers(struct pto_orch *o);
+/* The run trace, NULL when off; a backend's threads record into it. */
+struct trace *orch_trace(struct pto_orch *o);
+/* The run of a dispatched task (for its trace records). */
+uint64_t orch_dispatch_run_id(const struct orch_dispatch *d);
 void orch_worker_info(struct pto_orch *o, int32_t widx, int32_t *id,
 		      uint32_t *kind);
 

@@ -95,10 +95,14 @@ static int run_one(struct pto_orch *o, struct orch_dispatch *d)
 	ctx.user = v.callable->user;
 	ctx.errmsg = msg;
 	ctx.errmsg_len = sizeof(msg);
+	trace_task2(trace_self, TRACE_DISPATCHED, TRACE_CB_BEGIN, v.run_id,
+		    v.task_id, (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
 	/* Never NULL: submit refuses it (backend.h, host_callbacks). */
 	err = v.callable->fn(&ctx);
 	if (err > 0)
 		err = -err;
+	trace_task2(trace_self, TRACE_CB_END, TRACE_COMPLETED, v.run_id,
+		    v.task_id, (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
 	return orch_member_done_pop(o, d, err, msg, d);
 }
 
@@ -147,6 +151,7 @@ static void *worker_main(void *arg)
 	/* Its callbacks' calls into @o that would wait on themselves are
 	 * -EDEADLK (run.c). */
 	orch_worker_thread_enter(o);
+	trace_self_enter(orch_trace(o), TRACE_ROLE_HOST, (uint32_t)w->widx);
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		uint64_t g = orch_ready_gen(o);
 

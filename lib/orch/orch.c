@@ -240,6 +240,7 @@ static void orch_free(struct pto_orch *o)
 		o->ops->destroy(o->be);
 	free(o->deps);
 	free(o->workers);
+	orch_trace_fini(o);
 	pthread_mutex_destroy(&o->runs_mu);
 	pthread_cond_destroy(&o->runs_cv);
 	free(o);
@@ -327,6 +328,8 @@ int orch_create(const struct pto_orch_config *cfg,
 	err = setup_workers(o, &c);
 	if (!err)
 		err = orch_tm_init(o);
+	if (!err)
+		err = orch_trace_init(o);
 	for (r = 0; r < PTO_MAX_RING_DEPTH && !err; r++) {
 		err = orch_ring_init(o, r, c.task_window);
 		if (!err)

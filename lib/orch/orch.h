@@ -21,9 +21,14 @@
 #include "orch/scope.h"
 #include "orch/slot.h"
 #include "orch/tensormap.h"
+#include "trace/trace.h"
 
 struct pto_orch {
 	struct pto_orch_config cfg;
+	/* The run trace (cfg.trace_bytes), and the orch thread's buffer,
+	 * made trace_self around each orchestration function. NULL: off. */
+	struct trace *trace;
+	struct trace_buf *trace_orch;
 	const struct orch_backend_ops *ops;
 	void *be;		/* backend private */
 	/* Device tag of the heap rings' GM (orch_heap.dev): submit refuses a

@@ -10,6 +10,7 @@
 #include "orch/failpoint.h"
 #include "orch/lock.h"
 #include "orch/orch.h"
+#include "orch/orch_trace.h"
 #include "orch/ready.h"
 #include "orch/ring.h"
 #include "orch/run.h"

@@ -239,6 +239,7 @@ int orch_fail_run_submission(struct pto_orch *o, struct pto_run *r, int err)
 PTO_API int pto_run_start(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 {
 	struct pto_orch *prev;
+	struct trace_buf *prev_trace;
 	struct pto_run *r = NULL;
 	int ret;
 
@@ -270,6 +271,8 @@ PTO_API int pto_run_start(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 		return ret;
 	prev = tl_building;
 	tl_building = o;
+	prev_trace = trace_self;
+	trace_self = o->trace_orch;
 	ret = fn(o, arg);
 	tl_building = prev;
 	if (ret > 0)	/* errors are negative errno values (libpto(7)) */
@@ -294,6 +297,8 @@ PTO_API int pto_run_start(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	} else {
 		orch_close_run_submission(o, r);
 	}
+	/* After the outer scope's end, whose releases record CONSUMED. */
+	trace_self = prev_trace;
 	*out = r;
 	return ret;
 }

@@ -303,6 +303,8 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	if (!live && atomic_load_explicit(&s->state, memory_order_relaxed) ==
 		     ORCH_BUILDING) {
 		/* fanin_count: 0 since the claim (orch_slot_reset). */
+		trace_task(trace_self, TRACE_READY, s->run_id, s->task_id, 0,
+			   TRACE_NO_CORE);
 		atomic_store_explicit(&s->state, ORCH_READY, memory_order_release);
 		orch_ready_defer(o, s);
 		return;
@@ -311,6 +313,9 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_BUILDING) {
 		s->fanin_count = live;
 		ready = s->fanin_released >= live;
+		if (ready)
+			trace_task(trace_self, TRACE_READY, s->run_id,
+				   s->task_id, 0, TRACE_NO_CORE);
 		atomic_store_explicit(&s->state, ready ? ORCH_READY : ORCH_PENDING,
 				      memory_order_release);
 	} else {
@@ -354,6 +359,8 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	if (err)
 		goto fail_owned;
 	orch_may_fail(o, ORCH_TP_BEFORE_PUBLISH, s);
+	if (trace_on(trace_self))
+		orch_trace_submit(o, s, (uint32_t)q->c->kernel_id);
 	publish(o, s, live);
 	if (out) {
 		out->run_id = r->id;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "sched/sched.h"
 #include "orch/backend.h"
+#include "trace/trace.h"
 
 static const char *task_err_name(uint32_t st)
 {
@@ -50,6 +51,11 @@ void sched_post(struct sched_core *c, const struct orch_dispatch *d,
 	uint32_t id = core_rc_dispatch(c->rc, &need_ring);
 
 	c->slot[id & 1] = (struct sched_slot){ .d = *d, .mix = mix };
+	if (trace_on(trace_self))
+		trace_task(trace_self, TRACE_DISPATCHED,
+			   orch_dispatch_run_id(d), d->task_id,
+			   c->rc->payload[id & 1]->func_id,
+			   (uint16_t)c->rc->index);
 	sched_core_sent(c);
 	if (need_ring)
 		sched_ring_bit(ring, c->rc->index);
@@ -106,6 +112,24 @@ int sched_task_end(struct sched_thread *t, const struct sched_core *c,
 	return -EIO;
 }
 
+/* The core's own start / end stamps of task @id (its payload buffer,
+ * written before its FIN, which core_rc_reap acquired), and COMPLETED. */
+static void sched_trace_done(const struct sched_core *c, uint32_t id,
+			     const struct orch_dispatch *d)
+{
+	const struct pto_payload *p = c->rc->payload[id & 1];
+	uint64_t run = orch_dispatch_run_id(d);
+	uint16_t core = (uint16_t)c->rc->index;
+
+	if (p->start_ns && p->end_ns >= p->start_ns) {
+		trace_task_at(trace_self, TRACE_STARTED, p->start_ns, run,
+			      d->task_id, p->func_id, core);
+		trace_task_at(trace_self, TRACE_ENDED, p->end_ns, run,
+			      d->task_id, p->func_id, core);
+	}
+	trace_task(trace_self, TRACE_COMPLETED, run, d->task_id, 0, core);
+}
+
 /*
  * Step 1: hand every completion of the thread's cores to the orchestrator.
  * The completing core asks for its own next task in the same call
@@ -130,6 +154,8 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 			int err = 0, got;
 
 			moved++;
+			if (trace_on(trace_self))
+				sched_trace_done(c, done[i].id, &s->d);
 			err = sched_task_end(t, c, done[i].status, msg,
 					     sizeof(msg));
 			if (s->mix) {
@@ -386,6 +412,7 @@ void *sched_thread_main(void *arg)
 	uint64_t spin_ns = (uint64_t)be->cfg.spin_us * 1000, idle_since = 0;
 	uint64_t ring[PTO_CORE_MASK_WORDS], gen, gen_empty = ~0ULL;
 	unsigned int idle_steps = 0;
+	uint64_t ts;
 
 	/*
 	 * Consumptions this thread's completions cause go to its batch and
@@ -400,6 +427,7 @@ void *sched_thread_main(void *arg)
 	t->consume_steps = 0;
 	orch_set_consume_batch(&t->consume);
 	sched_self = t;
+	trace_self_enter(orch_trace(be->orch), TRACE_ROLE_SCHED, t->index);
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		int moved, kicked;
 
@@ -458,7 +486,10 @@ void *sched_thread_main(void *arg)
 		}
 		gen = orch_ready_gen(be->orch);
 		memset(ring, 0, sizeof(ring));
+		ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
 		moved = sched_reap(t, ring);
+		if (moved)
+			trace_phase_since(trace_self, TRACE_PHASE_REAP, ts);
 		/*
 		 * Ask the orchestrator (its lock) only when something may have
 		 * changed since the last pass found nothing: new READY work
@@ -466,8 +497,13 @@ void *sched_thread_main(void *arg)
 		 * MIX work), or a completion here (a slot or core came free).
 		 */
 		if (moved || kicked || gen != gen_empty || t->backlog_since) {
-			int got = sched_dispatch(t, ring);
+			int got;
 
+			ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
+			got = sched_dispatch(t, ring);
+			if (got)
+				trace_phase_since(trace_self,
+						  TRACE_PHASE_DISPATCH, ts);
 			gen_empty = got ? ~0ULL : gen;
 			moved += got;
 		}
@@ -506,12 +542,15 @@ void *sched_thread_main(void *arg)
 			sched_cpu_relax();
 			continue;
 		}
+		ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
 		sched_sleep(t);
+		trace_phase_since(trace_self, TRACE_PHASE_SLEEP, ts);
 		idle_since = 0;
 	}
 	orch_consume_flush(be->orch, &t->consume);
 	orch_set_consume_batch(NULL);
 	sched_self = NULL;
+	trace_self = NULL;
 	/* An aborted thread retired its cores already (sched_abort_cores). */
 	if (!t->aborted)
 		sched_retire(t);

@@ -12,6 +12,7 @@
 #include "device.h"
 #include "sched/sched.h"
 #include "orch/backend.h"
+#include "trace/trace.h"
 
 static unsigned int sched_max_awake(const struct pto_dev_info *info,
 				    long cpus, unsigned int nthreads)
@@ -98,6 +99,20 @@ static int sched_start(void *p, struct pto_orch *o)
 	for (i = 0; i < be->nworkers; i++)
 		if (be->workers[i].kind != PTO_WORKER_MIX)
 			orch_set_worker_capacity(o, (int32_t)i, 2);
+	/* The trace's names: the built-in kernels, and the core rows AIC_n /
+	 * AIV_n (worker kinds are core types). */
+	for (i = 0; orch_trace(o) && i < PTO_FUNC_COUNT; i++)
+		if (sched_func_name(i))
+			trace_func_name(orch_trace(o), i, sched_func_name(i));
+	for (i = 0; orch_trace(o) && i < be->nthreads; i++) {
+		const struct sched_thread *t = &be->threads[i];
+		unsigned int k;
+
+		for (k = 0; k < t->ncores; k++)
+			trace_core_type(orch_trace(o),
+					(uint16_t)t->cores[k].rc->index,
+					t->cores[k].kind);
+	}
 	for (i = 0; i < be->nthreads; i++) {
 		ret = pthread_create(&be->threads[i].tid, NULL,
 				     sched_thread_main, &be->threads[i]);

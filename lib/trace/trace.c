@@ -5,10 +5,69 @@
  * trace.h; nothing here runs per task.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/pto.h>
 #include "trace/trace_priv.h"
+
+_Thread_local struct trace_buf *trace_self;
+
+void trace_self_enter(struct trace *t, enum trace_role role, uint32_t index)
+{
+	struct trace_buf *b = NULL;
+
+	if (t && trace_buf_get(t, role, index, &b))
+		b = NULL;	/* no memory: this thread's records are lost */
+	trace_self = b;
+}
+
+/* The TSC ticks at one constant rate on every CPU, in every P- and
+ * C-state (the kernel's constant_tsc and nonstop_tsc flags). */
+static bool tsc_constant(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	bool constant = false, nonstop = false;
+	char line[4096];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		constant = strstr(line, " constant_tsc") != NULL;
+		nonstop = strstr(line, " nonstop_tsc") != NULL;
+		break;
+	}
+	fclose(f);
+	return constant && nonstop;
+#else
+	return false;
+#endif
+}
+
+void trace_clock_pair(uint64_t *tick, uint64_t *ns)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t best = UINT64_MAX;
+	int i;
+
+	/* The clock read between two TSC reads: the closest of a few. */
+	for (i = 0; i < 5; i++) {
+		uint64_t a = __rdtsc(), n = trace_now(), b = __rdtsc();
+
+		if (b - a < best) {
+			best = b - a;
+			*tick = a + (b - a) / 2;
+			*ns = n;
+		}
+	}
+#else
+	*tick = 0;
+	*ns = trace_now();
+#endif
+}
 
 int trace_create(size_t buf_bytes, uint32_t ncores, struct trace **out)
 {
@@ -28,6 +87,9 @@ int trace_create(size_t buf_bytes, uint32_t ncores, struct trace **out)
 	}
 	t->buf_bytes = buf_bytes;
 	t->ncores = ncores;
+	t->ticks = tsc_constant();
+	if (t->ticks)
+		trace_clock_pair(&t->tick0, &t->ns0);
 	pthread_mutex_init(&t->names_lock, NULL);
 	*out = t;
 	return 0;
@@ -64,12 +126,16 @@ int trace_buf_get(struct trace *t, enum trace_role role, uint32_t index,
 		return -EINVAL;
 	if (cap > UINT32_MAX)
 		cap = UINT32_MAX;
-	b = calloc(1, sizeof(*b) + cap * sizeof(struct trace_rec));
+	/* Every page touched now, not by the records of a run: a first
+	 * touch's fault costs more than a hundred records. */
+	b = malloc(sizeof(*b) + cap * sizeof(struct trace_rec));
 	if (!b)
 		return -ENOMEM;
+	memset(b, 0, sizeof(*b) + cap * sizeof(struct trace_rec));
 	b->role = role;
 	b->index = index;
 	b->cap = (uint32_t)cap;
+	b->ticks = t->ticks;
 	/* Release: the writer's acquire load of the head sees b's fields. */
 	b->next = __atomic_load_n(&t->bufs, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&t->bufs, &b->next, b, true,

@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 /* What a record says. The task kinds are a task's life, in order. */
 enum trace_kind {
@@ -60,10 +63,20 @@ struct trace_rec {
 				 * and CB_*, the others' is ignored) */
 	uint16_t core;		/* device core, TRACE_NO_CORE if none */
 	uint8_t kind;		/* enum trace_kind */
-	uint8_t pad;
+	uint8_t ticks;		/* ts is in trace_stamp() ticks, not ns */
 };
 
 struct trace;
+
+/*
+ * The calling thread's buffer, NULL when it records nothing: set by a
+ * library thread before its loop (trace_self_enter) and by pto_run_start
+ * around an orchestration function, so the orchestrator's shared paths
+ * (ready, consumed) record into whichever thread runs them. Initial-exec:
+ * one %fs-relative load per record call.
+ */
+extern _Thread_local struct trace_buf *trace_self
+	__attribute__((tls_model("initial-exec")));
 
 /* A thread's buffer. Only its owner writes rec[] and n (release store,
  * paired with the acquire load in the writer) and dropped. */
@@ -73,6 +86,7 @@ struct trace_buf {
 	uint32_t index;		/* scheduler / worker number */
 	uint32_t cap;		/* records that fit */
 	uint32_t n;		/* records written */
+	uint8_t ticks;		/* trace_stamp() reads the TSC */
 	uint64_t dropped;	/* records lost to a full buffer */
 	struct trace_rec rec[];
 };
@@ -86,6 +100,10 @@ void trace_destroy(struct trace *t);
  * @t without a lock). Call before the thread's loop, not per record. */
 int trace_buf_get(struct trace *t, enum trace_role role, uint32_t index,
 		  struct trace_buf **out);
+
+/* Take a buffer for @role / @index and make it this thread's
+ * (trace_self); with @t NULL, or on failure, the thread records nothing. */
+void trace_self_enter(struct trace *t, enum trace_role role, uint32_t index);
 
 /* Setup-time names for the file: a function id's name; a core's type
  * (PTO_CORE_AIC / PTO_CORE_AIV: its row is AIC_n / AIV_n). */
@@ -107,16 +125,33 @@ static inline uint64_t trace_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A record's stamp: the TSC where it ticks at a constant rate on every
+ * CPU (the trace checked constant_tsc and nonstop_tsc at create), read in
+ * a few ns where a clock_gettime() costs tens; the writer converts ticks
+ * to CLOCK_MONOTONIC ns from two (TSC, clock) pairs, one taken at create
+ * and one at the write. Elsewhere, CLOCK_MONOTONIC ns.
+ */
+static inline uint64_t trace_stamp(const struct trace_buf *b)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (b->ticks)
+		return __rdtsc();
+#endif
+	(void)b;
+	return trace_now();
+}
+
 /* Tracing is on for this thread: the only test when it is off. */
 static inline bool trace_on(const struct trace_buf *b)
 {
 	return __builtin_expect(b != NULL, 0);
 }
 
-static inline void trace_put(struct trace_buf *b, uint64_t ts,
-			     enum trace_kind kind, uint64_t run,
-			     uint64_t task, uint64_t aux, uint32_t func,
-			     uint16_t core)
+static inline void trace_put_as(struct trace_buf *b, uint64_t ts,
+				bool ticks, enum trace_kind kind, uint64_t run,
+				uint64_t task, uint64_t aux, uint32_t func,
+				uint16_t core)
 {
 	uint32_t n = b->n;
 	struct trace_rec *r;
@@ -133,9 +168,27 @@ static inline void trace_put(struct trace_buf *b, uint64_t ts,
 	r->func = func;
 	r->core = core;
 	r->kind = (uint8_t)kind;
-	r->pad = 0;
+	r->ticks = ticks;
 	/* Publishes the record: pairs with trace_write_json()'s acquire. */
 	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
+}
+
+/* A record stamped @ts in CLOCK_MONOTONIC ns. */
+static inline void trace_put(struct trace_buf *b, uint64_t ts,
+			     enum trace_kind kind, uint64_t run,
+			     uint64_t task, uint64_t aux, uint32_t func,
+			     uint16_t core)
+{
+	trace_put_as(b, ts, false, kind, run, task, aux, func, core);
+}
+
+/* A record stamped now. */
+static inline void trace_put_now(struct trace_buf *b, enum trace_kind kind,
+				 uint64_t run, uint64_t task, uint64_t aux,
+				 uint32_t func, uint16_t core)
+{
+	trace_put_as(b, trace_stamp(b), b->ticks, kind, run, task, aux, func,
+		     core);
 }
 
 /* A task event stamped now. */
@@ -144,7 +197,20 @@ static inline void trace_task(struct trace_buf *b, enum trace_kind kind,
 			      uint16_t core)
 {
 	if (trace_on(b))
-		trace_put(b, trace_now(), kind, run, task, 0, func, core);
+		trace_put_now(b, kind, run, task, 0, func, core);
+}
+
+/* Two events of one task at one instant (one stamp read for both). */
+static inline void trace_task2(struct trace_buf *b, enum trace_kind k1,
+			       enum trace_kind k2, uint64_t run, uint64_t task,
+			       uint32_t func, uint16_t core)
+{
+	if (trace_on(b)) {
+		uint64_t ts = trace_stamp(b);
+
+		trace_put_as(b, ts, b->ticks, k1, run, task, 0, func, core);
+		trace_put_as(b, ts, b->ticks, k2, run, task, 0, func, core);
+	}
 }
 
 /* A task event with a stamp taken elsewhere (the core's start / end). */
@@ -161,8 +227,8 @@ static inline void trace_edge(struct trace_buf *b, uint64_t run,
 			      uint64_t producer, uint64_t consumer)
 {
 	if (trace_on(b))
-		trace_put(b, trace_now(), TRACE_EDGE, run, consumer, producer,
-			  0, TRACE_NO_CORE);
+		trace_put_now(b, TRACE_EDGE, run, consumer, producer, 0,
+			      TRACE_NO_CORE);
 }
 
 /* A scheduler thread entering (@begin) or leaving phase @ph. */
@@ -170,9 +236,20 @@ static inline void trace_phase(struct trace_buf *b, enum trace_phase ph,
 			       bool begin)
 {
 	if (trace_on(b))
-		trace_put(b, trace_now(),
-			  begin ? TRACE_PHASE_BEGIN : TRACE_PHASE_END, 0, 0,
-			  ph, 0, TRACE_NO_CORE);
+		trace_put_now(b, begin ? TRACE_PHASE_BEGIN : TRACE_PHASE_END,
+			      0, 0, ph, 0, TRACE_NO_CORE);
+}
+
+/* A phase that began at @ts (trace_stamp()) and ends now: recorded once
+ * known to be worth it, so idle loop steps leave no records. */
+static inline void trace_phase_since(struct trace_buf *b, enum trace_phase ph,
+				     uint64_t ts)
+{
+	if (trace_on(b)) {
+		trace_put_as(b, ts, b->ticks, TRACE_PHASE_BEGIN, 0, 0, ph, 0,
+			     TRACE_NO_CORE);
+		trace_put_now(b, TRACE_PHASE_END, 0, 0, ph, 0, TRACE_NO_CORE);
+	}
 }
 
 /* A host callback of @task starting (@begin) or ending on this worker. */
@@ -180,8 +257,8 @@ static inline void trace_cb(struct trace_buf *b, bool begin, uint64_t run,
 			    uint64_t task, uint32_t func)
 {
 	if (trace_on(b))
-		trace_put(b, trace_now(), begin ? TRACE_CB_BEGIN : TRACE_CB_END,
-			  run, task, 0, func, TRACE_NO_CORE);
+		trace_put_now(b, begin ? TRACE_CB_BEGIN : TRACE_CB_END, run,
+			      task, 0, func, TRACE_NO_CORE);
 }
 
 #endif /* PTO_TRACE_H */

@@ -346,14 +346,27 @@ static int counter_events(FILE *f, const struct wtask *tk, size_t nt,
 	return 0;
 }
 
-/* Every record of every buffer, and the roles' rows. */
+uint64_t trace_ticks_ns(const struct trace *t, uint64_t ticks, uint64_t tick1,
+			uint64_t ns1)
+{
+	__int128 dt = (__int128)ticks - (__int128)t->tick0;
+
+	if (tick1 == t->tick0)
+		return t->ns0;
+	return (uint64_t)((__int128)t->ns0 + dt * (__int128)(ns1 - t->ns0) /
+			  (__int128)(tick1 - t->tick0));
+}
+
+/* Every record of every buffer, and the roles' rows; stamps in ns. */
 static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 			  uint32_t *max_sched, uint32_t *max_host)
 {
 	struct trace_buf *b, *head = __atomic_load_n(&t->bufs, __ATOMIC_ACQUIRE);
 	size_t n = 0, i;
+	uint64_t tick1 = 0, ns1 = 0;
 	struct ent *e;
 
+	trace_clock_pair(&tick1, &ns1);
 	*dropped = 0;
 	for (b = head; b; b = b->next)
 		n += __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
@@ -370,8 +383,13 @@ static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 			*max_sched = b->index + 1;
 		if (b->role == TRACE_ROLE_HOST && b->index + 1 > *max_host)
 			*max_host = b->index + 1;
-		for (i = 0; i < bn; i++)
-			e[n++] = (struct ent){ b->rec[i], b->role, b->index };
+		for (i = 0; i < bn; i++) {
+			e[n] = (struct ent){ b->rec[i], b->role, b->index };
+			if (e[n].r.ticks)
+				e[n].r.ts = trace_ticks_ns(t, e[n].r.ts, tick1,
+							   ns1);
+			n++;
+		}
 	}
 	*np = n;
 	return e;

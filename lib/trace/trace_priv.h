@@ -20,6 +20,15 @@ struct trace {
 	pthread_mutex_t names_lock;	/* protects funcs, nfuncs */
 	struct trace_func *funcs;
 	uint32_t nfuncs;
+	bool ticks;			/* buffers stamp with the TSC */
+	uint64_t tick0, ns0;		/* a (TSC, CLOCK_MONOTONIC) pair at create */
 };
+
+/* CLOCK_MONOTONIC ns of a TSC reading, by the pairs (tick0, ns0) and
+ * (@tick1, @ns1) (trace_json.c). */
+uint64_t trace_ticks_ns(const struct trace *t, uint64_t ticks, uint64_t tick1,
+			uint64_t ns1);
+/* A (TSC, CLOCK_MONOTONIC) pair read together (trace.c). */
+void trace_clock_pair(uint64_t *tick, uint64_t *ns);
 
 #endif /* PTO_TRACE_PRIV_H */

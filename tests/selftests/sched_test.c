@@ -617,10 +617,10 @@ TEST(reserved_words_on_a_device)
 	EXPECT_EQ(-EINVAL, pto_orch_create_device(dev, &oc, &sc, &o));
 	EXPECT_EQ(NULL, o);
 	sc.reserved[5] = 0;
-	oc.reserved[11] = 1ULL << 63;
+	oc.reserved[10] = 1ULL << 63;
 	EXPECT_EQ(-EINVAL, pto_orch_create_device(dev, &oc, &sc, &o));
 	EXPECT_EQ(NULL, o);
-	oc.reserved[11] = 0;
+	oc.reserved[10] = 0;
 	/* Every cluster (sc.clusters 0): none was left taken. */
 	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
 

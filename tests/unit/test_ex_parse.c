@@ -133,7 +133,7 @@ TEST(mistakes_are_refused_and_named)
 				    sizeof(err))) TH_LOG("case %u", i);
 		EXPECT_NE(NULL, strstr(err, bad[i].msg))
 			TH_LOG("case %u: %s", i, err);
-		EXPECT_NE(NULL, strstr(err, "\nusage: ptoctl run EXAMPLE [-d N] [--clusters M]\n"))
+		EXPECT_NE(NULL, strstr(err, "\nusage: ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE]\n"))
 			TH_LOG("case %u: %s", i, err);
 	}
 }
@@ -147,7 +147,7 @@ TEST(a_program_takes_no_argument)
 
 	EXPECT_EQ(-1, parse(v, "vector", 0, &o, err, sizeof(err)));
 	EXPECT_STREQ("vector: unexpected argument 'fanin'\n"
-		     "usage: vector [-d N] [--clusters M]\n", err);
+		     "usage: vector [-d N] [--clusters M] [--trace FILE]\n", err);
 }
 
 TEST_HARNESS_MAIN

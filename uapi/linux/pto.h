@@ -25,7 +25,7 @@
  * major: -EPROTO), the minor on a compatible addition.
  */
 #define PTO_ABI_MAJOR 2
-#define PTO_ABI_MINOR 0
+#define PTO_ABI_MINOR 1
 
 /* Topology: a cluster is one AIC core followed by two AIV cores. */
 #define PTO_CORES_PER_CLUSTER 3
@@ -274,6 +274,9 @@ struct pto_tensor_desc {
  * @block_idx:	In: this block's index in an SPMD / MIX task, < @block_num;
  *		0 for a plain task.
  * @block_num:	In: blocks of the task; 0 or 1 for a plain task.
+ * @start_ns:	Out: CLOCK_MONOTONIC ns at which the core took the task
+ *		(its ACK), written with @end_ns before FIN.
+ * @end_ns:	Out: CLOCK_MONOTONIC ns at which the core finished it.
  * @reserved:	In: must be zero.
  */
 struct pto_payload {
@@ -285,7 +288,9 @@ struct pto_payload {
 	struct pto_tensor_desc t[PTO_PAYLOAD_TENSORS];
 	__u32 block_idx;
 	__u32 block_num;
-	__u64 reserved[3];
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 reserved[1];
 };
 
 /* Bytes of one payload buffer; a core has two (id parity 0 and 1). */

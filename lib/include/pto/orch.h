@@ -267,7 +267,9 @@ struct pto_orch_config {
 	uint32_t run_depth;		/* pipelined runs; 0: 2 */
 	uint32_t nworkers;		/* 0: 2 workers, ids 0,1, kind SUB */
 	const struct pto_worker_desc *workers;
-	uint64_t reserved[12];		/* 0 */
+	uint64_t trace_bytes;		/* run trace per recording thread,
+					 * in bytes; 0: off */
+	uint64_t reserved[11];		/* 0 */
 };
 
 /* Create an orchestrator on the in-process backend (a thread per worker,
@@ -287,6 +289,10 @@ PTO_API int pto_orch_abort(pto_orch *o, uint32_t budget_ms);
 /* Free everything: after a successful pto_orch_close() and every run
  * handle released, else -EBUSY. NULL: returns 0. */
 PTO_API int pto_orch_destroy(pto_orch *o);
+
+/* Write the run trace recorded so far (Chrome trace-event JSON) to
+ * @path; when no run is in flight. -ENODATA if tracing is off. */
+PTO_API int pto_orch_trace_write(pto_orch *o, const char *path);
 
 /* The last graph-construction error message of @o ("" when none); orch
  * thread. */

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The orchestrator's run trace: created with the orchestrator when its
+ * config asks for one (trace_bytes), written on request. The records
+ * themselves are made where the events happen (trace.h's inline calls on
+ * trace_self); Documentation/tracing.md lists who records what.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <linux/pto.h>
+#include "orch/orch_internal.h"
+
+int orch_trace_init(struct pto_orch *o)
+{
+	int err;
+
+	if (!o->cfg.trace_bytes)
+		return 0;
+	err = trace_create(o->cfg.trace_bytes, PTO_MAX_CORES, &o->trace);
+	if (err)
+		return err;
+	err = trace_buf_get(o->trace, TRACE_ROLE_ORCH, 0, &o->trace_orch);
+	if (err) {
+		trace_destroy(o->trace);
+		o->trace = NULL;
+	}
+	return err;
+}
+
+void orch_trace_fini(struct pto_orch *o)
+{
+	trace_destroy(o->trace);
+	o->trace = NULL;
+	o->trace_orch = NULL;
+}
+
+struct trace *orch_trace(struct pto_orch *o)
+{
+	return o->trace;
+}
+
+uint64_t orch_dispatch_run_id(const struct orch_dispatch *d)
+{
+	return d->slot->run_id;
+}
+
+/* A submitted task and its fan-in edges, on the orch thread. */
+void orch_trace_submit(struct pto_orch *o, const struct orch_slot *s,
+		       uint32_t func)
+{
+	struct trace_buf *b = trace_self;
+	uint32_t i;
+
+	trace_task(b, TRACE_SUBMITTED, s->run_id, s->task_id, func,
+		   TRACE_NO_CORE);
+	for (i = 0; i < o->ndeps; i++)
+		trace_edge(b, s->run_id, o->deps[i].tid, s->task_id);
+}
+
+PTO_API int pto_orch_trace_write(pto_orch *o, const char *path)
+{
+	FILE *f;
+	int err;
+
+	if (!o || !path)
+		return -EINVAL;
+	if (!o->trace)
+		return -ENODATA;
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	err = trace_write_json(o->trace, f);
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pto tracepoints (tracefs events/pto/, kernel/pto_trace.h): enabled
+ * around a run of the vector example, the trace buffer holds every task's
+ * start and end in order, parks and wake-ups paired, and every released
+ * core's retirement writes in the protocol's order. And the library's run
+ * trace of the same example (ptoctl run --trace), read back, summarised
+ * and drawn.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+#include "../../tools/ptoctl_trace_read.c"
+
+#define TRACEFS "/sys/kernel/tracing/"
+#define NCORES PTO_MAX_CORES
+#define MAX_EV 4096
+
+enum ev_kind { EV_START, EV_END, EV_PARK, EV_WAKE, EV_BELL, EV_RETIRE };
+
+struct ev {
+	enum ev_kind kind;
+	unsigned int core, id, val;
+	char step[16];
+};
+
+static struct ev evs[MAX_EV];
+static char text[1 << 20];
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+/* tracefs, mounted if the image's /init did not. 0 or -errno. */
+static int tracefs_ready(void)
+{
+	if (access(TRACEFS "events", F_OK) == 0)
+		return 0;
+	if (mount("tracefs", TRACEFS, "tracefs", 0, NULL) && errno != EBUSY)
+		return -errno;
+	return access(TRACEFS "events", F_OK) ? -errno : 0;
+}
+
+static ssize_t read_trace(void)
+{
+	int fd = open(TRACEFS "trace", O_RDONLY);
+	ssize_t n, off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (off < (ssize_t)sizeof(text) - 1 &&
+	       (n = read(fd, text + off, sizeof(text) - 1 - off)) > 0)
+		off += n;
+	close(fd);
+	text[off] = 0;
+	return off;
+}
+
+/* The pto events of the trace, in its (timestamp) order. */
+static int parse(void)
+{
+	char *line = text, *next;
+	int n = 0;
+
+	for (; line && *line && n < MAX_EV; line = next) {
+		struct ev *e = &evs[n];
+		unsigned int dev;
+		char *p;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (line[0] == '#' || !(p = strstr(line, ": pto_")))
+			continue;
+		p += 2;
+		if (sscanf(p, "pto_task_start: dev=%u core=%u id=%u", &dev,
+			   &e->core, &e->id) == 3)
+			e->kind = EV_START;
+		else if (sscanf(p, "pto_task_end: dev=%u core=%u id=%u status=%u",
+				&dev, &e->core, &e->id, &e->val) == 4)
+			e->kind = EV_END;
+		else if (sscanf(p, "pto_core_park: dev=%u core=%u", &dev,
+				&e->core) == 2)
+			e->kind = EV_PARK;
+		else if (sscanf(p, "pto_core_wake: dev=%u core=%u", &dev,
+				&e->core) == 2)
+			e->kind = EV_WAKE;
+		else if (sscanf(p, "pto_doorbell: dev=%u core=%u", &dev,
+				&e->core) == 2)
+			e->kind = EV_BELL;
+		else if (sscanf(p, "pto_retire: dev=%u core=%u step=%15s", &dev,
+				&e->core, e->step) == 3)
+			e->kind = EV_RETIRE;
+		else
+			continue;
+		if (dev != 0 || e->core >= NCORES)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+static int set_tracing(int on)
+{
+	if (write_str(TRACEFS "tracing_on", on ? "1" : "0"))
+		return -1;
+	return write_str(TRACEFS "events/pto/enable", on ? "1" : "0");
+}
+
+TEST(tracepoints_follow_a_vector_run)
+{
+	/* Retirement's writes of one core, in the order retirement makes them. */
+	static const char *const order[] = { "nonce", "exit", "idle", "close",
+					     "readback", "drain", "gate" };
+	unsigned int next_step[NCORES] = { 0 }, retired = 0, starts = 0;
+	int parked[NCORES] = { 0 }, running[NCORES];
+	unsigned int i, c;
+	int n;
+
+	ASSERT_EQ(0, tracefs_ready());
+	ASSERT_EQ(0, access(TRACEFS "events/pto/pto_task_start", F_OK));
+	ASSERT_EQ(0, write_str(TRACEFS "buffer_size_kb", "1024"));
+	ASSERT_EQ(0, write_str(TRACEFS "trace", ""));
+	ASSERT_EQ(0, set_tracing(1));
+	EXPECT_EQ(0, system("ptoctl run vector >/dev/null 2>&1"));
+	ASSERT_EQ(0, set_tracing(0));
+	ASSERT_LT(0, read_trace());
+	n = parse();
+	ASSERT_LT(0, n);
+
+	for (c = 0; c < NCORES; c++)
+		running[c] = -1;
+	for (i = 0; i < (unsigned int)n; i++) {
+		const struct ev *e = &evs[i];
+
+		switch (e->kind) {
+		case EV_START:
+			/* One task at a time per core. */
+			EXPECT_EQ(-1, running[e->core]);
+			running[e->core] = (int)e->id;
+			starts++;
+			break;
+		case EV_END:
+			EXPECT_EQ((int)e->id, running[e->core]);
+			EXPECT_EQ(0u, e->val);
+			running[e->core] = -1;
+			break;
+		case EV_PARK:
+			EXPECT_EQ(0, parked[e->core]);
+			EXPECT_EQ(-1, running[e->core]);
+			parked[e->core] = 1;
+			break;
+		case EV_WAKE:
+			EXPECT_EQ(1, parked[e->core]);
+			parked[e->core] = 0;
+			break;
+		case EV_BELL:
+			break;
+		case EV_RETIRE:
+			/* Steps in order; a core retires once in this run. */
+			c = e->core;
+			ASSERT_GT(sizeof(order) / sizeof(order[0]),
+				  next_step[c]);
+			EXPECT_STREQ(order[next_step[c]], e->step);
+			if (++next_step[c] == sizeof(order) / sizeof(order[0]))
+				retired++;
+			break;
+		}
+	}
+	/* The vector DAG: five tasks, each run once, all finished. */
+	EXPECT_EQ(5u, starts);
+	for (c = 0; c < NCORES; c++) {
+		EXPECT_EQ(-1, running[c]);
+		EXPECT_TRUE(next_step[c] == 0 ||
+			    next_step[c] == sizeof(order) / sizeof(order[0]));
+	}
+	/* ptoctl released its cores: at least the ones that ran a task. */
+	EXPECT_LE(1u, retired);
+	TH_LOG("%d pto events, %u tasks, %u cores retired", n, starts,
+	       retired);
+}
+
+/* Disabled, the events record nothing. */
+TEST(tracepoints_off_record_nothing)
+{
+	ASSERT_EQ(0, tracefs_ready());
+	ASSERT_EQ(0, write_str(TRACEFS "events/pto/enable", "0"));
+	ASSERT_EQ(0, write_str(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_str(TRACEFS "tracing_on", "1"));
+	EXPECT_EQ(0, system("ptoctl run vector >/dev/null 2>&1"));
+	ASSERT_EQ(0, write_str(TRACEFS "tracing_on", "0"));
+	ASSERT_LE(0, read_trace());
+	EXPECT_EQ(0, parse());
+}
+
+/* ptoctl run vector --trace: the five tasks, each on a core with every
+ * stamp of its life in order (started / ended are the core's own), the
+ * summary's table and the swimlane's rows. */
+TEST(ptoctl_run_trace_summary_and_svg)
+{
+	static const char *const json = "/tmp/trace_test.json";
+	struct tr_trace tr = { 0 };
+	int names[3] = { 0 };
+	char cmd[256];
+	size_t i;
+	int s;
+	FILE *f;
+
+	unlink(json);
+	snprintf(cmd, sizeof(cmd), "ptoctl run vector --trace %s >/dev/null 2>&1",
+		 json);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, tr_load(json, &tr));
+	EXPECT_EQ(0u, tr.dropped);
+	ASSERT_EQ(5u, tr.n);
+	/* c = a + b; d = c + 1; e = c + 2; g = d * e; f = g + c */
+	for (i = 0; i < tr.n; i++) {
+		names[0] += !strcmp(tr.t[i].name, "add");
+		names[1] += !strcmp(tr.t[i].name, "add_scalar");
+		names[2] += !strcmp(tr.t[i].name, "mul");
+	}
+	EXPECT_EQ(2, names[0]);
+	EXPECT_EQ(2, names[1]);
+	EXPECT_EQ(1, names[2]);
+	for (i = 0; i < tr.n; i++) {
+		const struct tr_task *t = &tr.t[i];
+
+		EXPECT_EQ((1u << TR_NSTAMP) - 1, t->have) TH_LOG("task %zu", i);
+		for (s = 1; s < TR_NSTAMP; s++)
+			EXPECT_LE(t->ts[s - 1], t->ts[s])
+				TH_LOG("task %zu stamp %d", i, s);
+		EXPECT_EQ(TR_PID_DEVICE, t->pid);
+	}
+	tr_free(&tr);
+
+	snprintf(cmd, sizeof(cmd), "ptoctl trace summary %s 2>&1", json);
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f);
+	{
+		char line[256];
+		int add_rows = 0;
+		unsigned int n;
+
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "add %u", &n) == 1 && n == 2)
+				add_rows++;
+		EXPECT_EQ(0, pclose(f));
+		EXPECT_EQ(1, add_rows);
+	}
+	snprintf(cmd, sizeof(cmd), "ptoctl trace svg %s > /tmp/trace_test.svg",
+		 json);
+	EXPECT_EQ(0, system(cmd));
+	{
+		static char svg[1 << 16];
+		int fd = open("/tmp/trace_test.svg", O_RDONLY);
+		ssize_t n;
+
+		ASSERT_LE(0, fd);
+		n = read(fd, svg, sizeof(svg) - 1);
+		close(fd);
+		ASSERT_LT(0, n);
+		svg[n] = 0;
+		EXPECT_NE(NULL, strstr(svg, "<svg"));
+		EXPECT_NE(NULL, strstr(svg, "AIV_"));
+	}
+	unlink(json);
+}
+
+TEST_HARNESS_MAIN
