@@ -147,7 +147,9 @@ EXPORT_SYMBOL_IF_KUNIT(pto_retire_init);
 static void pto_retire_leave(struct pto_retire_ctx *ctx,
 			     struct pto_core *core, const char *why)
 {
-	WRITE_ONCE(core->r_result, PTO_RETIRE_QUARANTINED);
+	/* ACKED stays: a core whose close did not stick did answer. */
+	WRITE_ONCE(core->r_result, (core->r_result & PTO_RETIRE_ACKED) |
+				   PTO_RETIRE_QUARANTINED);
 	/*
 	 * The set's time up to here: recorded now, while this call owns the
 	 * core. After pass 4 a reset may have taken it over (recovery), and
@@ -420,7 +422,9 @@ EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_wait);
 
 /*
  * Pass 3: IDLE + CLOSE every acknowledged window, zap the owner's user
- * mappings, read every window back, then drain: all before any gate.
+ * mappings, read every window back, then drain: all before any gate. A
+ * window that reads back open is not released: its core leaves the
+ * acknowledged set and is quarantined as a silent one is.
  */
 void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 {
@@ -456,12 +460,14 @@ void pto_retire_pass_close(struct pto_retire_ctx *ctx)
 		u32 v = READ_ONCE(*pto_kreg(core, PTO_KREG_FAST_PATH_ENABLE));
 
 		pto_retire_note(core, PTO_RW_READBACK, v);
-		if (v == PTO_FAST_PATH_CLOSE)
+		if (v == PTO_FAST_PATH_CLOSE) {
 			WRITE_ONCE(core->r_result,
 				   core->r_result | PTO_RETIRE_CLOSED);
-		else
-			pr_err("pto%u: core %u window read back open\n",
-			       pdev->index, i);
+			continue;
+		}
+		/* Nothing of this call touches the core after this. */
+		__clear_bit(i, ctx->acked);
+		pto_retire_leave(ctx, core, "window read back open");
 	}
 	/*
 	 * Drain: the closes and their read-backs complete before any gate
@@ -762,3 +768,4 @@ int pto_ioctl_retire_status(struct pto_file *pf, void *data)
 	args->quarantines = atomic64_read(&core->quarantines);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_ioctl_retire_status);

@@ -25,6 +25,10 @@ static void rt_sink(void *priv, struct pto_core *core, enum pto_rw what,
 	/* A responsive core answers its EXIT right away. */
 	if (what == PTO_RW_EXIT && test_bit(core->id, rt->responsive))
 		pto_core_exit_ack(core);
+	/* A window that reads back open after its CLOSE. */
+	if (what == PTO_RW_CLOSE && test_bit(core->id, rt->reopen))
+		WRITE_ONCE(*(u32 *)(core->kregs + PTO_KREG_FAST_PATH_ENABLE),
+			   PTO_FAST_PATH_OPEN);
 	/* Core @seen_core back in service with the last file's page? */
 	if (what == PTO_RW_GATE && (int)core->id == rt->seen_core &&
 	    !test_bit(PTO_CORE_F_QUARANTINE, &core->flags) &&

@@ -28,6 +28,8 @@ struct rt {
 	unsigned int nev;
 	DECLARE_BITMAP(responsive, PTO_MAX_CORES);
 	DECLARE_BITMAP(gate_returns, PTO_MAX_CORES);
+	/* Cores whose window reopens on CLOSE: the close does not stick. */
+	DECLARE_BITMAP(reopen, PTO_MAX_CORES);
 	/* At core @seen_core's gate: unquarantined with the marker kept? */
 	int seen_core;
 	bool seen_leak;

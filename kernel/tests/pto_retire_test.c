@@ -610,6 +610,94 @@ static void retire_left_core_untouched_after_leave(struct kunit *test)
 					  pto_core_may_return(&rt->core[i]));
 }
 
+/*
+ * A window that reads back open after CLOSE (the sink reopens core 4's):
+ * the core acknowledged but is not released through its gate. It is
+ * quarantined as a silent core is, reported by RETIRE_STATUS and by the
+ * call, and never returns, though it would return at its gate; its peers
+ * retire. A reset leaves it quarantined while the close does not stick
+ * and recovers it once it does.
+ */
+static void retire_close_not_sticking_quarantines(struct kunit *test)
+{
+	struct rt *rt = test->priv;
+	struct pto_core *core = &rt->core[4];
+	struct pto_retire_status st = { .core = 4 };
+	struct pto_retire_ctx ctx;
+	DECLARE_BITMAP(q, PTO_MAX_CORES);
+	struct pto_file *pf;
+	unsigned int i, left = 0;
+	int k;
+
+	pf = kunit_kzalloc(test, sizeof(*pf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pf);
+	pf->pdev = &rt->pdev;
+	__set_bit(4, rt->reopen);
+	for (i = 3; i < NCORES; i++) {
+		pto_rt_launch(test, rt, i);
+		__set_bit(i, rt->gate_returns);
+	}
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_IOCTL);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &pto_rt_ids[3], 3), 0);
+	pto_retire_run(&ctx);
+	pto_retire_finish(&ctx);
+
+	k = pto_rt_first(rt, PTO_RW_READBACK, 4);
+	KUNIT_ASSERT_GE(test, k, 0);
+	KUNIT_EXPECT_EQ(test, rt->ev[k].val, (u32)PTO_FAST_PATH_OPEN);
+	KUNIT_EXPECT_FALSE(test, test_bit(4, ctx.acked));
+	KUNIT_EXPECT_TRUE(test, test_bit(4, ctx.left));
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
+	KUNIT_EXPECT_EQ(test, core->r_result,
+			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_QUARANTINED));
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_QUARANTINE, 4), 1U);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_DRAIN, 4), 0U);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, 4), 0U);
+	KUNIT_EXPECT_EQ(test, rt->pdev.gates[4].gate, (u32)PTO_GATE_ARMED);
+	KUNIT_EXPECT_FALSE(test, pto_core_may_return(core));
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_LAUNCH, &core->flags));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&core->retirements), 0LL);
+	pto_retire_quarantined(&ctx, q);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(q, PTO_MAX_CORES), 1U);
+	KUNIT_EXPECT_TRUE(test, test_bit(4, q));
+	for (i = 3; i < NCORES; i++) {
+		if (i == 4)
+			continue;
+		KUNIT_EXPECT_EQ(test, rt->core[i].r_result,
+				(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_CLOSED |
+				      PTO_RETIRE_RELEASED));
+		KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_LAUNCH,
+						  &rt->core[i].flags));
+	}
+	KUNIT_ASSERT_EQ(test, pto_ioctl_retire_status(pf, &st), 0);
+	KUNIT_EXPECT_EQ(test, st.state, (u32)PTO_CORE_QUARANTINED);
+	KUNIT_EXPECT_EQ(test, st.result,
+			(u32)(PTO_RETIRE_ACKED | PTO_RETIRE_QUARANTINED));
+	KUNIT_EXPECT_EQ(test, st.quarantines, 1ULL);
+
+	/* A later retirement finds the claim consumed: no close, no gate. */
+	pto_retire_init(&ctx, &rt->pdev, PTO_RR_RELEASE);
+	KUNIT_ASSERT_EQ(test, pto_retire_claim(&ctx, &pto_rt_ids[4], 1), 0);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(ctx.set, PTO_MAX_CORES));
+	pto_retire_run(&ctx);
+	pto_retire_finish(&ctx);
+	/* A reset while the close still does not stick recovers nothing. */
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_quarantined(&rt->pdev, NULL,
+							  NULL, &left), 0);
+	KUNIT_EXPECT_EQ(test, left, 1U);
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_QUARANTINE, &core->flags));
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, 4), 0U);
+	KUNIT_EXPECT_TRUE(test, test_bit(PTO_CORE_F_LAUNCH, &core->flags));
+	/* Once it sticks, a reset recovers it and it returns. */
+	__clear_bit(4, rt->reopen);
+	KUNIT_EXPECT_EQ(test, pto_cores_reset_quarantined(&rt->pdev, NULL,
+							  NULL, &left), 1);
+	KUNIT_EXPECT_EQ(test, left, 0U);
+	pto_rt_expect_recovered(test, rt, 4);
+	KUNIT_EXPECT_EQ(test, pto_rt_count(rt, PTO_RW_GATE, 4), 1U);
+	KUNIT_EXPECT_FALSE(test, test_bit(PTO_CORE_F_LAUNCH, &core->flags));
+}
+
 static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_close_withheld),
 	KUNIT_CASE(retire_gate_reuse_32),
@@ -625,6 +713,7 @@ static struct kunit_case pto_retire_cases[] = {
 	KUNIT_CASE(retire_report_quarantined_others),
 	KUNIT_CASE(retire_ioctl_reports_quarantined),
 	KUNIT_CASE(retire_left_core_untouched_after_leave),
+	KUNIT_CASE(retire_close_not_sticking_quarantines),
 	{}
 };
 

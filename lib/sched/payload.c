@@ -2,18 +2,14 @@
 /*
  * Translate an orchestrator task (its dispatch view) into a device payload.
  * Kept apart from the dispatch loop so a later capture step (args dump)
- * sees the same translation the core receives.
+ * sees the same translation the core receives. A kernel finds its tensors
+ * by position: inputs in order, then the output. Tags order tasks at
+ * submit and never reach the core (an output tagged NO_DEP is written).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "sched/sched.h"
-
-static int is_written(uint8_t tag)
-{
-	return tag == PTO_OUTPUT || tag == PTO_INOUT ||
-	       tag == PTO_OUTPUT_EXISTING;
-}
 
 static int fill_tensor(const struct pto_arg_tensor *a,
 		       struct pto_tensor_desc *t, char *msg, size_t len)
@@ -68,7 +64,6 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 			struct pto_payload *p, uint8_t *dirty,
 			char *msg, size_t len)
 {
-	int out = -1, slot = PTO_ARG_A;
 	unsigned int used = 0;
 	uint32_t i, nin;
 	int ret;
@@ -114,25 +109,19 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 			 v->ntensors, PTO_PAYLOAD_TENSORS);
 		return -E2BIG;
 	}
-	for (i = 0; i < v->ntensors; i++)
-		if (is_written(v->tensors[i].tag))
-			out = (int)i;
-	/* The slots the loop below writes: inputs fill a and b in order
-	 * (a third is refused there), the written tensor out. */
-	nin = v->ntensors - (out >= 0);
-	used = ((1u << (nin < PTO_ARG_OUT ? nin : PTO_ARG_OUT)) - 1) |
-	       (out >= 0 ? 1u << PTO_ARG_OUT : 0);
-	/* fill_tensor() clears the slots it writes. Marked before: a failure
-	 * may leave one half written. */
+	/*
+	 * By position, whatever the tags: the last tensor is the output, the
+	 * ones before it fill a and b in order. fill_tensor() clears the
+	 * slots it writes; marked before, as a failure may leave one half
+	 * written.
+	 */
+	nin = v->ntensors ? v->ntensors - 1 : 0;
+	used = ((1u << nin) - 1) | (v->ntensors ? 1u << PTO_ARG_OUT : 0);
 	clear_slots(p, *dirty & ~used);
 	*dirty = (uint8_t)used;
 	for (i = 0; i < v->ntensors; i++) {
-		int s = (int)i == out ? PTO_ARG_OUT : slot++;
+		int s = i + 1 == v->ntensors ? PTO_ARG_OUT : (int)i;
 
-		if (s == PTO_ARG_OUT && (int)i != out) {
-			snprintf(msg, len, "more than two input tensors");
-			return -E2BIG;
-		}
 		ret = fill_tensor(&v->tensors[i], &p->t[s], msg, len);
 		if (ret)
 			return ret;

@@ -44,13 +44,21 @@ static int build(const struct orch_dispatch_view *v, struct pto_payload *p,
 	return sched_build_payload(v, p, &dirty, msg, len);
 }
 
-TEST(inputs_fill_a_b_and_the_written_tensor_is_out)
+/*
+ * A kernel finds its tensors by position: the last is the output, the
+ * ones before it a and b, whatever their tags. An output tagged NO_DEP
+ * (ordered by an explicit dependency) is still the output; a written
+ * tensor given first is still a.
+ */
+TEST(tensors_fill_a_b_and_out_by_position)
 {
 	static const struct pto_callable add = { .kernel_id = PTO_FUNC_ADD };
+	static const struct pto_callable cp = { .kernel_id = PTO_FUNC_COPY };
+	static const struct pto_callable fill = { .kernel_id = PTO_FUNC_FILL };
 	struct pto_arg_tensor t[3] = {
-		gm(0x10000, 0, 64, PTO_OUTPUT_EXISTING),	/* out first */
 		gm(0x20000, 128, 64, PTO_INPUT),
 		gm(0x30000, 256, 64, PTO_INPUT),
+		gm(0x10000, 0, 64, PTO_NO_DEP),		/* the output */
 	};
 	struct orch_dispatch_view v;
 	struct pto_payload p;
@@ -68,6 +76,75 @@ TEST(inputs_fill_a_b_and_the_written_tensor_is_out)
 	EXPECT_EQ(1, p.t[PTO_ARG_A].strides[0]);
 	EXPECT_EQ(PTO_DTYPE_F32, p.t[PTO_ARG_OUT].dtype);
 	EXPECT_EQ(0, p.block_num);
+
+	/* A copy whose input and output are both NO_DEP. */
+	t[1].tag = PTO_NO_DEP;
+	view(&v, &cp, t + 1, 2, NULL, 0);
+	memset(&p, 0xa5, sizeof(p));
+	ASSERT_EQ(0, build(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(0x30000 + 256, p.t[PTO_ARG_A].addr);
+	EXPECT_EQ(0, p.t[PTO_ARG_B].rank);
+	EXPECT_EQ(0x10000, p.t[PTO_ARG_OUT].addr);
+
+	/* A written tensor given first is a: the last one is the output. */
+	t[0].tag = PTO_OUTPUT_EXISTING;
+	t[1].tag = PTO_INPUT;
+	t[2].tag = PTO_INPUT;
+	view(&v, &add, t, 3, NULL, 0);
+	ASSERT_EQ(0, build(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(0x20000 + 128, p.t[PTO_ARG_A].addr);
+	EXPECT_EQ(0x10000, p.t[PTO_ARG_OUT].addr);
+
+	/* A fill's one tensor is its output, tagged INPUT or not. */
+	view(&v, &fill, t + 2, 1, NULL, 0);
+	memset(&p, 0xa5, sizeof(p));
+	ASSERT_EQ(0, build(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(0, p.t[PTO_ARG_A].rank);
+	EXPECT_EQ(0, p.t[PTO_ARG_B].rank);
+	EXPECT_EQ(0x10000, p.t[PTO_ARG_OUT].addr);
+}
+
+/*
+ * Tags are consumed at submit: every assignment of the five tags to an
+ * add's three tensors, a copy's two and a fill's one gives the payload
+ * of the same tensors all tagged INPUT, byte for byte.
+ */
+TEST(tags_never_reach_the_payload)
+{
+	static const struct pto_callable add = { .kernel_id = PTO_FUNC_ADD };
+	static const struct pto_callable cp = { .kernel_id = PTO_FUNC_COPY };
+	static const struct pto_callable fill = { .kernel_id = PTO_FUNC_FILL };
+	const struct pto_callable *k[3] = { &fill, &cp, &add };
+	struct orch_dispatch_view v;
+	struct pto_payload p, ref;
+	unsigned int n, c, i, combos, checked = 0;
+	char msg[128];
+
+	for (n = 1; n <= 3; n++) {
+		struct pto_arg_tensor t[3];
+
+		for (i = 0; i < n; i++)
+			t[i] = gm((uint64_t)(i + 1) << 16, 64 * i, 64,
+				  PTO_INPUT);
+		view(&v, k[n - 1], t, n, NULL, 0);
+		memset(&ref, 0, sizeof(ref));
+		ASSERT_EQ(0, build(&v, &ref, msg, sizeof(msg)));
+		for (combos = 1, i = 0; i < n; i++)
+			combos *= PTO_TAG_NR;
+		for (c = 0; c < combos; c++) {
+			unsigned int r = c;
+
+			for (i = 0; i < n; i++, r /= PTO_TAG_NR)
+				t[i].tag = (uint8_t)(r % PTO_TAG_NR);
+			memset(&p, 0, sizeof(p));
+			ASSERT_EQ(0, build(&v, &p, msg, sizeof(msg)));
+			ASSERT_EQ(0, memcmp(&p, &ref, sizeof(p)))
+				TH_LOG("%u tensors, tags %u", n, c);
+			checked++;
+		}
+	}
+	EXPECT_EQ(PTO_TAG_NR + PTO_TAG_NR * PTO_TAG_NR +
+		  PTO_TAG_NR * PTO_TAG_NR * PTO_TAG_NR, checked);
 }
 
 TEST(shapes_and_default_strides)
@@ -139,10 +216,11 @@ TEST(too_many_arguments)
 	EXPECT_EQ(-E2BIG, build(&v, &p, msg, sizeof(msg)));
 	view(&v, &add, t + 1, 3, s, 3);
 	EXPECT_EQ(-E2BIG, build(&v, &p, msg, sizeof(msg)));
-	/* Three inputs would need a fourth slot. */
+	/* Three tensors tagged INPUT are a, b and out: tags do not count. */
 	t[3].tag = PTO_INPUT;
 	view(&v, &add, t + 1, 3, NULL, 0);
-	EXPECT_EQ(-E2BIG, build(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(0, build(&v, &p, msg, sizeof(msg)));
+	EXPECT_EQ(4 << 16, p.t[PTO_ARG_OUT].addr);
 }
 
 TEST(tensorless_kernels_get_no_tensors_and_blocks_their_index)
@@ -235,7 +313,7 @@ TEST(reused_buffer_matches_a_fresh_build)
 		{ &cp, bad, 2, 0, 0, 1, -EINVAL },	/* out half written */
 		{ &noop, NULL, 0, 0, 0, 1, 0 },
 		{ &add, t3, 3, 0, 0, 1, 0 },
-		{ &cp, in_only, 1, 0, 0, 1, 0 },	/* a only */
+		{ &cp, in_only, 1, 0, 0, 1, 0 },	/* out: the last */
 		{ &add, t3, 3, 0, 0, 1, 0 },
 		{ &noop, NULL, 0, 1, 2, 3, 0 },
 	};
