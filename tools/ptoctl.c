@@ -16,6 +16,9 @@
  *                           them)
  *   ptoctl trace summary|svg FILE.json
  *                           a run trace's summary, or its swimlane as SVG
+ *   ptoctl monitor [-d N] [-n COUNT] [-t MS]
+ *                           one line per event of the driver (errors,
+ *                           quarantines, resets, retirement timeouts)
  */
 #include <ctype.h>
 #include <errno.h>
@@ -828,6 +831,8 @@ static int cmd_run(int argc, char **argv)
 	return -EINVAL;
 }
 
+int ptoctl_monitor(int argc, char **argv);	/* ptoctl_monitor.c */
+
 static const struct ptoctl_cmd cmds[] = {
 	{ "info", "info [-d N]", "the device topology", cmd_info },
 	{ "cores", "cores [-d N]", "per-core state, owner and counters",
@@ -840,6 +845,8 @@ static const struct ptoctl_cmd cmds[] = {
 	  "an example of examples/ (no EXAMPLE: the list)", cmd_run },
 	{ "trace", PTOCTL_TRACE_USAGE,
 	  "a run trace's summary, or its swimlane as SVG on stdout", ptoctl_trace },
+	{ "monitor", "monitor [-d N] [-n COUNT] [-t MS]",
+	  "one line per driver event until COUNT events or MS ms", ptoctl_monitor },
 };
 
 static void usage(FILE *f)
