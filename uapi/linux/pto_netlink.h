@@ -16,7 +16,7 @@
 #define PTO_GENL_MCGRP_EVENTS "events"
 
 /**
- * enum pto_event - the command of each event message
+ * enum pto_genl_event - the command of each event message
  * @PTO_EVENT_UNSPEC: never sent.
  * @PTO_EVENT_DEVICE_ERROR: a device error (DEVICE, ERROR).
  * @PTO_EVENT_CORE_QUARANTINE: a core was quarantined (DEVICE, CORE,
@@ -28,7 +28,7 @@
  * @PTO_EVENT_RETIRE_TIMEOUT: a core missed its retirement deadline
  *	(DEVICE, CORE, REASON, TIMEOUT_MS); a CORE_QUARANTINE follows.
  */
-enum pto_event {
+enum pto_genl_event {
 	PTO_EVENT_UNSPEC,
 	PTO_EVENT_DEVICE_ERROR,
 	PTO_EVENT_CORE_QUARANTINE,
@@ -40,7 +40,7 @@ enum pto_event {
 #define PTO_EVENT_MAX (__PTO_EVENT_MAX - 1)
 
 /**
- * enum pto_event_attr - the attributes of an event
+ * enum pto_genl_attr - the attributes of an event
  * @PTO_EA_UNSPEC: never sent.
  * @PTO_EA_DEVICE: u32, the device's index (N of /dev/ptoN).
  * @PTO_EA_CORE: u32, the core's id on the device.
@@ -53,7 +53,7 @@ enum pto_event {
  * @PTO_EA_ERROR: u32, the device error: PTO_EVENT_ERR_*.
  * @PTO_EA_RESULT: u32, a reset's outcome for the core: PTO_EVENT_RESET_*.
  */
-enum pto_event_attr {
+enum pto_genl_attr {
 	PTO_EA_UNSPEC,
 	PTO_EA_DEVICE,
 	PTO_EA_CORE,
