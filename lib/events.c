@@ -107,11 +107,15 @@ PTO_API int pto_events_open(const struct pto_events_ops *ops, void *arg,
 			    struct pto_events **out)
 {
 	struct pto_events *evs;
+	unsigned int i;
 	int grp, ret;
 
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	for (i = 0; ops && i < sizeof(ops->reserved) / sizeof(ops->reserved[0]); i++)
+		if (ops->reserved[i])
+			return -EINVAL;
 	evs = calloc(1, sizeof(*evs));
 	if (!evs)
 		return -ENOMEM;

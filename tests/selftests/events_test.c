@@ -213,6 +213,13 @@ TEST(listener_api_errors)
 	EXPECT_EQ(-EINVAL, pto_events_fd(NULL));
 	EXPECT_EQ(-EINVAL, pto_events_handle(NULL));
 	pto_events_close(NULL);
+	{
+		struct pto_events_ops bad = record_ops;
+
+		bad.reserved[2] = &bad;
+		EXPECT_EQ(-EINVAL, pto_events_open(&bad, NULL, &evs));
+		EXPECT_EQ(NULL, evs);
+	}
 	/* No callbacks: events are read and dropped. */
 	ASSERT_EQ(0, pto_events_open(NULL, NULL, &evs));
 	EXPECT_EQ(0, pto_events_handle(evs));

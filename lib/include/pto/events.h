@@ -45,7 +45,8 @@ struct pto_event {
 /*
  * struct pto_events_ops - a callback per event type, each may be NULL.
  * @arg is pto_events_open()'s; a negative return stops
- * pto_events_handle(), which returns it.
+ * pto_events_handle(), which returns it. @reserved: for later event
+ * types, NULL (else -EINVAL).
  */
 struct pto_events_ops {
 	int (*device_error)(const struct pto_event *ev, void *arg);
@@ -53,6 +54,7 @@ struct pto_events_ops {
 	int (*lane_quarantine)(const struct pto_event *ev, void *arg);
 	int (*reset)(const struct pto_event *ev, void *arg);
 	int (*retire_timeout)(const struct pto_event *ev, void *arg);
+	void *reserved[4];	/* NULL */
 };
 
 /* Listen to the events of every device (-ENOENT: pto.ko not loaded). */
