@@ -13,10 +13,7 @@
 #include <time.h>
 #include <pto/events.h>
 #include <pto/pto.h>
-
-#define PTOCTL_MONITOR_USAGE "monitor [-d N] [-n COUNT] [-t MS]"
-
-int ptoctl_monitor(int argc, char **argv);
+#include "ptoctl.h"
 
 struct monitor {
 	unsigned int device;	/* PTO_EVENT_NONE: every device */
