@@ -53,6 +53,12 @@ SAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=address,undefined \
 	-fno-omit-frame-pointer -fno-sanitize-recover=all $(TEST_HOOKS)
 TSAN_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fsanitize=thread -Wno-tsan $(TEST_HOOKS)
 TEST_CFLAGS := $(STATIC_CFLAGS) $(TEST_HOOKS)
+# The events listener (lib/events.c) is built on libnl-genl-3: its object
+# takes libnl's flags, and every link that may include it its libraries.
+NL_CFLAGS = $(shell pkg-config --cflags libnl-genl-3.0)
+NL_LIBS = $(shell pkg-config --libs libnl-genl-3.0)
+NL_STATIC_LIBS = $(shell pkg-config --static --libs libnl-genl-3.0)
+$(O)/%/lib/events.o: CPPFLAGS += $(NL_CFLAGS)
 
 LIB_DIRS ?= lib lib/orch lib/sched lib/trace
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
@@ -166,13 +172,20 @@ $(O)/test/%.o: %.c $(LIB_HDRS) $(O)/test/.flags | $(BOOTSTRAP_BUILD)
 # the library's files, -flinker-output=nolto-rel: a plain object, which
 # any compiler or linker reads), whose hidden symbols - everything not
 # PTO_API - are then made local. tests/abi-symbols checks the result.
+# The events listener, which calls nothing else of the library, is a
+# member of its own: only a program that listens links libnl
+# (pkg-config --static --libs libpto).
 # $(1): the objects' compiler flags, for the LTO code generation.
 define public_archive
-	rm -f $@ $@.o
-	$(CC) $(1) $(LTO_LINK) -r -nostdlib -flinker-output=nolto-rel -o $@.o $^
+	rm -f $@ $@.o $@-events.o
+	$(CC) $(1) $(LTO_LINK) -r -nostdlib -flinker-output=nolto-rel -o $@.o \
+		$(filter-out %/lib/events.o,$^)
+	$(CC) $(1) $(LTO_LINK) -r -nostdlib -flinker-output=nolto-rel -o $@-events.o \
+		$(filter %/lib/events.o,$^)
 	objcopy --localize-hidden $@.o
-	$(AR) rcs $@ $@.o
-	rm -f $@.o
+	objcopy --localize-hidden $@-events.o
+	$(AR) rcs $@ $@.o $@-events.o
+	rm -f $@.o $@-events.o
 endef
 
 lib/libpto.a: $(LIB_OBJS)
@@ -185,7 +198,7 @@ $(INTERNAL_LIB): $(LIB_OBJS)
 # lib/libpto.map: the exported symbols and their version node.
 lib/$(SONAME): $(LIB_OBJS) lib/libpto.map
 	$(CC) $(LIB_CFLAGS) $(LTO_LINK) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs \
-		-Wl,--version-script=lib/libpto.map -o $@ $(LIB_OBJS)
+		-Wl,--version-script=lib/libpto.map -o $@ $(LIB_OBJS) $(NL_LIBS)
 
 lib/libpto.so: lib/$(SONAME)
 	ln -sf $(SONAME) $@
@@ -217,13 +230,13 @@ $(O)/ex/examples/%.o: examples/%.c $(EX_HDRS) $(LIB_HDRS)
 tools/ptoctl: tools/ptoctl.c $(PTOCTL_SRCS) $(EX_OBJS) $(INTERNAL_LIB) $(LIB_HDRS) $(EX_HDRS) \
 		$(wildcard tools/*.h)
 	$(CC) $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(PTOCTL_SRCS) $(EX_OBJS) \
-		$(INTERNAL_LIB) -lm
+		$(INTERNAL_LIB) -lm $(NL_LIBS)
 
 $(O)/static/tools/ptoctl: tools/ptoctl.c $(PTOCTL_SRCS) $(EX_OBJS) \
 		$(O)/static/libpto-internal.a $(LIB_HDRS) $(EX_HDRS) $(wildcard tools/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) -Iexamples $(CFLAGS) $(LTO_LINK) -o $@ $< $(PTOCTL_SRCS) \
-		$(EX_OBJS) $(O)/static/libpto-internal.a -lm
+		$(EX_OBJS) $(O)/static/libpto-internal.a -lm $(NL_STATIC_LIBS)
 
 # Static builds for the VM's initramfs (busybox only, no shared libraries).
 static: $(STATIC_TOOLS) $(SELFTEST_BINS) $(EXAMPLE_BINS)
@@ -241,7 +254,7 @@ $(O)/static/selftests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) \
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(TEST_HOOKS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) \
 		$(LTO_LINK) -Wno-missing-prototypes -Wno-sign-compare -o $@ $< \
-		$(O)/test/libpto-test.a -lm
+		$(O)/test/libpto-test.a -lm $(NL_STATIC_LIBS)
 
 # ---- tests ----------------------------------------------------------------
 # tests/selftests/*.h: test_st_main.c checks the selftests' main();
@@ -251,7 +264,7 @@ $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard te
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(SAN_CFLAGS) \
 		-Wno-missing-prototypes -Wno-sign-compare -Wl,--wrap=_exit -o $@ $< \
-		$(UNIT_HELPERS) $(UNIT_LEAK) $(SAN_OBJS) -lm $(UNIT_LDLIBS)
+		$(UNIT_HELPERS) $(UNIT_LEAK) $(SAN_OBJS) -lm $(UNIT_LDLIBS) $(NL_LIBS)
 
 # test_trace.c includes ptoctl's trace reader and reads the PNG that
 # rsvg-convert renders (zlib).
@@ -265,7 +278,8 @@ $(O)/unit/test_bench_args: tools/pto-bench
 $(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h) $(TSAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(TSAN_CFLAGS) \
-		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(UNIT_HELPERS) $(TSAN_OBJS) -lm
+		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(UNIT_HELPERS) $(TSAN_OBJS) -lm \
+		$(NL_LIBS)
 
 unit-bins: $(UNIT_BINS) $(TSAN_BINS)
 
@@ -352,6 +366,7 @@ install: lib tools $(O)/libpto.pc
 	echo "file 0644 lib/libpto.a $(LIBDIR)/libpto.a"; \
 	for h in $(PUBLIC_HDRS); do echo "file 0644 $$h $(INCLUDEDIR)/pto/$${h##*/}"; done; \
 	echo "file 0644 uapi/linux/pto.h $(INCLUDEDIR)/linux/pto.h"; \
+	echo "file 0644 uapi/linux/pto_netlink.h $(INCLUDEDIR)/linux/pto_netlink.h"; \
 	echo "file 0644 $(O)/libpto.pc $(PKGCONFIGDIR)/libpto.pc"; \
 	for t in $(TOOLS); do echo "file 0755 $$t $(BINDIR)/$${t##*/}"; done; \
 	for m in $(MAN_PAGES); do d=$${m%/*}; \

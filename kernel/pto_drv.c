@@ -12,6 +12,7 @@
 #include "pto_core.h"
 #include "pto_debugfs.h"
 #include "pto_file.h"
+#include "pto_netlink.h"
 #include "pto_version.h"
 
 static unsigned int devices = 1;
@@ -265,6 +266,9 @@ static int __init pto_init(void)
 		ret = -ENODEV;
 		goto err_devs;
 	}
+	ret = pto_nl_init();
+	if (ret)
+		goto err_devs;
 	/*
 	 * debugfs last, once the init can no longer fail. A failed init
 	 * frees the module without waiting for its references, and a debugfs
@@ -275,6 +279,7 @@ static int __init pto_init(void)
 	 */
 	for (n = 0; n < pto_ndevs; n++)
 		pto_debugfs_add_device(pto_devs[n]);
+	pto_nl_debugfs();
 	/* Release: every device and pto_devs[] precede a successful open. */
 	smp_store_release(&pto_live, true);
 	pr_info("pto: %u mock device(s), %u clusters, %u MiB GM, %u lanes each\n",
@@ -294,6 +299,7 @@ err_region:
 static void __exit pto_exit(void)
 {
 	pto_destroy_all();
+	pto_nl_fini();
 	pto_debugfs_fini();
 	class_destroy(pto_class);
 	unregister_chrdev_region(pto_devt, devices);

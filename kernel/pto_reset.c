@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 #include <kunit/visibility.h>
 #include "pto_core.h"
+#include "pto_netlink.h"
 #include "pto_reset.h"
 #include "pto_retire.h"
 
@@ -82,6 +83,7 @@ VISIBLE_IF_KUNIT int pto_cores_reset_quarantined(struct pto_device *pdev,
 		pr_info("pto%u: reset: core %u recovered\n", pdev->index, i);
 		n++;
 	}
+	pto_nl_reset(pdev, ctx->acked, ctx->left);
 	left = bitmap_weight(ctx->left, PTO_MAX_CORES);
 	mutex_unlock(&pdev->core_lock);
 	kfree(ctx);

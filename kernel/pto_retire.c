@@ -22,6 +22,7 @@
 #include "pto_window.h"
 #include "pto_bo.h"
 #include "pto_file.h"
+#include "pto_netlink.h"
 #include "pto_trace.h"
 
 /*
@@ -172,6 +173,7 @@ static void pto_retire_leave(struct pto_retire_ctx *ctx,
 	__set_bit(core->id, ctx->left);
 	pr_err("pto%u: retirement: core %u not released (%s)\n",
 	       ctx->pdev->index, core->id, why);
+	pto_nl_core_quarantine(ctx->pdev, core->id, ctx->reason, why);
 	wake_up_all(&ctx->pdev->core_wq);
 }
 
@@ -415,8 +417,11 @@ VISIBLE_IF_KUNIT void pto_retire_pass_wait(struct pto_retire_ctx *ctx)
 				   nsecs_to_jiffies(end - now) + 1);
 	}
 	for_each_set_bit(i, ctx->set, PTO_MAX_CORES)
-		if (!test_bit(i, ctx->acked))
+		if (!test_bit(i, ctx->acked)) {
+			pto_nl_retire_timeout(pdev, i, ctx->reason,
+					      pto_retire_deadline_ms(pdev));
 			pto_retire_leave(ctx, &pdev->core[i], "no response");
+		}
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_retire_pass_wait);
 
@@ -668,6 +673,7 @@ void pto_device_fatal(struct pto_device *pdev)
 
 	pr_err("pto%u: fatal device error: emergency retirement\n",
 	       pdev->index);
+	pto_nl_device_error(pdev, PTO_EVENT_ERR_FATAL);
 	bitmap_zero(mask, PTO_MAX_CORES);
 	bitmap_set(mask, 0, pdev->cores);
 	pto_cores_retire(pdev, mask, PTO_RR_FATAL);

@@ -7,7 +7,7 @@
 set -eu
 
 want="${1:-all}"
-build_pkgs="gcc make libc6-dev linux-headers-amd64 bc flex bison libelf-dev libssl-dev pkg-config xz-utils groff-base man-db manpages-dev librsvg2-bin zlib1g-dev"
+build_pkgs="gcc make libc6-dev linux-headers-amd64 bc flex bison libelf-dev libssl-dev pkg-config xz-utils groff-base man-db manpages-dev librsvg2-bin zlib1g-dev libnl-genl-3-dev"
 vm_pkgs="linux-image-amd64 qemu-system-x86 busybox-static cpio gzip"
 kunit_pkgs="linux-source-6.1 python3 rsync"
 bench_pkgs="libstarpu-dev"

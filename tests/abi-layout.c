@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/pto.h>
+#include <pto/events.h>
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
@@ -116,6 +117,26 @@ int main(void)
 	FIELD(pto_dev_info, reserved0, 156, 4);
 	FIELD(pto_dev_info, reserved, 160, 64);
 	DONE(pto_dev_info, 224, 0);
+
+	/* ---- pto/events.h ---- */
+	FIELD(pto_event, type, 0, 4);
+	FIELD(pto_event, device, 4, 4);
+	FIELD(pto_event, core, 8, 4);
+	FIELD(pto_event, lane, 12, 4);
+	FIELD(pto_event, reason, 16, 4);
+	FIELD(pto_event, timeout_ms, 20, 4);
+	FIELD(pto_event, error, 24, 4);
+	FIELD(pto_event, result, 28, 4);
+	FIELD(pto_event, cause, 32, 8);
+	DONE(pto_event, 40, 0);
+
+	FIELD(pto_events_ops, device_error, 0, 8);
+	FIELD(pto_events_ops, core_quarantine, 8, 8);
+	FIELD(pto_events_ops, lane_quarantine, 16, 8);
+	FIELD(pto_events_ops, reset, 24, 8);
+	FIELD(pto_events_ops, retire_timeout, 32, 8);
+	FIELD(pto_events_ops, reserved, 40, 32);
+	DONE(pto_events_ops, 72, 0);
 
 	/* ---- pto/orch.h ---- */
 	FIELD(pto_tensor, data, 0, 8);

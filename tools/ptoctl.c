@@ -2,8 +2,8 @@
 /*
  * ptoctl - inspect and drive pto devices. main() and the command table;
  * each command in its own file (ptoctl_dev.c: info, cores, gates;
- * ptoctl_exec.c; ptoctl_trace*.c), `ptoctl run` here. `ptoctl --help`
- * lists the commands and their arguments.
+ * ptoctl_exec.c; ptoctl_trace*.c; ptoctl_monitor.c), `ptoctl run`
+ * here. `ptoctl --help` lists the commands and their arguments.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -165,6 +165,8 @@ static const struct ptoctl_cmd cmds[] = {
 	  "an example of examples/ (no EXAMPLE: the list)", ptoctl_run },
 	{ "trace", PTOCTL_TRACE_USAGE,
 	  "a run trace's summary, or its swimlane as SVG on stdout", ptoctl_trace },
+	{ "monitor", PTOCTL_MONITOR_USAGE,
+	  "one line per driver event until COUNT events or MS ms", ptoctl_monitor },
 };
 
 static void usage(FILE *f)

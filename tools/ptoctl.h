@@ -33,5 +33,7 @@ int ptoctl_cores(int argc, char **argv);
 int ptoctl_gates(int argc, char **argv);
 #define PTOCTL_EXEC_USAGE "exec [-d N] [--core C] --func NAME [--dtype f32|i32] [--shape DxD..] [--n N] [--a V,..] [--b V,..] [--scalar S] [--ns NS]"
 int ptoctl_exec(int argc, char **argv);		/* ptoctl_exec.c */
+#define PTOCTL_MONITOR_USAGE "monitor [-d N] [-n COUNT] [-t MS]"
+int ptoctl_monitor(int argc, char **argv);	/* ptoctl_monitor.c */
 
 #endif /* PTOCTL_H */
