@@ -20,8 +20,8 @@
  * worker takes it before it parks, or the hunger flush kicks one.
  *
  * The list is flushed ready_batch claims after its first entry
- * (orch_ready_check; ready_batch <= window, so a listed slot cannot be
- * reissued before the reset that drops it), at once when a deferred
+ * (orch_ready_check; a listed slot is not consumed, so its chunk cannot
+ * be recycled before the reset that drops it), at once when a deferred
  * slot's kind is hungry (orch_ready_hungry), and before the orch thread
  * can block or leave the orchestration function (ring back-pressure,
  * begin_run, end of submission, run waits). A listed slot is READY and
@@ -109,12 +109,12 @@ void orch_ready_flush(struct pto_orch *o)
 }
 
 /* Batch size for the orch thread's publications: 1 routes each at once.
- * Capped at the window (see the reuse argument above). Set before the
+ * Capped at the task_window sizing hint. Set before the
  * first run (create). */
 void orch_set_ready_batch(struct pto_orch *o, uint32_t n)
 {
-	if (n > o->rings[0].window)
-		n = o->rings[0].window;
+	if (n > o->cfg.task_window)
+		n = o->cfg.task_window;
 	o->ready_batch = n ? n : 1;
 }
 

@@ -98,35 +98,90 @@ building_run(struct pto_orch *o, struct pto_run **rp)
 	return not_building(o, rp);
 }
 
-/* Slot claim + run-slot registration (the ownership boundary). */
-static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
-		      uint64_t bytes, struct orch_alloc_result *ar, bool count)
+/*
+ * Prefetch what the next submits write: slot +3's hot lines, slot +2's
+ * arrays that grew to the heap, slot +1's argument tensors, within the
+ * chunk. A recycled slot was last touched by a worker and is cold or in
+ * its cache: ask for the lines in exclusive state (orch_prefetchw).
+ */
+static inline __attribute__((always_inline)) void
+prefetch_ahead_as(const struct orch_slot_store *st, const struct orch_slot *s0,
+		  bool have)
 {
+	const struct orch_slot *s1 = s0 + 1, *s2 = s0 + 2;
+	const char *s3 = (const char *)(s0 + 3);
+	uint32_t i, n;
+
+	if (s0 + 3 < st->end) {
+#pragma GCC unroll 16
+		for (i = 0; i < offsetof(struct orch_slot, inl_tensors); i += 64)
+			orch_prefetchw_as(s3 + i, have);
+	}
+	if (s2 < st->end) {
+		if (s2->members != &s2->inl_member)
+			orch_prefetchw_as(s2->members, have);
+		if (s2->out_keys != s2->inl_keys)
+			orch_prefetchw_as(s2->out_keys, have);
+	}
+	if (s1 < st->end && s1->cap_members) {
+		const struct orch_member *m = &s1->members[0];
+
+		n = m->nt * (uint32_t)sizeof(*m->t);
+		for (i = 0; i < n && i < 1024; i += 64)
+			orch_prefetchw_as((const char *)m->t + i, have);
+	}
+}
+
+static inline __attribute__((always_inline)) void
+prefetch_ahead(const struct orch_slot_store *st, const struct orch_slot *s0)
+{
+	if (__builtin_expect(orch_have_prefetchw, 1))
+		prefetch_ahead_as(st, s0, true);
+	else
+		prefetch_ahead_as(st, s0, false);
+}
+
+/* Slot claim + run-slot registration (the ownership boundary). Only a
+ * heap charge can wait; the slot itself comes from the store. */
+static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
+		      uint64_t bytes, struct orch_slot **sp, bool count)
+{
+	int ri = orch_ring_for_depth(o->scope.depth);
+	struct orch_ring *ring = &o->rings[ri];
+	uint64_t tid = o->store.next_tid;
 	struct orch_slot *s;
-	uint64_t tid;
 	int err;
 
-	/* The pending READY list is flushed within ready_batch claims of its
-	 * first entry, before this claim may reissue one of its slots. */
-	orch_ready_check(o, atomic_load_explicit(&o->next_task_id,
-						 memory_order_relaxed));
-	err = orch_ring_alloc(o, orch_ring_for_depth(o->scope.depth), bytes, ar);
-	if (err)
-		return err;
-	s = ar->slot;
-	/* The orch thread is the only writer of next_task_id (and its only
-	 * reader, validate()): a load and a store, no locked RMW. */
-	tid = atomic_load_explicit(&o->next_task_id, memory_order_relaxed);
+	/* The pending READY list is flushed within ready_batch claims of
+	 * its first entry. */
+	orch_ready_check(o, tid);
+	s = orch_store_peek(&o->store);
+	if (__builtin_expect(!s, 0))
+		return orch_error(o, -ENOMEM, "out of memory (slot storage)");
+	s->heap_charged = 0;
+	s->heap_off = 0;
+	if (bytes) {
+		err = orch_ring_alloc_heap(o, ri, s, tid, bytes);
+		if (err)
+			return err;
+	}
+	prefetch_ahead(&o->store, s);
+	orch_store_advance(&o->store);
+	/* The orch thread is the only writer of next_task_id (validate()
+	 * reads it): a store, no locked RMW. Likewise the ring's count. */
 	atomic_store_explicit(&o->next_task_id, tid + 1, memory_order_relaxed);
-	/* Identity is written under the lock: a stale reference to this
-	 * slot's previous occupant (a consumer list entry) reads task_id
-	 * under it to tell it is stale. */
+	atomic_store_explicit(&ring->taken,
+			      atomic_load_explicit(&ring->taken, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	/* Identity under the lock: a stale reference to this slot's
+	 * previous occupant reads task_id under it to tell it is stale. */
 	orch_lock(&s->fanout_mu);
 	orch_slot_reset(s);
 	s->task_id = tid;
 	s->run = r;
 	s->run_id = r->id;
 	s->kind = kind;
+	s->ring = (uint8_t)ri;
 	atomic_store_explicit(&s->state, ORCH_BUILDING, memory_order_relaxed);
 	orch_unlock(&s->fanout_mu);
 
@@ -140,6 +195,7 @@ static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
 	}
 	orch_run_register_slot(r, count);
 	s->unlaunched = count;
+	*sp = s;
 	return 0;
 }
 
@@ -221,10 +277,10 @@ static void heap_tensor(const struct orch_heap *heap, uint64_t off,
  * validate()'s total of the auto-allocated OUTPUTs. */
 static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 			   const struct submit_req *q,
-			   const struct orch_alloc_result *ar, uint64_t bytes)
+			   uint64_t bytes)
 {
 	struct orch_heap *heap = &o->rings[s->ring].heap;
-	uint64_t cursor = ar->heap_off;
+	uint64_t cursor = s->heap_off;
 	uint32_t m, j;
 	int err;
 
@@ -327,9 +383,8 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 		       struct pto_task *out)
 {
-	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
 	struct submit_scan sc = { 0 };
-	struct orch_slot *s;
+	struct orch_slot *s = NULL;	/* claim_slot sets it; LTO cannot see that */
 	struct pto_run *r;
 	int32_t live = 0;
 	int err;
@@ -340,13 +395,12 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	err = orch_submit_validate(o, r, q, &sc);
 	if (err)
 		goto fail_early;
-	err = claim_slot(o, r, q->kind, sc.heap_bytes, &ar, true);
+	err = claim_slot(o, r, q->kind, sc.heap_bytes, &s, true);
 	if (err)
 		goto fail_early;
-	s = ar.slot;
 	err = scope_and_charge(o, s);
 	if (!err)
-		err = prepare_members(o, s, q, &ar, sc.heap_bytes);
+		err = prepare_members(o, s, q, sc.heap_bytes);
 	if (!err)
 		err = orch_submit_infer_deps(o, r, s, q, &sc);
 	if (!err)
@@ -358,7 +412,7 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	if (out) {
 		out->run_id = r->id;
 		out->task_id = s->task_id;
-		out->slot = s->idx;
+		out->slot = orch_handle_check(r->id, s->task_id);
 		out->pad = 0;
 	}
 	return 0;
@@ -538,10 +592,9 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		      struct pto_task *handle)
 {
-	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
+	struct orch_slot *s = NULL;	/* claim_slot sets it; LTO cannot see that */
 	struct orch_heap *heap;
 	struct pto_tensor t;
-	struct orch_slot *s;
 	struct pto_run *r;
 	struct orch_key k;
 	int err;
@@ -554,10 +607,9 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 					      "pto_alloc: NULL tensor out-pointer"));
 	if (!nbytes)
 		return fail_now(o, orch_error(o, -EINVAL, "alloc of 0 bytes"));
-	err = claim_slot(o, r, ORCH_ALLOC, nbytes, &ar, false);
+	err = claim_slot(o, r, ORCH_ALLOC, nbytes, &s, false);
 	if (err)
 		return fail_now(o, err);
-	s = ar.slot;
 	heap = &o->rings[s->ring].heap;
 	err = scope_and_charge(o, s);
 	if (err)
@@ -565,7 +617,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 
 	memset(&t, 0, sizeof(t));
 	t.nbytes = nbytes;
-	heap_tensor(heap, ar.heap_off, &t);
+	heap_tensor(heap, s->heap_off, &t);
 	orch_tensor_key(r, &t, &k);
 	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
 			    &s->cap_keys, 1, sizeof(*s->out_keys), s->inl_keys);
@@ -584,7 +636,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 	if (handle) {
 		handle->run_id = r->id;
 		handle->task_id = s->task_id;
-		handle->slot = s->idx;
+		handle->slot = orch_handle_check(r->id, s->task_id);
 		handle->pad = 0;
 	}
 	return 0;

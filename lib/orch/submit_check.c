@@ -165,6 +165,17 @@ static int check_call_config(struct pto_orch *o,
 	return 0;
 }
 
+/* Out of line: a handle submit did not write, or one of another
+ * orchestrator's. Never taken as a satisfied dependency. */
+static __attribute__((noinline, cold)) int
+stale_handle(struct pto_orch *o, uint32_t m, uint32_t j, const struct pto_task *h)
+{
+	return orch_error(o, -EINVAL,
+			  "member %u dep %u: stale or forged task handle (task %llu, check word 0x%x): "
+			  "not a task this run submitted",
+			  m, j, (unsigned long long)h->task_id, h->slot);
+}
+
 /*
  * Pure validation, before anything is claimed. Per tensor, the checks
  * that pass are a few compares: the kernel's exemption from the space
@@ -177,7 +188,7 @@ int orch_submit_validate(struct pto_orch *o, struct pto_run *r,
 			 const struct submit_req *q, struct submit_scan *sc)
 {
 	uint64_t bytes = 0, next = atomic_load(&o->next_task_id);
-	uint32_t m, j, nt, total = PTO_MAX_RING_DEPTH * o->rings[0].window;
+	uint32_t m, j, nt;
 	uint32_t nargs = q->shared ? 1 : q->n;	/* distinct args objects */
 	uint32_t bad_spaces, gm_dev = o->gm_dev, nlookup = 0, ninsert = 0;
 	const struct pto_arg_tensor *ts;
@@ -215,10 +226,9 @@ int orch_submit_validate(struct pto_orch *o, struct pto_run *r,
 						  "(run %llu, building run %llu)",
 						  (unsigned long long)h->run_id,
 						  (unsigned long long)r->id);
-			if (h->task_id == 0 || h->task_id >= next ||
-			    h->slot >= total)
-				return orch_error(o, -EINVAL,
-						  "task handle names no submitted task");
+			if (h->task_id < r->first_tid || h->task_id >= next ||
+			    h->slot != orch_handle_check(h->run_id, h->task_id))
+				return stale_handle(o, m, j, h);
 			if (h->pad)
 				return bad_handle(o, m, j);
 			/* Built by hand (the fields are public): a retain

@@ -8,9 +8,9 @@
 #include <string.h>
 #include "orch/submit.h"
 
-/* Collect a producer, deduplicated (retention wins). A reference whose
- * slot now holds another task is already consumed: satisfied. task_id is
- * written by this thread only, so reading it here needs no lock.
+/* Collect a producer, deduplicated (retention wins). A TensorMap entry
+ * whose slot now holds another task is already consumed: satisfied.
+ * task_id is written by this thread only, so reading it needs no lock.
  * Inlined: called for every producer reference. */
 static inline __attribute__((always_inline)) int
 add_producer(struct pto_orch *o, struct orch_slot *self, struct orch_slot *p,
@@ -55,8 +55,15 @@ int orch_submit_infer_deps(struct pto_orch *o, struct pto_run *r,
 		for (j = 0; j < a->ndeps; j++) {
 			const struct pto_dep *d = &a->deps[j];
 
-			err = add_producer(o, s, orch_slot_at(o, d->h.slot),
-					   d->h.task_id, d->retain);
+			/* validate() checked the handle names a task of
+			 * this run; no slot: its chunk was recycled, so the
+			 * task is consumed and the dependency satisfied. */
+			struct orch_slot *p = orch_store_lookup(&o->store,
+								d->h.task_id);
+
+			if (!p)
+				continue;
+			err = add_producer(o, s, p, d->h.task_id, d->retain);
 			if (err)
 				return err;
 		}
