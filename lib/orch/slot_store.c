@@ -21,8 +21,9 @@ int orch_store_init(struct orch_slot_store *st, uint32_t hint)
 
 	memset(st, 0, sizeof(*st));
 	/* The sizing hint (task_window): directory entries for that many
-	 * live slots per ring before the first growth. */
-	while (n < (uint64_t)hint * PTO_MAX_RING_DEPTH / ORCH_CHUNK_SLOTS)
+	 * live slots per ring before the first growth, up to 64 Ki. */
+	while (n < (uint64_t)hint * PTO_MAX_RING_DEPTH / ORCH_CHUNK_SLOTS &&
+	       n < 65536)
 		n *= 2;
 	st->dir = calloc(n, sizeof(*st->dir));
 	if (!st->dir)
@@ -63,7 +64,8 @@ static struct orch_chunk *chunk_map(void)
 	struct orch_chunk *c;
 	uint32_t i;
 
-	c = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	c = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
 		 -1, 0);
 	if (c == MAP_FAILED)
 		return NULL;
