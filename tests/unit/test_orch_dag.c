@@ -264,6 +264,63 @@ TEST_F(man, handle_naming_unsubmitted_task_rejected)
 	orch_fail_run_submission(self->o, self->r, -EINVAL);
 }
 
+/*
+ * A handle submit did not write is refused (-EINVAL, nothing claimed),
+ * never taken as a satisfied dependency: its check word changed (a slot
+ * that holds another task), a task id it never submitted in this run, a
+ * previous run's handle given this run's id. The producer is READY and
+ * unrun: a dependency taken as satisfied would leave the consumer READY.
+ */
+TEST_F(man, stale_or_forged_handle_is_refused_at_submit)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), bad = p;
+		uint64_t live = ot_live_slots(self->o);
+
+		if (i == 0)
+			bad.slot ^= 1;
+		else if (i == 1)
+			bad.task_id = p.task_id - 1;	/* before the run's first */
+		else
+			bad.task_id += 7;		/* not submitted yet */
+		pto_args_reset(&self->a);
+		pto_args_add_dep(&self->a, bad);
+		EXPECT_EQ(-EINVAL, pto_submit_next_level(self->o, &NOOP, &self->a,
+							 NULL, pto_on_worker(1), NULL))
+			TH_LOG("handle %d", i);
+		EXPECT_NE(NULL, strstr(pto_orch_error(self->o),
+				       "stale or forged task handle"))
+			TH_LOG("handle %d: %s", i, pto_orch_error(self->o));
+		EXPECT_EQ(live, ot_live_slots(self->o));	/* nothing claimed */
+		EXPECT_EQ(ORCH_READY, ot_state(self->o, p));
+		/* A doomed run takes no further submit: a new one each. */
+		orch_fail_run_submission(self->o, self->r, -EINVAL);
+		ot_drain(self->o);
+		EXPECT_EQ(1, pto_run_done(self->r));
+		pto_run_release(self->r);
+		ASSERT_EQ(0, orch_begin_run(self->o, &self->r));
+	}
+}
+
+/* The real handle of a consumed task of this run stays valid: satisfied. */
+TEST_F(man, consumed_handle_of_this_run_is_satisfied)
+{
+	struct pto_task p, c;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_scope_end(self->o));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &c));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
+}
+
 TEST_F(man, waw_earlier_writer_consumed_first_keeps_later_mapping)
 {
 	struct pto_task w1, w2, rd;
