@@ -77,18 +77,11 @@ struct orch_rq;
 
 struct orch_slot {
 	/*
-	 * fanout_mu guards the pair (fanin_count, fanin_released), the pair
-	 * (fanout_total, fanout_released), the consumer list, the failure
-	 * claim and message, and every state transition but READY ->
-	 * RUNNING. That one is made under sched_mu alone (claim_running()
-	 * in ready.c), and READY -> FAILED (cancellation) under both: while
-	 * a slot is READY, every writer of its state and of @unlaunched
-	 * holds sched_mu, which orders the two claims. And a publication
-	 * with no live producer moves BUILDING -> READY without it: no
-	 * thread but the orch thread can act on the slot then, and every
-	 * other access (a stale reference to the previous occupant) backs
-	 * off without a write, checking task_id or run under fanout_mu
-	 * (publish() in submit.c).
+	 * fanout_mu guards the fanin and fanout pairs, the consumer list,
+	 * the failure claim and message, and every state transition but
+	 * READY -> RUNNING (sched_mu alone, claim_running()) and READY ->
+	 * FAILED (both). A publication with no live producer moves
+	 * BUILDING -> READY without it: see publish() in submit.c.
 	 */
 	struct orch_lock fanout_mu;
 	_Atomic int state;

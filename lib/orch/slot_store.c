@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Slot storage. Task ids are monotonic (64-bit: no wrap in practice), and
- * task id t lives in chunk t >> ORCH_CHUNK_SHIFT at t & ORCH_CHUNK_MASK,
- * found through a directory indexed by chunk number. The store grows a
- * chunk at a time and never moves a slot. A chunk whose every slot went
- * FREE goes on the freed list and is put back in service for the next
- * chunk number, keeping its slots' locks and grown arrays; chunks are
- * unmapped only by orch_store_fini().
- * Lock order: store.mu is a leaf (nothing is taken under it).
+ * Slot storage: task id t lives in chunk t >> ORCH_CHUNK_SHIFT at
+ * t & ORCH_CHUNK_MASK, found through a directory by chunk number. A chunk
+ * whose every slot went FREE leaves the directory for the freed list and
+ * is reused, locks and grown arrays kept; chunks are unmapped only by
+ * orch_store_fini(). store.mu is a leaf lock.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,27 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Submit. Every variant - next-level single, group, sub, sub group - goes
- * through submit_impl, in this ownership order:
- *
+ * Submit. Every variant goes through submit_impl, in this order:
  *   slot claim -> run-slot registration -> scope registration -> charge
- *   -> (task data) -> TensorMap lookups -> cleanup journal -> TensorMap
- *   inserts -> dependency wiring -> publication
- *
- * Failure rules ("a failure here leaves ..."):
- *  - claim fails: nothing was taken.
- *  - registration fails: the slot is not the run's, so nobody else can
- *    find it: it is marked CONSUMED and returned to the ring right here.
- *  - anything later: the slot stays BUILDING (or FAILED with
- *    failure_propagation_pending if a producer claimed it meanwhile), is
- *    owned by the run, and the run's cancellation reclaims it. The scope
- *    reference is registered before it is charged, every output key is in
- *    the journal before it is in the TensorMap, and every retained
- *    producer is recorded in the slot as its reference is taken, so
- *    cancellation releases exactly what was taken.
- *
- * Orch thread only. The steady state allocates nothing: slot, member and
- * edge arrays keep their capacity across slot reuse, and no system call
- * is made except when the ring alloc has to wait.
+ *   -> task data -> TensorMap lookups -> journal -> TensorMap inserts ->
+ *   wiring -> publication
+ * A failed registration releases the slot here; any later failure
+ * leaves it BUILDING (or FAILED) and the run's, for its cancellation.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -76,13 +60,10 @@ not_building(struct pto_orch *o, struct pto_run **rp)
 }
 
 /*
- * The run being built, or an error: -EINVAL outside an orchestration
- * function (a usage error, as pto_scope_begin() there), -ECANCELED once
- * the run is doomed by an earlier error or the orchestrator was aborted
- * (orch.h; the abort is the run's construction error then), -ECHILD in a
- * forked child. Inline, the refusals out of line: every submit asks (one
- * relaxed load for the abort: pto_orch_abort() may run on any thread;
- * one load of a flag for the fork where none happened).
+ * The run being built, or -EINVAL outside an orchestration function,
+ * -ECANCELED once the run is doomed or the orchestrator aborted, -ECHILD
+ * in a forked child. Inline with the refusals out of line: every submit
+ * asks (a relaxed load for the abort, a flag load for the fork).
  */
 static inline __attribute__((always_inline)) int
 building_run(struct pto_orch *o, struct pto_run **rp)
@@ -341,20 +322,11 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	bool ready = false, propagate = false;
 
 	/*
-	 * No live producer (an independent task, or one whose producers
-	 * have all completed): wire() appended @s to no consumer list (it
-	 * appends one entry per live fanin), so no thread but this one can
-	 * act on @s - no release can count a fanin, no failure claim can
-	 * poison it - and the lock would order nothing. Every other access
-	 * to a BUILDING slot backs off without a write: a stale reference
-	 * to the previous occupant (consumer list, cancellation of another
-	 * run) checks task_id or run under fanout_mu, and the claim wrote
-	 * both under that lock. The state is BUILDING unless this thread's
-	 * own wiring found a FAILED producer (then the locked path below
-	 * propagates). Release: the scheduler that routes and claims @s
-	 * acquires its state, and so sees the task data written before,
-	 * as the unlock's release ordered it on the locked path. Two
-	 * locked instructions per such task fewer.
+	 * No live producer: wire() put @s on no consumer list, so no other
+	 * thread can act on it and the lock would order nothing (stale
+	 * references back off on task_id under fanout_mu). Release: the
+	 * scheduler that claims @s acquires its state and so sees the task
+	 * data, as the unlock's release orders it on the locked path.
 	 */
 	if (!live && atomic_load_explicit(&s->state, memory_order_relaxed) ==
 		     ORCH_BUILDING) {

@@ -38,16 +38,11 @@ bad_output_size(struct pto_orch *o, uint32_t m, uint32_t j, uint64_t nbytes)
 }
 
 /*
- * An orchestrator on a device (o->gm_dev set) refuses another device's
- * GM: its address would name this device's GM at the same offset (device
- * addresses repeat), and the task would touch the wrong memory. Untagged
- * (0, see pto_tensor.dev) passes, and so does any tag in-process (gm_dev
- * 0). Out of line, called only for a tagged tensor whose tag is not the
- * orchestrator's, so that untagged tensors and the device's own cost
- * validate()'s loop a compare or two: written there as one condition of
- * all the terms, or as nested ifs, with or without __builtin_expect, GCC
- * 12 evaluated three of them with setcc and and-ed them for every
- * tensor (ifcombine).
+ * A device orchestrator (o->gm_dev set) refuses another device's GM: its
+ * address would name this device's GM at that offset. Untagged passes,
+ * and any tag in-process. Out of line, called only for a foreign tag,
+ * so validate()'s loop pays a compare or two per tensor (GCC 12 combined
+ * the conditions into setcc chains for every tensor otherwise).
  */
 static __attribute__((noinline)) int
 other_device(struct pto_orch *o, uint32_t m, uint32_t j,
