@@ -11,12 +11,10 @@
 #include "orch/orch_internal.h"
 
 /*
- * The node slab holds a window's worth of live mappings from the start,
- * so a fresh orchestrator's first window of submits neither mallocs nodes
- * nor faults in their pages. The bucket array starts at 1024 and doubles
- * with the live mappings (load factor 1), not with the window: every
- * insert touches a random bucket, and an array that follows the live set
- * stays cached where one sized for the largest window would not.
+ * The node slab holds the task_window hint's worth of live mappings, so
+ * the first submits neither malloc nodes nor fault in their pages. The
+ * bucket array starts at 1024 and doubles with the live mappings (load
+ * factor 1): an array that follows the live set stays cached.
  */
 int orch_tm_init(struct pto_orch *o)
 {
