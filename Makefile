@@ -90,7 +90,10 @@ TSAN_SRCS := $(wildcard tests/unit/tsan_*.c)
 TSAN_BINS := $(TSAN_SRCS:tests/unit/%.c=$(O)/unit/%)
 # leak_check.c: ASan builds only (it wraps _exit for LeakSanitizer).
 UNIT_LEAK := tests/unit/leak_check.c
-UNIT_HELPERS := $(filter-out $(UNIT_SRCS) $(TSAN_SRCS) $(UNIT_LEAK),$(wildcard tests/unit/*.c))
+# perf_*.c: unit tests at full size, -O2 without sanitizers.
+PERF_SRCS := $(wildcard tests/unit/perf_*.c)
+PERF_BINS := $(PERF_SRCS:tests/unit/%.c=$(O)/unit/%)
+UNIT_HELPERS := $(filter-out $(UNIT_SRCS) $(TSAN_SRCS) $(PERF_SRCS) $(UNIT_LEAK),$(wildcard tests/unit/*.c))
 
 SELFTEST_SRCS := $(wildcard tests/selftests/*_test.c)
 SELFTEST_BINS := $(SELFTEST_SRCS:tests/selftests/%.c=$(O)/static/selftests/%)
@@ -281,11 +284,17 @@ $(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h)
 		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< $(UNIT_HELPERS) $(TSAN_OBJS) -lm \
 		$(NL_LIBS)
 
-unit-bins: $(UNIT_BINS) $(TSAN_BINS)
+$(O)/unit/perf_%: tests/unit/perf_%.c $(wildcard tests/unit/*.h) $(O)/test/libpto-test.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(TEST_HOOKS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) \
+		-Wno-missing-prototypes -Wno-sign-compare -o $@ $< \
+		$(O)/test/libpto-test.a -lm
+
+unit-bins: $(UNIT_BINS) $(TSAN_BINS) $(PERF_BINS)
 
 # tests/vm/args-test: the VM runner's command line, on the host (no boot).
 unit: unit-bins
-	tests/unit/run $(UNIT_BINS) $(TSAN_BINS) tests/vm/args-test
+	tests/unit/run $(UNIT_BINS) $(TSAN_BINS) $(PERF_BINS) tests/vm/args-test
 
 selftests: $(SELFTEST_BINS)
 

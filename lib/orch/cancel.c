@@ -77,61 +77,86 @@ static bool owned(struct orch_slot *s, struct pto_run *r)
 	return own;
 }
 
+struct cancel_walk {
+	struct pto_orch *o;
+	struct pto_run *r;
+	const char *msg;
+	struct orch_slot **list;
+	uint32_t n, cap;
+};
+
+static void claim_cb(struct orch_slot *s, void *ctx)
+{
+	struct cancel_walk *w = ctx;
+
+	claim_one(w->o, w->r, s, w->msg);
+}
+
+static void count_cb(struct orch_slot *s, void *ctx)
+{
+	struct cancel_walk *w = ctx;
+
+	w->n += owned(s, w->r);
+}
+
+static void list_cb(struct orch_slot *s, void *ctx)
+{
+	struct cancel_walk *w = ctx;
+	uint32_t m;
+
+	if (w->n == w->cap || !owned(s, w->r))
+		return;
+	for (m = 0; m < s->nmembers; m++) {
+		int exp = ORCH_M_PENDING;
+
+		atomic_compare_exchange_strong(&s->members[m].mstate, &exp,
+					       ORCH_M_CANCELLED);
+	}
+	w->list[w->n++] = s;
+}
+
+/* The run's slots are its task ids, [first_tid, end_tid): submission is
+ * closed, so no new slot of @r can appear, and a slot owned by a debt
+ * is not consumed, so its chunk stays in service. */
 int orch_cancel_unstarted_run(struct pto_orch *o, struct pto_run *r)
 {
-	uint32_t w = o->rings[0].window, i, n = 0, k;
-	struct orch_slot **list;
+	struct cancel_walk w = { .o = o, .r = r };
 	char msg[ORCH_MSG_LEN];
-	int ri;
+	uint32_t i, n;
 
 	snprintf(msg, sizeof(msg), "run %llu cancelled: graph construction failed",
 		 (unsigned long long)r->id);
-	/* Phase 1. Submission is closed: no new slot of @r can appear. */
-	for (ri = 0; ri < PTO_MAX_RING_DEPTH; ri++)
-		for (i = 0; i < w; i++)
-			claim_one(o, r, &o->rings[ri].slots[i], msg);
+	w.msg = msg;
+	/* Phase 1. */
+	orch_store_for_range(&o->store, r->first_tid, r->end_tid, claim_cb, &w);
 
 	/* Phase 2. */
-	for (ri = 0; ri < PTO_MAX_RING_DEPTH; ri++)
-		for (i = 0; i < w; i++)
-			n += owned(&o->rings[ri].slots[i], r);
+	orch_store_for_range(&o->store, r->first_tid, r->end_tid, count_cb, &w);
+	n = w.n;
 	if (!n)
 		return 0;
-	list = orch_may_fail(o, ORCH_FP_CANCEL_SNAPSHOT, NULL) ? NULL :
-		malloc(n * sizeof(*list));
+	w.list = orch_may_fail(o, ORCH_FP_CANCEL_SNAPSHOT, NULL) ? NULL :
+		malloc(n * sizeof(*w.list));
 	/*
 	 * No message (orch_error): o->errmsg is the orch thread's, and a
 	 * cancellation also runs on close()'s thread, beside whatever the
 	 * orch thread does. Its orch-thread caller writes it.
 	 */
-	if (!list)
+	if (!w.list)
 		return -ENOMEM;
-	k = 0;
-	for (ri = 0; ri < PTO_MAX_RING_DEPTH; ri++)
-		for (i = 0; i < w && k < n; i++) {
-			struct orch_slot *s = &o->rings[ri].slots[i];
-			uint32_t m;
-
-			if (!owned(s, r))
-				continue;
-			for (m = 0; m < s->nmembers; m++) {
-				int exp = ORCH_M_PENDING;
-
-				atomic_compare_exchange_strong(&s->members[m].mstate,
-							       &exp, ORCH_M_CANCELLED);
-			}
-			list[k++] = s;
-		}
+	w.n = 0;
+	w.cap = n;
+	orch_store_for_range(&o->store, r->first_tid, r->end_tid, list_cb, &w);
 
 	/* Phase 3: nothing below allocates. */
 	orch_may_fail(o, ORCH_TP_CANCEL_SETTLE, NULL);
-	for (i = 0; i < k; i++) {
-		orch_lock(&list[i]->fanout_mu);
-		list[i]->cancel_debt = false;
-		orch_unlock(&list[i]->fanout_mu);
+	for (i = 0; i < w.n; i++) {
+		orch_lock(&w.list[i]->fanout_mu);
+		w.list[i]->cancel_debt = false;
+		orch_unlock(&w.list[i]->fanout_mu);
 	}
-	for (i = 0; i < k; i++)
-		orch_propagate_failure(o, list[i]);
-	free(list);
+	for (i = 0; i < w.n; i++)
+		orch_propagate_failure(o, w.list[i]);
+	free(w.list);
 	return 0;
 }

@@ -354,7 +354,7 @@ static int create(const struct pto_orch_config *cfg, bool manual,
 	 * Threaded: batch the orch thread's READY publications (ready.c).
 	 * Not on the manual backend, whose test thread is the orch thread
 	 * and pops by hand (tests of the batching raise it themselves).
-	 * At most the window; only with membarrier(2): see
+	 * At most the task_window hint; only with membarrier(2): see
 	 * orch_ready_defer.
 	 */
 	if (!err && batch)

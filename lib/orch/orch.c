@@ -234,6 +234,7 @@ static void orch_free(struct pto_orch *o)
 			o->ops->heap_unmap(o->be, r, &o->rings[r].heap);
 		orch_ring_fini(o, r);
 	}
+	orch_store_fini(&o->store);
 	orch_tm_fini(o);
 	orch_scope_fini(o);
 	if (o->ops && o->ops->destroy)
@@ -255,8 +256,7 @@ int orch_config_check(const struct pto_orch_config *cfg, bool workers)
 		return 0;
 	if (!orch_reserved_zero(cfg->reserved, sizeof(cfg->reserved)))
 		return -EINVAL;
-	/* A slot's index, ring * window + position, is 32 bits (as are
-	 * validate()'s bound and a task handle's slot): it must not wrap. */
+	/* task_window is a sizing hint; its bound is kept (pto/orch.h). */
 	if (cfg->task_window > PTO_MAX_TASK_WINDOW)
 		return -EINVAL;
 	/* nworkers 0: the default workers, cfg->workers is not read. */
@@ -330,8 +330,10 @@ int orch_create(const struct pto_orch_config *cfg,
 		err = orch_tm_init(o);
 	if (!err)
 		err = orch_trace_init(o);
+	if (!err)
+		err = orch_store_init(&o->store, c.task_window);
 	for (r = 0; r < PTO_MAX_RING_DEPTH && !err; r++) {
-		err = orch_ring_init(o, r, c.task_window);
+		err = orch_ring_init(o, r);
 		if (!err)
 			err = ops->heap_map(be, r, c.heap_ring_size, &o->rings[r].heap);
 	}

@@ -20,6 +20,7 @@
 #include "orch/run.h"
 #include "orch/scope.h"
 #include "orch/slot.h"
+#include "orch/slot_store.h"
 #include "orch/tensormap.h"
 #include "trace/trace.h"
 
@@ -45,6 +46,7 @@ struct pto_orch {
 	/* The backend's host_callbacks: every task needs pto_callable.fn. */
 	bool host_callbacks;
 
+	struct orch_slot_store store;
 	struct orch_ring rings[PTO_MAX_RING_DEPTH];
 	struct orch_tensormap tm;
 	struct orch_scope scope;
@@ -86,7 +88,7 @@ struct pto_orch {
 	char pend_pad[40];
 	/* Orch thread only: the list's tail, the task id its first entry
 	 * was claimed with, and the batch size (1: no deferral; set by the
-	 * threaded in-process and the device backends, at most the window). */
+	 * threaded in-process and the device backends). */
 	struct orch_slot *pend_tail;
 	uint64_t pend_tid0;
 	uint32_t ready_batch;
@@ -203,6 +205,7 @@ static inline int orch_scope_register(struct pto_orch *o, struct orch_slot *s)
 	f->refs[f->n].s = s;
 	f->refs[f->n].tid = s->task_id;
 	f->n++;
+	s->scope_depth = (uint8_t)o->scope.depth;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "orch/run.h"
 #include "orch/scope.h"
 #include "orch/slot.h"
+#include "orch/slot_store.h"
 #include "orch/tensormap.h"
 
 #endif

@@ -88,12 +88,12 @@ void orch_ready_flush(struct pto_orch *o)
 }
 
 /* Batch size for the orch thread's publications: 1 routes each at once.
- * Capped at the window (see the reuse argument above). Set before the
+ * Capped at the task_window sizing hint. Set before the
  * first run (create). */
 void orch_set_ready_batch(struct pto_orch *o, uint32_t n)
 {
-	if (n > o->rings[0].window)
-		n = o->rings[0].window;
+	if (n > o->cfg.task_window)
+		n = o->cfg.task_window;
 	o->ready_batch = n ? n : 1;
 }
 

@@ -177,6 +177,7 @@ int orch_begin_run(struct pto_orch *o, struct pto_run **out)
 	o->runs = r;
 	pthread_mutex_unlock(&o->runs_mu);
 
+	r->first_tid = o->store.next_tid;
 	o->building = r;
 	o->errmsg[0] = '\0';
 	/* The outer scope: depth 1, ring 0. The stack is empty here (every
@@ -194,6 +195,7 @@ void orch_close_run_submission(struct pto_orch *o, struct pto_run *r)
 	orch_ready_flush(o);
 	while (o->scope.depth)
 		orch_scope_end(o);
+	r->end_tid = o->store.next_tid;
 	o->building = NULL;
 	/* Drop the biases and the unspent credit. */
 	run_drop_unlaunched(r, 1 + (int64_t)r->credit_unlaunched);

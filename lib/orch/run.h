@@ -29,6 +29,9 @@ struct pto_run {
 	struct pto_run *next;	/* live list */
 	bool cancel_pending;	/* cancellation must be retried (close) */
 	bool settling;		/* a close or abort settles it (orch.c) */
+	/* Its task ids, [first_tid, end_tid): set by the orch thread at
+	 * begin and at submission close (end_tid 0 until then). */
+	uint64_t first_tid, end_tid;
 	/* Orch thread only: */
 	int construction_err;
 	/* Its message: later calls overwrite o->errmsg (a refused submit

@@ -37,8 +37,10 @@ void orch_scope_end(struct pto_orch *o)
 	 * this consumes are cleaned up in batches (slot.c), all before we
 	 * return. */
 	b.n = 0;
-	for (i = 0; i < f->n; i++)
+	for (i = 0; i < f->n; i++) {
+		f->refs[i].s->scope_depth = 0;	/* before the release */
 		orch_release_ref_batched(o, f->refs[i].s, &b);
+	}
 	orch_consume_flush(o, &b);
 	f->n = 0;
 }
@@ -64,6 +66,7 @@ int orch_scope_register_slow(struct pto_orch *o, struct orch_slot *s)
 	f->refs[f->n].s = s;
 	f->refs[f->n].tid = s->task_id;
 	f->n++;
+	s->scope_depth = (uint8_t)o->scope.depth;
 	return 0;
 }
 

@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The task state machine: failure claim, poisoning,
- * reference release with the fanout-release threshold, consumption, and
- * the terminal transition of a slot that ran.
- *
- * Every transition below is made under the slot's fanout_mu, together
- * with the counters it depends on, so a thread wiring a consumer onto
- * this slot sees either the state before (and is notified later) or the
- * state after (and acts on it itself) - never half of it. Cross-slot work
- * always happens after dropping the lock (one fanout_mu at a time).
+ * The task state machine: failure claim, poisoning, reference release
+ * with the fanout-release threshold, consumption, and the terminal
+ * transition of a slot that ran. Every transition is made under the
+ * slot's fanout_mu with the counters it depends on, so a wiring thread
+ * sees the state before or after, never half; cross-slot work happens
+ * after dropping the lock (one fanout_mu at a time).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -181,14 +178,11 @@ void orch_release_ref(struct pto_orch *o, struct orch_slot *s)
 }
 
 /*
- * orch_release_ref, with the cleanup of a slot it consumes deferred to
- * orch_consume_flush. Deferring is safe: a CONSUMED slot is reachable
- * only through stale references (which check task_id or the state under
- * fanout_mu and back off) and through its TensorMap entries (which a
- * submit treats as satisfied: CONSUMED in wire()); it is reused only
- * after its ring release, which the flush does after the erase, and its
- * run cannot finish early, since the run's active count still holds it
- * until the flush drops it.
+ * orch_release_ref, the cleanup deferred to orch_consume_flush. Safe: a
+ * CONSUMED slot is reached only by stale references (task_id / state
+ * checked under fanout_mu) and its TensorMap entries (satisfied in
+ * wire()); its chunk is reused only after the flush's erase and ring
+ * release, and its run's active count holds the run until then.
  */
 void orch_release_ref_batched(struct pto_orch *o, struct orch_slot *s,
 			      struct orch_consume_batch *b)
@@ -382,13 +376,10 @@ void orch_on_task_complete(struct pto_orch *o, struct orch_slot *s, int err,
 		}
 	} else {
 		/*
-		 * The consumers this completion makes READY are routed
-		 * together (orch_enqueue_ready_many: one sched_mu hold and one
-		 * kick pass per ORCH_ROUTE_BATCH of them, not per consumer:
-		 * a fan-out's root releases all its children here). Between
-		 * its release and its routing a slot is READY and in no queue,
-		 * as it was between the two before, only for longer: nothing
-		 * but routing moves it (route_locked checks its state).
+		 * Consumers made READY are routed ORCH_ROUTE_BATCH at a time
+		 * (one sched_mu hold and kick pass each: a fan-out root
+		 * releases all its children here). Meanwhile a slot is READY
+		 * in no queue: only routing moves it (route_locked checks).
 		 */
 		struct orch_slot *ready[ORCH_ROUTE_BATCH];
 		uint32_t n = 0;

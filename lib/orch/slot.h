@@ -77,18 +77,11 @@ struct orch_rq;
 
 struct orch_slot {
 	/*
-	 * fanout_mu guards the pair (fanin_count, fanin_released), the pair
-	 * (fanout_total, fanout_released), the consumer list, the failure
-	 * claim and message, and every state transition but READY ->
-	 * RUNNING. That one is made under sched_mu alone (claim_running()
-	 * in ready.c), and READY -> FAILED (cancellation) under both: while
-	 * a slot is READY, every writer of its state and of @unlaunched
-	 * holds sched_mu, which orders the two claims. And a publication
-	 * with no live producer moves BUILDING -> READY without it: no
-	 * thread but the orch thread can act on the slot then, and every
-	 * other access (a stale reference to the previous occupant) backs
-	 * off without a write, checking task_id or run under fanout_mu
-	 * (publish() in submit.c).
+	 * fanout_mu guards the fanin and fanout pairs, the consumer list,
+	 * the failure claim and message, and every state transition but
+	 * READY -> RUNNING (sched_mu alone, claim_running()) and READY ->
+	 * FAILED (both). A publication with no live producer moves
+	 * BUILDING -> READY without it: see publish() in submit.c.
 	 */
 	struct orch_lock fanout_mu;
 	_Atomic int state;
@@ -97,11 +90,13 @@ struct orch_slot {
 	uint64_t task_id;
 	uint64_t run_id;
 	struct pto_run *run;
-	uint32_t idx;		/* global index: ring * window + pos */
 	uint8_t ring;
 	uint8_t kind;		/* enum orch_slot_kind */
-	bool ring_released;	/* under ring.mu */
-	uint64_t heap_off, heap_charged, heap_end;
+	/* Depth of the open scope holding this slot's scope reference, 0
+	 * once released (orch thread only: the deadlock test, ring.c). */
+	uint8_t scope_depth;
+	uint64_t heap_off, heap_charged;	/* heap_charged: under ring.mu */
+	uint64_t hseq;		/* its ring's FIFO entry, when charged */
 
 	int32_t fanin_count;	/* published with BUILDING -> * */
 	int32_t fanin_released;
@@ -154,12 +149,9 @@ struct orch_slot {
 
 	/*
 	 * Inline first storage of the arrays above (members, member 0's
-	 * tensors, consumers, producers, journal), set up by orch_ring_init
-	 * (orch_slot_init_storage): a typical task's first use of a slot
-	 * neither mallocs nor faults in heap pages, since the slot array is
-	 * written (and so faulted in) when the ring is created. A larger
-	 * need moves the array to the heap (orch_grow_inl) and it stays
-	 * there, like any grown array.
+	 * tensors, consumers, producers, journal), set up when the slot's
+	 * chunk is mapped: a typical task neither mallocs nor frees. A larger
+	 * need moves an array to the heap (orch_grow_inl), where it stays.
 	 */
 	struct orch_slotref inl_consumers[ORCH_INL_EDGES];
 	struct orch_slot *inl_producers[ORCH_INL_EDGES];
@@ -215,6 +207,7 @@ static inline void orch_slot_reset(struct orch_slot *s)
 	s->rq = NULL;
 	s->rq_next = s->rq_prev = NULL;
 	s->poison_next = NULL;
+	s->scope_depth = 0;
 	atomic_store_explicit(&s->members_left, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->first_err, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->member_msg_claimed, 0, memory_order_relaxed);

@@ -1,27 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Submit. Every variant - next-level single, group, sub, sub group - goes
- * through submit_impl, in this ownership order:
- *
+ * Submit. Every variant goes through submit_impl, in this order:
  *   slot claim -> run-slot registration -> scope registration -> charge
- *   -> (task data) -> TensorMap lookups -> cleanup journal -> TensorMap
- *   inserts -> dependency wiring -> publication
- *
- * Failure rules ("a failure here leaves ..."):
- *  - claim fails: nothing was taken.
- *  - registration fails: the slot is not the run's, so nobody else can
- *    find it: it is marked CONSUMED and returned to the ring right here.
- *  - anything later: the slot stays BUILDING (or FAILED with
- *    failure_propagation_pending if a producer claimed it meanwhile), is
- *    owned by the run, and the run's cancellation reclaims it. The scope
- *    reference is registered before it is charged, every output key is in
- *    the journal before it is in the TensorMap, and every retained
- *    producer is recorded in the slot as its reference is taken, so
- *    cancellation releases exactly what was taken.
- *
- * Orch thread only. The steady state allocates nothing: slot, member and
- * edge arrays keep their capacity across slot reuse, and no system call
- * is made except when the ring alloc has to wait.
+ *   -> task data -> TensorMap lookups -> journal -> TensorMap inserts ->
+ *   wiring -> publication
+ * A failed registration releases the slot here; any later failure
+ * leaves it BUILDING (or FAILED) and the run's, for its cancellation.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -76,13 +60,10 @@ not_building(struct pto_orch *o, struct pto_run **rp)
 }
 
 /*
- * The run being built, or an error: -EINVAL outside an orchestration
- * function (a usage error, as pto_scope_begin() there), -ECANCELED once
- * the run is doomed by an earlier error or the orchestrator was aborted
- * (orch.h; the abort is the run's construction error then), -ECHILD in a
- * forked child. Inline, the refusals out of line: every submit asks (one
- * relaxed load for the abort: pto_orch_abort() may run on any thread;
- * one load of a flag for the fork where none happened).
+ * The run being built, or -EINVAL outside an orchestration function,
+ * -ECANCELED once the run is doomed or the orchestrator aborted, -ECHILD
+ * in a forked child. Inline with the refusals out of line: every submit
+ * asks (a relaxed load for the abort, a flag load for the fork).
  */
 static inline __attribute__((always_inline)) int
 building_run(struct pto_orch *o, struct pto_run **rp)
@@ -98,35 +79,90 @@ building_run(struct pto_orch *o, struct pto_run **rp)
 	return not_building(o, rp);
 }
 
-/* Slot claim + run-slot registration (the ownership boundary). */
-static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
-		      uint64_t bytes, struct orch_alloc_result *ar, bool count)
+/*
+ * Prefetch what the next submits write: slot +3's hot lines, slot +2's
+ * arrays that grew to the heap, slot +1's argument tensors, within the
+ * chunk. A recycled slot was last touched by a worker and is cold or in
+ * its cache: ask for the lines in exclusive state (orch_prefetchw).
+ */
+static inline __attribute__((always_inline)) void
+prefetch_ahead_as(const struct orch_slot_store *st, const struct orch_slot *s0,
+		  bool have)
 {
+	const struct orch_slot *s1 = s0 + 1, *s2 = s0 + 2;
+	const char *s3 = (const char *)(s0 + 3);
+	uint32_t i, n;
+
+	if (s0 + 3 < st->end) {
+#pragma GCC unroll 16
+		for (i = 0; i < offsetof(struct orch_slot, inl_tensors); i += 64)
+			orch_prefetchw_as(s3 + i, have);
+	}
+	if (s2 < st->end) {
+		if (s2->members != &s2->inl_member)
+			orch_prefetchw_as(s2->members, have);
+		if (s2->out_keys != s2->inl_keys)
+			orch_prefetchw_as(s2->out_keys, have);
+	}
+	if (s1 < st->end && s1->cap_members) {
+		const struct orch_member *m = &s1->members[0];
+
+		n = m->nt * (uint32_t)sizeof(*m->t);
+		for (i = 0; i < n && i < 1024; i += 64)
+			orch_prefetchw_as((const char *)m->t + i, have);
+	}
+}
+
+static inline __attribute__((always_inline)) void
+prefetch_ahead(const struct orch_slot_store *st, const struct orch_slot *s0)
+{
+	if (__builtin_expect(orch_have_prefetchw, 1))
+		prefetch_ahead_as(st, s0, true);
+	else
+		prefetch_ahead_as(st, s0, false);
+}
+
+/* Slot claim + run-slot registration (the ownership boundary). Only a
+ * heap charge can wait; the slot itself comes from the store. */
+static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
+		      uint64_t bytes, struct orch_slot **sp, bool count)
+{
+	int ri = orch_ring_for_depth(o->scope.depth);
+	struct orch_ring *ring = &o->rings[ri];
+	uint64_t tid = o->store.next_tid;
 	struct orch_slot *s;
-	uint64_t tid;
 	int err;
 
-	/* The pending READY list is flushed within ready_batch claims of its
-	 * first entry, before this claim may reissue one of its slots. */
-	orch_ready_check(o, atomic_load_explicit(&o->next_task_id,
-						 memory_order_relaxed));
-	err = orch_ring_alloc(o, orch_ring_for_depth(o->scope.depth), bytes, ar);
-	if (err)
-		return err;
-	s = ar->slot;
-	/* The orch thread is the only writer of next_task_id (and its only
-	 * reader, validate()): a load and a store, no locked RMW. */
-	tid = atomic_load_explicit(&o->next_task_id, memory_order_relaxed);
+	/* The pending READY list is flushed within ready_batch claims of
+	 * its first entry. */
+	orch_ready_check(o, tid);
+	s = orch_store_peek(&o->store);
+	if (__builtin_expect(!s, 0))
+		return orch_error(o, -ENOMEM, "out of memory (slot storage)");
+	s->heap_charged = 0;
+	s->heap_off = 0;
+	if (bytes) {
+		err = orch_ring_alloc_heap(o, ri, s, tid, bytes);
+		if (err)
+			return err;
+	}
+	prefetch_ahead(&o->store, s);
+	orch_store_advance(&o->store);
+	/* The orch thread is the only writer of next_task_id (validate()
+	 * reads it): a store, no locked RMW. Likewise the ring's count. */
 	atomic_store_explicit(&o->next_task_id, tid + 1, memory_order_relaxed);
-	/* Identity is written under the lock: a stale reference to this
-	 * slot's previous occupant (a consumer list entry) reads task_id
-	 * under it to tell it is stale. */
+	atomic_store_explicit(&ring->taken,
+			      atomic_load_explicit(&ring->taken, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	/* Identity under the lock: a stale reference to this slot's
+	 * previous occupant reads task_id under it to tell it is stale. */
 	orch_lock(&s->fanout_mu);
 	orch_slot_reset(s);
 	s->task_id = tid;
 	s->run = r;
 	s->run_id = r->id;
 	s->kind = kind;
+	s->ring = (uint8_t)ri;
 	atomic_store_explicit(&s->state, ORCH_BUILDING, memory_order_relaxed);
 	orch_unlock(&s->fanout_mu);
 
@@ -140,6 +176,7 @@ static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
 	}
 	orch_run_register_slot(r, count);
 	s->unlaunched = count;
+	*sp = s;
 	return 0;
 }
 
@@ -221,10 +258,10 @@ static void heap_tensor(const struct orch_heap *heap, uint64_t off,
  * validate()'s total of the auto-allocated OUTPUTs. */
 static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 			   const struct submit_req *q,
-			   const struct orch_alloc_result *ar, uint64_t bytes)
+			   uint64_t bytes)
 {
 	struct orch_heap *heap = &o->rings[s->ring].heap;
-	uint64_t cursor = ar->heap_off;
+	uint64_t cursor = s->heap_off;
 	uint32_t m, j;
 	int err;
 
@@ -285,20 +322,11 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	bool ready = false, propagate = false;
 
 	/*
-	 * No live producer (an independent task, or one whose producers
-	 * have all completed): wire() appended @s to no consumer list (it
-	 * appends one entry per live fanin), so no thread but this one can
-	 * act on @s - no release can count a fanin, no failure claim can
-	 * poison it - and the lock would order nothing. Every other access
-	 * to a BUILDING slot backs off without a write: a stale reference
-	 * to the previous occupant (consumer list, cancellation of another
-	 * run) checks task_id or run under fanout_mu, and the claim wrote
-	 * both under that lock. The state is BUILDING unless this thread's
-	 * own wiring found a FAILED producer (then the locked path below
-	 * propagates). Release: the scheduler that routes and claims @s
-	 * acquires its state, and so sees the task data written before,
-	 * as the unlock's release ordered it on the locked path. Two
-	 * locked instructions per such task fewer.
+	 * No live producer: wire() put @s on no consumer list, so no other
+	 * thread can act on it and the lock would order nothing (stale
+	 * references back off on task_id under fanout_mu). Release: the
+	 * scheduler that claims @s acquires its state and so sees the task
+	 * data, as the unlock's release orders it on the locked path.
 	 */
 	if (!live && atomic_load_explicit(&s->state, memory_order_relaxed) ==
 		     ORCH_BUILDING) {
@@ -332,9 +360,8 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 		       struct pto_task *out)
 {
-	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
 	struct submit_scan sc = { 0 };
-	struct orch_slot *s;
+	struct orch_slot *s = NULL;	/* claim_slot sets it; LTO cannot see that */
 	struct pto_run *r;
 	int32_t live = 0;
 	int err;
@@ -345,13 +372,12 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	err = orch_submit_validate(o, r, q, &sc);
 	if (err)
 		goto fail_early;
-	err = claim_slot(o, r, q->kind, sc.heap_bytes, &ar, true);
+	err = claim_slot(o, r, q->kind, sc.heap_bytes, &s, true);
 	if (err)
 		goto fail_early;
-	s = ar.slot;
 	err = scope_and_charge(o, s);
 	if (!err)
-		err = prepare_members(o, s, q, &ar, sc.heap_bytes);
+		err = prepare_members(o, s, q, sc.heap_bytes);
 	if (!err)
 		err = orch_submit_infer_deps(o, r, s, q, &sc);
 	if (!err)
@@ -365,7 +391,7 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	if (out) {
 		out->run_id = r->id;
 		out->task_id = s->task_id;
-		out->slot = s->idx;
+		out->slot = orch_handle_check(r->id, s->task_id);
 		out->pad = 0;
 	}
 	return 0;
@@ -545,10 +571,9 @@ PTO_API int pto_submit_sub_group(pto_orch *o, const struct pto_callable *c,
 PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 		      struct pto_task *handle)
 {
-	struct orch_alloc_result ar = { 0 };	/* claim_slot fills it; LTO cannot see that */
+	struct orch_slot *s = NULL;	/* claim_slot sets it; LTO cannot see that */
 	struct orch_heap *heap;
 	struct pto_tensor t;
-	struct orch_slot *s;
 	struct pto_run *r;
 	struct orch_key k;
 	int err;
@@ -561,10 +586,9 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 					      "pto_alloc: NULL tensor out-pointer"));
 	if (!nbytes)
 		return fail_now(o, orch_error(o, -EINVAL, "alloc of 0 bytes"));
-	err = claim_slot(o, r, ORCH_ALLOC, nbytes, &ar, false);
+	err = claim_slot(o, r, ORCH_ALLOC, nbytes, &s, false);
 	if (err)
 		return fail_now(o, err);
-	s = ar.slot;
 	heap = &o->rings[s->ring].heap;
 	err = scope_and_charge(o, s);
 	if (err)
@@ -572,7 +596,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 
 	memset(&t, 0, sizeof(t));
 	t.nbytes = nbytes;
-	heap_tensor(heap, ar.heap_off, &t);
+	heap_tensor(heap, s->heap_off, &t);
 	orch_tensor_key(r, &t, &k);
 	err = orch_grow_inl(o, ORCH_FP_JOURNAL, s, (void **)&s->out_keys,
 			    &s->cap_keys, 1, sizeof(*s->out_keys), s->inl_keys);
@@ -591,7 +615,7 @@ PTO_API int pto_alloc(pto_orch *o, uint64_t nbytes, struct pto_tensor *out,
 	if (handle) {
 		handle->run_id = r->id;
 		handle->task_id = s->task_id;
-		handle->slot = s->idx;
+		handle->slot = orch_handle_check(r->id, s->task_id);
 		handle->pad = 0;
 	}
 	return 0;

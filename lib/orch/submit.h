@@ -28,6 +28,19 @@ struct submit_scan {
 	uint32_t ninsert;	/* OUTPUT / INOUT / OUTPUT_EXISTING tensors */
 };
 
+/*
+ * A handle's check word (struct pto_task.slot): a function of its run and
+ * task id, so a handle submit did not write (a field changed, one run's
+ * task id under another's run id) is refused, not taken as a satisfied
+ * dependency (submit_check.c).
+ */
+static inline uint32_t orch_handle_check(uint64_t run_id, uint64_t tid)
+{
+	uint64_t h = (tid ^ (run_id << 40) ^ run_id) * 0x9e3779b97f4a7c15ULL;
+
+	return (uint32_t)(h >> 32);
+}
+
 static inline uint64_t orch_align_up(uint64_t v)
 {
 	return (v + PTO_HEAP_ALIGN - 1) & ~(uint64_t)(PTO_HEAP_ALIGN - 1);

@@ -38,16 +38,11 @@ bad_output_size(struct pto_orch *o, uint32_t m, uint32_t j, uint64_t nbytes)
 }
 
 /*
- * An orchestrator on a device (o->gm_dev set) refuses another device's
- * GM: its address would name this device's GM at the same offset (device
- * addresses repeat), and the task would touch the wrong memory. Untagged
- * (0, see pto_tensor.dev) passes, and so does any tag in-process (gm_dev
- * 0). Out of line, called only for a tagged tensor whose tag is not the
- * orchestrator's, so that untagged tensors and the device's own cost
- * validate()'s loop a compare or two: written there as one condition of
- * all the terms, or as nested ifs, with or without __builtin_expect, GCC
- * 12 evaluated three of them with setcc and and-ed them for every
- * tensor (ifcombine).
+ * A device orchestrator (o->gm_dev set) refuses another device's GM: its
+ * address would name this device's GM at that offset. Untagged passes,
+ * and any tag in-process. Out of line, called only for a foreign tag,
+ * so validate()'s loop pays a compare or two per tensor (GCC 12 combined
+ * the conditions into setcc chains for every tensor otherwise).
  */
 static __attribute__((noinline)) int
 other_device(struct pto_orch *o, uint32_t m, uint32_t j,
@@ -165,6 +160,17 @@ static int check_call_config(struct pto_orch *o,
 	return 0;
 }
 
+/* Out of line: a handle submit did not write, or one of another
+ * orchestrator's. Never taken as a satisfied dependency. */
+static __attribute__((noinline, cold)) int
+stale_handle(struct pto_orch *o, uint32_t m, uint32_t j, const struct pto_task *h)
+{
+	return orch_error(o, -EINVAL,
+			  "member %u dep %u: stale or forged task handle (task %llu, check word 0x%x): "
+			  "not a task this run submitted",
+			  m, j, (unsigned long long)h->task_id, h->slot);
+}
+
 /*
  * Pure validation, before anything is claimed. Per tensor, the checks
  * that pass are a few compares: the kernel's exemption from the space
@@ -177,7 +183,7 @@ int orch_submit_validate(struct pto_orch *o, struct pto_run *r,
 			 const struct submit_req *q, struct submit_scan *sc)
 {
 	uint64_t bytes = 0, next = atomic_load(&o->next_task_id);
-	uint32_t m, j, nt, total = PTO_MAX_RING_DEPTH * o->rings[0].window;
+	uint32_t m, j, nt;
 	uint32_t nargs = q->shared ? 1 : q->n;	/* distinct args objects */
 	uint32_t bad_spaces, gm_dev = o->gm_dev, nlookup = 0, ninsert = 0;
 	const struct pto_arg_tensor *ts;
@@ -215,10 +221,9 @@ int orch_submit_validate(struct pto_orch *o, struct pto_run *r,
 						  "(run %llu, building run %llu)",
 						  (unsigned long long)h->run_id,
 						  (unsigned long long)r->id);
-			if (h->task_id == 0 || h->task_id >= next ||
-			    h->slot >= total)
-				return orch_error(o, -EINVAL,
-						  "task handle names no submitted task");
+			if (h->task_id < r->first_tid || h->task_id >= next ||
+			    h->slot != orch_handle_check(h->run_id, h->task_id))
+				return stale_handle(o, m, j, h);
 			if (h->pad)
 				return bad_handle(o, m, j);
 			/* Built by hand (the fields are public): a retain

@@ -8,9 +8,9 @@
 #include <string.h>
 #include "orch/submit.h"
 
-/* Collect a producer, deduplicated (retention wins). A reference whose
- * slot now holds another task is already consumed: satisfied. task_id is
- * written by this thread only, so reading it here needs no lock.
+/* Collect a producer, deduplicated (retention wins). A TensorMap entry
+ * whose slot now holds another task is already consumed: satisfied.
+ * task_id is written by this thread only, so reading it needs no lock.
  * Inlined: called for every producer reference. */
 static inline __attribute__((always_inline)) int
 add_producer(struct pto_orch *o, struct orch_slot *self, struct orch_slot *p,
@@ -55,24 +55,25 @@ int orch_submit_infer_deps(struct pto_orch *o, struct pto_run *r,
 		for (j = 0; j < a->ndeps; j++) {
 			const struct pto_dep *d = &a->deps[j];
 
-			err = add_producer(o, s, orch_slot_at(o, d->h.slot),
-					   d->h.task_id, d->retain);
+			/* validate() checked the handle names a task of
+			 * this run; no slot: its chunk was recycled, so the
+			 * task is consumed and the dependency satisfied. */
+			struct orch_slot *p = orch_store_lookup(&o->store,
+								d->h.task_id);
+
+			if (!p)
+				continue;
+			err = add_producer(o, s, p, d->h.task_id, d->retain);
 			if (err)
 				return err;
 		}
 	}
 	/*
-	 * One TensorMap hold for the whole walk (erase, on a consuming
-	 * thread, sees this task's mappings all or nothing), taken at the
-	 * first tensor that has a key: a task without one (ordering only,
-	 * or NO_DEP tensors only) takes no lock.
-	 *
-	 * Every lookup before any insert of this task: an INPUT named after
-	 * an OUTPUT of the same key (k(dst, src) with dst == src, or one
-	 * group member writing what another reads) would otherwise find
-	 * this task's own mapping, and the edge on the previous writer it
-	 * replaced would be lost. A failure here has journaled and
-	 * published nothing.
+	 * One TensorMap hold for the walk (erase sees this task's mappings
+	 * all or nothing), taken at the first keyed tensor. Every lookup
+	 * comes before any insert of this task, or an INPUT of the same key
+	 * as an OUTPUT (dst == src, or across members) would find this
+	 * task's own mapping and lose the edge on the previous writer.
 	 */
 	err = 0;
 	for (m = 0; m < nm && sc->nlookup && !err; m++) {
@@ -95,15 +96,8 @@ int orch_submit_infer_deps(struct pto_orch *o, struct pto_run *r,
 				err = add_producer(o, s, p.s, p.tid, true);
 		}
 	}
-	/*
-	 * Then the outputs, in the same hold. An INOUT's key is hashed again
-	 * here (orch_tm_insert_locked), after its lookup above hashed it:
-	 * carrying the lookup's hash over would take a store, a count and a
-	 * tag test on the lookup side and a tag test, a count and a load
-	 * here, about the hash's own dozen instructions for an INOUT, and
-	 * two more for every INPUT and OUTPUT, which do not need it. The
-	 * lookups stay all before the inserts either way.
-	 */
+	/* Then the outputs, in the same hold; an INOUT's key is hashed again
+	 * (carrying the hash over cost about as much as hashing). */
 	for (m = 0; m < nm && sc->ninsert && !err; m++) {
 		struct orch_member *mb = &s->members[m];
 
@@ -165,16 +159,10 @@ int orch_submit_wire(struct pto_orch *o, struct orch_slot *s, int32_t *live_out)
 		int st, perr;
 
 		/*
-		 * An ordering-only edge (add_dep_wait) on a producer that has
-		 * completed, or is gone, attaches nothing and counts no live
-		 * fanin: the outcome the locked path below reaches, without
-		 * the lock (a join's waits name producers the workers are
-		 * completing; their locks were a third of its submit time).
-		 * Acquire pairs with the release stores of COMPLETED and
-		 * CONSUMED. COMPLETED only moves on to CONSUMED and FREE, never
-		 * to FAILED, so the answer cannot go stale; task_id is written
-		 * by this thread alone (the orch thread reissues slots), so the
-		 * check names the same task as under the lock.
+		 * An ordering-only edge on a completed or gone producer
+		 * attaches nothing: decided without the lock. Acquire pairs
+		 * with the release stores of COMPLETED and CONSUMED; COMPLETED
+		 * never goes back to FAILED, and task_id is this thread's.
 		 */
 		if (!retain) {
 			st = atomic_load_explicit(&p->state, memory_order_acquire);

@@ -1,16 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * TensorMap: (run id, tensor key) -> current producer slot.
- *
- * Why a hand-rolled hash table and not an array: keys are arbitrary
- * addresses / (object, offset) pairs and every submit does one lookup or
- * insert per tensor, so the lookup must be O(1) on the submit path; a
- * sorted array would cost O(log n) plus O(n) inserts. It is chained, with
- * nodes recycled through a free list so the steady state neither mallocs
- * nor frees; the bucket array doubles at load factor 1.
- *
- * Thread safety: mu serializes the orch thread's lookup / insert against
- * erase_task_outputs from whichever thread consumes a slot.
+ * TensorMap: (run id, tensor key) -> current producer slot. A chained
+ * hash table (O(1) per tensor on the submit path), nodes recycled through
+ * a free list, buckets doubling at load factor 1. mu serializes the orch
+ * thread's lookups and inserts against erases from consuming threads.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,12 +11,10 @@
 #include "orch/orch_internal.h"
 
 /*
- * The node slab holds a window's worth of live mappings from the start,
- * so a fresh orchestrator's first window of submits neither mallocs nodes
- * nor faults in their pages. The bucket array starts at 1024 and doubles
- * with the live mappings (load factor 1), not with the window: every
- * insert touches a random bucket, and an array that follows the live set
- * stays cached where one sized for the largest window would not.
+ * The node slab holds the task_window hint's worth of live mappings, so
+ * the first submits neither malloc nodes nor fault in their pages. The
+ * bucket array starts at 1024 and doubles with the live mappings (load
+ * factor 1): an array that follows the live set stays cached.
  */
 int orch_tm_init(struct pto_orch *o)
 {

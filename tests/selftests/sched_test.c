@@ -1872,17 +1872,39 @@ static int pressure_hook(void *ctx, struct pto_orch *o, int fp,
 	return 0;
 }
 
+/*
+ * Heap back-pressure (the only kind: slots grow with the work). Each
+ * fill waits for the hang and holds 256 KiB of ring 1 (an auto-allocated
+ * OUTPUT) in a scope that ends, so its heap comes back when it runs: the
+ * fourth waits on the 800 KiB ring, as back-pressure, not a deadlock.
+ */
 static int pressure_dag(pto_orch *o, void *arg)
 {
 	struct pressure_ctx *p = arg;
+	struct pto_task_args a;
 	struct pto_task h;
 	int i, ret;
 
+	pto_args_init(&a);
 	ret = submit_hang(o, PTO_WORKER_AIC, &h);
 	for (i = 0; i < 16 && !ret; i++) {
+		struct pto_tensor t = hang_t(p->c, 64 + 16 * i);
+		struct pto_tensor big = pto_tensor_gm_auto(256 * 1024, PTO_DTYPE_I32);
+
 		atomic_store(&p->attempts, i + 1);
-		ret = fill_on(o, p->c, 64 + 16 * i, 4, PTO_WORKER_AIV, &h);
+		ret = pto_scope_begin(o);
+		pto_args_reset(&a);
+		pto_args_add_scalar(&a, 4);
+		pto_args_add_tensor(&a, &t, PTO_OUTPUT_EXISTING);
+		pto_args_add_tensor(&a, &big, PTO_OUTPUT);
+		pto_args_add_dep(&a, h);
+		if (!ret)
+			ret = pto_submit_next_level(o, &k_fill, &a, NULL,
+						    pto_on_kind(PTO_WORKER_AIV), NULL);
+		if (!ret)
+			ret = pto_scope_end(o);
 	}
+	pto_args_fini(&a);
 	p->ret = ret;
 	snprintf(p->msg, sizeof(p->msg), "%s", pto_orch_error(o));
 	return ret;
@@ -1905,7 +1927,8 @@ static void *pressure_thread(void *arg)
 
 TEST(abort_ends_a_submit_waiting_on_back_pressure)
 {
-	struct pto_orch_config oc = { .task_window = 4, .timeout_ms = 20000 };
+	struct pto_orch_config oc = { .heap_ring_size = 800 * 1024,
+				      .timeout_ms = 20000 };
 	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
 	struct hang_ctx c = { 0 };
 	struct pressure_ctx p = { .c = &c };
@@ -1924,9 +1947,9 @@ TEST(abort_ends_a_submit_waiting_on_back_pressure)
 	orch_set_fail_hook(o, pressure_hook, &p);
 	ASSERT_EQ(0, pthread_create(&th, NULL, pressure_thread, &b));
 	/*
-	 * The hang runs, and the fourth fill sleeps on the full window:
+	 * The hang runs, and the fourth fill sleeps on the full heap ring:
 	 * the hook ran under ring.mu, so the abort's wake-up, which takes
-	 * it, comes when the submit sleeps in ring_wait().
+	 * it, comes when the submit sleeps.
 	 */
 	EXPECT_TRUE(st_wait_until(core_running(dev, aic_of(&info, 0)) &&
 				  atomic_load(&p.waits) >= 1));
@@ -1937,7 +1960,7 @@ TEST(abort_ends_a_submit_waiting_on_back_pressure)
 	EXPECT_EQ(4, atomic_load(&p.attempts));	/* three fit, one waited */
 	EXPECT_EQ(-ECANCELED, p.ret);
 	EXPECT_NE(NULL, strstr(p.msg,
-			       "orchestrator aborted (pto_orch_abort): submit refused while it waited for ring 0"))
+			       "orchestrator aborted (pto_orch_abort): submit refused while it waited for ring 1"))
 		TH_LOG("%s", p.msg);
 	EXPECT_EQ(-ECANCELED, b.ret);
 	ASSERT_NE(NULL, b.r);

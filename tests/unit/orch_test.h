@@ -53,11 +53,19 @@ static inline uint64_t ot_heap_used(struct pto_orch *o)
 	return n;
 }
 
+/* The slot of handle @h, or NULL once its chunk is recycled. */
+static inline struct orch_slot *ot_slot(struct pto_orch *o, struct pto_task h)
+{
+	return orch_store_lookup(&o->store, h.task_id);
+}
+
 static inline int ot_state(struct pto_orch *o, struct pto_task h)
 {
-	struct orch_slot *s = orch_slot_at(o, h.slot);
+	struct orch_slot *s = ot_slot(o, h);
 	int st;
 
+	if (!s)
+		return ORCH_CONSUMED;	/* consumed, its chunk recycled */
 	orch_lock(&s->fanout_mu);
 	st = s->task_id == h.task_id ? atomic_load(&s->state) : ORCH_CONSUMED;
 	if (st == ORCH_FREE)

@@ -114,8 +114,8 @@ TEST_F(man, consume_batch_defers_cleanup_to_the_flush)
 	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
 	orch_set_consume_batch(NULL);
 	EXPECT_EQ(2u, b.n);
-	EXPECT_EQ(ORCH_CONSUMED, atomic_load(&orch_slot_at(self->o, p.slot)->state));
-	EXPECT_EQ(ORCH_CONSUMED, atomic_load(&orch_slot_at(self->o, c.slot)->state));
+	EXPECT_EQ(ORCH_CONSUMED, atomic_load(&ot_slot(self->o, p)->state));
+	EXPECT_EQ(ORCH_CONSUMED, atomic_load(&ot_slot(self->o, c)->state));
 	EXPECT_EQ(2u, orch_ring_live(self->o, 1));
 	EXPECT_EQ(1u, orch_tm_count(self->o));
 	orch_close_run_submission(self->o, self->r);
@@ -130,7 +130,7 @@ TEST_F(man, consume_batch_defers_cleanup_to_the_flush)
 TEST_F(man, dedup_retain_wins)
 {
 	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
-	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *ps = ot_slot(self->o, p);
 
 	pto_args_reset(&self->a);
 	pto_args_add_dep_wait(&self->a, p);
@@ -146,8 +146,8 @@ TEST_F(man, dedup_retain_wins)
 	/* One edge: one notification, one retention (+ the scope ref). */
 	EXPECT_EQ(1u, ps->nconsumers);
 	EXPECT_EQ(2, ps->fanout_total);
-	EXPECT_EQ(1, orch_slot_at(self->o, c.slot)->fanin_count);
-	EXPECT_EQ(1u, orch_slot_at(self->o, c.slot)->nproducers);
+	EXPECT_EQ(1, ot_slot(self->o, c)->fanin_count);
+	EXPECT_EQ(1u, ot_slot(self->o, c)->nproducers);
 }
 
 /* Dump marks and tags stay with the slot's argument descriptors, reachable
@@ -207,7 +207,7 @@ TEST_F(man, call_config_reaches_the_dispatch_view)
 TEST_F(man, dep_wait_orders_without_retaining)
 {
 	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
-	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *ps = ot_slot(self->o, p);
 
 	pto_args_reset(&self->a);
 	pto_args_add_dep_wait(&self->a, p);
@@ -231,8 +231,8 @@ TEST_F(man, completed_producer_is_satisfied)
 					   pto_on_worker(1), &c));
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
 	/* A completed producer gets no notification edge, only retention. */
-	EXPECT_EQ(0u, orch_slot_at(self->o, p.slot)->nconsumers);
-	EXPECT_EQ(2, orch_slot_at(self->o, p.slot)->fanout_total);
+	EXPECT_EQ(0u, ot_slot(self->o, p)->nconsumers);
+	EXPECT_EQ(2, ot_slot(self->o, p)->fanout_total);
 }
 
 TEST_F(man, consumed_producer_is_satisfied)
@@ -262,6 +262,63 @@ TEST_F(man, handle_naming_unsubmitted_task_rejected)
 						 pto_on_worker(1), NULL));
 	EXPECT_EQ(0, ot_live_slots(self->o));	/* rejected before the claim */
 	orch_fail_run_submission(self->o, self->r, -EINVAL);
+}
+
+/*
+ * A handle submit did not write is refused (-EINVAL, nothing claimed),
+ * never taken as a satisfied dependency: its check word changed (a slot
+ * that holds another task), a task id it never submitted in this run, a
+ * previous run's handle given this run's id. The producer is READY and
+ * unrun: a dependency taken as satisfied would leave the consumer READY.
+ */
+TEST_F(man, stale_or_forged_handle_is_refused_at_submit)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), bad = p;
+		uint64_t live = ot_live_slots(self->o);
+
+		if (i == 0)
+			bad.slot ^= 1;
+		else if (i == 1)
+			bad.task_id = p.task_id - 1;	/* before the run's first */
+		else
+			bad.task_id += 7;		/* not submitted yet */
+		pto_args_reset(&self->a);
+		pto_args_add_dep(&self->a, bad);
+		EXPECT_EQ(-EINVAL, pto_submit_next_level(self->o, &NOOP, &self->a,
+							 NULL, pto_on_worker(1), NULL))
+			TH_LOG("handle %d", i);
+		EXPECT_NE(NULL, strstr(pto_orch_error(self->o),
+				       "stale or forged task handle"))
+			TH_LOG("handle %d: %s", i, pto_orch_error(self->o));
+		EXPECT_EQ(live, ot_live_slots(self->o));	/* nothing claimed */
+		EXPECT_EQ(ORCH_READY, ot_state(self->o, p));
+		/* A doomed run takes no further submit: a new one each. */
+		orch_fail_run_submission(self->o, self->r, -EINVAL);
+		ot_drain(self->o);
+		EXPECT_EQ(1, pto_run_done(self->r));
+		pto_run_release(self->r);
+		ASSERT_EQ(0, orch_begin_run(self->o, &self->r));
+	}
+}
+
+/* The real handle of a consumed task of this run stays valid: satisfied. */
+TEST_F(man, consumed_handle_of_this_run_is_satisfied)
+{
+	struct pto_task p, c;
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	p = T1(0, 0, PTO_OUTPUT_EXISTING);
+	ASSERT_EQ(0, pto_scope_end(self->o));
+	EXPECT_EQ(1, ot_run_one(self->o, 0, 0, NULL));
+	EXPECT_EQ(ORCH_CONSUMED, ot_state(self->o, p));
+	pto_args_reset(&self->a);
+	pto_args_add_dep(&self->a, p);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(1), &c));
+	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
 }
 
 TEST_F(man, waw_earlier_writer_consumed_first_keeps_later_mapping)
@@ -485,8 +542,8 @@ TEST_F(man, gm_declared_outputs_on_the_host_heap_are_keys_of_their_own)
 	pto_args_add_tensor(&self->a, &out1, PTO_INPUT);
 	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
 					   pto_on_worker(2), &c));
-	EXPECT_EQ(1u, orch_slot_at(self->o, p1.slot)->nconsumers);
-	EXPECT_EQ(0u, orch_slot_at(self->o, p2.slot)->nconsumers);
+	EXPECT_EQ(1u, ot_slot(self->o, p1)->nconsumers);
+	EXPECT_EQ(0u, ot_slot(self->o, p2)->nconsumers);
 	/* P2 done, P1 still running: C must wait for P1. */
 	EXPECT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
 	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, c));
@@ -620,7 +677,7 @@ TEST_F(man, ring_selected_by_scope_depth)
 
 	for (d = 0; d < 6; d++) {
 		h[d] = T1(0, 0, PTO_NO_DEP);
-		EXPECT_EQ(d < 3 ? d : 3, orch_slot_at(self->o, h[d].slot)->ring);
+		EXPECT_EQ(d < 3 ? d : 3, ot_slot(self->o, h[d])->ring);
 		ASSERT_EQ(0, pto_scope_begin(self->o));
 	}
 	for (d = 0; d < 6; d++)
@@ -660,7 +717,7 @@ TEST_F(man, inner_ring_reclaims_while_outer_holds)
 	for (i = 0; i < 20; i++) {
 		ASSERT_EQ(0, pto_scope_begin(self->o));
 		in = T1(1, 1, PTO_NO_DEP);
-		ASSERT_EQ(1, orch_slot_at(self->o, in.slot)->ring);
+		ASSERT_EQ(1, ot_slot(self->o, in)->ring);
 		ASSERT_EQ(0, pto_scope_end(self->o));
 		ASSERT_EQ(1, ot_run_one(self->o, 1, 0, NULL));
 		ASSERT_EQ(0u, orch_ring_live(self->o, 1));
@@ -669,28 +726,88 @@ TEST_F(man, inner_ring_reclaims_while_outer_holds)
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, outer));
 }
 
-TEST_F(man, window_full_times_out_with_message)
+/* task_window (8 here) is a sizing hint: the outer scope holds 100
+ * live tasks, and every one runs. */
+TEST_F(man, window_is_a_sizing_hint_not_a_limit)
 {
 	int i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 100; i++)
 		T1(0, 0, PTO_NO_DEP);
-	pto_args_reset(&self->a);
-	EXPECT_EQ(-ETIMEDOUT, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
-						    pto_on_worker(0), NULL));
-	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "task window full"));
-	orch_fail_run_submission(self->o, self->r, -ETIMEDOUT);
+	EXPECT_EQ(100u, ot_live_slots(self->o));
+	orch_close_run_submission(self->o, self->r);
+	EXPECT_EQ(100, ot_drain(self->o));
 }
 
+/* Submit on worker @w a task with one auto-allocated OUTPUT of @bytes
+ * (heap bytes that its consumption frees), in a scope of its own that
+ * ends: its heap is held only until it runs. */
+static void heap_task_in_ended_scope(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(man) *self, int32_t w,
+				     uint64_t bytes)
+{
+	struct pto_tensor t = { .nbytes = bytes };
+
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	pto_args_reset(&self->a);
+	pto_args_add_tensor(&self->a, &t, PTO_OUTPUT);
+	ASSERT_EQ(0, pto_submit_next_level(self->o, &NOOP, &self->a, NULL,
+					   pto_on_worker(w), NULL));
+	ASSERT_EQ(0, pto_scope_end(self->o));
+}
+
+/* The head is a task that will run (its scope ended): back-pressure,
+ * which times out when nothing runs it. */
 TEST_F(man, heap_exhausted_times_out_with_message)
 {
 	struct pto_tensor t;
 
-	ASSERT_EQ(0, pto_alloc(self->o, 600 * 1024, &t, NULL));
+	heap_task_in_ended_scope(_metadata, self, 0, 600 * 1024);
+	ASSERT_EQ(0, pto_scope_begin(self->o));	/* the task's ring, 1 */
 	EXPECT_EQ(-ETIMEDOUT, pto_alloc(self->o, 600 * 1024, &t, NULL));
 	EXPECT_NE(NULL, strstr(pto_orch_error(self->o),
 			       "HeapRing exhausted, increase heap_ring_size"));
 	orch_fail_run_submission(self->o, self->r, -ETIMEDOUT);
+}
+
+/*
+ * The head is held by the scope this function has open (a pto_alloc
+ * slab lives until its scope ends): nothing can free it, and the
+ * allocation fails at once with -EDEADLK, naming the ring, the scope's
+ * depth, the bytes held and asked, well before the 10 s timeout.
+ */
+TEST_F(man, heap_held_by_own_open_scope_is_a_deadlock)
+{
+	struct pto_tensor t;
+	uint64_t t0;
+
+	self->o->cfg.timeout_ms = 10000;
+	ASSERT_EQ(0, pto_alloc(self->o, 600 * 1024, &t, NULL));
+	t0 = ot_now_ns();
+	EXPECT_EQ(-EDEADLK, pto_alloc(self->o, 600 * 1024, &t, NULL));
+	EXPECT_LT(ot_now_ns() - t0, 5000 * 1000000ULL);
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "deadlock: heap ring 0"))
+		TH_LOG("%s", pto_orch_error(self->o));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o), "scope at depth 1"));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o),
+			       "614400 bytes held, 614400 asked"));
+	orch_fail_run_submission(self->o, self->r, -EDEADLK);
+}
+
+/* The same in a nested scope (ring 1): the depth named is that scope's,
+ * and the outer scope's own slab on ring 0 does not matter. */
+TEST_F(man, deadlock_names_the_nested_scope)
+{
+	struct pto_tensor t;
+
+	ASSERT_EQ(0, pto_alloc(self->o, 600 * 1024, &t, NULL));
+	ASSERT_EQ(0, pto_scope_begin(self->o));
+	ASSERT_EQ(0, pto_alloc(self->o, 900 * 1024, &t, NULL));
+	EXPECT_EQ(-EDEADLK, pto_alloc(self->o, 200 * 1024, &t, NULL));
+	EXPECT_NE(NULL, strstr(pto_orch_error(self->o),
+			       "heap ring 1 is full and its oldest allocation is held by the open scope at depth 2"))
+		TH_LOG("%s", pto_orch_error(self->o));
+	orch_fail_run_submission(self->o, self->r, -EDEADLK);
 }
 
 struct later {
@@ -724,11 +841,8 @@ TEST_F(man, backpressure_then_release_unblocks)
 	uint64_t t0;
 
 	self->o->cfg.timeout_ms = 10000;
-	ASSERT_EQ(0, pto_scope_begin(self->o));
-	T1(0, 0, PTO_NO_DEP);
-	ASSERT_EQ(0, pto_alloc(self->o, 1000 * 1024, &t, NULL));
-	ASSERT_EQ(0, pto_scope_end(self->o));
-	/* Ring 1 is full (the alloc holds 1000 KiB of 1 MiB). The next
+	heap_task_in_ended_scope(_metadata, self, 0, 1000 * 1024);
+	/* Ring 1 is full (the task holds 1000 KiB of 1 MiB). The next
 	 * alloc waits for the task to finish, which frees the ring. */
 	ASSERT_EQ(0, pto_scope_begin(self->o));
 	t0 = ot_now_ns();
@@ -748,7 +862,8 @@ TEST_F(man, shutdown_unblocks_blocked_alloc)
 	pthread_t th;
 
 	self->o->cfg.timeout_ms = 5000;
-	ASSERT_EQ(0, pto_alloc(self->o, 1000 * 1024, &t, NULL));
+	heap_task_in_ended_scope(_metadata, self, 0, 1000 * 1024);
+	ASSERT_EQ(0, pto_scope_begin(self->o));
 	pthread_create(&th, NULL, later_fn, &l);
 	EXPECT_EQ(-ESHUTDOWN, pto_alloc(self->o, 1000 * 1024, &t, NULL));
 	pthread_join(th, NULL);
@@ -761,7 +876,7 @@ TEST_F(man, failed_producer_poisons_dependents)
 	struct pto_task c = T1(1, 0, PTO_INPUT);
 	struct pto_task d = T1(2, 0, PTO_INOUT);	/* c's sibling reader */
 	struct pto_task e;
-	struct orch_slot *cs = orch_slot_at(self->o, c.slot);
+	struct orch_slot *cs = ot_slot(self->o, c);
 
 	EXPECT_EQ(1, ot_run_one(self->o, 0, -EIO, NULL));
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
@@ -778,8 +893,8 @@ TEST_F(man, failed_producer_poisons_dependents)
 	 * one: a chain passes it on.
 	 */
 	EXPECT_EQ(-EIO, cs->failure_err);
-	EXPECT_EQ(-EIO, orch_slot_at(self->o, d.slot)->failure_err);
-	EXPECT_EQ(-EIO, orch_slot_at(self->o, e.slot)->failure_err);
+	EXPECT_EQ(-EIO, ot_slot(self->o, d)->failure_err);
+	EXPECT_EQ(-EIO, ot_slot(self->o, e)->failure_err);
 	/* Nothing poisoned is ever dispatched. */
 	EXPECT_EQ(0, ot_drain(self->o));
 	orch_close_run_submission(self->o, self->r);
@@ -801,9 +916,9 @@ TEST_F(man, poisoning_releases_each_slot_of_a_chain_once)
 	struct pto_task c = sub_on(_metadata, self, 1, 2, (int[]){ 0, 1 },
 				   (int[]){ PTO_INPUT, PTO_OUTPUT_EXISTING });
 	struct pto_task e = T1(2, 1, PTO_INPUT);
-	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
-	struct orch_slot *cs = orch_slot_at(self->o, c.slot);
-	struct orch_slot *es = orch_slot_at(self->o, e.slot);
+	struct orch_slot *ps = ot_slot(self->o, p);
+	struct orch_slot *cs = ot_slot(self->o, c);
+	struct orch_slot *es = ot_slot(self->o, e);
 
 	EXPECT_EQ(ORCH_PENDING, ot_state(self->o, e));
 	EXPECT_EQ(1, ot_run_one(self->o, 0, -EIO, NULL));
@@ -833,7 +948,7 @@ TEST_F(man, poisoning_releases_each_slot_of_a_chain_once)
 TEST_F(man, failed_lone_task_fails_the_run)
 {
 	struct pto_task t = T1(0, 0, PTO_NO_DEP);
-	struct orch_slot *ts = orch_slot_at(self->o, t.slot);
+	struct orch_slot *ts = ot_slot(self->o, t);
 
 	EXPECT_EQ(1, ot_run_one(self->o, 0, -EIO, NULL));
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, t));
@@ -869,7 +984,7 @@ static struct pto_task group_on(struct __test_metadata *_metadata,
 TEST_F(man, group_completes_only_when_all_members_done)
 {
 	struct pto_task g = group_on(_metadata, self, 2, (int32_t[]){ 0, 1 }), c;
-	struct orch_slot *gs = orch_slot_at(self->o, g.slot);
+	struct orch_slot *gs = ot_slot(self->o, g);
 	struct orch_dispatch d0, d1;
 	struct orch_dispatch_view v;
 
@@ -1309,7 +1424,7 @@ TEST_F(man, producer_completes_between_wiring_and_publication)
 {
 	struct pub_ctx pc = { .err = 0 };
 	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
-	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *ps = ot_slot(self->o, p);
 	struct orch_dispatch d;
 
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
@@ -1332,7 +1447,7 @@ TEST_F(man, producer_completes_between_wiring_and_publication)
 	 * READY, and queued exactly once. */
 	EXPECT_EQ(ORCH_READY, ot_state(self->o, c));
 	EXPECT_EQ(ORCH_M_PENDING,
-		  atomic_load(&orch_slot_at(self->o, c.slot)->members[0].mstate));
+		  atomic_load(&ot_slot(self->o, c)->members[0].mstate));
 	ASSERT_EQ(1, orch_ready_pop(self->o, 1, &d));
 	EXPECT_EQ(c.task_id, d.task_id);
 	orch_member_done(self->o, &d, 0, NULL);
@@ -1344,7 +1459,7 @@ TEST_F(man, producer_fails_between_wiring_and_publication)
 {
 	struct pub_ctx pc = { .err = -EIO };
 	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
-	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *ps = ot_slot(self->o, p);
 
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
 	orch_set_fail_hook(self->o, publish_hook, &pc);
@@ -1436,14 +1551,14 @@ TEST_F(man, propagated_at_publication_is_not_cancelled_again)
 {
 	struct pub_ctx pc = { .err = -EIO };
 	struct pto_task p = T1(0, 0, PTO_OUTPUT_EXISTING), c;
-	struct orch_slot *ps = orch_slot_at(self->o, p.slot);
+	struct orch_slot *ps = ot_slot(self->o, p);
 	struct orch_slot *cs;
 
 	ASSERT_EQ(1, orch_ready_pop(self->o, 0, &pc.prod));
 	orch_set_fail_hook(self->o, publish_hook, &pc);
 	c = T1(1, 0, PTO_INPUT);
 	orch_set_fail_hook(self->o, NULL, NULL);
-	cs = orch_slot_at(self->o, c.slot);
+	cs = ot_slot(self->o, c);
 	EXPECT_EQ(ORCH_FAILED, ot_state(self->o, c));
 	EXPECT_FALSE(cs->failure_propagation_pending);
 	EXPECT_EQ(0, orch_fail_run_submission(self->o, self->r, -EINVAL));
@@ -1521,8 +1636,8 @@ static struct orch_slot *fail_second_wiring(struct __test_metadata *_metadata,
 						 pto_on_worker(1), &s));
 	orch_set_fail_hook(self->o, NULL, NULL);
 	ASSERT_EQ(1, w->fired);
-	ss = orch_slot_at(self->o, (p2->slot + ORCH_INL_EDGES + 1) %
-				   self->o->rings[0].window);
+	ss = orch_store_lookup(&self->o->store,
+			       p2->task_id + ORCH_INL_EDGES + 1);
 	EXPECT_EQ(p2->task_id + ORCH_INL_EDGES + 1, ss->task_id);
 	EXPECT_EQ(1u, ss->nproducers);		/* p1 */
 	return ss;
@@ -1546,7 +1661,7 @@ TEST_F(man, submit_failing_after_a_producer_claimed_it_is_cancelled)
 	struct orch_slot *p1s, *ss;
 
 	ss = fail_second_wiring(_metadata, self, &w, &p1, &p2);
-	p1s = orch_slot_at(self->o, p1.slot);
+	p1s = ot_slot(self->o, p1);
 	EXPECT_EQ(ORCH_FAILED, atomic_load(&ss->state));
 	EXPECT_TRUE(ss->failure_propagation_pending);
 	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
@@ -1573,7 +1688,7 @@ TEST_F(man, submit_failing_while_building_is_cancelled)
 	struct orch_slot *p1s, *ss;
 
 	ss = fail_second_wiring(_metadata, self, &w, &p1, &p2);
-	p1s = orch_slot_at(self->o, p1.slot);
+	p1s = ot_slot(self->o, p1);
 	EXPECT_EQ(ORCH_BUILDING, atomic_load(&ss->state));
 	EXPECT_EQ(2, p1s->fanout_total);	/* scope + s's retention */
 	EXPECT_EQ(0, p1s->fanout_released);	/* p1 never ran */
@@ -1872,7 +1987,7 @@ static int submit_bad_dep(pto_orch *o, void *arg)
 	err = pto_submit_next_level(o, &NOOP, &a, NULL, pto_on_worker(0), &p);
 	if (err)
 		goto out;
-	ps = orch_slot_at(o, p.slot);
+	ps = ot_slot(o, p);
 	pto_args_add_dep_wait(&a, p);
 	pto_args_add_dep(&a, p);
 	pto_args_add_dep(&b, p);

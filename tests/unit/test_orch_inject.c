@@ -534,14 +534,14 @@ TEST(cancel_snapshot_debts_survive_failure)
 	EXPECT_EQ(ORCH_RUNNING, ot_state(o, h[0]));
 	EXPECT_EQ(ORCH_FAILED, ot_state(o, h[1]));
 	EXPECT_EQ(ORCH_FAILED, ot_state(o, h[2]));
-	EXPECT_TRUE(orch_slot_at(o, h[1].slot)->cancel_debt);
-	EXPECT_TRUE(orch_slot_at(o, h[2].slot)->cancel_debt);
+	EXPECT_TRUE(ot_slot(o, h[1])->cancel_debt);
+	EXPECT_TRUE(ot_slot(o, h[2])->cancel_debt);
 	EXPECT_EQ(3u, ot_live_slots(o));
 	EXPECT_EQ(0, in.settle_seen);
 	EXPECT_EQ(0, orch_cancel_unstarted_run(o, r));
 	EXPECT_EQ(1, in.settle_seen);
 	EXPECT_EQ(0, in.alloc_after_settle);
-	EXPECT_FALSE(orch_slot_at(o, h[1].slot)->cancel_debt);
+	EXPECT_FALSE(ot_slot(o, h[1])->cancel_debt);
 	EXPECT_EQ(0, pto_run_done(r));	/* h[0] still running */
 	orch_member_done(o, &run0, 0, NULL);
 	EXPECT_EQ(-EIO, pto_run_wait(r, 1000));

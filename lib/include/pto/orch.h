@@ -97,8 +97,10 @@ struct pto_arg_tensor {
 /*
  * A run-scoped task handle. Valid only while building the run that
  * returned it; naming it from another run is a submit-time error.
- * Fields are opaque to callers: a handle submit did not write (its @pad,
- * which submit writes 0, set) is refused when named in a dep.
+ * Fields are opaque to callers: @slot is a check word of the run and
+ * task id, and a handle submit did not write (a stale or forged one, or
+ * its @pad set) is refused when named in a dep (-EINVAL), never taken
+ * as a satisfied dependency.
  */
 struct pto_task {
 	uint64_t run_id;
@@ -241,11 +243,8 @@ static inline struct pto_target pto_on_kind(enum pto_worker_kind k)
 /* ---- orchestrator ------------------------------------------------------ */
 
 #define PTO_MAX_RING_DEPTH 4
-/*
- * The largest pto_orch_config.task_window: a slot's index (ring * window
- * + position, and a struct pto_task's slot) is 32 bits, and must not wrap
- * over the PTO_MAX_RING_DEPTH rings. 2^30 - 1.
- */
+/* The largest pto_orch_config.task_window hint (2^30 - 1); a larger one
+ * is refused at create. */
 #define PTO_MAX_TASK_WINDOW (0xffffffffu / PTO_MAX_RING_DEPTH)
 #define PTO_MAX_SCOPE_DEPTH 64	/* user scopes on top of the outer scope */
 #define PTO_HEAP_ALIGN 1024
@@ -261,9 +260,11 @@ static inline struct pto_target pto_on_kind(enum pto_worker_kind k)
  */
 struct pto_orch_config {
 	uint64_t heap_ring_size;	/* bytes per ring; 0: 1 GiB (lazy) */
-	uint32_t task_window;		/* slots per ring; 0: 4096; at most
-					 * PTO_MAX_TASK_WINDOW */
-	uint32_t timeout_ms;		/* back-pressure timeout; 0: 10 s */
+	uint32_t task_window;		/* sizing hint, not a limit: live
+					 * slots expected per ring; 0: 4096;
+					 * at most PTO_MAX_TASK_WINDOW */
+	uint32_t timeout_ms;		/* heap back-pressure timeout, from
+					 * the last progress; 0: 10 s */
 	uint32_t run_depth;		/* pipelined runs; 0: 2 */
 	uint32_t nworkers;		/* 0: 2 workers, ids 0,1, kind SUB */
 	const struct pto_worker_desc *workers;
