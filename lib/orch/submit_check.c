@@ -190,15 +190,21 @@ int orch_submit_validate(struct pto_orch *o, struct pto_run *r,
 		if (err)
 			return err;
 	}
-	/* A backend that runs host callbacks would run nothing (orch.h). */
+	/* A worker that runs host callbacks would run nothing (orch.h);
+	 * SUB workers always do. */
 	if (!q->c->fn && o->host_callbacks)
 		return orch_error(o, -EINVAL,
 				  "callable without fn: this orchestrator's workers run host callbacks");
+	if (!q->c->fn && q->wkind == PTO_WORKER_SUB)
+		return orch_error(o, -EINVAL,
+				  "callable without fn: SUB workers run host callbacks");
 	/* A HOST tensor given to a device kernel that reads it would fail
-	 * only at dispatch; a kernel that uses no address takes any. */
+	 * only at dispatch; a kernel that uses no address takes any, and
+	 * so does a host callback (a SUB task). */
 	bad_spaces = o->kernel_bad_spaces;
-	if (bad_spaces &&
-	    orch_kernel_tensorless(o->tensorless_kernels, q->c->kernel_id))
+	if (bad_spaces && (q->wkind == PTO_WORKER_SUB ||
+			   orch_kernel_tensorless(o->tensorless_kernels,
+						  q->c->kernel_id)))
 		bad_spaces = 0;
 	for (m = 0; m < nargs; m++) {
 		const struct pto_task_args *a = q->args[m];
