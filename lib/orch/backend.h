@@ -156,11 +156,16 @@ struct orch_backend_ops {
 	 * Every worker runs the task's host callback (pto_callable.fn), as
 	 * the in-process threads do: submit refuses a callable without one
 	 * (-EINVAL), whatever the worker kind and the submit. Otherwise only
-	 * tasks for SUB workers need one (the device's AIC / AIV / MIX
-	 * workers run kernel_id; its SUB workers run fn). Read once, at
+	 * tasks for workers of @callback_kinds need one. Read once, at
 	 * create.
 	 */
 	bool host_callbacks;
+	/* Kinds (bit per kind) whose workers run host callbacks on a
+	 * backend without host_callbacks (the device's SUB workers; its
+	 * AIC / AIV / MIX ones run kernel_id): a task for one needs fn, and
+	 * may take tensors of any space (kernels_need_heap_space is the
+	 * kernels'). */
+	uint32_t callback_kinds;
 	/* Free the backend (after stop / heap_unmap). */
 	void (*destroy)(void *be);
 };

@@ -190,19 +190,18 @@ int orch_submit_validate(struct pto_orch *o, struct pto_run *r,
 		if (err)
 			return err;
 	}
-	/* A worker that runs host callbacks would run nothing (orch.h);
-	 * SUB workers always do. */
+	/* A worker that runs host callbacks would run nothing (orch.h). */
 	if (!q->c->fn && o->host_callbacks)
 		return orch_error(o, -EINVAL,
 				  "callable without fn: this orchestrator's workers run host callbacks");
-	if (!q->c->fn && q->wkind == PTO_WORKER_SUB)
+	if (!q->c->fn && (o->ops->callback_kinds >> q->wkind & 1))
 		return orch_error(o, -EINVAL,
 				  "callable without fn: SUB workers run host callbacks");
 	/* A HOST tensor given to a device kernel that reads it would fail
 	 * only at dispatch; a kernel that uses no address takes any, and
-	 * so does a host callback (a SUB task). */
+	 * so does a host callback (backend.h, callback_kinds). */
 	bad_spaces = o->kernel_bad_spaces;
-	if (bad_spaces && (q->wkind == PTO_WORKER_SUB ||
+	if (bad_spaces && ((o->ops->callback_kinds >> q->wkind & 1) ||
 			   orch_kernel_tensorless(o->tensorless_kernels,
 						  q->c->kernel_id)))
 		bad_spaces = 0;

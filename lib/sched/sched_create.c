@@ -272,6 +272,7 @@ static const struct orch_backend_ops sched_ops = {
 	.name = "device",
 	.kick_wakes_server = true,
 	.own_thread_kinds = 1u << PTO_WORKER_SUB,
+	.callback_kinds = 1u << PTO_WORKER_SUB,
 	.heap_map = sched_heap_map,
 	.heap_unmap = sched_heap_unmap,
 	.start = sched_start,

@@ -551,4 +551,84 @@ TEST(sub_threads_bounds)
 	pto_dev_close(dev);
 }
 
+/*
+ * pto_orch_abort() with one callback running and three SUB tasks queued
+ * behind it on the one SUB worker: the running callback is not
+ * interrupted (the abort waits for it, and it ends with its own result),
+ * the queued ones fail without running, and the run's wait is
+ * -ECANCELED. A callback's own waits on its orchestrator are -EDEADLK.
+ */
+struct abort_ctx {
+	pto_orch *o;
+	_Atomic int started, release, ran;
+	int deadlk;		/* the callback's pto_orch_close() result */
+};
+
+static int blocking_cb(struct pto_task_ctx *ctx)
+{
+	struct abort_ctx *ac = ctx->user;
+	int i;
+
+	if (atomic_fetch_add(&ac->started, 1) == 0) {
+		ac->deadlk = pto_orch_close(ac->o, 0);
+		for (i = 0; i < 20000 && !atomic_load(&ac->release); i++)
+			usleep(1000);
+	}
+	atomic_fetch_add(&ac->ran, 1);
+	return 0;
+}
+
+static int blocking_dag(pto_orch *o, void *arg)
+{
+	struct pto_callable cb = { .fn = blocking_cb, .user = arg };
+	struct pto_task_args a;
+	int i, ret = 0;
+
+	pto_args_init(&a);
+	for (i = 0; !ret && i < 4; i++)
+		ret = pto_submit_sub(o, &cb, &a, NULL);
+	pto_args_fini(&a);
+	return ret;
+}
+
+static void *release_later(void *arg)
+{
+	struct abort_ctx *ac = arg;
+
+	usleep(200000);
+	atomic_store(&ac->release, 1);
+	return NULL;
+}
+
+TEST(abort_fails_queued_sub_tasks_and_waits_for_a_running_one)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1 };
+	struct abort_ctx ac = { 0 };
+	struct pto_dev *dev;
+	pthread_t th;
+	pto_run *r;
+	int i;
+
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, NULL, &sc, &ac.o));
+	ASSERT_EQ(0, pto_run_start(ac.o, blocking_dag, &ac, &r));
+	for (i = 0; i < 10000 && !atomic_load(&ac.started); i++)
+		usleep(1000);
+	ASSERT_EQ(1, atomic_load(&ac.started));
+	ASSERT_EQ(0, pthread_create(&th, NULL, release_later, &ac));
+	EXPECT_EQ(0, pto_orch_abort(ac.o, 20000));
+	EXPECT_EQ(1, atomic_load(&ac.release)) TH_LOG("the abort did not wait");
+	pthread_join(th, NULL);
+	EXPECT_EQ(-ECANCELED, pto_run_wait(r, 20000));
+	EXPECT_NE(NULL, strstr(pto_run_error(r), "orchestrator aborted"))
+		TH_LOG("%s", pto_run_error(r));
+	pto_run_release(r);
+	EXPECT_EQ(1, atomic_load(&ac.ran));
+	EXPECT_EQ(1, atomic_load(&ac.started));
+	EXPECT_EQ(-EDEADLK, ac.deadlk);
+	EXPECT_EQ(0, pto_orch_close(ac.o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(ac.o));
+	pto_dev_close(dev);
+}
+
 TEST_HARNESS_MAIN
