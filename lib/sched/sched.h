@@ -159,6 +159,7 @@ struct sched_thread {
  * SUB tasks (sched_sub.c). Parking as the in-process workers': it stores
  * @parked, then looks for work under sched_mu; a kick (under sched_mu)
  * loads @parked and only then takes @mu to set @kicked and signal @cv.
+ * Lock order: sched_mu before @mu; nothing takes sched_mu under @mu.
  */
 struct sched_sub {
 	struct sched_backend *be;

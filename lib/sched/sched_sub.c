@@ -30,8 +30,9 @@
  * core stores FIN in COND with release after its GM writes
  * (kernel/pto_mock.c), the scheduler thread's acquire load of COND
  * (core_rc_reap) pairs with it, and the completion it then runs routes
- * this task under sched_mu, which our pop took: the writes precede the
- * callback's loads.
+ * this task under sched_mu, which our pop took (a task published after
+ * that completion: the orch thread acquired the producer's COMPLETED
+ * state first): the writes precede the callback's loads.
  */
 static int sub_run(struct sched_sub *w, struct orch_dispatch *d)
 {
