@@ -258,6 +258,9 @@ $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard te
 $(O)/unit/test_trace: $(PTOCTL_SRCS) $(wildcard tools/*.h)
 $(O)/unit/test_trace: UNIT_LDLIBS := -lz
 
+# test_bench_args.c runs the built pto-bench.
+$(O)/unit/test_bench_args: tools/pto-bench
+
 $(O)/unit/tsan_%: tests/unit/tsan_%.c $(UNIT_HELPERS) $(wildcard tests/unit/*.h) $(TSAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(TSAN_CFLAGS) \

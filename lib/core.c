@@ -193,26 +193,13 @@ uint32_t core_rc_dispatch(struct core_rc *c, int *ring)
 }
 
 /*
- * The completion rules, the one copy: which ids in flight on @c (at least
- * one) does the COND value @cond end? Pure: each caller loads COND itself,
- * with the ordering its use needs (core_rc_reap(), core_rc_progress()).
- *
- * PTO_RC_STOPPED: EXITED. The core left this launch under us: a
- *	retirement its owner did not ask for (the kernel's emergency
- *	retirement after a fatal device error) echoed EXITED over the last
- *	ACK/FIN, and its nonce may look like any id. Nothing in flight
- *	completes after it, and an id written since goes to a closed window:
- *	each ends as stopped, so its task fails instead of waiting forever.
- *	Except an id the core completed before the echo (its FIN overwritten
- *	before we read it): its payload buffer holds done_id == id and its
- *	status, and it ends as completed with that status.
- * PTO_RC_IMPLIED: two in flight and the core took the second (ACK or FIN
- *	of it): the oldest is complete, its status in its payload buffer.
- * PTO_RC_FIN: FIN of the oldest id still in flight (the second, after an
- *	implied one): complete, its status in COND's error bits.
- *
- * Inlined into both callers and branch-light: core_rc_reap() runs per
- * scheduler step, several times per task.
+ * The completion rules, the one copy: which ids in flight on @c does COND
+ * value @cond end? Each caller loads COND with the ordering it needs.
+ * PTO_RC_STOPPED: EXITED echoed over the last ACK/FIN (an emergency
+ * retirement): every id ends as stopped, except one whose payload buffer says
+ * the core completed it. PTO_RC_IMPLIED: the core took the second id, so the
+ * oldest is done (status in its payload buffer). PTO_RC_FIN: the oldest is
+ * done, status in COND. Documentation/mock-cores.md.
  */
 #define PTO_RC_IMPLIED	1u
 #define PTO_RC_FIN	2u

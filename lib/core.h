@@ -1,24 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libpto raw device layer (INTERNAL: not installed, not exported from
- * libpto.so): own clusters, launch cores, map their register windows,
- * write payloads, publish dispatch ids, ring doorbells, reap completions.
- *
- * Internal on purpose: it is the substrate of the scheduler (lib/sched),
- * which is the public way to run work; its shape follows the kernel ABI
- * (uapi/linux/pto.h) and changes with it. ptoctl and the selftests link
- * libpto statically and include it as "core.h".
- *
- * Protocol per core (Documentation/mock-cores.md): at most two tasks in
- * flight, a running and a pending one. A new id may be written to
- * DATA_MAIN_BASE only when nothing is in flight or the core has taken
- * (ACKed) the last id written. ids alternate in parity, so the pending
- * task's payload buffer is never the running one's. A completion is seen
- * as FIN | id in COND, or implied by the ACK of the next id; then its
- * status is read from its payload buffer.
- *
- * Not thread-safe per core: one thread drives a core at a time. Internal
- * symbols carry the core_ prefix.
+ * libpto's raw device layer (internal: not installed, not exported): own
+ * clusters, launch cores, map their windows, write payloads, publish dispatch
+ * ids, ring doorbells, reap completions. It is the device scheduler's
+ * substrate and follows the kernel ABI; ptoctl and the selftests link it
+ * statically. The per-core protocol (two ids in flight, alternating parity) is
+ * in Documentation/mock-cores.md. Not thread-safe per core: one thread drives
+ * a core at a time.
  */
 #ifndef PTO_LIB_CORE_H
 #define PTO_LIB_CORE_H
@@ -95,18 +83,12 @@ uint32_t core_rc_dispatch(struct core_rc *c, int *ring);
 /* Collect completions (0..2) into @done; returns their number. */
 int core_rc_reap(struct core_rc *c, struct core_done *done);
 /*
- * End every id in flight on @c (0..2, into @done, oldest first), for a
- * core that will run none of them any more: one that echoed EXITED
- * (core_rc_reap's stopped case), or one whose owner's retirement
- * (core_retire) returned. Each ends as PTO_TASK_ESTOP, except an id
- * whose payload buffer holds done_id == id: the core completed it, and it
- * ends with the status there. The caller orders these loads after the
- * core's last writes: the acquire of the EXITED echo in COND, or the
- * retirement's return (the kernel acquired the core's response, which
- * the core stores with release after every write of its launch). A
- * quarantined core never answered: nothing orders its writes, and an id
- * it did complete may end as stopped - never twice: an id leaves
- * @c->inflight here, once. Not thread-safe per core (above).
+ * End every id in flight on @c (into @done, oldest first) for a core that will
+ * run none of them: it echoed EXITED, or its owner's core_retire() returned.
+ * Each ends as PTO_TASK_ESTOP unless its payload buffer holds done_id == id
+ * (then with the status there). The caller orders these loads after the core's
+ * last writes (the EXITED acquire, or the retirement's return); an id leaves
+ * @c->inflight here, once.
  */
 int core_rc_abandon(struct core_rc *c, struct core_done *done);
 

@@ -207,7 +207,7 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 	int ret;
 
 	*out = NULL;
-	/* A forked child's buffer would be the parent's file's (pto/pto.h),
+	/* A forked child's buffer would be the parent's file's (pto_bo_alloc(3)),
 	 * and its list entry a write into the child's stale copy. */
 	if (dev_forked(dev))
 		return -ECHILD;
@@ -241,7 +241,7 @@ int pto_bo_alloc(struct pto_dev *dev, uint64_t size, uint64_t flags,
 }
 
 /*
- * Threads may map one buffer at once (pto/pto.h): each that finds no
+ * Threads may map one buffer at once (pto_bo_map(3)): each that finds no
  * mapping makes one, and the first to publish it wins. A loser unmaps its
  * own and returns the winner's, so every caller gets the one address and
  * no mapping leaks.
@@ -252,7 +252,7 @@ int pto_bo_map(struct pto_bo *bo, void **addr)
 
 	cur = atomic_load_explicit(&bo->map, memory_order_acquire);
 	if (!cur) {
-		/* A new mapping would hold the parent's file (pto/pto.h). */
+		/* A new mapping would hold the parent's file (pto_bo_map(3)). */
 		if (dev_forked(bo->dev))
 			return -ECHILD;
 		p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,

@@ -1,23 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The layout of every public struct of libpto (the headers in lib/include/pto): its
- * size, each field's offset and size, and how many bytes of implicit
- * padding it has. These numbers are libpto.so.1's ABI: a program built
- * against one version passes these structs to another, so any change to
- * them - a field moved, widened or added outside the reserved words - is a
- * soname bump, and must fail here first. A field taken from reserved space
- * changes the reserved array's offset and size here, on purpose: update
- * both lines and check the struct's size did not move.
- *
- * The driver's commands (uapi/linux/pto.h) are checked too: each one's
- * type, number, direction and struct size, which the driver matches a
- * command by, and the ABI major libpto accepts. A change there is an ABI
- * major bump (Documentation/abi.md).
- *
- * tests/abi-symbols builds this as C11 and as C++11 (the headers serve
- * both), runs it, and checks that every struct the headers define has a
- * DONE() line below. Prints TAP, one result per struct. x86-64 (LP64)
- * numbers: the only architecture pto builds for.
+ * The layout of every public struct of libpto (size, each field's offset and
+ * size, implicit padding) and the driver's commands (type, number, direction,
+ * struct size) with the ABI major libpto accepts. These are the ABI: a change
+ * fails here first (Documentation/abi.md). A field taken from reserved space
+ * moves the reserved array's line: update both and check the size held.
+ * tests/abi-symbols builds this as C11 and C++11; TAP, one result per struct;
+ * LP64 numbers.
  */
 #include <stddef.h>
 #include <stdio.h>

@@ -1,39 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto-bench: the orchestrator on the in-process backend, side by side
- * with StarPU 1.3 on the same shapes.
- *
- *   pto-bench [-w WORKERS] [-m MAXLOG2] [-W WINDOW] [--peer PATH|--no-peer]
- *   pto-bench --device [-d N] [--clusters M] ...   the same workloads as
- *             device noop kernels on /dev/ptoN's mock cores (the device
- *             scheduler, pto/sched.h), StarPU on -w CPU workers beside it
- *
- * Workloads (noop tasks), each at 2^10, 2^12 .. 2^MAXLOG2 tasks (default
- * 2^20), with a task window (default 4096 slots per ring) smaller than the
- * task count: tasks are submitted in scopes of 512, so finished ones are
- * reclaimed while the run goes on.
- *   chain       task i INOUT on one tensor: a linear chain
- *   independent no edges, no data
- *   fanout      fork-join blocks: root -> 16 children -> join (explicit
- *               add_dep_wait on the children), joins chained
- *   wavefront   a W x W grid, cell (i,j) reads (i-1,j) and (i,j-1)
- * Plus "submit": ns per submit of independent tasks with 4 tensor args
- * each (1 OUTPUT_EXISTING, 3 INPUT: four TensorMap operations), with a
- * window large enough that the ring never pushes back.
- *
- * The StarPU peer (tools/bench/pto-bench-starpu, built by
- * make tools/bench/pto-bench-starpu) runs the same shape in the same invocation; its
- * tasks/s and the ratio are printed on the same line, up to 2^16 tasks
- * by default (-M; StarPU needs ~5 us/task). One line per workload and
- * size; both figures are the best of --reps runs (5; twice that below
- * 2^14 tasks), pto's and the
- * peer's interleaved, each timed run right after an untimed warm-up run
- * in the same runtime instance (pto: once round the task window at
- * least; StarPU: a quarter of the size), so both are steady state.
- * "ratio" is best against best; "paired median" is the median of each
- * rep's own ratio (its pto run against the peer run right after it),
- * with their range: on a machine whose speed drifts, a pair shares the
- * drift, and a wide range says the machine (or one side) was unsteady.
+ * pto-bench: the orchestrator on the in-process backend (or, with --device,
+ * the device scheduler on /dev/ptoN), beside StarPU 1.3
+ * (tools/bench/pto-bench-starpu) on the same noop shapes: chain, independent,
+ * fanout, wavefront, 2^10 .. 2^MAXLOG2 tasks in scopes of 512 through a
+ * smaller task window, and "submit" (ns per submit). Each figure is the best
+ * of --reps runs after a warm-up, the two sides interleaved; "paired median"
+ * compares each rep with the peer run after it. `pto-bench --help` lists the
+ * options.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -261,16 +235,19 @@ static int orch_fn(pto_orch *o, void *arg)
 	return err;
 }
 
+/* -w's limit: make()'s worker table. */
+#define MAX_WORKERS 64
+
 static pto_orch *make(uint32_t workers, uint32_t window)
 {
-	struct pto_worker_desc w[64] = { 0 };	/* reserved words zero */
+	struct pto_worker_desc w[MAX_WORKERS] = { 0 };	/* reserved words zero */
 	struct pto_orch_config cfg = { .heap_ring_size = 1 << 20,
 				       .task_window = window, .workers = w,
 				       .nworkers = workers };
 	pto_orch *o;
 	uint32_t i;
 
-	for (i = 0; i < workers && i < 64; i++) {
+	for (i = 0; i < workers && i < MAX_WORKERS; i++) {
 		w[i].id = (int32_t)i;
 		w[i].kind = PTO_WORKER_SUB;
 	}
@@ -377,7 +354,7 @@ static int run_once(pto_orch *o, struct job *j, uint64_t *t)
 
 	err = pto_run_start(o, orch_fn, j, &r);
 	/* A construction error's text is the orchestrator's, an execution
-	 * error's the run's (orch.h). */
+	 * error's the run's (pto_run_error(3)). */
 	why = err ? pto_orch_error(o) : "";
 	if (!err) {
 		err = pto_run_wait(r, -1);
@@ -435,23 +412,11 @@ static void submit_cost(uint32_t workers, int reps)
 	pto_run *r;
 
 	/*
-	 * batch_scope() puts them in scopes of 512 anyway; the window has
-	 * room for all of them, so the loop measures submit, not
-	 * back-pressure. Two figures: wall time per submit, and the
-	 * submitting thread's CPU time per submit. The workers run the
-	 * tasks meanwhile, so on a 2-CPU machine three threads share two
-	 * CPUs: wall time then also counts the time the submitter waited
-	 * for a CPU, which is not the cost of submit.
-	 *
-	 * Best of 6 x --reps (30) runs of 5 ms each, with the median beside
-	 * it: the cost is the best, and the spread is the machine's (a few
-	 * adjacent runs can all fall in one slow second of a shared host).
-	 *
-	 * The first two runs are warm-up, not timed: a run of n takes n
-	 * fresh slots of the 2n window, and a slot's first use allocates
-	 * (and page-faults) its argument and journal storage, which it then
-	 * keeps. The timed runs measure the steady state, as a runtime that
-	 * keeps one orchestrator for its lifetime sees it.
+	 * The window holds them all, so this measures submit, not
+	 * back-pressure: wall and submitting-thread CPU time per submit (the
+	 * workers share the CPUs meanwhile). Best of 6 x --reps short runs,
+	 * with the median; the first two runs are warm-up (a slot's first use
+	 * allocates its storage).
 	 */
 	if (!wall) {
 		fprintf(stderr, "pto-bench: out of memory\n");
@@ -547,9 +512,21 @@ int main(int argc, char **argv)
 		case 'P':
 			use_peer = 0;
 			break;
-		case 'w':
-			workers = (uint32_t)atoi(optarg);
+		case 'w': {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    v < 1 || v > MAX_WORKERS) {
+				fprintf(stderr, "pto-bench: bad -w '%s' (1 to %d workers)\n",
+					optarg, MAX_WORKERS);
+				return 2;
+			}
+			workers = (uint32_t)v;
 			break;
+		}
 		case 'm':
 			maxlog = atoi(optarg);
 			break;

@@ -1,36 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worker-backend interface: what the orchestrator needs from whatever
- * executes tasks, and the entry points a backend (the in-process threads,
- * the device's scheduler threads) drives the DAG through. It is the whole
- * of lib/orch/ that lib/sched/ may use.
- *
- * A backend never touches slot state, counters or queues itself. Its
- * dispatch/complete path is a sequence of steps, each an orchestrator
- * function, so later features (args dump capture) slot in between:
- *
- *   1. orch_ready_pop(o, widx, &d)    claim READY -> RUNNING for an idle
- *                                     worker (group all-or-nothing rule)
- *   2. orch_dispatch_view(&d, &v)     the member's argument descriptors
- *                                     (tensors with dump marks, scalars)
- *      [capture before dispatch]
- *   3. backend runs it (callback / payload to a core)
- *      [capture after completion: orch_dispatch_view still valid]
- *   4. orch_member_done(o, &d, err, msg)
- *                                     worker idle, member outcome; the
- *                                     last member runs the orchestrator's
- *                                     completion (COMPLETED/FAILED,
- *                                     consumer release or poisoning,
- *                                     producer release, self release,
- *                                     consumption, ring reclamation)
- *      or orch_member_done_pop()      4 then 1 for the same worker
- *      or orch_member_done_keep()     4 without the worker going idle,
- *                                     when the caller's next 4 for the
- *                                     same worker (the _kept variants)
- *                                     makes it idle for both
- *
- * The slot, and with it the args view, stays valid from step 1 until
- * step 4 returns: a RUNNING slot cannot be consumed.
+ * The worker-backend interface: what the orchestrator needs from whatever runs
+ * tasks, and the steps a backend (in-process threads, the device scheduler)
+ * drives the DAG through; the whole of lib/orch/ that lib/sched/ uses. A
+ * backend never touches slot state itself: 1. orch_ready_pop() claims a task
+ * for an idle worker, 2. orch_dispatch_view() gives its arguments, 3. the
+ * backend runs it, 4. orch_member_done() (or its _pop / _keep variants)
+ * completes it. The slot stays valid from 1 until 4 returns.
  */
 #ifndef PTO_ORCH_BACKEND_H
 #define PTO_ORCH_BACKEND_H
@@ -95,30 +71,20 @@ struct orch_backend_ops {
 	int (*heap_map)(void *be, int ring, uint64_t size, struct orch_heap *out);
 	void (*heap_unmap)(void *be, int ring, struct orch_heap *h);
 	/*
-	 * Start / stop executing (threads). stop joins; called by close once
-	 * every run drained, with close's deadline (CLOCK_MONOTONIC): it
-	 * returns -ETIMEDOUT when a thread is still leaving at @deadline (a
-	 * device core's retirement waits for it): every thread has been told
-	 * to stop for good, those joined are done, and close's retry calls
-	 * it again to join the rest (close has nothing to undo); 0 when
-	 * every thread was joined. A backend whose threads leave at once may
-	 * ignore @deadline. Never called twice at once (close serializes
-	 * its stops), but abort() may run beside it.
+	 * Start / stop the threads. stop joins, once every run drained, by
+	 * close's @deadline (CLOCK_MONOTONIC): -ETIMEDOUT leaves the rest told
+	 * to stop, and close's retry joins them; 0 when all were joined. Never
+	 * called twice at once, but abort() may run beside it.
 	 */
 	int (*start)(void *be, struct pto_orch *o);
 	int (*stop)(void *be, const struct timespec *deadline);
 	/*
-	 * Optional (NULL: pto_orch_abort() is -EOPNOTSUPP): end every task
-	 * now, without waiting for it. Called by pto_orch_abort() with the
-	 * orchestrator closing (no run begins any more), on any thread, any
-	 * number of times, concurrently with itself and with stop() (a
-	 * close on another thread: pto/orch.h), and also after a stop
-	 * returned, when it must do nothing harmful (the threads are gone,
-	 * and so is the work). Does not block; from its return on,
-	 * each member in flight on a worker ends soon (step 4 with an error
-	 * unless the worker completed it) and each member the backend pops
-	 * later ends at once with an error, without running - so every run
-	 * drains, failed. Stop still follows (close) and joins.
+	 * Optional (NULL: pto_orch_abort() is -EOPNOTSUPP): end every task now
+	 * without waiting. Called with the orchestrator closing, on any
+	 * thread, concurrently with itself and with stop(), also after stop
+	 * returned (then harmless). Does not block; afterwards every member in
+	 * flight ends soon and every later pop ends at once with an error, so
+	 * every run drains, failed.
 	 */
 	void (*abort)(void *be);
 	/* Work may be available for worker @widx (exact FIFO, a group
@@ -190,11 +156,11 @@ static inline bool orch_reserved_zero(const uint64_t *w, size_t size)
 }
 
 /*
- * The public creates' first check, before anything is set up: -EINVAL if
- * a reserved word of @cfg (NULL: none) is not zero or its task_window is
- * above PTO_MAX_TASK_WINDOW, or, with @workers, if the worker set is bad:
- * workers NULL with nworkers set, or a worker with a reserved word set, a
- * negative id, an unknown kind or another worker's id (pto/orch.h).
+ * The public creates' first check, before anything is set up: -EINVAL if a
+ * reserved word of @cfg (NULL: none) is not zero or its task_window is above
+ * PTO_MAX_TASK_WINDOW, or, with @workers, if the worker set is bad: workers
+ * NULL with nworkers set, or a worker with a reserved word set, a negative id,
+ * an unknown kind or another worker's id (pto_orch_create_inproc(3)).
  */
 int orch_config_check(const struct pto_orch_config *cfg, bool workers);
 
@@ -207,17 +173,11 @@ int orch_create(const struct pto_orch_config *cfg,
 void *orch_backend_of(struct pto_orch *o, const struct orch_backend_ops *ops);
 
 /*
- * Step 1: for idle worker @widx, claim the next task it may run, in this
- * order: a group member already assigned to it; the group FIFO head, if
- * @widx is one of its targets and every target is idle (all members are
- * then assigned at once, the other targets kicked); nothing if the head
- * group names @widx but cannot start (it reserves its targets); the
- * worker's exact FIFO; its kind's FIFO. Counts the member against the
- * worker's capacity (1 unless orch_set_worker_capacity raised it): with
- * capacity 2 a backend can pop a core's next task while the current one
- * runs (a pending payload). Groups still need every target fully idle.
- * Returns 1 with *d filled, 0 when there is nothing for it.
- * Thread safety: any thread; a worker index is popped for by one thread.
+ * Step 1: claim the next task idle worker @widx may run: its assigned group
+ * member, the group FIFO's head if every target is idle (a head naming @widx
+ * that cannot start reserves it), its exact FIFO, its kind's FIFO. Counts
+ * against the worker's capacity (orch_set_worker_capacity). 1 with *d filled,
+ * 0 when nothing. Any thread; one thread pops per worker.
  */
 int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d);
 /*

@@ -1,20 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Cancellation of an unstarted run, and its debt rules. Called on the orch thread after the run's
- * submission closed with an error, so no submitter is left to publish a
- * BUILDING slot: cancellation owns those, and any FAILED slot still
- * carrying failure_propagation_pending (claimed while BUILDING by a
- * failing producer, its submit then gave up).
- *
- * Three phases:
- *  1. claim: BUILDING / PENDING / READY -> FAILED, recording the debt
- *     (cancel_debt) right after each win. Scheduler-owned claims (a
- *     poisoning completion) carry no debt: their claimant propagates.
- *  2. snapshot: collect the owned slots and mark their group members.
- *     Idempotent, may allocate; a failure returns -ENOMEM with every
- *     debt still set, so the next attempt finds the same slots.
- *  3. settle: clear the debts, then perform the non-repeatable releases
- *     (producer references, self release) without allocating.
+ * Cancellation of an unstarted run, on the orch thread once its submission
+ * failed: it owns the run's BUILDING slots and FAILED ones still marked
+ * failure_propagation_pending. Three phases: claim (-> FAILED, recording the
+ * debt), snapshot (may allocate; -ENOMEM keeps every debt, so a retry finds
+ * the same slots), settle (clear the debts, then the releases that must not
+ * repeat, without allocating).
  */
 #include <errno.h>
 #include <stdio.h>

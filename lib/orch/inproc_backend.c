@@ -1,20 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The in-process worker backend: one thread per configured worker, each
- * running the tasks' host callbacks; heap rings are
- * mmap(MAP_SHARED | MAP_ANONYMOUS) regions (physical pages stay lazy), so
- * a child forked after creation would share them at the same address.
- *
- * A worker thread is the device scheduler's loop in miniature and uses the
- * same entry points: orch_ready_pop -> orch_dispatch_view -> run ->
- * orch_member_done. Idle workers spin briefly on the ready generation
- * counter (no lock, no system call), then park on their own condition
- * variable (a light sleep first, bounded; ready.c, before_sleep).
- * Parking protocol: the worker stores parked = 1 and then looks for work
- * again under sched_mu; a kicker runs under sched_mu after
- * queuing and loads parked. Whichever critical section comes second sees
- * the other's write, so a wake-up is never lost, and a kick to a worker
- * that is not parked is one load.
+ * The in-process backend: one thread per worker running host callbacks, the
+ * device scheduler's loop in miniature (orch_ready_pop -> orch_dispatch_view
+ * -> run -> orch_member_done). Heap rings are shared anonymous mappings.
+ * Parking: the worker stores parked = 1, then looks for work under sched_mu; a
+ * kicker queues under sched_mu, then loads parked. The second critical section
+ * sees the first's write: no lost wake-up.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,15 +129,11 @@ static bool park(struct inproc_worker *w, bool heavy)
 }
 
 /*
- * Idle: spin on the ready generation for at most INPROC_SPIN pauses per
- * idle period, not per generation change - a generation that moved but
- * left nothing for us (the completing worker popped its own consumer, see
- * ready.c) must not keep us spinning, or an idle worker takes a CPU the
- * orch thread needs on a small machine. INPROC_HUNGRY pauses in, tell the
- * orchestrator we are idle (orch_ready_hungry): its next deferred READY
- * publication of our kind is then routed at once rather than with its
- * batch. Then park, through orch_ready_pop_parking, which takes whatever
- * the orch thread still holds deferred.
+ * Idle: spin on the ready generation at most INPROC_SPIN pauses per idle
+ * period (a generation that moved for someone else must not keep a CPU busy),
+ * say hungry after INPROC_HUNGRY (orch_ready_hungry: deferred READY work of
+ * our kind is routed at once), then park through orch_ready_pop_parking, which
+ * takes what the orch thread holds deferred.
  */
 static void *worker_main(void *arg)
 {
@@ -185,7 +172,7 @@ static void *worker_main(void *arg)
 				continue;	/* the generation moved: look */
 		}
 		budget = INPROC_SPIN;
-		atomic_store(&w->parked, 1);	/* seq_cst: see the header */
+		atomic_store(&w->parked, 1);	/* seq_cst: the parking protocol above */
 		/* Also takes the orch thread's deferred READY slots. */
 		if (orch_ready_pop_parking(o, w->widx, &d, heavy)) {
 			atomic_store(&w->parked, 0);

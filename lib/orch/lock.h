@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The orchestrator's short-hold lock and CPU hints (lib/orch/ only).
- *
- * Lock order (coarse to fine), also documented by the atfork handler:
- *   sched_mu -> slot.fanout_mu -> tm.mu -> ring.mu -> runs_mu
- * runs_mu is innermost: no other lock is taken while it is held, and it is
- * taken under others (a run's last launch opens its acceptance fence from
- * claim_running, under sched_mu; a consumption may finish a run).
- * Nobody holds two fanout_mu at once: every cross-slot action (release a
- * consumer, release a producer reference) is done after dropping the
- * current slot's lock.
+ * The orchestrator's short-hold lock and CPU hints (lib/orch/ only). Lock
+ * order: sched_mu -> slot.fanout_mu -> tm.mu -> ring.mu -> runs_mu (innermost;
+ * also the atfork handler's order). Nobody holds two fanout_mu: cross-slot
+ * actions run after dropping the current slot's lock.
  */
 #ifndef PTO_ORCH_LOCK_H
 #define PTO_ORCH_LOCK_H

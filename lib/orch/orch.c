@@ -356,36 +356,13 @@ int orch_create(const struct pto_orch_config *cfg,
 static void orch_settle_pending_locked(struct pto_orch *o)
 {
 	/*
-	 * Settle a cancellation whose snapshot phase kept failing. Close
-	 * (and abort) may run on any thread, so this cancellation may
-	 * overlap anything the orch thread does: building a run (close's
-	 * own check of o->building could not exclude that: a run may begin
-	 * as soon as runs_mu is dropped below, closing is set only after),
-	 * or failing one and cancelling it. Two cancellations, or one and a build,
-	 * share only:
-	 *  - the slots: each cancellation claims, snapshots and settles only
-	 *    its own run's slots (s->run, read under the slot's fanout_mu,
-	 *    as a build's slot claim writes it), and a run's tasks depend
-	 *    only on its own (tensor keys carry the run id, handles from
-	 *    another run are refused), so their propagations meet only as
-	 *    completions do, under fanout_mu;
-	 *  - the ready queues (sched_mu), the TensorMap (tm.mu), the rings
-	 *    (ring.mu), the runs (runs_mu and the runs' atomic counters),
-	 *    one lock at a time or in the documented order;
-	 *  - no unlocked state: the snapshot is the caller's allocation, and
-	 *    cancellation writes no message (o->errmsg is the orch thread's).
-	 * The same run is never cancelled twice at once: cancel_pending is
-	 * set only after its submitter's attempts, and a settler claims the
-	 * run (settling) before it drops runs_mu, since close and abort may
-	 * run on several threads at once (orch.h) and a run settled twice
-	 * would drop its references twice. The loser of the claim skips the
-	 * run: its own drain then waits for the winner's settle (or times
-	 * out if that failed, and its retry settles it). cancel_pending itself stays set until the
-	 * settle succeeded: pto_orch_run() reads it to know that its run
-	 * cannot finish without a close, and a settle that fails leaves it
-	 * so. A run with a pending cancellation cannot finish, so it stays
-	 * listed. Cancellation takes runs_mu itself: hold a reference
-	 * instead.
+	 * Settle cancellations whose snapshot kept failing. Close and abort
+	 * run on any thread, so this may overlap the orch thread's builds and
+	 * cancellations; they share only the slots of their own runs (a run's
+	 * tasks depend only on its own), the locked structures and no unlocked
+	 * state. A settler claims the run (settling) before dropping runs_mu,
+	 * so a run is never settled twice; cancel_pending stays set until a
+	 * settle succeeds. Documentation/orchestrator.md.
 	 */
 	struct pto_run *r;
 	int err;
@@ -407,17 +384,11 @@ static void orch_settle_pending_locked(struct pto_orch *o)
 		if (!err)
 			r->cancel_pending = false;
 		/*
-		 * Every pending run, not one per call: a run left pending can
-		 * only finish through a settle, and the caller's drain would
-		 * wait out its budget for it. Still failing, the run stays pending,
-		 * so it cannot finish and stays listed: go on after it (a
-		 * retry of close settles it). Settled, it may have finished
-		 * and left the list, and the list may have changed meanwhile:
-		 * rescan from the head. That ends: each rescan follows a
-		 * settle, which clears a run's cancel_pending for good, and a
-		 * pending run keeps its pipeline lease (it cannot finish), so
-		 * at most run_depth of them exist at a time. A run another
-		 * settler holds is skipped, so no settler waits for another.
+		 * Every pending run, not one per call: a pending run finishes
+		 * only through a settle. A failed one stays listed, so go on
+		 * after it; a settled one may have left the list, so rescan
+		 * from the head. That ends: each rescan follows a settle, and
+		 * at most run_depth runs are pending.
 		 */
 		next = err ? r->next : o->runs;
 		err = 0;
@@ -434,18 +405,10 @@ static void orch_settle_pending_locked(struct pto_orch *o)
 }
 
 /*
- * Close's and abort's refusals, before any lock. A forked child's copy:
- * the workers and scheduler threads are not there to drain or stop, the
- * locks and condition variables may be copies of ones held or waited on
- * at the fork (destroying one hangs in glibc), and the device objects are
- * the parent's, through the shared file: nothing can be done safely.
- * From inside one of this orchestrator's orchestration functions the
- * drain would wait for the run being built, which cannot finish before
- * the function returns: it would burn the whole budget, then leave the
- * orchestrator closing (tl_building, not o->building: close may run on
- * any thread, beside another thread's build). From a host callback on
- * one of its workers, the drain would wait for the callback's own run,
- * and a successful close would then join the very thread it runs on.
+ * Close's and abort's refusals, before any lock. In a forked child nothing can
+ * be done safely (no threads, copied locks, the parent's device). From inside
+ * an orchestration function the drain would wait for the run being built; from
+ * a host callback, for the callback's own run (and would join its own thread).
  */
 static int teardown_refused(const struct pto_orch *o)
 {

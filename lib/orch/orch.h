@@ -149,7 +149,7 @@ static inline int orch_may_fail(struct pto_orch *o, int fp,
 /*
  * Is this a process other than the orchestrator's creator (a fork)? Then
  * no call may touch a lock of @o: it may be a copy of one a worker or
- * scheduler thread of the parent held at the fork (orch.h, fork()).
+ * scheduler thread of the parent held at the fork (pto_orch_close(3)).
  * Inline, a plain load where no fork happened: the run polls and every
  * submit ask, and glibc's getpid() is a system call, asked once per fork
  * instead. A child's own orchestrators have its pid.

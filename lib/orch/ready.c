@@ -1,17 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * READY routing and dispatch claims.
- *
- * Queues: one exact FIFO per worker (targeted next-level singles), one FIFO
- * per worker kind ("any worker of kind K", and the shared SUB FIFO), and
- * one group FIFO. They are intrusive doubly linked lists through the slot
- * (a slot is in at most one queue), so enqueue never allocates and
- * cancellation can unlink a READY slot in O(1).
- *
- * sched_mu guards the queues, the workers' load / assigned state and the
- * READY -> RUNNING and (cancellation's) READY -> FAILED claims, which
- * therefore cannot race each other. Lock order: sched_mu before any
- * fanout_mu; nothing takes sched_mu while holding a fanout_mu.
+ * READY routing and dispatch claims. Queues: an exact FIFO per worker, a FIFO
+ * per kind, one group FIFO; intrusive lists through the slot, so enqueue never
+ * allocates and cancellation unlinks in O(1). sched_mu guards the queues, the
+ * workers' state and the READY -> RUNNING and READY -> FAILED claims; it is
+ * taken before any fanout_mu.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -145,18 +138,11 @@ static void kick_group_head(struct pto_orch *o)
 }
 
 /*
- * Set on a worker's thread while orch_member_done_pop runs the completion
- * of its task: that worker pops right after, under the same sched_mu pass
- * that marks it idle, so the first consumer the completion makes READY
- * for its kind needs no kick - a kick would wake (a system call, when
- * parked) another worker only to race this one for the task. This is what
- * keeps a chain on one worker with the other parked. Only a hint about
- * wake-ups: the task is queued as usual, and whoever pops first runs it.
- * The credit is decided at routing but spent by the pop after the whole
- * completion, and a later routing (an exact consumer of the same
- * completion, a group that became head) can make that pop take other
- * work: @saved remembers the kick, and orch_member_done_pop pays it back
- * if its pop did not take the kind FIFO's head.
+ * Set on a worker while orch_member_done_pop runs its task's completion: that
+ * worker pops right after, so the first consumer made READY for its kind needs
+ * no kick (which would wake another worker to race it). This keeps a chain on
+ * one worker. A later routing can make that pop take other work: @saved
+ * remembers the kick, and the pop pays it back.
  */
 static _Thread_local struct {
 	struct pto_orch *o;
@@ -324,23 +310,11 @@ void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s)
 }
 
 /*
- * READY -> RUNNING, under sched_mu (the caller's) alone. Cannot fail: the
- * slot is linked in a ready queue, so it is READY, and the only other
- * way out of READY (cancellation, claim_ready in cancel.c) unlinks it
- * under sched_mu too. No fanout_mu either (two locked instructions per
- * dispatch fewer): while the slot is READY, every writer of its state
- * and every reader or writer of its unlaunched flag holds sched_mu -
- * cancellation's claim_ready, and this. The other paths that take the
- * state out of a non-terminal one under fanout_mu do not act on a READY
- * slot: failure claims take BUILDING or PENDING only (poisoning, a
- * submit wiring onto a failed producer; a READY slot's producers have
- * all completed), and PENDING -> READY happened before the slot was
- * linked. Wiring a consumer onto this slot under its fanout_mu may see
- * READY or RUNNING: both are "not terminal" there. So the load and the
- * store are one step, and a later fanout_mu holder (the completion)
- * runs after this on the same thread or after a sched_mu hold that
- * follows it. Release: as every other state store (a lockless reader,
- * submit.c's ordering-only edge, acquires the state).
+ * READY -> RUNNING under sched_mu alone; cannot fail: a linked slot is READY,
+ * and cancellation, the only other way out of READY, unlinks under sched_mu
+ * too. No fanout_mu: every writer of a READY slot's state holds sched_mu
+ * (failure claims take BUILDING or PENDING only). Release, as every state
+ * store: lockless readers acquire the state.
  */
 static inline __attribute__((always_inline)) void
 claim_running(struct orch_slot *s)
@@ -583,15 +557,10 @@ void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
 }
 
 /*
- * Step 4 without the worker going idle, for a member whose worker the
- * caller completes another member of next (a device core whose two tasks
- * one reap found done): that next call, orch_member_done_kept or
- * orch_member_done_pop_kept, makes the worker idle for both in its one
- * sched_mu hold - a lock round trip per such pair fewer. Meanwhile the
- * worker stays loaded, as it does while orch_member_done_pop runs a
- * completion: routing kicks no consumer to it, and a group naming it
- * waits until that next call, whose pop (or the backend's next pop for
- * the worker) starts it.
+ * Step 4 without the worker going idle, when the caller completes another
+ * member on it next (a core whose two tasks one reap found done): that
+ * orch_member_done_kept / _pop_kept call idles the worker for both in one
+ * sched_mu hold. Meanwhile the worker stays loaded: no kick, no group start.
  */
 void orch_member_done_keep(struct pto_orch *o, const struct orch_dispatch *d,
 			   int err, const char *msg)

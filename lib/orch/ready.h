@@ -12,6 +12,17 @@
 #define ORCH_KIND_FIRST PTO_WORKER_AIC
 #define ORCH_KIND_NR (PTO_WORKER_SUB + 1)
 
+/* The kinds index those arrays and the backends' bit-per-kind masks
+ * (orch_ready_hungry_kinds()); the device scheduler names a core's kind
+ * by its uapi core type. */
+_Static_assert(PTO_WORKER_AIC == PTO_CORE_AIC && PTO_WORKER_AIV == PTO_CORE_AIV,
+	       "AIC and AIV workers are named by the uapi's core types");
+_Static_assert(PTO_WORKER_AIC == 1 && PTO_WORKER_AIV == 2 &&
+	       PTO_WORKER_MIX == 3 && PTO_WORKER_SUB == 4,
+	       "worker kinds are 1..4, SUB the last");
+_Static_assert(ORCH_KIND_NR == PTO_WORKER_SUB + 1 && ORCH_KIND_NR <= 32,
+	       "ORCH_KIND_NR covers every kind and fits a uint32_t mask");
+
 static inline bool orch_kind_valid(uint32_t kind)
 {
 	return kind >= ORCH_KIND_FIRST && kind < ORCH_KIND_NR;

@@ -4,28 +4,13 @@
 #include "orch/ready_impl.h"
 
 /*
- * On the threaded in-process and device backends (ready_batch > 1) a
- * READY single for "any worker of a kind" is not routed at publication:
- * orch_ready_defer appends it to the pending list and orch_ready_flush
- * routes the list in one sched_mu hold, one generation bump and one kick
- * pass per kind. Groups and exact-target singles are routed at once,
- * after the list, so publication order is kept.
- *
- * The list is a chain through pend_next: appended by the orch thread
- * without a lock, consumed under sched_mu from the cursor pend_taken by
- * the flush and by stealers (orch_steal_pending_locked: a worker about
- * to park, orch_ready_pop_parking; a server thread at an empty pop or
- * before it sleeps, orch_ready_steal), reset only by the flush. So a
- * deferred slot never waits for the orch thread to come back: an idle
- * worker takes it before it parks, or the hunger flush kicks one.
- *
- * The list is flushed ready_batch claims after its first entry
- * (orch_ready_check; ready_batch <= window, so a listed slot cannot be
- * reissued before the reset that drops it), at once when a deferred
- * slot's kind is hungry (orch_ready_hungry), and before the orch thread
- * can block or leave the orchestration function (ring back-pressure,
- * begin_run, end of submission, run waits). A listed slot is READY and
- * in no queue, so nothing but routing moves it.
+ * Deferred publication (ready_batch > 1): the orch thread appends a READY
+ * single for "any worker of a kind" to a lock-free pending list, and
+ * orch_ready_flush routes the list in one sched_mu hold (groups and exact
+ * singles at once, after it, keeping order). Stealers take it under sched_mu
+ * before they park or sleep, so a deferred slot never waits for the orch
+ * thread. Flushed ready_batch claims after its first entry, at once for a
+ * hungry kind, and before the orch thread can block.
  */
 
 /* Route the list from the cursor on. Caller holds sched_mu. Acquire on
@@ -45,16 +30,10 @@ static bool route_pending_locked(struct pto_orch *o, uint32_t *want)
 }
 
 /*
- * Kick for what was routed; clear the hunger of the kinds that got work
- * and have no idle worker left un-kicked. A kind with a parked worker
- * still idle stays hungry, so its next READY task is flushed at once
- * instead of waiting on the list behind busy workers (a parked worker
- * never looks at the list). Liveness after the clear: every idle worker
- * of the kind was kicked, takes work or passes through
- * orch_ready_pop_parking (bit, barrier if heavy, steal) before it sleeps
- * (a light sleep is bounded: before_sleep). Caller
- * holds sched_mu. Relaxed: the bits are a hint everywhere except on the
- * parking path, whose ordering comes from orch_heavy_barrier.
+ * Kick for what was routed; clear the hunger of the kinds that got work and
+ * have no idle worker left un-kicked (a parked worker never reads the list).
+ * Caller holds sched_mu. Relaxed: the bits are a hint except on the parking
+ * path, ordered by orch_heavy_barrier.
  */
 static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 {
@@ -140,25 +119,12 @@ void orch_ready_defer(struct pto_orch *o, struct orch_slot *s)
 	if (!o->pend_tail)
 		o->pend_tid0 = s->task_id;
 	/*
-	 * Append (release: a stealer that loads the link, acquire, sees the
-	 * slot's fields written before it), then load the hunger bits. A
-	 * worker about to park sets its kind's bit, then loads the list
-	 * (orch_ready_pop_parking). That is the store-buffering pattern:
-	 * it needs a full fence on both sides, or the worker could miss
-	 * this append and we its bit, and it would park with the slot
-	 * unrouted while this thread goes on to block elsewhere. A fence
-	 * here, once per submit, is dear (a locked instruction waits for the
-	 * submit's pending stores to drain), so the fence is asymmetric:
-	 * only a compiler barrier here, and the parking worker's
-	 * membarrier(2) (orch_heavy_barrier) makes this thread execute a
-	 * full barrier: either before our load (which then
-	 * sees the bit: we flush, and the flush kicks the parked worker) or
-	 * after it, which drains our append before the worker reads the list
-	 * (it steals the slot). A worker's first sleep of an idle period
-	 * skips the barrier and is bounded (before_sleep): a miss then costs
-	 * latency up to ORCH_LIGHT_SLEEP_NS, never a lost slot. A bit is
-	 * cleared only by a flush or steal that routed work of the kind and
-	 * kicked its idle workers (kick_routed_locked).
+	 * Append (release: pairs with the stealer's acquire of the link), then
+	 * load the hunger bits. A parking worker sets its bit, then loads the
+	 * list: store-buffering, so both sides need a full fence. Ours is a
+	 * compiler barrier paired with the worker's membarrier(2)
+	 * (orch_heavy_barrier); a light sleep skips it and is bounded by
+	 * ORCH_LIGHT_SLEEP_NS instead.
 	 */
 	if (o->pend_tail)
 		atomic_store_explicit(&o->pend_tail->pend_next, s,

@@ -1,24 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Runs: the pipeline of runs, the
- * acceptance fence, the completion fence, and the handle API.
- *
- * Counting with a bias: `active` (registered, not consumed slots) and
- * `unlaunched` (registered slots still BUILDING/PENDING/READY) both start
- * at 1, the submission's own bias, dropped when submission closes. So the
- * thread that takes a counter to zero is the only one that can, exactly
- * once, and never while slots can still be added: it alone marks the run
- * accepted / done, under runs_mu. A run is terminal only after its
- * submission closed and every slot was consumed.
- *
- * Lifetime: refs counts the caller's handle and the runtime's in-flight
- * reference (dropped when done); the struct is freed at zero, under
- * runs_mu. The in-flight reference outlives every slot of the run, since
- * the last consumption is what drops it.
- *
- * The pipeline lease: begin_run blocks while run_depth runs are in flight.
- * The lease is released when the run is done (not when accepted, not when
- * released), so each run keeps its own error and cleanup independently.
+ * Runs: the pipeline, the acceptance and completion fences, the handles.
+ * `active` and `unlaunched` start at 1 (the submission's bias, dropped when it
+ * closes), so the thread taking one to zero does it once, and never while
+ * slots can be added. refs counts the handle and the in-flight reference the
+ * last consumption drops. begin_run's lease is released when the run is done
+ * (Documentation/orchestrator.md).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -285,7 +272,7 @@ PTO_API int pto_run_start(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	tl_building = o;
 	ret = fn(o, arg);
 	tl_building = prev;
-	if (ret > 0)	/* errors are negative errno values (orch.h) */
+	if (ret > 0)	/* errors are negative errno values (libpto(7)) */
 		ret = orch_error(o, -EINVAL,
 				 "orchestration function returned %d (not 0 or "
 				 "a negative errno)", ret);
@@ -453,7 +440,7 @@ PTO_API void pto_run_release(pto_run *r)
 	if (!r)
 		return;
 	o = r->o;
-	/* The child's copy is released when it exits (orch.h, fork()). */
+	/* The child's copy is released when it exits (pto_run_release(3)). */
 	if (orch_forked(o))
 		return;
 	pthread_mutex_lock(&o->runs_mu);

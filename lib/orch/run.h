@@ -13,15 +13,9 @@ struct pto_run {
 	struct pto_orch *o;
 	uint64_t id;
 	/*
-	 * The counters every worker updates (a task launched, a task
-	 * consumed) on a line of their own: the orch thread reads @id for
-	 * every tensor it submits (its TensorMap key), and sharing a line
-	 * with them made each of those reads a miss to the worker's cache.
-	 *
-	 * @active: registered, not yet consumed slots. The run is terminal
-	 * when submission is closed and this reaches zero (decided under
-	 * runs_mu, see run.c).
-	 * @unlaunched: registered slots that have not left
+	 * The counters every worker updates, on a line of their own (the orch
+	 * thread reads @id for every tensor). @active: registered, not
+	 * consumed slots; @unlaunched: registered slots still
 	 * BUILDING/PENDING/READY.
 	 */
 	_Atomic int64_t active __attribute__((aligned(64)));

@@ -1,20 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The device backend of the orchestrator: scheduler threads that own
- * partitions of a device's clusters, dispatch READY tasks to their cores
- * through the register windows and hand completions back to the
- * orchestrator (ARCHITECTURE.md's AICPU role).
- *
- * One loop iteration of a thread is three steps, each a function, so a
- * later capture step (args dump at task boundaries) slots in between:
- *   sched_reap()      COND FIN -> orch_member_done() (completion, release,
- *                     READY routing are the orchestrator's own)
- *   sched_dispatch()  idle core -> orch_ready_pop() -> payload -> id
- *   sched_sleep()     nothing moved for spin_us: poll() the thread's
- *                     eventfd, which kicks and its own cores' completion
- *                     wake-ups (PTO_LAUNCH_FLAG_EVENTFD) both write
- * Steady state makes no system call: doorbells only for parked cores,
- * poll() only when nothing moved for the spin budget.
+ * The device backend: scheduler threads own partitions of a device's clusters,
+ * dispatch READY tasks to their cores through the register windows and hand
+ * completions back. A loop step: sched_reap() (COND -> orch_member_done()),
+ * sched_dispatch() (idle core -> orch_ready_pop() -> payload -> id),
+ * sched_sleep() (poll the eventfd). Steady state makes no system call.
+ * Documentation/scheduler.md.
  */
 #include <errno.h>
 #include <poll.h>
@@ -190,30 +181,17 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 }
 
 /*
- * Placement passes of sched_dispatch(). A parked core costs a doorbell
- * ioctl and a wake-up before it runs anything; in the mock that is a
- * kthread woken on a shared CPU (in a TCG guest, often a halted vCPU),
- * slower than an awake core running several short tasks. So work goes to
- * awake cores first: idle ones, then the pending slot of running ones.
- * Parked cores get what is left, one core per wake_delay_us: the first
- * at once, the next only if work is still left for a parked core
- * wake_delay_us later, when the cores woken so far (they now spin and
- * take work in the first two passes) did not absorb it. A stream of
- * short tasks stays on a few hot cores; long tasks wait at most
- * wake_delay_us per core woken before them.
+ * Placement passes of sched_dispatch(): a parked core costs a doorbell and a
+ * wake-up, so work goes to idle awake cores, then running cores' pending
+ * slots, and parked cores get what is left, one per wake_delay_us.
  */
 enum { PASS_IDLE, PASS_PENDING, PASS_PARKED, PASS_NR };
 
 /*
- * Step 2: a cluster whose cores are idle starts a waiting MIX task; then
- * every core with a free slot gets the next task it may run, pass by pass
- * (each core is its own worker: a failed pop says nothing of the others).
- * The passes are core sets: idle awake cores, busy cores (running, or
- * rung and waking: their pending slot costs no further wake-up), idle
- * parked cores. Cores of a cluster with a MIX task running or wanted take
- * no single-core work, so the MIX task is not starved.
- * When the parked pass is put off, @backlog_since remembers it: the loop
- * calls this step again, without sleeping, until the pass has run.
+ * Step 2: a cluster whose cores are idle starts a waiting MIX task; then each
+ * core with a free slot pops, pass by pass (idle awake, busy, idle parked). A
+ * cluster with MIX work wanted takes no single-core work. A parked pass put
+ * off is remembered in @backlog_since.
  */
 static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 {
@@ -280,14 +258,10 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			}
 			/*
 			 * While the pass is put off, read the clock once per
-			 * SCHED_CLOCK_STRIDE steps: a backlog behind the cap
-			 * puts it off for a millisecond, and a clock read is
-			 * dear under emulation (a TSC read). A wake comes at
-			 * most that many steps late. Only while
-			 * the pass is put off (@backlog_since keeps the loop
-			 * stepping): a skip left over from an earlier backlog
-			 * would make a lone task for a parked core a step that
-			 * moves nothing, and the thread would sleep on it.
+			 * SCHED_CLOCK_STRIDE steps (a clock read is dear under
+			 * emulation), and only then: a left-over skip would
+			 * turn a lone task for a parked core into a step that
+			 * moves nothing.
 			 */
 			if (t->backlog_since && t->clock_skip) {
 				t->clock_skip--;
@@ -316,19 +290,11 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 			struct orch_dispatch d;
 
 			/*
-			 * Running + pending slot: the worker has capacity two,
-			 * and a second id may go out once the core took the
-			 * first (ACK). With nothing queued that the core's
-			 * worker could take no pop is tried: each would take
-			 * the orchestrator's sched_mu to find nothing (the
-			 * chain, where a completing core pops its successor
-			 * itself, made ~11 such pops per task; an AIC core
-			 * while only AIV work is queued, a third of a pop per
-			 * fan-out task). The answer is kept per kind between
-			 * pops (@asked, @avail: the chain asked for each of
-			 * its idle cores, ~8 times per task). The caller
-			 * loaded the generation before this step, and looks
-			 * again when it moves (orch_ready_any_kind).
+			 * Running + pending slot: a second id may go out once
+			 * the core ACKed the first. No pop unless something
+			 * this core's worker could take is queued (a pop takes
+			 * sched_mu); the answer is kept per kind between pops
+			 * (@asked, @avail) until the generation moves.
 			 */
 			if (!core_rc_can_dispatch(c->rc))
 				continue;
@@ -362,18 +328,10 @@ static int sched_dispatch(struct sched_thread *t, uint64_t *ring)
 }
 
 /*
- * Step 3: sleep until a completion or a kick.
- *
- * Lost-kick freedom (Dekker): this thread stores sleeping = 1, then (full
- * fence) reads kicked; kick() stores kicked = 1, then (full fence) reads
- * sleeping. One of the two sees the other's store: either we see kicked
- * and do not sleep, or kick() sees sleeping and writes the eventfd, which
- * makes poll() return. The orchestrator enqueues under its sched_mu before
- * it kicks, so a thread that saw kicked and pops again finds the entry.
- *
- * Lost-completion freedom: core_launch_arm() stores WAKE_REQ on the cores
- * with work in flight, fences and re-reads COND; the core stores COND,
- * fences and reads WAKE_REQ (Documentation/mock-cores.md).
+ * Step 3: sleep until a completion or a kick. Lost kicks (Dekker): we store
+ * sleeping, fence, read kicked; kick() stores kicked, fences, reads sleeping
+ * and then writes the eventfd. Lost completions: core_launch_arm() pairs with
+ * the core's COND store (Documentation/mock-cores.md).
  */
 static void sched_sleep(struct sched_thread *t)
 {
@@ -383,15 +341,9 @@ static void sched_sleep(struct sched_thread *t)
 	int n;
 
 	/*
-	 * READY tasks the orch thread holds back in its batch (ready.c,
-	 * orch_ready_defer) are taken before sleeping: routing them kicks
-	 * this thread (or the one owning their target), and the caller's
-	 * next step dispatches them. Awake and moving, the thread takes them
-	 * at a pop for a core whose queues are empty (an idle one does not
-	 * pop: deferred appends bump no generation), and the orch thread
-	 * routes its batch at once after a thread was idle for
-	 * SCHED_HUNGRY_STEPS steps, or when ORCH_READY_BATCH submits filled
-	 * it (the rules: orch_ready_steal).
+	 * Take the READY tasks the orch thread holds deferred before sleeping
+	 * (orch_ready_steal): routing them kicks this thread or their
+	 * target's.
 	 */
 	if (orch_ready_steal(be->orch, t->kinds, t->heavy_sleep)) {
 		t->heavy_sleep = false;
@@ -404,16 +356,10 @@ static void sched_sleep(struct sched_thread *t)
 	    atomic_load(&be->stop))
 		goto out;
 	/*
-	 * The thread's cores were launched with this eventfd
-	 * (PTO_LAUNCH_FLAG_EVENTFD): their completion wake-ups and kick()
-	 * both write it, and no other thread reads it, so a heavy sleep
-	 * needs no timeout; a light one (its steal skipped the barrier) is
-	 * bounded, and only one that timed out makes the next sleep heavy
-	 * (ready.c, before_sleep) - after the loop's spin_us of idling, so
-	 * a slot a light steal missed waits at most ORCH_LIGHT_SLEEP_NS plus
-	 * spin_us here. Draining it below, after the poll, loses
-	 * nothing: the caller reaps every core and re-reads @kicked
-	 * afterwards.
+	 * The cores' completion wake-ups and kick() write this eventfd, so a
+	 * heavy sleep needs no timeout; a light one (its steal skipped the
+	 * barrier) is bounded (before_sleep). Draining after the poll loses
+	 * nothing: the caller reaps every core and re-reads @kicked.
 	 */
 	if (core_launch_arm(t->launch) > 0)
 		goto out;

@@ -69,34 +69,20 @@ struct sched_cluster {
 };
 
 /*
- * A scheduler thread. Everything but the atomics is touched only by the
- * thread itself (after create, before join).
- * @sleeping: 1 while the thread is in (or about to enter) poll(); kick()
- *	writes @evfd only then (Dekker pair with @kicked, see sched_sleep()).
- * @kicked: set by kick() on another thread, cleared by the thread before
- *	it looks for work.
- * @self_kicked: the same for a kick the thread makes itself (the routing
- *	of its own completions, its steals): a plain flag, read and cleared
- *	only by the thread, so the step that consumes it needs no exchange.
+ * A scheduler thread; all but the atomics are its own. @sleeping: 1 around
+ * poll(); kick() writes @evfd only then (Dekker pair with @kicked,
+ * sched_sleep()). @kicked: set by kick(), cleared before a look for work.
+ * @self_kicked: a kick the thread makes itself.
  */
 struct sched_thread {
 	struct sched_backend *be;
 	unsigned int index;
 	pthread_t tid;
 	/*
-	 * 1 from a successful pthread_create() until the thread was joined.
-	 * Written by sched_start() (before the orchestrator is returned:
-	 * every other call on it comes after) and by sched_stop() after the
-	 * join, read by sched_tell_all() - on the thread of a close and on
-	 * the thread of an abort, which may run at once (pto/orch.h) - so
-	 * an atomic: a plain int was a data race between the stop's store
-	 * and an abort's load. Relaxed is enough: a teller that loads 1
-	 * writes @evfd, which stays open until destroy (after every close
-	 * and abort returned), so waking a thread joined meanwhile is
-	 * harmless; one that loads 0 skips a thread that is gone. Nothing
-	 * else is published through it. sched_stop() calls never overlap
-	 * (close serializes its stops: orch.c), so no thread is joined
-	 * twice.
+	 * 1 from pthread_create() until joined; read by sched_tell_all() on a
+	 * close's or an abort's thread, so atomic. Relaxed: @evfd stays open
+	 * until destroy, so waking a joined thread is harmless. sched_stop()
+	 * calls never overlap (close serializes them).
 	 */
 	atomic_int started;
 	uint64_t clusters;		/* bitmap of owned clusters */
@@ -322,7 +308,7 @@ static inline unsigned int mask_take(struct sched_mask *m)
 	for (struct sched_mask _walk = *(m);				\
 	     ((k) = mask_take(&_walk)) != SCHED_MASK_END;)
 
-/* The start of an aborted task's pto_run_error() (pto/orch.h). */
+/* The start of an aborted task's pto_run_error() (pto_run_error(3)). */
 #define SCHED_ABORT_MSG "orchestrator aborted (pto_orch_abort)"
 
 /* sched.c: the loop. */

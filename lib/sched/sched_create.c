@@ -130,33 +130,19 @@ err:
 }
 
 /*
- * @again: a kick still pending makes this one unnecessary. Only for work
- * the thread finds by popping under sched_mu (a routing pass kicks a
- * thread once per idle core of the kind): reading 1 means the thread's
- * exchange that consumes it comes later in kicked's modification order,
- * and after that exchange the thread pops under sched_mu, which the
- * kicker holds until the work is linked; and the kick that stored the 1
- * did the Dekker below, so the thread either sees it before sleeping or
- * was sent the eventfd write. Not for a MIX kick: the thread reads
- * mix_wanted outside sched_mu, and only the fence below orders that
- * store before the thread's next look.
+ * @again: a pending kick makes this one unnecessary, for work found by a pop
+ * under sched_mu (the thread pops after consuming the kick, and the kicker
+ * holds sched_mu until the work is linked). Not for MIX kicks: mix_wanted is
+ * read outside sched_mu and needs the fence below.
  */
 static void wake_thread(struct sched_thread *t, bool again)
 {
 	uint64_t one = 1;
 
 	/*
-	 * The thread kicks itself (the routing of its own completions, a
-	 * steal at its pop or before it sleeps: on one thread, most kicks):
-	 * it is awake, and @sleeping is 0 whenever it runs orchestrator code
-	 * (sched_sleep() stores 1 after orch_ready_steal() and 0 again
-	 * before it returns). Its own later look at @self_kicked in
-	 * sched_sleep() and at the next step sees this store by program
-	 * order, and so does its next look at mix_wanted / mix_any stored
-	 * before a MIX kick: no fence, no eventfd write (the fence costs
-	 * about as much as a locked instruction in the TCG guest), and not
-	 * @kicked, whose consumption is an exchange: a plain flag of the
-	 * thread's own.
+	 * A kick from the thread itself: it is awake (@sleeping is 0 whenever
+	 * it runs orchestrator code) and sees this store by program order, so
+	 * no fence, no eventfd write, and a plain flag instead of @kicked.
 	 */
 	if (t == sched_self) {
 		t->self_kicked = true;
@@ -401,8 +387,8 @@ int pto_orch_create_device(struct pto_dev *dev,
 	/* Cores and clusters of the parent's file: not the child's to take. */
 	if (dev_forked(dev))
 		return -ECHILD;
-	/* Reserved words (pto/sched.h), before anything is taken; the
-	 * cores are the workers, @ocfg's are not read. */
+	/* Reserved words (pto_orch_create_device(3)) before anything is
+	 * taken; the cores are the workers, @ocfg's are not read. */
 	ret = orch_config_check(ocfg, false);
 	if (!ret && scfg && (scfg->reserved0 ||
 			     !orch_reserved_zero(scfg->reserved,
@@ -517,7 +503,7 @@ int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st)
 	struct sched_backend *be = orch_backend_of(o, &sched_ops);
 	unsigned int i;
 
-	/* Whole, reserved words too, also on error (pto/sched.h). */
+	/* Whole, reserved words too, also on error (pto_orch_create_device(3)). */
 	memset(st, 0, sizeof(*st));
 	if (!be)
 		return -EINVAL;

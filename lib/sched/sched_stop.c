@@ -42,26 +42,12 @@ int sched_retire(struct sched_thread *t)
 }
 
 /*
- * pto_orch_abort(), on the thread: retire its own cores now, through the
- * kernel's one retirement protocol - the same call as at the end of the
- * loop, which then is not made again (a second request would find the
- * cores unlaunched). The running task of each core stops at the EXIT
- * (PTO_TASK_ESTOP within one chunk, whatever its length), a core that
- * does not answer is quarantined at the driver's deadline; the ioctl
- * returns when every core either returned through its gate or was
- * quarantined.
- *
- * Then every id in flight ends, here, once (core_rc_abandon(), the
- * EXITED echo's rules): the ioctl's return orders the payload loads after
- * the cores' last writes (core.h). A task a core completed before the
- * EXIT ends with its own status; a stopped one with -ECANCELED. Each goes
- * through the orchestrator's completion as any other (a MIX member to
- * its cluster's count), so its consumers are poisoned and its run fails.
- *
- * Returns false if the retirement failed (-ENOMEM: the kernel claims no
- * core before its allocations; -EINTR never reaches here, ioc_call()
- * restarts it): nothing was retired, and the loop dispatches nothing and
- * asks again SCHED_ABORT_RETRY_MS later (sched_thread_main()).
+ * pto_orch_abort() on the thread: retire its cores now, through the kernel's
+ * retirement (the running task stops with PTO_TASK_ESTOP, a silent core is
+ * quarantined), then end every id in flight once with core_rc_abandon() (the
+ * ioctl's return orders the payload loads). Completed tasks keep their status,
+ * stopped ones get -ECANCELED. False if the retirement failed (nothing
+ * retired; retried SCHED_ABORT_RETRY_MS later).
  */
 bool sched_abort_cores(struct sched_thread *t)
 {
@@ -100,15 +86,9 @@ bool sched_abort_cores(struct sched_thread *t)
 }
 
 /*
- * A step of an aborted thread: every task its workers may take (a core's
- * exact and kind FIFOs, group members, its clusters' MIX tasks) is popped
- * and failed at once, without touching a core. Popping, not cancelling:
- * the orchestrator's routing and group rules stay its own, and a task
- * submitted after the abort (a run still being built) ends the same way.
- * Every worker is idle again right after its pop, so a group's targets
- * are always free; a pop that assigns a group's other members kicks this
- * thread (self_kicked), and the loop steps again while anything moved.
- * Returns the tasks failed.
+ * A step of an aborted thread: every task its workers may take is popped and
+ * failed without touching a core (popping keeps the orchestrator's routing and
+ * group rules). Returns the tasks failed.
  */
 int sched_abort_step(struct sched_thread *t)
 {

@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The run-trace recorder: per-thread bounded buffers of fixed-size records
- * stamped with CLOCK_MONOTONIC nanoseconds, and their Chrome trace-event
- * JSON writer (Documentation/tracing.md describes the file).
- *
- * Who calls it: the orchestrators and their scheduler / host worker
- * threads. Each thread records only into its own struct trace_buf, taken
- * once with trace_buf_get() before its loop; a NULL buffer means tracing
- * is off, so every record call below is one predictable branch then.
- * The record path takes no lock and never blocks: a full buffer drops the
- * record and counts it.
+ * (CLOCK_MONOTONIC ns) and their Chrome trace-event JSON writer
+ * (Documentation/tracing.md). A thread records only into its own buffer
+ * (trace_buf_get()); NULL means off, one branch per record. The record path
+ * never locks or blocks: a full buffer drops and counts.
  */
 #ifndef PTO_TRACE_H
 #define PTO_TRACE_H

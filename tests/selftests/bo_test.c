@@ -650,17 +650,11 @@ static int cg_own(char *buf, size_t n)
 }
 
 /*
- * What a user makes the driver allocate, in any number, is charged to its
- * memory cgroup: a buffer object's pages, and its struct and handle
- * (xarray) nodes - kernel objects on no list a cgroup's limit would
- * otherwise see. (The address range's maple tree nodes are not charged:
- * the maple tree allocates them GFP_NOWAIT from an unaccounted cache;
- * their number is bounded by the GM size.) Only the struct's charge is
- * measured: this process moves into a cgroup of its own, and its slab
- * must grow by at least 64 bytes per buffer (a struct pto_bo alone is
- * more). The process goes
- * back to its own cgroup after; cgroup2 is mounted on /sys/fs/cgroup
- * (and unmounted after) only if nothing is mounted there.
+ * What a user makes the driver allocate is charged to its memory cgroup: a
+ * buffer object's pages, struct and handle nodes (the maple tree's nodes come
+ * from an unaccounted cache, bounded by the GM size). Measured on the struct
+ * alone: in a cgroup of its own, the process's slab grows by at least 64 bytes
+ * per buffer. cgroup2 is mounted only if nothing is there.
  */
 TEST(bo_objects_charged_to_memcg)
 {

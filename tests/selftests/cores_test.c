@@ -829,15 +829,11 @@ static int cluster0_count(struct pto_dev *d, const uint64_t *parks,
 }
 
 /*
- * max_spinners: of the idle cores of a launch, at most that many
- * busy-poll; the others park at once (after spin_grace_us). spin_us is
- * 60 s, far beyond this test: a spinner cannot park while it is watched,
- * however late this thread or the cores get a CPU, so the count of
- * parked cores of cluster 0 grows to 3 - max_spinners and stays there.
- * Counted once @want cores parked and every core entered its serve loop
- * (READY), a bounded wait (the cores' threads need a CPU to get there),
- * and again 100 ms later: a spinner that parked too would show by then.
- * Returns the second count, or -1.
+ * max_spinners: at most that many idle cores of a launch busy-poll, the others
+ * park after spin_grace_us. With spin_us of 60 s no spinner parks during the
+ * test, so cluster 0's parked count reaches 3 - max_spinners and stays:
+ * counted once @want parked, and again 100 ms later. Returns the second count,
+ * or -1.
  */
 static int cluster0_parked(struct pto_dev *d, int want)
 {

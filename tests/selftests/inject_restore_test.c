@@ -1,30 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A test's mock fault injections are undone however the test ends
- * (st_inject_stall() and st_inject_badid() in pto_selftest.h), as its
- * parameter changes are (param_restore_test). What an injection leaves
- * on the device when its test dies before any cleanup of its own:
- *  - a stall armed on an idle core: seen only in debugfs "cores"
- *    (inject), it quarantines the core at its next owner's retirement
- *    (after retire_timeout_ms);
- *  - a stall that fired: the core stays quarantined, refused for launch;
- *  - a bad id armed on an idle core: the next launch of it fails (-EIO)
- *    and quarantines it;
- *  - a bad id that fired: the core stays quarantined.
- * The first four tests leave one each and return, each armed fault seen
- * in debugfs "cores" as it is made; device_is_clean finds every core of
- * pto0 unlaunched with no fault set and no owner, and each cluster
- * launching, running a task on every core and retiring with nothing
- * quarantined. failed_tests_restore_too
- * runs this program again with PTO_INJECT_RESTORE_DEMO set, which ends
- * the four by a failed ASSERT (the harness abort()s the test's child) or
- * by SIGKILL of the test's process group: there they fail, and
- * device_is_clean must still pass, and the parent must report no failed
- * restore. owned_cluster_fails_the_check: the parent's check fails on a
- * fault armed in a cluster a file still owns (the reset skips it).
- * debugfs "fatal" and "reset" act at once and leave nothing armed: no
- * test here.
- * Needs root and debugfs (the VM has them) and no other open file of pto.
+ * (st_inject_stall(), st_inject_badid()). The first four tests each leave an
+ * armed or fired stall or bad id; device_is_clean then finds every core clean
+ * and usable. failed_tests_restore_too reruns them ending by a failed ASSERT
+ * or SIGKILL (PTO_INJECT_RESTORE_DEMO) and the check must still pass;
+ * owned_cluster_fails_the_check: a fault in a cluster a file owns fails it.
+ * Needs root, debugfs and no other open file of pto.
  */
 #include "kselftest_harness.h"
 #include "pto_selftest.h"

@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A test's changes to pto.ko's parameters are undone however the test
- * ends (st_param_set() and st_module_unload() in pto_selftest.h): the
- * first two tests change parameters, unload pto.ko and load it with other
- * ones, and return; the third finds every parameter as the program found
- * it. The fourth runs this program again with PTO_PARAM_RESTORE_DEMO set,
- * which ends the first two by a failed ASSERT (the harness abort()s the
- * test's child) or by SIGKILL of the test's process group, or lets a third
- * run into the harness's own timeout (slow.times_out): there they fail,
- * and everything_is_back must still pass.
- * Needs root, /lib/modules/pto.ko (the VM image has it) and no other open
- * file of pto.
+ * A test's changes to pto.ko's parameters are undone however the test ends
+ * (st_param_set(), st_module_unload()): two tests change parameters and reload
+ * pto.ko, the third finds every parameter as it was; the fourth reruns them
+ * ending by ASSERT, SIGKILL or timeout (PTO_PARAM_RESTORE_DEMO) and
+ * everything_is_back must still pass. Needs root, /lib/modules/pto.ko and no
+ * other open file of pto.
  */
 #include <stdbool.h>
 #include "kselftest_harness.h"

@@ -187,19 +187,12 @@ static inline int st_core_state(unsigned int dev, unsigned int core,
 }
 
 /*
- * Module parameters and mock faults a test changes are put back however
- * the test ends (Documentation/testing.md, "Module parameters in
- * selftests"): a failed ASSERT or a timeout ends the harness's child with
- * no teardown, so the child only records what it changed, in memory
- * shared with the harness's parent, and the parent restores it before it
- * forks the next test (pthread_atfork()) and when it exits.
- *
- * st_param_set() sets a parameter (the first old value is kept);
- * st_module_unload() unloads pto.ko, which the parent reloads with its
- * parameters unless st_module_reload() did; st_inject_stall() and
- * st_inject_badid() arm a mock fault, after which the parent resets the
- * device and fails the program if a core is still launched, faulted or
- * owned. Call them from the test's own thread.
+ * Parameters and mock faults a test changes are put back however it ends
+ * (Documentation/testing.md, "Module parameters in selftests"): the child
+ * records each change in memory shared with the harness's parent, which
+ * restores it before the next fork and at exit. st_param_set(),
+ * st_module_unload() / st_module_reload(), st_inject_stall() and
+ * st_inject_badid(); call them from the test's own thread.
  */
 #define ST_RESTORE_MAX 16
 #define ST_PARAM_PATH (sizeof(PTO_PARAMS) + 256)	/* + a d_name */

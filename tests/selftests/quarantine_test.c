@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Retirement's deadline and quarantine, with the mock's fault injection
- * (debugfs inject_stall): a core that never answers EXIT is left unclosed
- * and unreleased, named in the kernel log, refused for launch and mmap,
- * while its peers retire within the deadline and stay usable; the debugfs
- * reset recovers it. A release waiting out that deadline holds core_lock:
- * window faults, mmap and CORE_STATS of another file's cores must not
- * wait behind it, and a process waiting for core_lock behind it must
- * still die of SIGKILL; module unload drops what a quarantined core
- * holds. Needs root (debugfs, module parameters).
+ * Retirement's deadline and quarantine (debugfs inject_stall): a silent core
+ * is left unreleased, logged, refused for launch and mmap while its peers
+ * retire and stay usable; the debugfs reset recovers it. A release waiting out
+ * the deadline holds core_lock, but other files' faults, mmap and CORE_STATS
+ * do not wait, a waiter still dies of SIGKILL, and unload frees what the core
+ * holds. Needs root.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -353,15 +350,11 @@ static int orch_hang_and_queue(pto_orch *o, void *arg)
 }
 
 /*
- * pto_orch_abort() when the hung core does not answer its retirement
- * either (inject_stall): the scheduler thread's retirement quarantines
- * it at the driver's deadline, and the abort returns after that - the
- * core is quarantined when it does, an order, not a time. Its task and
- * the queued ones end failed with the abort's error all the same (the
- * thread ends the ids itself, it does not wait for an echo that never
- * comes); close and destroy succeed, the statistics count the
- * quarantined core and its retired peers, and the reset recovers it for
- * the next orchestrator.
+ * pto_orch_abort() when the hung core ignores its retirement too: the thread's
+ * retirement quarantines it at the deadline and the abort returns after (an
+ * order, not a time). Its task and the queued ones fail with the abort's
+ * error; close and destroy succeed, the stats count it, and the reset recovers
+ * it for the next orchestrator.
  */
 TEST(abort_with_a_silent_hung_core)
 {
@@ -453,15 +446,10 @@ static bool proc_in_syscall(pid_t pid, long nr)
 }
 
 /*
- * File a's release waits out a silent core's retirement deadline (10 s)
- * with core_lock held; a child process with its own file blocks in
- * CLUSTER_ACQUIRE on core_lock (state D) and gets SIGKILL. It must be
- * reaped while the release is still waiting: the ioctls take core_lock
- * killable, and the exit's close of a file that owns no cluster does not
- * take it. As in the test above, the
- * order is checked, not a time: the core is not quarantined yet when the
- * child is reaped (10 s is beyond what the kill and the reap need on a
- * loaded debug kernel).
+ * File a's release waits out a silent core's deadline (10 s) holding
+ * core_lock; a child blocked in CLUSTER_ACQUIRE gets SIGKILL and must be
+ * reaped before the core is quarantined (the ioctls take core_lock killable,
+ * and closing a file that owns nothing does not take it).
  */
 TEST(core_lock_waiter_dies_of_sigkill)
 {

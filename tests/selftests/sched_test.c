@@ -876,16 +876,11 @@ TEST(fatal_device_error_fails_the_run)
 }
 
 /*
- * pto_orch_abort(): a run whose task does not finish (a hang of 120 s,
- * max_spin_ms raised for it) cannot be closed (-ETIMEDOUT on every
- * retry, destroy -EBUSY). The abort retires the cores under their
- * scheduler thread: the hung task stops, its consumer is poisoned, the
- * task in the core's pending slot and the queued ones - of this run and
- * of a second one - fail without running; both runs end with
- * -ECANCELED and the abort's message. Close and destroy then succeed,
- * the thread's retirement was the abort's (counted once, nothing
- * quarantined), and the device runs a new orchestrator's work at once.
- * Nothing is timed: the hang outlasts every wait here by far.
+ * pto_orch_abort() of a run that cannot finish (a 120 s hang: close is
+ * -ETIMEDOUT, destroy -EBUSY): the hung task stops, its consumer is poisoned,
+ * the pending and queued tasks of both runs fail without running and both runs
+ * end -ECANCELED with the abort's message. Close and destroy then succeed, one
+ * retirement is counted, and the device runs new work.
  */
 struct hang_ctx {
 	struct pto_bo *bo;
@@ -1851,15 +1846,10 @@ TEST(abort_during_a_build_refuses_its_further_submits)
 }
 
 /*
- * An abort while the build waits on back-pressure: a window of 4 slots,
- * a hang and fills that consume it, all of the run being built (its
- * outer scope holds them until the function returns). The submit that
- * waits for a slot returns -ECANCELED at once (not -ETIMEDOUT after
- * timeout_ms), saying why, and the run fails; the abort then ends it.
- * The abort comes when the submit is at its sleep (ORCH_TP_RING_WAIT,
- * under ring.mu, which the abort's wake-up takes): an abort before it
- * would be refused by building_run() ("submit to run N refused") and
- * the wake-up never tested.
+ * An abort while the build waits on back-pressure (a 4-slot window held by the
+ * run being built): the waiting submit returns -ECANCELED at once, saying why,
+ * and the run fails. The abort comes at the submit's sleep
+ * (ORCH_TP_RING_WAIT), since an earlier one would be refused at submit.
  */
 struct pressure_ctx {
 	struct hang_ctx *c;
@@ -2246,16 +2236,11 @@ TEST(mix_task_fails_with_its_cores_device_error)
 }
 
 /*
- * A MIX task that becomes READY while a stream of AIV tasks keeps its
- * cluster's AIV cores busy waits only for the work in flight on them (a
- * running and a pending task per core), not for the AIV tasks queued
- * before it (Documentation/scheduler.md, "MIX tasks"). One cluster: no
- * other cluster's cores may take the AIV tasks queued ahead of it.
- * Each AIV task fills an overlapping tile of its own region (a long
- * task), its first element first. The MIX task snapshots every region's
- * first element (a NO_DEP strided view), so the snapshot says which had
- * started before it; of those READY after the MIX task, at most the four
- * in flight then may have.
+ * A MIX task that becomes READY behind a stream of AIV tasks on its one
+ * cluster waits only for the work in flight on the AIV cores, not for the
+ * queued AIV tasks (Documentation/scheduler.md, "MIX tasks"). Each AIV task
+ * writes its region's first element first; the MIX task snapshots them, so at
+ * most the four in flight may have started after it became READY.
  */
 #define MIXW_BEFORE 100		/* AIV tasks submitted before the MIX task */
 #define MIXW_N 200		/* and after it, to MIXW_N */

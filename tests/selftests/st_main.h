@@ -1,44 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The selftests' main(): run the tests the options select.
- *
- * The harness the selftests build with (Debian's linux-source-6.1)
- * ignores its arguments: its test_harness_run() runs every test of the
- * program. Newer upstream harnesses select tests with options; this
- * TEST_HARNESS_MAIN takes the same ones, with the same meaning:
- *
- *   -t NAME   include test NAME          -T NAME   exclude test NAME
- *   -f NAME   include fixture NAME       -F NAME   exclude fixture NAME
- *   -v NAME   include variant NAME       -V NAME   exclude variant NAME
- *   -r FIXTURE.VARIANT.TEST  include that test (FIXTURE.TEST when the
- *             fixture has no variants; TEST()s are in fixture "global")
- *   -l        list the selected tests (all without other options), one
- *             name a line as the TAP results spell it; exit 4 (KSFT_SKIP)
- *   -h        this usage; exit 4
- *
- * Each option may be given several times. A test runs when the first
- * option naming it (its fixture, its variant, itself) is an include; when
- * none names it, it runs only if no option includes anything. So
- * "-T foo -f bar" runs bar's tests but foo, "-f bar -T foo" all of bar's.
- * An unknown option or a missing NAME prints the usage and exits 1
- * (KSFT_FAIL), as upstream; so do options that select no test (upstream
- * would pass with "1..0": a misspelt name must not look like a pass).
- * Without options main() is the harness's own: test_harness_run(), the
- * same output byte for byte.
- *
- * With options, the harness's fixture list is replaced before
- * test_harness_run() by copies of its entries holding only the selected
- * tests: one fixture copy per fixture and variant with a selected test
- * (the harness runs every test of a fixture for every variant, so a
- * selection such as "-r f.a.x -r f.b.y" needs a copy of f for each), with
- * copies of those tests. The harness then counts and runs only these: its
- * TAP plan and "Starting N tests from M test cases." are the selection's,
- * as upstream's. A test or fixture copy runs as the original (the same
- * functions, names, variant data and timeout). The harness's parent-side
- * hooks of pto_selftest.h (pthread_atfork() and atexit()) fire around
- * whichever tests run.
- *
- * Include after kselftest_harness.h (pto_selftest.h includes this).
+ * The selftests' main(): runs the tests the options select, as newer upstream
+ * harnesses do (linux-source-6.1's ignores them). -t/-T test, -f/-F fixture,
+ * -v/-V variant include / exclude, -r F.V.T (F.T without variants; TEST()s are
+ * in "global"), -l list (exit 4), -h (exit 4). The first option naming a test
+ * decides; none, it runs unless something is included. A bad option or an
+ * empty selection exits 1. Without options the harness's own
+ * test_harness_run(); with, it runs copies of the selected fixtures and tests.
+ * Include after kselftest_harness.h.
  */
 #ifndef PTO_ST_MAIN_H
 #define PTO_ST_MAIN_H

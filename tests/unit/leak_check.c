@@ -1,22 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * LeakSanitizer for the unit tests. The kselftest harness ends each
- * test's child process with _exit(), which skips the leak scan ASan runs
- * at exit: a leak in a test went unreported. The test programs built
- * under ASan are linked with -Wl,--wrap=_exit, so every _exit() in them
- * (the harness's included) runs the scan first; a leak makes a
- * successful exit status 23, which the harness reports as a failed test,
- * with LSan's report above it.
- *
- * Except in a child forked from a process with more than one thread (a
- * test's own fork while its orchestrator's threads live): the scan takes
- * the sanitizer allocator's locks, and one may have been held by another
- * thread at the fork, forever in the child (seen: 11 of 25 runs of a test
- * hung there). Such a child's heap is a copy of its parent's, whose own
- * exit is scanned. The harness forks each test from a single thread, so
- * every test process is still scanned. A thread that has begun to exit
- * is not counted (live_threads()): a child forked right after a
- * pthread_join() is scanned.
+ * LeakSanitizer for the unit tests: the harness ends each test with _exit(),
+ * which skips ASan's leak scan, so test programs link with -Wl,--wrap=_exit
+ * and scan first (a leak: exit status 23). Not in a child forked from a
+ * multi-threaded process: the scan takes allocator locks another thread may
+ * have held at the fork. Its heap is its parent's copy, scanned at the
+ * parent's exit.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -81,16 +70,10 @@ static int task_is_live(int dir, const char *tid)
 }
 
 /*
- * Threads of this process that may still run user code, and so may hold
- * a sanitizer lock at the fork; 0 if unknown (then scanned, as before).
- * Not /proc/self/status's Threads: a thread stays counted there a moment
- * after pthread_join() has returned for it (the kernel wakes the joiner
- * from the thread's exit_mm(), and unlists the thread later, in
- * exit_notify()), and a child forked then was not scanned. Such a thread
- * is past exit_signals(), which set PF_EXITING: it is not counted here.
- * No allocation (getdents64, not opendir): it runs at every fork. Not a
- * snapshot, but neither was Threads: a thread created after the count
- * and before the fork is missed either way.
+ * Threads that may still run user code (and hold a sanitizer lock at the
+ * fork); 0 if unknown. Not /proc/self/status's Threads, which counts a joined
+ * thread a moment longer: one past exit_signals() (PF_EXITING) is not counted.
+ * No allocation (getdents64): it runs at every fork.
  */
 static int live_threads(void)
 {

@@ -1,23 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * libpto against drivers it must not trust blindly, without a device:
- * ioctl() below answers GET_INFO on /dev/null as the driver under test
- * would, and counts every other pto ioctl (a refusal that took anything
- * shows).
- *  - pto_dev_open() refuses a driver of another ABI major (-EPROTO) and
- *    accepts any minor of its own.
- *  - pto_orch_create_device() refuses, before it takes anything, a
- *    driver it cannot run on: one without cores to launch.
- *  - An ioctl's -EAGAIN reaches the caller at once; it is not retried
- *    in a loop.
- *  - A forked child creates nothing in the parent's file: pto_bo_alloc(),
- *    a first pto_bo_map() and pto_orch_create_device() are -ECHILD there,
- *    with no ioctl.
- *  - The public structs' reserved words (pto/pto.h, pto/sched.h): a
- *    config's must be zero, refused before any ioctl; pto_dev_info()
- *    writes the caller's struct whole.
- *  - A task_window above PTO_MAX_TASK_WINDOW, or more clusters than the
- *    device has, is refused before any ioctl.
+ * libpto against drivers it must not trust blindly, without a device (ioctl()
+ * below answers GET_INFO on /dev/null and counts the rest): an ABI major
+ * mismatch is -EPROTO, any minor is accepted; a driver without cores is
+ * refused before anything is taken; -EAGAIN is not retried; a forked child's
+ * creates are -ECHILD with no ioctl; reserved words, a task_window above
+ * PTO_MAX_TASK_WINDOW and too many clusters are refused before any ioctl.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -274,9 +262,11 @@ TEST(reserved_config_words_are_refused_before_any_ioctl)
 	EXPECT_LT(0, ioctls);
 }
 
-/* A task_window whose slot indexes would wrap 32 bits (pto/orch.h) is
- * -EINVAL before any ioctl on a device too; the largest one gets past the
- * check to the first (refused) ioctl. */
+/*
+ * A task_window whose slot indexes would wrap 32 bits
+ * (pto_orch_create_device(3)) is -EINVAL before any ioctl on a device too; the
+ * largest one gets past the check to the first (refused) ioctl.
+ */
 TEST(task_window_beyond_the_max_is_refused_before_any_ioctl)
 {
 	struct pto_orch_config oc = { .task_window = PTO_MAX_TASK_WINDOW + 1 };
@@ -294,8 +284,10 @@ TEST(task_window_beyond_the_max_is_refused_before_any_ioctl)
 	EXPECT_LT(0, ioctls);
 }
 
-/* More clusters than the device has (pto/sched.h) is -EINVAL before any
- * ioctl; all of them (1 here, or 0: all) gets past the check. */
+/*
+ * More clusters than the device has (pto_orch_create_device(3)) is -EINVAL
+ * before any ioctl; all of them (1 here, or 0: all) gets past the check.
+ */
 TEST(clusters_beyond_the_device_are_refused_before_any_ioctl)
 {
 	struct pto_sched_config sc = { .clusters = 2 };

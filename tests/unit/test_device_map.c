@@ -1,15 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto_bo_map() without a device: ioctl() below answers GET_INFO and
- * BO_ALLOC / BO_FREE on /dev/null as the driver would, and mmap() /
- * munmap() of the device's fd give anonymous shared memory and are
- * counted, so the test sees every mapping libpto makes and drops.
- *  - Two threads mapping one buffer at once get one address, and one
- *    mapping stays: mmap() holds the first caller until the second has
- *    also found the buffer unmapped, the interleaving that made two
- *    mappings, one of them leaked, before the publication was a CAS.
- *  - A mapped buffer is mapped once: later calls make no mmap(), and
- *    pto_bo_free() / pto_dev_close() unmap it.
+ * pto_bo_map() without a device (GET_INFO, BO_ALLOC / BO_FREE faked on
+ * /dev/null, mmap() counted): two threads mapping one buffer at once get one
+ * address and one mapping stays; a mapped buffer is mapped once, and
+ * pto_bo_free() / pto_dev_close() unmap it.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * pto_orch_create_inproc() refuses a config it cannot run before it sets
- * anything up (pto/orch.h): a bad worker set, a task_window whose slot
- * indexes would wrap 32 bits. "Anything" is observable from the test:
- * the once-per-process fork hygiene sets OMP_NUM_THREADS (each test runs
- * in its own forked process, in which no orchestrator was created yet),
- * and the threaded backend registers the process for membarrier(2)
+ * anything up (pto_orch_create_inproc(3)): a bad worker set, a task_window
+ * whose slot indexes would wrap 32 bits. "Anything" is observable from the
+ * test: the once-per-process fork hygiene sets OMP_NUM_THREADS (each test runs
+ * in its own forked process, in which no orchestrator was created yet), and
+ * the threaded backend registers the process for membarrier(2)
  * PRIVATE_EXPEDITED, which is -EPERM until it is registered.
  */
 #include <errno.h>
@@ -233,8 +233,8 @@ TEST(task_window_that_would_wrap_is_refused)
 	EXPECT_EQ(NULL, o);
 }
 
-/* The calls that free an object accept NULL, as free() does (pto/orch.h,
- * "NULL"; pto_dev_close and pto_bo_free: test_device.c). */
+/* The calls that free an object accept NULL, as free() does (pto_orch_destroy(3),
+ * pto_run_release(3); pto_dev_close and pto_bo_free: test_device.c). */
 TEST(destroy_and_release_accept_null)
 {
 	EXPECT_EQ(0, pto_orch_destroy(NULL));

@@ -1366,10 +1366,10 @@ TEST_F(man, producer_fails_between_wiring_and_publication)
 
 /*
  * "Accepted" counts a task that failed without running like one that was
- * dispatched (orch.h): a consumer poisoned by its producer's failure, and
- * one wired onto the producer after it failed (claimed from BUILDING),
- * each leave the unlaunched count, so the run is accepted while an
- * unrelated task still runs, before it is done.
+ * dispatched (pto_run_accepted(3)): a consumer poisoned by its producer's
+ * failure, and one wired onto the producer after it failed (claimed from
+ * BUILDING), each leave the unlaunched count, so the run is accepted while
+ * an unrelated task still runs, before it is done.
  */
 TEST_F(man, poisoned_consumers_count_as_accepted)
 {
@@ -1836,15 +1836,10 @@ TEST(fnless_callable_taken_alike_without_host_callbacks)
 }
 
 /*
- * pto_task_args' fields are public: a program may build its deps by hand.
- * A dep whose retain is neither 0 nor 1, or whose reserved bytes are not
- * all zero, is refused at submit with -EINVAL and a message naming the
- * member, the dep and the field, before anything is claimed: no slot, no
- * task id, no edge or reference on the producer, the handle not written.
- * Each byte, as a single's dep 1, a group's member 1's dep 1 and an SPMD
- * task's dep 1. The same for a dep's handle whose pad is set (submit
- * writes it 0) and for an argument tensor's pad bytes
- * (pto_args_add_tensor() writes them 0).
+ * A hand-built dep whose retain is not 0 or 1 or whose reserved bytes are set,
+ * a dep handle's pad and an argument tensor's pad bytes are refused at submit
+ * with -EINVAL and a message naming them, before anything is claimed; each
+ * byte in a single, a group member and an SPMD task.
  */
 struct bad_dep {
 	int shape;		/* 0 single, 1 group (member 1), 2 SPMD */

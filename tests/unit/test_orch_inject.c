@@ -170,7 +170,7 @@ TEST(every_fail_point_is_reclaimed)
 				failed++;
 				EXPECT_EQ(ret, st);
 				EXPECT_NE(0, ret);
-				/* Every failing call sets a message (orch.h). */
+				/* Every failing call sets a message (pto_orch_error(3)). */
 				EXPECT_STRNE("", d.msg)
 					TH_LOG("fp %d k %d: no message", fp, k);
 			} else {
@@ -394,7 +394,7 @@ TEST(cancel_settled_by_close_frees_a_released_run)
 
 /*
  * pto_orch_run returns the construction error instead of waiting for a
- * run only close() can finish (it hung there).
+ * run only close() can finish, rather than hang.
  */
 TEST(orch_run_returns_when_cancellation_is_left_pending)
 {
@@ -554,15 +554,10 @@ TEST(cancel_snapshot_debts_survive_failure)
 }
 
 /*
- * close() settling a pending cancellation on another thread, beside the
- * orch thread: a run built after close's check of the building run
- * (nothing stops one from beginning), or a failed run's own cancellation.
- * The settle's snapshot fails. It wrote its message into o->errmsg, the
- * orch thread's: the second run's error (pto_orch_error, and with the
- * build, the run's own message) became "out of memory cancelling run"
- * of the first. The overlap is made exact with the fail hook: close's
- * snapshot waits in the hook until the orch thread lets it fail, and the
- * orch thread goes on once close has moved past it (closing is set).
+ * close() settling a pending cancellation on another thread, beside the orch
+ * thread's next run: the settle's failing snapshot must not write o->errmsg,
+ * the orch thread's. The fail hook makes the overlap exact: close's snapshot
+ * waits until the orch thread lets it fail.
  */
 enum overlap_at { AT_BUILD, AT_OWN_CANCEL };
 

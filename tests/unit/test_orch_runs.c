@@ -638,12 +638,12 @@ TEST(failed_create_clears_out)
 }
 
 /*
- * The config's and the workers' reserved words must be zero (pto/orch.h):
- * a later libpto gives them a meaning. Any word set - each word of each,
- * in turn - is -EINVAL before anything is set up: *out NULL, not even the
- * once-per-process fork hygiene of a create (this test's process never
- * created an orchestrator). The same config with every word zero creates
- * and runs.
+ * The config's and the workers' reserved words must be zero
+ * (pto_orch_create_inproc(3)): a later libpto gives them a meaning. Any word
+ * set - each word of each, in turn - is -EINVAL before anything is set up:
+ * *out NULL, not even the once-per-process fork hygiene of a create (this
+ * test's process never created an orchestrator). The same config with every
+ * word zero creates and runs.
  */
 TEST(reserved_config_words_are_refused_before_anything)
 {
@@ -720,11 +720,10 @@ static int orch_with_cfg(pto_orch *o, void *arg)
 
 /*
  * A call config's flags outside PTO_CALL_FLAGS_VALID and its reserved
- * words - reserved0 (a block_dim no backend read, once) and reserved[] -
- * must be zero (pto/orch.h): each call that takes one refuses any of them
- * with -EINVAL and a message naming it, and creates no task (no slot is
- * live, none runs, the handle is not written). The same config, zero,
- * submits and runs.
+ * words (reserved0, reserved[]) must be zero (pto_submit_next_level(3)):
+ * each call that takes one refuses any of them with -EINVAL and a
+ * message naming it, and creates no task (no slot is live, none runs, the
+ * handle is not written). The same config, zero, submits and runs.
  */
 TEST(call_config_flags_and_reserved_words_are_refused)
 {

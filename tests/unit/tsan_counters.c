@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Values the library reads on one thread while another updates them, on
- * paths documented "any thread", under ThreadSanitizer (a race it reports
- * fails the test):
- *  - the scheduler's doorbell counter (lib/core.c core_doorbell()), which
- *    pto_orch_sched_stats() loads on any thread;
- *  - the heap ring's use, which the back-pressure message reports while
- *    releasers update it (lib/orch/ring.c).
- * No device: ioctl() below stands in for the driver on one fd, so that a
- * real struct pto_dev and core_doorbell() run unchanged.
+ * Values read on one thread while another updates them, under ThreadSanitizer:
+ * the doorbell counter pto_orch_sched_stats() loads, and the heap ring's use
+ * the back-pressure message reports. ioctl() below stands in for the driver,
+ * so struct pto_dev and core_doorbell() run unchanged.
  */
 #include <fcntl.h>
 #include <pthread.h>

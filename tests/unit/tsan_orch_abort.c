@@ -1,21 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto_orch_close() and pto_orch_abort() on several threads at once
- * (pto/orch.h: a watchdog aborting beside a close, two aborts), under
- * ThreadSanitizer (a race it reports fails the test): the orchestrator's
- * close/abort (lib/orch/orch.c: begin_closing, the stopping hand-over,
- * the aborted flag and orch_ring_wake_all()) and the device backend's
- * abort and stop (lib/sched/sched.c: sched_abort(), sched_stop(), the
- * scheduler thread's retirement of its cores) with the real scheduler
- * thread.
- *
- * Only the device backend implements the abort, so the test runs it on a
- * fake driver: ioctl() below (FAKE_IOCTL) answers pto's ioctls, and the
- * device file is a memfd, so the library's mmap() of register windows and
- * buffers maps real shared memory. Its cores never take a task (COND stays
- * 0): a task dispatched to one is in flight until the abort retires the
- * core, and one queued behind it never starts - an orchestrator whose
- * task never finishes.
+ * pto_orch_close() and pto_orch_abort() on several threads at once, under
+ * ThreadSanitizer, with the real device scheduler thread on a fake driver:
+ * ioctl() below answers pto's ioctls on a memfd, so the windows and buffers
+ * are real shared memory. Its cores never take a task, so a dispatched task
+ * stays in flight until the abort retires the core.
  */
 #include <fcntl.h>
 #include <pthread.h>

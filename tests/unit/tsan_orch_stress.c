@@ -1,21 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Randomized stress under ThreadSanitizer: random DAGs (random tags over a
- * few buffers, explicit deps of both kinds, nested scopes, groups, sub
- * groups, injected task failures), two runs pipelined, executed on the
- * in-process backend for a bounded time (SPMD blocks too). A checker verifies, per run:
- *  - every dependency edge (tensor-derived, as the TensorMap rules give
- *    them, and explicit) was respected: producer finished before the
- *    consumer started;
- *  - a task whose producers all succeeded ran exactly once; a task
- *    poisoned by a failed producer that is still mapped (outer scope)
- *    never ran; nothing ran twice;
- *  - the run terminated, its status is an error iff a task failed;
- *  - afterwards every slot, heap byte and TensorMap entry is back.
- *
- * Seeded: PTO_STRESS_SEED=N reproduces a run; the seed is printed at the
- * start and with every failure. PTO_STRESS_SECONDS bounds the time
- * (default 3, at most 20: the harness timeout is 30 s).
+ * Randomized stress under ThreadSanitizer: random DAGs (tags, explicit deps,
+ * nested scopes, groups, injected failures, SPMD), two runs pipelined on the
+ * in-process backend. Checked per run: every edge was respected, a task ran
+ * once or (poisoned) never, the run's status matches, everything is given
+ * back. PTO_STRESS_SEED=N reproduces a run (printed); PTO_STRESS_SECONDS
+ * bounds it (default 3, at most 20).
  */
 #include <stdio.h>
 #include <stdlib.h>

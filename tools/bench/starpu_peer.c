@@ -1,16 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * pto-bench-starpu: StarPU 1.3's side of pto-bench, on the same shapes
- * (noop tasks, dependencies inferred from data access modes):
- *   chain        RW on one handle
- *   independent  tasks with no data
- *   fanout       root RW h; 16 children R h; join RW h (after the
- *                children by sequential consistency), blocks chained
- *   wavefront    W x W grid handles; (i,j) reads (i-1,j), (i,j-1), writes (i,j)
- *
- *   pto-bench-starpu SHAPE N WORKERS   ->   "tasks_per_s X"
- *
- * Built by make tools/bench/pto-bench-starpu (pkg-config starpu-1.3).
+ * pto-bench-starpu: StarPU 1.3's side of pto-bench on the same shapes (noop
+ * tasks, dependencies from data access modes): chain, independent, fanout,
+ * wavefront. "pto-bench-starpu SHAPE N WORKERS" prints "tasks_per_s X". Built
+ * by make tools/bench/pto-bench-starpu.
  */
 #include <starpu.h>
 #include <stdio.h>

@@ -59,18 +59,11 @@ struct pto_tensor {
 	uint32_t rank;
 	uint32_t shape[4];
 	/*
-	 * Device tag of a GM tensor: which device's GM @obj and @offset
-	 * address (device addresses repeat from one /dev/ptoN to the next).
-	 * The device's index + 1 (pto_bo_dev_tag(); pto_tensor_gm() sets
-	 * it). An orchestrator on a device refuses, at submit, a GM tensor
-	 * tagged with another device (-EXDEV); the in-process one takes any.
-	 * 0: untagged, accepted unchecked, so a program built when this
-	 * field was padding (or a hand-built tensor) runs as before.
-	 * Auto-allocated OUTPUTs and pto_alloc() get the orchestrator's own
-	 * device. Not part of the dependency key: a tagged and an untagged
-	 * view of one buffer are one key (on the in-process orchestrator,
-	 * two devices' buffers at one device address are too: extra
-	 * ordering, never a lost one).
+	 * Device tag of a GM tensor: the device's index + 1 (pto_bo_dev_tag(),
+	 * set by pto_tensor_gm()); 0 is untagged and accepted unchecked. A
+	 * device orchestrator refuses another device's tensor (-EXDEV). Not
+	 * part of the dependency key: a tagged and an untagged view of one
+	 * buffer are one key (pto_tensor_gm(3)).
 	 */
 	uint32_t dev;
 	uint64_t strides[4];
@@ -194,15 +187,9 @@ struct pto_callable {
 };
 
 /*
- * Per-call configuration; the pointer may be NULL (all defaults).
- * Zero-initialise it (a designated initialiser or = PTO_ZERO_INIT does):
- * @flags must be a subset of PTO_CALL_FLAGS_VALID (none defined yet) and
- * @reserved0 and @reserved must be zero, else the submit is -EINVAL with
- * pto_orch_error() naming the word. A field added later takes reserved
- * space, and its zero means what this library does today (its default),
- * so a program built now keeps its behaviour. Layout checked by the abi
- * tier (tests/abi-layout.c). (@reserved0 was a block_dim no backend
- * read: an SPMD task's width is pto_submit_spmd()'s @nblocks.)
+ * Per-call configuration; NULL for the defaults. Zero-initialise it: @flags
+ * within PTO_CALL_FLAGS_VALID, @reserved0 and @reserved zero, else -EINVAL
+ * (pto_submit_next_level(3)). Layout: tests/abi-layout.c.
  */
 struct pto_call_config {
 	uint32_t reserved0;	/* 0 */
