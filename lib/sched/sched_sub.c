@@ -21,19 +21,9 @@
 #define SCHED_SUB_SPIN 500
 #define SCHED_SUB_MSG_LEN 192
 
-/*
- * Run @d's callback, or after pto_orch_abort() fail it unrun; then
+/* Run @d's callback, or after pto_orch_abort() fail it unrun; then
  * complete it and claim the worker's next task: 1 with *d replaced, 0
- * when there is none.
- *
- * GM a device task wrote, read here through the buffer's mapping: the
- * core stores FIN in COND with release after its GM writes
- * (kernel/pto_mock.c), the scheduler thread's acquire load of COND
- * (core_rc_reap) pairs with it, and the completion it then runs routes
- * this task under sched_mu, which our pop took (a task published after
- * that completion: the orch thread acquired the producer's COMPLETED
- * state first): the writes precede the callback's loads.
- */
+ * when there is none. */
 static int sub_run(struct sched_sub *w, struct orch_dispatch *d)
 {
 	struct pto_orch *o = w->be->orch;
@@ -63,7 +53,15 @@ static int sub_run(struct sched_sub *w, struct orch_dispatch *d)
 		ctx.user = v.callable->user;
 		ctx.errmsg = msg;
 		ctx.errmsg_len = sizeof(msg);
-		/* Never NULL: submit refuses a SUB task without one. */
+		/*
+		 * GM a device task wrote, read through its mapping: the core
+		 * stores FIN in COND with release after its GM writes, the
+		 * scheduler thread's acquire load of COND (core_rc_reap)
+		 * pairs with it, and its completion routed this task under
+		 * sched_mu, which our pop took (or the orch thread did, after
+		 * acquiring the producer's COMPLETED state).
+		 * fn is never NULL: submit refuses a SUB task without one.
+		 */
 		err = v.callable->fn(&ctx);
 		if (err > 0)
 			err = -err;
