@@ -27,7 +27,8 @@ struct ex_opts {
 	X(fanin, "64 producers x 64 consumers, all-to-all explicit deps")	\
 	X(spmd, "SPMD blocks on AIV and MIX, each writes its index")	\
 	X(matmul_add, "50 x (128x128 matmul on AIC, add on AIV) vs CPU")	\
-	X(small_ring, "ring back-pressure: error, then just large enough")
+	X(small_ring, "ring back-pressure: error, then just large enough") \
+	X(host_device, "device m = 2x + 1; host checks and reverses m; device f = t + x")
 
 /*
  * A whole decimal number in @min..UINT_MAX into *out; -1 for anything

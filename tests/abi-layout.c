@@ -230,7 +230,9 @@ int main(void)
 	FIELD(pto_sched_config, clusters, 4, 4);
 	FIELD(pto_sched_config, spin_us, 8, 4);
 	FIELD(pto_sched_config, wake_delay_us, 12, 4);
-	FIELD(pto_sched_config, reserved, 16, 48);
+	FIELD(pto_sched_config, sub_threads, 16, 4);
+	FIELD(pto_sched_config, reserved0, 20, 4);
+	FIELD(pto_sched_config, reserved, 24, 40);
 	DONE(pto_sched_config, 64, 0);
 
 	FIELD(pto_sched_stats, tasks, 0, 8);

@@ -97,6 +97,10 @@ struct orch_backend_ops {
 	 * queue its workers may take from (the device's scheduler threads),
 	 * not one worker: any routing of a kind feeds it (ready.c). */
 	bool kick_wakes_server;
+	/* With kick_wakes_server: the kinds (bit per kind) whose workers
+	 * are threads of their own all the same, each woken by its own
+	 * kick and parked as the in-process ones (the device's SUB workers). */
+	uint32_t own_thread_kinds;
 	/* Optional: may a group run on worker indices @widx[0..n)? (A device
 	 * backend keeps a group inside one scheduler thread's partition.)
 	 * 0, or -errno with a reason in @msg. Called at submit, before any
@@ -117,11 +121,17 @@ struct orch_backend_ops {
 	/*
 	 * Every worker runs the task's host callback (pto_callable.fn), as
 	 * the in-process threads do: submit refuses a callable without one
-	 * (-EINVAL), whatever the worker kind and the submit. Otherwise no
-	 * callable needs one (the device's AIC / AIV / MIX workers run
-	 * kernel_id; it has no SUB workers). Read once, at create.
+	 * (-EINVAL), whatever the worker kind and the submit. Otherwise only
+	 * tasks for workers of @callback_kinds need one. Read once, at
+	 * create.
 	 */
 	bool host_callbacks;
+	/* Kinds (bit per kind) whose workers run host callbacks on a
+	 * backend without host_callbacks (the device's SUB workers; its
+	 * AIC / AIV / MIX ones run kernel_id): a task for one needs fn, and
+	 * may take tensors of any space (kernels_need_heap_space is the
+	 * kernels'). */
+	uint32_t callback_kinds;
 	/* Free the backend (after stop / heap_unmap). */
 	void (*destroy)(void *be);
 };
@@ -206,6 +216,13 @@ void orch_member_done_kept(struct pto_orch *o, const struct orch_dispatch *d,
 int orch_member_done_pop_kept(struct pto_orch *o, const struct orch_dispatch *d,
 			      int err, const char *msg,
 			      struct orch_dispatch *next, uint32_t kept);
+/* orch_ready_pop for a worker of its own thread about to park: marks its
+ * kind hungry, takes the pending list (@heavy: ready_park.c). */
+int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
+			   struct orch_dispatch *d, bool heavy);
+/* The calling thread runs @o's host callbacks: their waits on @o are
+ * -EDEADLK (run.c). Once, before the thread's first callback. */
+void orch_worker_thread_enter(struct pto_orch *o);
 /* Generation counter bumped by every enqueue: idle workers may spin on it
  * before parking (no lock, no system call). */
 uint64_t orch_ready_gen(struct pto_orch *o);

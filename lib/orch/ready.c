@@ -424,10 +424,10 @@ pop_locked(struct pto_orch *o, int32_t widx, struct orch_dispatch *d,
 	 * Wake one more: a kick goes to the first idle worker with room,
 	 * which may be one already kicked that has not popped yet, so with
 	 * work left behind this pop another idle worker of the kind is woken
-	 * now. Batching backends of one thread per worker only: a device
-	 * scheduler thread pops for all its cores on every pass anyway.
+	 * now. Workers of a thread of their own only: a device scheduler
+	 * thread pops for all its cores on every pass anyway.
 	 */
-	if (o->ready_batch > 1 && !o->ops->kick_wakes_server &&
+	if (o->ready_batch > 1 && !orch_kind_served(o, w->kind) &&
 	    q == &o->kind_rq[w->kind] && q->head)
 		kick_kind(o, w->kind, 1);
 	return 1;
@@ -462,7 +462,7 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 	int n;
 
 	orch_lock(&o->sched_mu);
-	n = pop_locked(o, widx, d, o->ops->kick_wakes_server);
+	n = pop_locked(o, widx, d, orch_kind_served(o, o->workers[widx].kind));
 	orch_unlock(&o->sched_mu);
 	return n;
 }
@@ -596,7 +596,7 @@ int orch_member_done_pop_kept(struct pto_orch *o, const struct orch_dispatch *d,
 	orch_lock(&o->sched_mu);
 	o->workers[widx].inflight -= 1 + kept;
 	head = o->kind_rq[kind].head;
-	n = pop_locked(o, widx, next, o->ops->kick_wakes_server);
+	n = pop_locked(o, widx, next, orch_kind_served(o, kind));
 	/*
 	 * A kick saved for kind work on the promise of this pop: if the pop
 	 * took something else (exact work, a group routed meanwhile) and

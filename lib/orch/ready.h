@@ -53,9 +53,6 @@ void orch_ready_flush(struct pto_orch *o);
 void orch_ready_check(struct pto_orch *o, uint64_t next_tid);
 void orch_ready_hungry(struct pto_orch *o, int32_t widx);
 void orch_heavy_barrier(void);
-/* orch_ready_pop that also takes the pending list (a parking worker). */
-int orch_ready_pop_parking(struct pto_orch *o, int32_t widx,
-			   struct orch_dispatch *d, bool heavy);
 /* Unlink a READY slot (caller holds sched_mu). */
 void orch_rq_unlink(struct pto_orch *o, struct orch_slot *s);
 void orch_rq_remove_cancelled(struct pto_orch *o, struct orch_slot *s);

@@ -44,11 +44,12 @@ static void kick_routed_locked(struct pto_orch *o, const uint32_t *want)
 	 * one worker looks at the whole kind queue, and it steals the
 	 * pending list at its pops and before it sleeps (orch_ready_steal):
 	 * any routing of the kind feeds it. Its idle cores are not idle
-	 * workers waiting for a kick of their own.
+	 * workers waiting for a kick of their own (a device's SUB workers
+	 * are: orch_kind_served).
 	 */
 	for (k = ORCH_KIND_FIRST; k < ORCH_KIND_NR; k++)
 		if (want[k] && (!orch_kick_kind(o, k, want[k]) ||
-				o->ops->kick_wakes_server))
+				orch_kind_served(o, k)))
 			fed |= 1u << k;
 	if (atomic_load_explicit(&o->rq_hungry, memory_order_relaxed) & fed)
 		atomic_fetch_and_explicit(&o->rq_hungry, ~fed, memory_order_relaxed);

@@ -30,6 +30,17 @@ static inline void orch_bump_gen(struct pto_orch *o)
 }
 
 /*
+ * Are workers of @kind served by a thread that serves many (a device's
+ * scheduler thread: kick_wakes_server), not by a thread of their own (the
+ * in-process workers, and a device's SUB workers: own_thread_kinds)?
+ */
+static inline bool orch_kind_served(const struct pto_orch *o, uint32_t kind)
+{
+	return o->ops->kick_wakes_server &&
+	       !(o->ops->own_thread_kinds >> kind & 1);
+}
+
+/*
  * The first pending slot not yet taken. Under sched_mu, exact; without it
  * (orch_ready_any_kind) a hint: the cursor's slot may have been dropped by a
  * flush and reissued meanwhile, and its link then names anything - a

@@ -29,12 +29,12 @@ bool orch_building_here(const struct pto_orch *o)
 }
 
 /*
- * The orchestrator whose worker this thread is (set once by the in-process
- * worker's main, before it runs any host callback). A host callback runs
- * on it: a close, destroy, submit or run wait of that orchestrator from
- * there would wait for the callback's own run (or join its own thread),
- * and is refused with -EDEADLK. The device backend's scheduler threads run
- * no user code, so they never set it.
+ * The orchestrator whose worker this thread is (set once by a worker
+ * thread that runs host callbacks - an in-process worker, a device's SUB
+ * worker - before its first). A host callback runs on it: a close,
+ * destroy, submit or run wait of that orchestrator from there would wait
+ * for the callback's own run (or join its own thread), and is refused
+ * with -EDEADLK. The device's scheduler threads run no user code.
  */
 static _Thread_local struct pto_orch *tl_worker;
 

@@ -50,7 +50,6 @@ struct pto_run {
 void orch_run_record_error(struct pto_run *r, int err, const char *msg);
 bool orch_run_unref_locked(struct pto_run *r);
 bool orch_building_here(const struct pto_orch *o);
-void orch_worker_thread_enter(struct pto_orch *o);
 bool orch_worker_here(const struct pto_orch *o);
 /* Set by the atfork child handler (orch.c), with the child's pid: a
  * process that never forked after creating an orchestrator reads false

@@ -196,15 +196,20 @@ int orch_submit_validate(struct pto_orch *o, struct pto_run *r,
 		if (err)
 			return err;
 	}
-	/* A backend that runs host callbacks would run nothing (orch.h). */
+	/* A worker that runs host callbacks would run nothing (orch.h). */
 	if (!q->c->fn && o->host_callbacks)
 		return orch_error(o, -EINVAL,
 				  "callable without fn: this orchestrator's workers run host callbacks");
+	if (!q->c->fn && (o->ops->callback_kinds >> q->wkind & 1))
+		return orch_error(o, -EINVAL,
+				  "callable without fn: SUB workers run host callbacks");
 	/* A HOST tensor given to a device kernel that reads it would fail
-	 * only at dispatch; a kernel that uses no address takes any. */
+	 * only at dispatch; a kernel that uses no address takes any, and
+	 * so does a host callback (backend.h, callback_kinds). */
 	bad_spaces = o->kernel_bad_spaces;
-	if (bad_spaces &&
-	    orch_kernel_tensorless(o->tensorless_kernels, q->c->kernel_id))
+	if (bad_spaces && ((o->ops->callback_kinds >> q->wkind & 1) ||
+			   orch_kernel_tensorless(o->tensorless_kernels,
+						  q->c->kernel_id)))
 		bad_spaces = 0;
 	for (m = 0; m < nargs; m++) {
 		const struct pto_task_args *a = q->args[m];

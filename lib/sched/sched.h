@@ -14,7 +14,8 @@
 #include "core.h"
 #include "orch/backend.h"
 
-#define SCHED_MAX_WORKERS (PTO_DEV_MAX_CORES + PTO_DEV_MAX_CORES / 3)
+#define SCHED_MAX_WORKERS (PTO_DEV_MAX_CORES + PTO_DEV_MAX_CORES / 3 + \
+			   PTO_SCHED_MAX_SUB_THREADS)
 
 /*
  * One in-flight task on a core, found again by its dispatch id's parity
@@ -139,10 +140,29 @@ struct sched_thread {
 	atomic_uint_fast64_t retire_ns;
 };
 
+/*
+ * A SUB worker: a host thread of its own that runs the host callbacks of
+ * SUB tasks (sched_sub.c). Parking as the in-process workers': it stores
+ * @parked, then looks for work under sched_mu; a kick (under sched_mu)
+ * loads @parked and only then takes @mu to set @kicked and signal @cv.
+ * Lock order: sched_mu before @mu; nothing takes sched_mu under @mu.
+ */
+struct sched_sub {
+	struct sched_backend *be;
+	pthread_t tid;
+	int32_t widx;
+	bool started;		/* created, not yet joined (start/stop only) */
+	atomic_int parked;
+	pthread_mutex_t mu;	/* protects @kicked */
+	pthread_cond_t cv;
+	bool kicked;
+} __attribute__((aligned(64)));
+
 /* What an orchestrator worker index is to the backend. */
 struct sched_worker {
-	struct sched_thread *t;
+	struct sched_thread *t;		/* NULL for a SUB worker */
 	struct sched_cluster *cl;	/* MIX workers only */
+	struct sched_sub *sub;		/* SUB workers only */
 };
 
 struct sched_backend {
@@ -153,6 +173,9 @@ struct sched_backend {
 	uint64_t clusters;		/* every claimed and acquired cluster */
 	unsigned int nthreads;
 	struct sched_thread *threads;
+	unsigned int nsubs;
+	struct sched_sub *subs;
+	atomic_int sub_spinners;	/* idle SUB workers spinning: one */
 	unsigned int nworkers;
 	struct pto_worker_desc workers[SCHED_MAX_WORKERS];
 	struct sched_worker wmap[SCHED_MAX_WORKERS];
@@ -184,6 +207,7 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 #define SCHED_DEFAULT_HEAP (16ULL << 20)
 #define SCHED_DEFAULT_SPIN_US 50
 #define SCHED_DEFAULT_WAKE_DELAY_US 20
+#define SCHED_DEFAULT_SUB_THREADS 1
 
 /*
  * Beyond the awake cap (sched_max_awake: on the mock, the thread's share
@@ -300,6 +324,13 @@ void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 		    int err, const char *msg);
 int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 		  uint64_t *ring);
+/* sched_sub.c */
+int sched_sub_init(struct sched_backend *be, unsigned int n);
+int sched_sub_start(struct sched_backend *be);
+void sched_sub_kick(struct sched_sub *w);
+void sched_sub_wake_all(struct sched_backend *be);
+int sched_sub_join(struct sched_backend *be, const struct timespec *deadline);
+void sched_sub_free(struct sched_backend *be);
 /* sched_stop.c */
 int sched_retire(struct sched_thread *t);
 bool sched_abort_cores(struct sched_thread *t);

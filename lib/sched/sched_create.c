@@ -96,8 +96,10 @@ static int sched_start(void *p, struct pto_orch *o)
 	int ret;
 
 	be->orch = o;
+	/* A core: one task running and one pending payload. */
 	for (i = 0; i < be->nworkers; i++)
-		if (be->workers[i].kind != PTO_WORKER_MIX)
+		if (be->workers[i].kind == PTO_WORKER_AIC ||
+		    be->workers[i].kind == PTO_WORKER_AIV)
 			orch_set_worker_capacity(o, (int32_t)i, 2);
 	/* The trace's names: the built-in kernels, and the core rows AIC_n /
 	 * AIV_n (worker kinds are core types). */
@@ -117,25 +119,29 @@ static int sched_start(void *p, struct pto_orch *o)
 		ret = pthread_create(&be->threads[i].tid, NULL,
 				     sched_thread_main, &be->threads[i]);
 		if (ret) {
-			atomic_store(&be->stop, 1);
-			while (i--) {
-				uint64_t one = 1;
-
-				if (write(be->threads[i].evfd, &one,
-					  sizeof(one)) < 0) {
-					/* the thread also polls stop */
-				}
-				pthread_join(be->threads[i].tid, NULL);
-				atomic_store_explicit(&be->threads[i].started,
-						      0, memory_order_relaxed);
-			}
-			return -ret;
+			ret = -ret;
+			goto err;
 		}
 		atomic_store_explicit(&be->threads[i].started, 1,
 				      memory_order_relaxed);
 		sched_name_thread(&be->threads[i]);
 	}
-	return 0;
+	ret = sched_sub_start(be);
+	if (!ret)
+		return 0;
+err:
+	atomic_store(&be->stop, 1);
+	while (i--) {
+		uint64_t one = 1;
+
+		if (write(be->threads[i].evfd, &one, sizeof(one)) < 0) {
+			/* the thread also polls stop */
+		}
+		pthread_join(be->threads[i].tid, NULL);
+		atomic_store_explicit(&be->threads[i].started, 0,
+				      memory_order_relaxed);
+	}
+	return ret;
 }
 
 /*
@@ -176,22 +182,43 @@ static void sched_kick(void *p, int32_t widx, uint32_t kind)
 	if (widx >= 0 && (unsigned int)widx < be->nworkers) {
 		struct sched_worker *w = &be->wmap[widx];
 
+		if (w->sub) {
+			sched_sub_kick(w->sub);
+			return;
+		}
 		if (w->cl)
 			sched_want_mix(w->cl);
 		wake_thread(w->t, !w->cl);
+		return;
+	}
+	if (kind == PTO_WORKER_SUB) {
+		for (i = 0; i < be->nsubs; i++)
+			sched_sub_kick(&be->subs[i]);
 		return;
 	}
 	for (i = 0; i < be->nthreads; i++)
 		wake_thread(&be->threads[i], true);
 }
 
-/* A group's members must all belong to one scheduler thread. */
+/*
+ * A group's members must all belong to one scheduler thread. SUB workers
+ * belong to none: their groups are pto_submit_sub_group()'s, whose
+ * members start as SUB workers free up.
+ */
 static int sched_check_group(void *p, const int32_t *widx, uint32_t n,
 			     char *msg, size_t len)
 {
 	struct sched_backend *be = p;
 	uint32_t i;
 
+	for (i = 0; i < n; i++) {
+		if (be->wmap[widx[i]].sub) {
+			snprintf(msg, len,
+				 "group member %u targets SUB worker %d: a device runs all-or-nothing groups on the cores of one scheduler thread (SUB tasks: pto_submit_sub_group)",
+				 i, be->workers[widx[i]].id);
+			return -EINVAL;
+		}
+	}
 	for (i = 1; i < n; i++) {
 		if (be->wmap[widx[i]].t != be->wmap[widx[0]].t) {
 			snprintf(msg, len,
@@ -209,6 +236,13 @@ static void sched_destroy(void *p)
 	struct sched_backend *be = p;
 	unsigned int i;
 
+	/* Joined by the stop, or never started (a failed create). */
+	if (be->subs) {
+		atomic_store(&be->stop, 1);
+		sched_sub_wake_all(be);
+		sched_sub_join(be, NULL);
+		sched_sub_free(be);
+	}
 	for (i = 0; i < be->nthreads; i++) {
 		struct sched_thread *t = &be->threads[i];
 
@@ -238,6 +272,8 @@ static void sched_destroy(void *p)
 static const struct orch_backend_ops sched_ops = {
 	.name = "device",
 	.kick_wakes_server = true,
+	.own_thread_kinds = 1u << PTO_WORKER_SUB,
+	.callback_kinds = 1u << PTO_WORKER_SUB,
 	.heap_map = sched_heap_map,
 	.heap_unmap = sched_heap_unmap,
 	.start = sched_start,
@@ -257,9 +293,28 @@ static void add_worker(struct sched_backend *be, int32_t id, uint32_t kind,
 {
 	be->workers[be->nworkers] = (struct pto_worker_desc){ .id = id,
 							      .kind = kind };
-	be->wmap[be->nworkers] = (struct sched_worker){ t, cl };
+	be->wmap[be->nworkers] = (struct sched_worker){ t, cl, NULL };
 	be->nworkers++;
 	t->kinds |= 1u << kind;
+}
+
+/* The SUB workers, after every core and cluster: ids PTO_SCHED_SUB_ID(i). */
+static int add_sub_workers(struct sched_backend *be, unsigned int n)
+{
+	unsigned int i;
+	int ret = sched_sub_init(be, n);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		be->subs[i].widx = (int32_t)be->nworkers;
+		be->workers[be->nworkers] = (struct pto_worker_desc){
+			.id = PTO_SCHED_SUB_ID(i), .kind = PTO_WORKER_SUB };
+		be->wmap[be->nworkers] = (struct sched_worker){
+			.sub = &be->subs[i] };
+		be->nworkers++;
+	}
+	return 0;
 }
 
 /*
@@ -350,8 +405,11 @@ int pto_orch_create_device(struct pto_dev *dev,
 	/* Reserved words (pto_orch_create_device(3)) before anything is
 	 * taken; the cores are the workers, @ocfg's are not read. */
 	ret = orch_config_check(ocfg, false);
-	if (!ret && scfg && !orch_reserved_zero(scfg->reserved,
-						sizeof(scfg->reserved)))
+	if (!ret && scfg && (scfg->reserved0 ||
+			     !orch_reserved_zero(scfg->reserved,
+						 sizeof(scfg->reserved))))
+		ret = -EINVAL;
+	if (!ret && scfg && scfg->sub_threads > PTO_SCHED_MAX_SUB_THREADS)
 		ret = -EINVAL;
 	if (ret)
 		return ret;
@@ -377,6 +435,8 @@ int pto_orch_create_device(struct pto_dev *dev,
 		be->cfg.spin_us = SCHED_DEFAULT_SPIN_US;
 	if (!be->cfg.wake_delay_us)
 		be->cfg.wake_delay_us = SCHED_DEFAULT_WAKE_DELAY_US;
+	if (!be->cfg.sub_threads)
+		be->cfg.sub_threads = SCHED_DEFAULT_SUB_THREADS;
 	be->nthreads = be->cfg.threads < nclusters ? be->cfg.threads : nclusters;
 	be->clusters = nclusters == 64 ? ~0ULL : (1ULL << nclusters) - 1;
 
@@ -423,6 +483,9 @@ int pto_orch_create_device(struct pto_dev *dev,
 		if (ret)
 			goto err;
 	}
+	ret = add_sub_workers(be, be->cfg.sub_threads);
+	if (ret)
+		goto err;
 
 	if (ocfg)
 		oc = *ocfg;

@@ -122,6 +122,9 @@ static void sched_tell_all(struct sched_backend *be, atomic_int *flag)
 	uint64_t one = 1;
 
 	atomic_store_explicit(flag, 1, memory_order_release);
+	/* Under each one's mu, after the store: a SUB worker about to
+	 * sleep sees @flag (stop) or the kick (abort: it pops again). */
+	sched_sub_wake_all(be);
 	for (i = 0; i < be->nthreads; i++) {
 		struct sched_thread *t = &be->threads[i];
 
@@ -162,6 +165,9 @@ int sched_stop(void *p, const struct timespec *deadline)
 			pthread_join(t->tid, NULL);
 		atomic_store_explicit(&t->started, 0, memory_order_relaxed);
 	}
+	/* Idle after the drain: they leave at once. */
+	if (sched_sub_join(be, deadline))
+		err = -ETIMEDOUT;
 	return err;
 }
 
@@ -170,6 +176,9 @@ int sched_stop(void *p, const struct timespec *deadline)
  * (sched_abort_cores) - the retirement stays with the thread that owns
  * the cores' in-flight state, as at stop. The eventfd write wakes a
  * sleeping thread; as in sched_stop(), unconditionally (once per call).
+ * A SUB worker fails each task it pops from then on unrun (sched_sub.c);
+ * a callback already running is not interrupted: its task ends when it
+ * returns, with the callback's own result.
  */
 void sched_abort(void *p)
 {

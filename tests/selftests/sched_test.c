@@ -613,10 +613,10 @@ TEST(reserved_words_on_a_device)
 		EXPECT_EQ(0, info.reserved[i]) TH_LOG("info.reserved[%u]", i);
 	}
 
-	sc.reserved[5] = 1;
+	sc.reserved[4] = 1;
 	EXPECT_EQ(-EINVAL, pto_orch_create_device(dev, &oc, &sc, &o));
 	EXPECT_EQ(NULL, o);
-	sc.reserved[5] = 0;
+	sc.reserved[4] = 0;
 	oc.reserved[10] = 1ULL << 63;
 	EXPECT_EQ(-EINVAL, pto_orch_create_device(dev, &oc, &sc, &o));
 	EXPECT_EQ(NULL, o);

@@ -178,12 +178,12 @@ typedef int (*pto_kernel_fn)(struct pto_task_ctx *ctx);
  * the in-process one, every worker whatever its kind - calls @fn:
  * submitting a callable whose @fn is NULL to it is -EINVAL with a
  * pto_orch_error() message, whatever the submit, and nothing is claimed.
- * The workers of a device orchestrator (AIC / AIV / MIX; it has no SUB
- * workers) run kernel @kernel_id instead and never call @fn, which may
- * then be NULL.
+ * A device orchestrator's AIC / AIV / MIX workers run kernel @kernel_id
+ * instead and never call @fn, which may then be NULL; its SUB workers
+ * call @fn (a SUB task without one is -EINVAL).
  */
 struct pto_callable {
-	pto_kernel_fn fn;	/* host callback (in-process orchestrator) */
+	pto_kernel_fn fn;	/* host callback (in-process, SUB workers) */
 	void *user;
 	uint64_t kernel_id;	/* device kernel identity (device backend) */
 };

@@ -63,6 +63,10 @@ static inline struct pto_tensor pto_tensor_gm_auto(uint64_t nbytes,
 
 /* Stable worker id of cluster @c's MIX worker (cores are ids 0..cores-1). */
 #define PTO_SCHED_MIX_ID(c) (0x10000 + (int32_t)(c))
+/* Stable worker id of SUB worker @i, a host thread running callbacks. */
+#define PTO_SCHED_SUB_ID(i) (0x20000 + (int32_t)(i))
+/* The most SUB workers pto_sched_config.sub_threads may ask for. */
+#define PTO_SCHED_MAX_SUB_THREADS 64
 
 /*
  * Scheduler configuration; the pointer may be NULL (all defaults), and
@@ -84,7 +88,15 @@ struct pto_sched_config {
 	 * wake_delay_us; 0: 20. See Documentation/scheduler.md, "Placement".
 	 */
 	uint32_t wake_delay_us;
-	uint64_t reserved[6];	/* 0 */
+	/*
+	 * SUB workers: host threads that run the DAG's host callbacks
+	 * (pto_submit_sub() and the like) beside the device's cores; 0: 1;
+	 * more than PTO_SCHED_MAX_SUB_THREADS: -EINVAL. See
+	 * Documentation/orchestrator.md, "SUB workers on a device".
+	 */
+	uint32_t sub_threads;
+	uint32_t reserved0;	/* 0 */
+	uint64_t reserved[5];	/* 0 */
 };
 
 /*
