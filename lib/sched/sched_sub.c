@@ -14,6 +14,7 @@
 #include <time.h>
 #include "sched/sched.h"
 #include "orch/backend.h"
+#include "trace/trace.h"
 
 /* Pauses an idle worker spins on the ready generation before it parks:
  * a chain of callbacks goes on without a wake-up, and on a small machine
@@ -62,9 +63,15 @@ static int sub_run(struct sched_sub *w, struct orch_dispatch *d)
 		 * acquiring the producer's COMPLETED state).
 		 * fn is never NULL: submit refuses a SUB task without one.
 		 */
+		trace_task2(trace_self, TRACE_DISPATCHED, TRACE_CB_BEGIN,
+			    v.run_id, v.task_id,
+			    (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
 		err = v.callable->fn(&ctx);
 		if (err > 0)
 			err = -err;
+		trace_task2(trace_self, TRACE_CB_END, TRACE_COMPLETED,
+			    v.run_id, v.task_id,
+			    (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
 	}
 	/*
 	 * The callback's GM stores, for a device task that consumes them:
@@ -118,6 +125,8 @@ static void *sub_main(void *arg)
 
 	/* Its callbacks' waits on @o would wait on themselves (run.c). */
 	orch_worker_thread_enter(o);
+	trace_self_enter(orch_trace(o), TRACE_ROLE_HOST,
+			 (uint32_t)(w - be->subs));
 	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
 		uint64_t g = orch_ready_gen(o);
 
