@@ -2,28 +2,25 @@
 /*
  * pto - the device, the open file and the lock order. Each area's own
  * header declares what the other areas may call.
- *
- * Object lifetimes (leaf first on teardown):
- *   pto_device  module init .. module exit (exit runs only when no file is
- *               open, fops.owner pins the module)
- *   pto_file    open .. last kref put (the fd holds one reference)
- *   pto_bo      ALLOC .. last kref put (the file's handle holds one, every
- *               mmap holds one, so a mapping outlives FREE and close; a
- *               launched core holds one on its payload buffer and one per
- *               tensor of the task it runs, so FREE never pulls pages out
- *               from under a kernel)
- *   pto_core    device create .. device destroy (the thread exists for the
- *               device's lifetime; launch / stop only change its state)
- *
+ */
+
+/*
+ * Object lifetimes (leaf first on teardown): pto_device, module init ..
+ * exit (fops.owner pins the module while a file is open); pto_file, open
+ * .. last kref put (the fd holds one); pto_bo, ALLOC .. last kref put
+ * (its handle, every mmap, a launched core's payload and each tensor of
+ * its running task hold one, so FREE never pulls pages from a kernel);
+ * pto_core, the device's lifetime (launch / stop change only its state).
+ */
+
+/*
  * Lock order: mmap_lock -> pto_device.core_lock -> pto_device.win_lock ->
  * pto_file.lock -> the range tree's lock (pto_file.ranges, a spinlock)
- * -> pto_device.bos_lock; pto_core.launch_lock (spinlock) is innermost and
- * takes nothing. A core thread takes only the range tree's lock of a file
- * (pto_bo_lookup()), never pto_file.lock; nothing frees under either. A window fault (under mmap_lock) takes only
- * win_lock, for reading: it never waits behind core_lock, which launch and
- * release hold across their bounded waits for the core threads. No user
- * memory is touched with core_lock or win_lock held. Retirement
- * (pto_retire.c) takes neither, but recovery (the reset, which holds
+ * -> pto_device.bos_lock; pto_core.launch_lock (spinlock) is innermost.
+ * A core thread takes only the range tree's lock (pto_bo_lookup()); a
+ * window fault only win_lock, for reading. Nothing frees under a lock a
+ * core thread takes, and no user memory is touched under core_lock or
+ * win_lock. Retirement takes neither; recovery (the reset, under
  * core_lock) takes win_lock to unquarantine a core.
  */
 #ifndef _PTO_DRV_H_

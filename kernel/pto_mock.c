@@ -2,23 +2,11 @@
 /*
  * pto - the mock silicon: one kernel thread per core, its handshake,
  * dispatch, park / doorbell and completion wake-ups, and the mock's fault
- * injection. Protocol and orderings: Documentation/mock-cores.md.
- *
- * Core state machine (pto_core.state, written only by the core thread):
- *
- *   UNLAUNCHED --F_LAUNCH--> HANDSHAKE --READY--> READY <--> RUNNING
- *        ^                        |                   |
- *        |                        +----CTRL=EXIT------+--> EXITING
- *        |                                                    |
- *        +------ GATED <--- teardown gate released (after CLOSE) +
- *
- *   EXITING is "nonce echoed, no more window writes, waiting on the
- *   teardown gate"; GATED is "gate observed, final drain, returning".
- *   A core that misses retirement's deadline, or is left for recovery,
- *   is flagged F_QUARANTINE (reported as QUARANTINED). Retirement itself
- *   (election, passes, quarantine) is in pto_retire.c.
- *   EXIT and its nonce travel in the kernel-only page (CTRL, NONCE): the
- *   user page is the owner's, and its DATA_MAIN_BASE cannot carry them.
+ * injection. Protocol, orderings and the core's state machine
+ * (pto_core.state, written only by the core thread):
+ * Documentation/mock-cores.md. Retirement (election, passes, quarantine)
+ * is in pto_retire.c. EXIT and its nonce travel in the kernel-only page
+ * (CTRL, NONCE): the user page is the owner's to forge.
  */
 #include <linux/eventfd.h>
 #include <linux/kthread.h>
