@@ -85,12 +85,14 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	 * bytes per task (slow under TCG), every field outside the tensor
 	 * slots is stored below, and a tensor slot is cleared only if an
 	 * earlier task left a descriptor in it (@dirty). The core writes
-	 * only status and done_id, which are stored here too.
+	 * status, done_id and its start / end stamps, stored here too.
 	 */
 	p->func_id = (uint32_t)v->callable->kernel_id;
 	p->flags = 0;
 	p->status = 0;
 	p->done_id = 0;
+	p->start_ns = 0;
+	p->end_ns = 0;
 	p->scalar[0] = v->nscalars > 0 ? v->scalars[0] : 0;
 	p->scalar[1] = v->nscalars > 1 ? v->scalars[1] : 0;
 	/* An SPMD block, MIX block or group member is told which one it is. */

@@ -339,9 +339,11 @@ TEST(reused_buffer_matches_a_fresh_build)
 		memset(&fresh, 0, sizeof(fresh));
 		ASSERT_EQ(0, build(&v, &fresh, msg, sizeof(msg)));
 		ASSERT_EQ(0, memcmp(&p, &fresh, sizeof(p))) TH_LOG("task %u", i);
-		/* The core's completion writes these two. */
+		/* The core's completion writes these. */
 		p.status = 1;
 		p.done_id = 77;
+		p.start_ns = 1000;
+		p.end_ns = 2000;
 	}
 }
 
