@@ -222,7 +222,8 @@ int main(void)
 	FIELD(pto_orch_config, run_depth, 16, 4);
 	FIELD(pto_orch_config, nworkers, 20, 4);
 	FIELD(pto_orch_config, workers, 24, 8);
-	FIELD(pto_orch_config, reserved, 32, 96);
+	FIELD(pto_orch_config, trace_bytes, 32, 8);
+	FIELD(pto_orch_config, reserved, 40, 88);
 	DONE(pto_orch_config, 128, 0);
 
 	/* ---- pto/sched.h ---- */
