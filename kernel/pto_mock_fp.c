@@ -8,7 +8,7 @@
  */
 #include <linux/compiler.h>
 #include <linux/string.h>
-#include "pto_mock.h"
+#include "pto_mock_fp.h"
 
 static inline float pto_f(u32 bits)
 {

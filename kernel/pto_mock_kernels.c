@@ -17,6 +17,7 @@
 #include "pto_core.h"
 #include "pto_bo.h"
 #include "pto_mock.h"
+#include "pto_mock_kernels.h"
 
 /* Elements per tensor, and per FPU section / stop check. */
 #define PTO_MAX_ELEMS (1u << 24)

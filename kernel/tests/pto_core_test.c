@@ -328,9 +328,15 @@ static void payload_fetch(struct kunit *test)
 	buf[0].flags = 1;
 	KUNIT_EXPECT_EQ(test, pto_task_fetch(&ctx->core, t, 2), PTO_TASK_EINVAL);
 	buf[0].flags = 0;
-	buf[0].reserved[2] = 5;
+	buf[0].reserved[0] = 5;
 	KUNIT_EXPECT_EQ(test, pto_task_fetch(&ctx->core, t, 2), PTO_TASK_EINVAL);
-	buf[0].reserved[2] = 0;
+	buf[0].reserved[0] = 0;
+	/* The core's Out stamps: whatever the owner left there is ignored. */
+	buf[0].start_ns = ~0ULL;
+	buf[0].end_ns = 1;
+	KUNIT_EXPECT_EQ(test, pto_task_fetch(&ctx->core, t, 2), PTO_TASK_OK);
+	buf[0].start_ns = 0;
+	buf[0].end_ns = 0;
 	KUNIT_EXPECT_EQ(test, pto_task_fetch(&ctx->core, t, 0x01000002),
 			PTO_TASK_EINVAL);
 	KUNIT_EXPECT_EQ(test, t->id, 2);
