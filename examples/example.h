@@ -27,7 +27,7 @@ static int ex_failed;
 static const char *ex_trace_path;
 
 /* Bytes of run trace per recording thread with --trace (40 a record). */
-#define EX_TRACE_BYTES (8u << 20)
+#define EX_TRACE_BYTES (1u << 20)
 
 static inline void ex_check(int ok, const char *what)
 {
