@@ -142,4 +142,7 @@ static inline int core_rc_parked(const struct core_rc *c)
 			       __ATOMIC_RELAXED) != 0;
 }
 
+/* A built-in kernel's name (PTO_FUNC_*), NULL for another id. */
+const char *core_func_name(uint32_t func);
+
 #endif

@@ -28,23 +28,6 @@ static int parse_dim(const char *s, char **end, uint32_t *out)
 	return *out ? 0 : -EDOM;
 }
 
-static const char *const func_names[PTO_FUNC_COUNT] = {
-	[PTO_FUNC_NOOP] = "noop",
-	[PTO_FUNC_ADD] = "add",
-	[PTO_FUNC_SUB] = "sub",
-	[PTO_FUNC_MUL] = "mul",
-	[PTO_FUNC_ADD_SCALAR] = "add_scalar",
-	[PTO_FUNC_MUL_SCALAR] = "mul_scalar",
-	[PTO_FUNC_COPY] = "copy",
-	[PTO_FUNC_FILL] = "fill",
-	[PTO_FUNC_REDUCE_SUM] = "reduce_sum",
-	[PTO_FUNC_MATMUL] = "matmul",
-	[PTO_FUNC_SPIN_NS] = "spin_ns",
-	[PTO_FUNC_FAULT] = "fault",
-	[PTO_FUNC_HANG] = "hang",
-	[PTO_FUNC_BLOCK_ID] = "block_id",
-};
-
 static const char *const task_errs[] = {
 	"ok", "EFUNC (unknown func_id)", "EDTYPE (bad dtype)",
 	"ESHAPE (bad shape or stride)", "EADDR (address outside the owner's GM)",
@@ -194,13 +177,13 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 			break;
 		case 'f':
 			for (i = 0; i < PTO_FUNC_COUNT; i++)
-				if (!strcmp(optarg, func_names[i]))
+				if (!strcmp(optarg, core_func_name(i)))
 					o->func = i;
 			if (o->func < 0) {
 				fprintf(stderr, "ptoctl: unknown kernel '%s'; the kernels:",
 					optarg);
 				for (i = 0; i < PTO_FUNC_COUNT; i++)
-					fprintf(stderr, " %s", func_names[i]);
+					fprintf(stderr, " %s", core_func_name(i));
 				fprintf(stderr, "\n");
 				return -EINVAL;
 			}
@@ -502,7 +485,7 @@ int ptoctl_exec(int argc, char **argv)
 	printf("core %u (%s) %s: status %u %s, COND 0x%08x, %.1f us\n",
 	       o.core, info.core_type[o.core] == PTO_CORE_AIC ? "AIC" :
 								     "AIV",
-	       func_names[o.func], done[0].status,
+	       core_func_name(o.func), done[0].status,
 	       done[0].status < 8 ? task_errs[done[0].status] : "?",
 	       core_win_read(c, PTO_REG_COND), (now_ns() - t0) / 1e3);
 	if (!done[0].status && p.t[PTO_ARG_OUT].rank) {

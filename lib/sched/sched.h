@@ -338,7 +338,4 @@ int sched_abort_step(struct sched_thread *t);
 int sched_stop(void *p, const struct timespec *deadline);
 void sched_abort(void *p);
 
-/* A built-in kernel's name (PTO_FUNC_*), NULL for another id. */
-const char *sched_func_name(uint32_t func);
-
 #endif

@@ -104,8 +104,8 @@ static int sched_start(void *p, struct pto_orch *o)
 	/* The trace's names: the built-in kernels, and the core rows AIC_n /
 	 * AIV_n (worker kinds are core types). */
 	for (i = 0; orch_trace(o) && i < PTO_FUNC_COUNT; i++)
-		if (sched_func_name(i))
-			trace_func_name(orch_trace(o), i, sched_func_name(i));
+		if (core_func_name(i))
+			trace_func_name(orch_trace(o), i, core_func_name(i));
 	for (i = 0; orch_trace(o) && i < be->nthreads; i++) {
 		const struct sched_thread *t = &be->threads[i];
 		unsigned int k;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The built-in kernels' names (PTO_FUNC_*), for the run trace's events. */
+/* The built-in kernels' names (PTO_FUNC_*): the trace's and ptoctl's. */
 #include <stddef.h>
 #include <linux/pto.h>
-#include "sched/sched.h"
+#include "core.h"
 
 static const char *const func_names[PTO_FUNC_COUNT] = {
 	[PTO_FUNC_NOOP] = "noop",
@@ -21,7 +21,7 @@ static const char *const func_names[PTO_FUNC_COUNT] = {
 	[PTO_FUNC_BLOCK_ID] = "block_id",
 };
 
-const char *sched_func_name(uint32_t func)
+const char *core_func_name(uint32_t func)
 {
 	return func < PTO_FUNC_COUNT ? func_names[func] : NULL;
 }
