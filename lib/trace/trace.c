@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <linux/pto.h>
 #include "trace/trace_priv.h"
 
@@ -105,7 +104,7 @@ void trace_destroy(struct trace *t)
 		return;
 	for (b = t->bufs; b; b = next) {
 		next = b->next;
-		munmap(b, sizeof(*b) + (size_t)b->cap * sizeof(struct trace_rec));
+		free(b);
 	}
 	for (i = 0; i < t->nfuncs; i++)
 		free(t->funcs[i].name);
@@ -127,14 +126,12 @@ int trace_buf_get(struct trace *t, enum trace_role role, uint32_t index,
 		return -EINVAL;
 	if (cap > UINT32_MAX)
 		cap = UINT32_MAX;
-	/* Its own zeroed mapping, every page present now (a first touch's
-	 * fault inside a run costs more than a hundred records), outside
-	 * the malloc arenas of the threads it serves. */
-	b = mmap(NULL, sizeof(*b) + cap * sizeof(struct trace_rec),
-		 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		 -1, 0);
-	if (b == MAP_FAILED)
+	/* Every page touched now, not by the records of a run: a first
+	 * touch's fault costs more than a hundred records. */
+	b = malloc(sizeof(*b) + cap * sizeof(struct trace_rec));
+	if (!b)
 		return -ENOMEM;
+	memset(b, 0, sizeof(*b) + cap * sizeof(struct trace_rec));
 	b->role = role;
 	b->index = index;
 	b->cap = (uint32_t)cap;
