@@ -110,8 +110,9 @@ void trace_self_enter(struct trace *t, enum trace_role role, uint32_t index);
 int trace_func_name(struct trace *t, uint32_t func, const char *name);
 int trace_core_type(struct trace *t, uint16_t core, uint32_t type);
 
-/* The Chrome trace-event JSON of everything recorded so far. Call when
- * the recording threads are idle (after the run's wait). 0 or -errno. */
+/* The Chrome trace-event JSON of everything recorded when it starts;
+ * threads may go on recording meanwhile (a scheduler thread's phases
+ * after the run's wait). 0 or -errno. */
 int trace_write_json(struct trace *t, FILE *f);
 
 /* Records written and dropped over all buffers. */

@@ -357,33 +357,45 @@ uint64_t trace_ticks_ns(const struct trace *t, uint64_t ticks, uint64_t tick1,
 			  (__int128)(tick1 - t->tick0));
 }
 
-/* Every record of every buffer, and the roles' rows; stamps in ns. */
+/*
+ * Every record of every buffer, and the roles' rows; stamps in ns. The
+ * run may still be recording (a scheduler thread's phases): each
+ * buffer's count is read once, so what is copied is the snapshot the
+ * array was sized for. Buffers are pushed at the list's head, so the
+ * list below @head does not change.
+ */
 static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 			  uint32_t *max_sched, uint32_t *max_host)
 {
 	struct trace_buf *b, *head = __atomic_load_n(&t->bufs, __ATOMIC_ACQUIRE);
-	size_t n = 0, i;
+	size_t n = 0, nb = 0, i, k;
 	uint64_t tick1 = 0, ns1 = 0;
-	struct ent *e;
+	struct ent *e = NULL;
+	uint32_t *cnt;
 
 	trace_clock_pair(&tick1, &ns1);
 	*dropped = 0;
 	for (b = head; b; b = b->next)
-		n += __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
+		nb++;
+	cnt = malloc((nb ? nb : 1) * sizeof(*cnt));
+	if (!cnt)
+		return NULL;
+	for (b = head, k = 0; b; b = b->next, k++) {
+		/* Acquire: pairs with trace_put()'s release of n. */
+		cnt[k] = __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
+		n += cnt[k];
+	}
 	e = malloc((n ? n : 1) * sizeof(*e));
 	if (!e)
-		return NULL;
+		goto out;
 	n = 0;
-	for (b = head; b; b = b->next) {
-		/* Acquire: pairs with trace_put()'s release of n. */
-		uint32_t bn = __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
-
+	for (b = head, k = 0; b; b = b->next, k++) {
 		*dropped += __atomic_load_n(&b->dropped, __ATOMIC_RELAXED);
 		if (b->role == TRACE_ROLE_SCHED && b->index + 1 > *max_sched)
 			*max_sched = b->index + 1;
 		if (b->role == TRACE_ROLE_HOST && b->index + 1 > *max_host)
 			*max_host = b->index + 1;
-		for (i = 0; i < bn; i++) {
+		for (i = 0; i < cnt[k]; i++) {
 			e[n] = (struct ent){ b->rec[i], b->role, b->index };
 			if (e[n].r.ticks)
 				e[n].r.ts = trace_ticks_ns(t, e[n].r.ts, tick1,
@@ -392,6 +404,8 @@ static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 		}
 	}
 	*np = n;
+out:
+	free(cnt);
 	return e;
 }
 
