@@ -107,6 +107,9 @@ STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 .PHONY: FORCE all module lib tools clean check run vm vm-debug bench unit unit-bins kunit selftests \
 	vm-check static bootstrap help install uninstall dkms-install dkms-remove
 .DELETE_ON_ERROR:
+# Objects the test programs' pattern rules link: kept, not rebuilt for
+# every program as intermediates would be.
+.SECONDARY: $(SAN_OBJS) $(TSAN_OBJS)
 
 all: module lib tools
 

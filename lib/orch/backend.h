@@ -62,6 +62,7 @@ struct orch_dispatch_view {
 	uint32_t member, nmembers;
 	uint64_t task_id;
 	uint64_t run_id;
+	bool traced;		/* its run is recorded (trace_self_if()) */
 };
 
 struct orch_backend_ops {
@@ -229,8 +230,12 @@ uint64_t orch_ready_gen(struct pto_orch *o);
 uint32_t orch_nworkers(struct pto_orch *o);
 /* The run trace, NULL when off; a backend's threads record into it. */
 struct trace *orch_trace(struct pto_orch *o);
-/* The run of a dispatched task (for its trace records). */
+/* The run of a dispatched task, and whether it is recorded (for its
+ * trace records: trace_self_if(orch_dispatch_traced(d))). */
 uint64_t orch_dispatch_run_id(const struct orch_dispatch *d);
+bool orch_dispatch_traced(const struct orch_dispatch *d);
+/* Runs are being recorded (a scheduler thread's phases). */
+bool orch_trace_enabled(struct pto_orch *o);
 void orch_worker_info(struct pto_orch *o, int32_t widx, int32_t *id,
 		      uint32_t *kind);
 

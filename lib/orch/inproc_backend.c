@@ -95,14 +95,16 @@ static int run_one(struct pto_orch *o, struct orch_dispatch *d)
 	ctx.user = v.callable->user;
 	ctx.errmsg = msg;
 	ctx.errmsg_len = sizeof(msg);
-	trace_task2(trace_self, TRACE_DISPATCHED, TRACE_CB_BEGIN, v.run_id,
-		    v.task_id, (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
+	trace_task2(trace_self_if(v.traced), TRACE_DISPATCHED,
+		    TRACE_CB_BEGIN, v.run_id, v.task_id,
+		    (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
 	/* Never NULL: submit refuses it (backend.h, host_callbacks). */
 	err = v.callable->fn(&ctx);
 	if (err > 0)
 		err = -err;
-	trace_task2(trace_self, TRACE_CB_END, TRACE_COMPLETED, v.run_id,
-		    v.task_id, (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
+	trace_task2(trace_self_if(v.traced), TRACE_CB_END, TRACE_COMPLETED,
+		    v.run_id, v.task_id, (uint32_t)v.callable->kernel_id,
+		    TRACE_NO_CORE);
 	return orch_member_done_pop(o, d, err, msg, d);
 }
 

@@ -30,6 +30,10 @@ struct pto_orch {
 	 * made trace_self around each orchestration function. NULL: off. */
 	struct trace *trace;
 	struct trace_buf *trace_orch;
+	/* Runs started while set are recorded (pto_orch_trace_enable);
+	 * written by the orch thread, read by the scheduler threads for
+	 * their phases (relaxed: a phase record is not ordered with it). */
+	_Atomic bool trace_enabled;
 	const struct orch_backend_ops *ops;
 	void *be;		/* backend private */
 	/* Device tag of the heap rings' GM (orch_heap.dev): submit refuses a

@@ -23,8 +23,10 @@ int orch_trace_init(struct pto_orch *o)
 	if (err) {
 		trace_destroy(o->trace);
 		o->trace = NULL;
+		return err;
 	}
-	return err;
+	atomic_store_explicit(&o->trace_enabled, true, memory_order_relaxed);
+	return 0;
 }
 
 void orch_trace_fini(struct pto_orch *o)
@@ -44,17 +46,40 @@ uint64_t orch_dispatch_run_id(const struct orch_dispatch *d)
 	return d->slot->run_id;
 }
 
-/* A submitted task and its fan-in edges, on the orch thread. */
+bool orch_dispatch_traced(const struct orch_dispatch *d)
+{
+	return d->slot->traced;
+}
+
+bool orch_trace_enabled(struct pto_orch *o)
+{
+	return atomic_load_explicit(&o->trace_enabled, memory_order_relaxed);
+}
+
+/* A submitted task and its fan-in edges, on the orch thread: one stamp
+ * for all (an edge's time is not shown, only its ends). */
 void orch_trace_submit(struct pto_orch *o, const struct orch_slot *s,
 		       uint32_t func)
 {
 	struct trace_buf *b = trace_self;
+	uint64_t ts = trace_stamp(b);
 	uint32_t i;
 
-	trace_task(b, TRACE_SUBMITTED, s->run_id, s->task_id, func,
-		   TRACE_NO_CORE);
+	trace_put_as(b, ts, b->ticks, TRACE_SUBMITTED, s->run_id, s->task_id,
+		     0, func, TRACE_NO_CORE);
 	for (i = 0; i < o->ndeps; i++)
-		trace_edge(b, s->run_id, o->deps[i].tid, s->task_id);
+		trace_put_as(b, ts, b->ticks, TRACE_EDGE, s->run_id,
+			     s->task_id, o->deps[i].tid, 0, TRACE_NO_CORE);
+}
+
+PTO_API int pto_orch_trace_enable(pto_orch *o, int on)
+{
+	if (!o || (on != 0 && on != 1))
+		return -EINVAL;
+	if (!o->trace)
+		return -ENODATA;
+	atomic_store_explicit(&o->trace_enabled, on, memory_order_relaxed);
+	return 0;
 }
 
 PTO_API int pto_orch_trace_write(pto_orch *o, const char *path)

@@ -484,6 +484,7 @@ void orch_dispatch_view(const struct orch_dispatch *d,
 	v->nmembers = s->nmembers;
 	v->task_id = s->task_id;
 	v->run_id = s->run_id;
+	v->traced = s->traced;
 }
 
 /* member_outcome()'s failure: the first failing member's error and

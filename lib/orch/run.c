@@ -165,6 +165,8 @@ int orch_begin_run(struct pto_orch *o, struct pto_run **out)
 	}
 	memset(r, 0, sizeof(*r));
 	r->o = o;
+	r->traced = o->trace && atomic_load_explicit(&o->trace_enabled,
+						     memory_order_relaxed);
 	r->id = atomic_fetch_add_explicit(&orch_last_run_id, 1,
 					  memory_order_relaxed) + 1;
 	o->runs_alive++;

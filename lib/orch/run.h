@@ -24,6 +24,7 @@ struct pto_run {
 	/* Under runs_mu: */
 	int refs;		/* user handle + in-flight */
 	bool closed, done, accepted, lease_held;
+	bool traced;		/* recorded: tracing on at its start (orch thread) */
 	int status;
 	char message[ORCH_MSG_LEN];
 	struct pto_run *next;	/* live list */

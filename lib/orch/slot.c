@@ -128,8 +128,8 @@ static bool release_ref_locked(struct orch_slot *s)
 	st = atomic_load_explicit(&s->state, memory_order_relaxed);
 	if (s->fanout_released >= s->fanout_total + 1 &&
 	    (st == ORCH_COMPLETED || st == ORCH_FAILED)) {
-		trace_task(trace_self, TRACE_CONSUMED, s->run_id, s->task_id,
-			   0, TRACE_NO_CORE);
+		trace_task(trace_self_if(s->traced), TRACE_CONSUMED,
+			   s->run_id, s->task_id, 0, TRACE_NO_CORE);
 		atomic_store_explicit(&s->state, ORCH_CONSUMED, memory_order_release);
 		return true;
 	}
@@ -249,8 +249,8 @@ static bool release_fanin_ready(struct orch_slotref c)
 	c.s->fanin_released++;
 	if (atomic_load_explicit(&c.s->state, memory_order_relaxed) == ORCH_PENDING &&
 	    c.s->fanin_released >= c.s->fanin_count) {
-		trace_task(trace_self, TRACE_READY, c.s->run_id, c.tid, 0,
-			   TRACE_NO_CORE);
+		trace_task(trace_self_if(c.s->traced), TRACE_READY,
+			   c.s->run_id, c.tid, 0, TRACE_NO_CORE);
 		atomic_store_explicit(&c.s->state, ORCH_READY, memory_order_release);
 		ready = true;
 	}

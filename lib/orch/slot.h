@@ -95,6 +95,7 @@ struct orch_slot {
 	/* Depth of the open scope holding this slot's scope reference, 0
 	 * once released (orch thread only: the deadlock test, ring.c). */
 	uint8_t scope_depth;
+	bool traced;		/* its run is recorded (pto_run.traced) */
 	uint64_t heap_off, heap_charged;	/* heap_charged: under ring.mu */
 	uint64_t hseq;		/* its ring's FIFO entry, when charged */
 

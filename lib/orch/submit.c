@@ -161,6 +161,7 @@ static int claim_slot(struct pto_orch *o, struct pto_run *r, uint8_t kind,
 	s->task_id = tid;
 	s->run = r;
 	s->run_id = r->id;
+	s->traced = r->traced;
 	s->kind = kind;
 	s->ring = (uint8_t)ri;
 	atomic_store_explicit(&s->state, ORCH_BUILDING, memory_order_relaxed);
@@ -331,8 +332,8 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	if (!live && atomic_load_explicit(&s->state, memory_order_relaxed) ==
 		     ORCH_BUILDING) {
 		/* fanin_count: 0 since the claim (orch_slot_reset). */
-		trace_task(trace_self, TRACE_READY, s->run_id, s->task_id, 0,
-			   TRACE_NO_CORE);
+		trace_task(trace_self_if(s->traced), TRACE_READY, s->run_id,
+			   s->task_id, 0, TRACE_NO_CORE);
 		atomic_store_explicit(&s->state, ORCH_READY, memory_order_release);
 		orch_ready_defer(o, s);
 		return;
@@ -342,8 +343,8 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 		s->fanin_count = live;
 		ready = s->fanin_released >= live;
 		if (ready)
-			trace_task(trace_self, TRACE_READY, s->run_id,
-				   s->task_id, 0, TRACE_NO_CORE);
+			trace_task(trace_self_if(s->traced), TRACE_READY,
+				   s->run_id, s->task_id, 0, TRACE_NO_CORE);
 		atomic_store_explicit(&s->state, ready ? ORCH_READY : ORCH_PENDING,
 				      memory_order_release);
 	} else {
@@ -385,7 +386,7 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	if (err)
 		goto fail_owned;
 	orch_may_fail(o, ORCH_TP_BEFORE_PUBLISH, s);
-	if (trace_on(trace_self))
+	if (trace_self_if(s->traced))
 		orch_trace_submit(o, s, (uint32_t)q->c->kernel_id);
 	publish(o, s, live);
 	if (out) {

@@ -51,7 +51,7 @@ void sched_post(struct sched_core *c, const struct orch_dispatch *d,
 	uint32_t id = core_rc_dispatch(c->rc, &need_ring);
 
 	c->slot[id & 1] = (struct sched_slot){ .d = *d, .mix = mix };
-	if (trace_on(trace_self))
+	if (trace_on(trace_self) && orch_dispatch_traced(d))
 		trace_task(trace_self, TRACE_DISPATCHED,
 			   orch_dispatch_run_id(d), d->task_id,
 			   c->rc->payload[id & 1]->func_id,
@@ -154,7 +154,8 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 			int err = 0, got;
 
 			moved++;
-			if (trace_on(trace_self))
+			if (trace_on(trace_self) &&
+			    orch_dispatch_traced(&s->d))
 				sched_trace_done(c, done[i].id, &s->d);
 			err = sched_task_end(t, c, done[i].status, msg,
 					     sizeof(msg));
@@ -412,6 +413,7 @@ void *sched_thread_main(void *arg)
 	uint64_t spin_ns = (uint64_t)be->cfg.spin_us * 1000, idle_since = 0;
 	uint64_t ring[PTO_CORE_MASK_WORDS], gen, gen_empty = ~0ULL;
 	unsigned int idle_steps = 0;
+	struct trace_buf *tb;
 	uint64_t ts;
 
 	/*
@@ -486,10 +488,13 @@ void *sched_thread_main(void *arg)
 		}
 		gen = orch_ready_gen(be->orch);
 		memset(ring, 0, sizeof(ring));
-		ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
+		/* Phases are recorded while runs are. */
+		tb = trace_on(trace_self) && orch_trace_enabled(be->orch) ?
+		     trace_self : NULL;
+		ts = trace_on(tb) ? trace_stamp(tb) : 0;
 		moved = sched_reap(t, ring);
 		if (moved)
-			trace_phase_since(trace_self, TRACE_PHASE_REAP, ts);
+			trace_phase_since(tb, TRACE_PHASE_REAP, ts);
 		/*
 		 * Ask the orchestrator (its lock) only when something may have
 		 * changed since the last pass found nothing: new READY work
@@ -499,11 +504,10 @@ void *sched_thread_main(void *arg)
 		if (moved || kicked || gen != gen_empty || t->backlog_since) {
 			int got;
 
-			ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
+			ts = trace_on(tb) ? trace_stamp(tb) : 0;
 			got = sched_dispatch(t, ring);
 			if (got)
-				trace_phase_since(trace_self,
-						  TRACE_PHASE_DISPATCH, ts);
+				trace_phase_since(tb, TRACE_PHASE_DISPATCH, ts);
 			gen_empty = got ? ~0ULL : gen;
 			moved += got;
 		}
@@ -542,9 +546,9 @@ void *sched_thread_main(void *arg)
 			sched_cpu_relax();
 			continue;
 		}
-		ts = trace_on(trace_self) ? trace_stamp(trace_self) : 0;
+		ts = trace_on(tb) ? trace_stamp(tb) : 0;
 		sched_sleep(t);
-		trace_phase_since(trace_self, TRACE_PHASE_SLEEP, ts);
+		trace_phase_since(tb, TRACE_PHASE_SLEEP, ts);
 		idle_since = 0;
 	}
 	orch_consume_flush(be->orch, &t->consume);

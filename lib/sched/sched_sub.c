@@ -63,13 +63,15 @@ static int sub_run(struct sched_sub *w, struct orch_dispatch *d)
 		 * acquiring the producer's COMPLETED state).
 		 * fn is never NULL: submit refuses a SUB task without one.
 		 */
-		trace_task2(trace_self, TRACE_DISPATCHED, TRACE_CB_BEGIN,
+		trace_task2(trace_self_if(v.traced), TRACE_DISPATCHED,
+			    TRACE_CB_BEGIN,
 			    v.run_id, v.task_id,
 			    (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
 		err = v.callable->fn(&ctx);
 		if (err > 0)
 			err = -err;
-		trace_task2(trace_self, TRACE_CB_END, TRACE_COMPLETED,
+		trace_task2(trace_self_if(v.traced), TRACE_CB_END,
+			    TRACE_COMPLETED,
 			    v.run_id, v.task_id,
 			    (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
 	}

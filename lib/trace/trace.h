@@ -223,6 +223,18 @@ static inline void trace_task_at(struct trace_buf *b, enum trace_kind kind,
 		trace_put(b, ts, kind, run, task, 0, func, core);
 }
 
+/*
+ * The buffer a task's record goes to: this thread's, when it records and
+ * the task's run is recorded (@traced). Tracing off (no buffer) costs the
+ * one predictable branch of trace_on().
+ */
+static inline struct trace_buf *trace_self_if(bool traced)
+{
+	struct trace_buf *b = trace_self;
+
+	return trace_on(b) && traced ? b : NULL;
+}
+
 /* A dependency edge: @producer's output feeds @consumer. */
 static inline void trace_edge(struct trace_buf *b, uint64_t run,
 			      uint64_t producer, uint64_t consumer)

@@ -5,12 +5,15 @@
  * start and end in order, parks and wake-ups paired, and every released
  * core's retirement writes in the protocol's order. And the library's run
  * trace of the same example (ptoctl run --trace), read back, summarised
- * and drawn.
+ * and drawn; and the runs a device orchestrator's trace leaves out.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <pto/orch.h>
+#include <pto/pto.h>
+#include <pto/sched.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
 #include "../../tools/ptoctl_trace_read.c"
@@ -275,6 +278,96 @@ TEST(ptoctl_run_trace_summary_and_svg)
 		EXPECT_NE(NULL, strstr(svg, "AIV_"));
 	}
 	unlink(json);
+}
+
+/* A device run of two chained AIV tasks (fill, then add a scalar). */
+struct pair_run {
+	struct pto_tensor x, y;
+	struct pto_task h[2];
+};
+
+static int pair_fn(pto_orch *o, void *arg)
+{
+	static const struct pto_callable fill = { .kernel_id = PTO_FUNC_FILL };
+	static const struct pto_callable adds = {
+		.kernel_id = PTO_FUNC_ADD_SCALAR };
+	struct pair_run *p = arg;
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 5);
+	pto_args_add_tensor(&a, &p->x, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &fill, &a, NULL,
+				    pto_on_kind(PTO_WORKER_AIV), &p->h[0]);
+	pto_args_fini(&a);
+	if (ret)
+		return ret;
+	pto_args_init(&a);
+	pto_args_add_scalar(&a, 1);
+	pto_args_add_tensor(&a, &p->x, PTO_INPUT);
+	pto_args_add_tensor(&a, &p->y, PTO_OUTPUT_EXISTING);
+	ret = pto_submit_next_level(o, &adds, &a, NULL,
+				    pto_on_kind(PTO_WORKER_AIV), &p->h[1]);
+	pto_args_fini(&a);
+	return ret;
+}
+
+/* pto_orch_trace_enable() on a device orchestrator: the second of three
+ * runs is left out; the first and third are there with the cores' own
+ * stamps (the scheduler thread's records ask each task). */
+TEST(enable_picks_device_runs)
+{
+	static const char *const json = "/tmp/trace_enable.json";
+	struct pto_orch_config oc = { .trace_bytes = 1 << 20 };
+	struct pto_sched_config sc = { .threads = 1 };
+	struct tr_trace tr = { 0 };
+	struct pair_run p[3];
+	struct pto_dev *dev;
+	struct pto_bo *bo;
+	void *map;
+	pto_orch *o;
+	size_t i;
+	int k, j;
+
+	memset(p, 0, sizeof(p));
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	ASSERT_EQ(0, pto_bo_alloc(dev, 1 << 16, 0, &bo));
+	ASSERT_EQ(0, pto_bo_map(bo, &map));
+	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
+	for (k = 0; k < 3; k++) {
+		p[k].x = pto_tensor_gm(bo, map, 0, 1024, PTO_DTYPE_I32);
+		p[k].y = pto_tensor_gm(bo, map, 4096, 1024, PTO_DTYPE_I32);
+		ASSERT_EQ(0, pto_orch_trace_enable(o, k != 1));
+		ASSERT_EQ(0, pto_orch_run(o, pair_fn, &p[k]));
+		EXPECT_EQ(6, ((int32_t *)map)[1024]);
+	}
+	unlink(json);
+	ASSERT_EQ(0, pto_orch_trace_write(o, json));
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	pto_bo_free(bo);
+	pto_dev_close(dev);
+	ASSERT_EQ(0, tr_load(json, &tr));
+	EXPECT_EQ(4u, tr.n);
+	for (k = 0; k < 3; k++)
+		for (j = 0; j < 2; j++) {
+			int count = 0;
+
+			for (i = 0; i < tr.n; i++) {
+				const struct tr_task *t = &tr.t[i];
+
+				if (t->run != p[k].h[j].run_id ||
+				    t->task != p[k].h[j].task_id)
+					continue;
+				count++;
+				EXPECT_EQ((1u << TR_NSTAMP) - 1, t->have)
+					TH_LOG("run %d task %d", k, j);
+				EXPECT_EQ(TR_PID_DEVICE, t->pid);
+			}
+			EXPECT_EQ(k != 1, count) TH_LOG("run %d task %d", k, j);
+		}
+	tr_free(&tr);
 }
 
 TEST_HARNESS_MAIN

@@ -5,7 +5,8 @@
  * in-process workers, read back with ptoctl trace's reader. Every task
  * once, every stamp in its life's order, each task's fan-in exactly the
  * producers its tensors name; off, nothing; a small buffer drops and
- * counts, and the run still completes.
+ * counts, and the run still completes; runs left out by
+ * pto_orch_trace_enable() leave no record.
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -173,6 +174,53 @@ TEST(small_buffer_drops_and_counts)
 	EXPECT_LT(0u, tr.dropped);
 	EXPECT_EQ(1, d.h[3].task_id > 0);
 	tr_free(&tr);
+}
+
+/* Tracing turned off for the second of three runs: the file holds the
+ * first and third whole, and nothing of the second. */
+TEST(enable_picks_the_runs)
+{
+	struct pto_orch_config cfg = { .trace_bytes = 1 << 16 };
+	struct tr_trace tr = { 0 };
+	struct diamond d[3];
+	int i, k, count;
+	pto_orch *o;
+
+	memset(d, 0, sizeof(d));
+	snprintf(path, sizeof(path), "/tmp/pto-orch-trace-%d.json", getpid());
+	ASSERT_EQ(0, pto_orch_create_inproc(&cfg, &o));
+	EXPECT_EQ(-EINVAL, pto_orch_trace_enable(o, 2));
+	EXPECT_EQ(-EINVAL, pto_orch_trace_enable(NULL, 1));
+	for (k = 0; k < 3; k++) {
+		ASSERT_EQ(0, pto_orch_trace_enable(o, k != 1));
+		ASSERT_EQ(0, pto_orch_run(o, diamond_fn, &d[k]));
+	}
+	ASSERT_EQ(0, pto_orch_trace_write(o, path));
+	ASSERT_EQ(0, pto_orch_close(o, 10000));
+	ASSERT_EQ(0, pto_orch_destroy(o));
+	ASSERT_EQ(0, tr_load(path, &tr));
+	unlink(path);
+	EXPECT_EQ((size_t)(2 * NT), tr.n);
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < NT; i++) {
+			const struct tr_task *t = find(&tr, &d[k].h[i], &count);
+
+			EXPECT_EQ(k != 1, count) TH_LOG("run %d task %d", k, i);
+			if (t)
+				EXPECT_EQ((1u << TR_NSTAMP) - 1, t->have)
+					TH_LOG("run %d task %d", k, i);
+		}
+	tr_free(&tr);
+}
+
+TEST(enable_without_a_trace_is_enodata)
+{
+	pto_orch *o;
+
+	ASSERT_EQ(0, pto_orch_create_inproc(NULL, &o));
+	EXPECT_EQ(-ENODATA, pto_orch_trace_enable(o, 1));
+	ASSERT_EQ(0, pto_orch_close(o, 10000));
+	ASSERT_EQ(0, pto_orch_destroy(o));
 }
 
 TEST_HARNESS_MAIN

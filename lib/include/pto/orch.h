@@ -295,6 +295,10 @@ PTO_API int pto_orch_destroy(pto_orch *o);
  * @path; when no run is in flight. -ENODATA if tracing is off. */
 PTO_API int pto_orch_trace_write(pto_orch *o, const char *path);
 
+/* Record the runs started from now on (@on 1, as at create with
+ * trace_bytes) or not (0); -ENODATA without trace_bytes. Orch thread. */
+PTO_API int pto_orch_trace_enable(pto_orch *o, int on);
+
 /* The last graph-construction error message of @o ("" when none); orch
  * thread. */
 PTO_API const char *pto_orch_error(const pto_orch *o);
