@@ -57,9 +57,10 @@ bool orch_trace_enabled(struct pto_orch *o)
 }
 
 /* A submitted task and its fan-in edges, on the orch thread: one stamp
- * for all (an edge's time is not shown, only its ends). */
-void orch_trace_submit(struct pto_orch *o, const struct orch_slot *s,
-		       uint32_t func)
+ * for all (an edge's time is not shown, only its ends); returned for a
+ * READY at publication. */
+uint64_t orch_trace_submit(struct pto_orch *o, const struct orch_slot *s,
+			   uint32_t func)
 {
 	struct trace_buf *b = trace_self;
 	uint64_t ts = trace_stamp(b);
@@ -70,6 +71,7 @@ void orch_trace_submit(struct pto_orch *o, const struct orch_slot *s,
 	for (i = 0; i < o->ndeps; i++)
 		trace_put_as(b, ts, b->ticks, TRACE_EDGE, s->run_id,
 			     s->task_id, o->deps[i].tid, 0, TRACE_NO_CORE);
+	return ts;
 }
 
 PTO_API int pto_orch_trace_enable(pto_orch *o, int on)

@@ -12,8 +12,9 @@ struct orch_slot;
 /* At create (cfg.trace_bytes) and at the orchestrator's free. */
 int orch_trace_init(struct pto_orch *o);
 void orch_trace_fini(struct pto_orch *o);
-/* SUBMITTED and the task's fan-in edges (o->deps), on the orch thread. */
-void orch_trace_submit(struct pto_orch *o, const struct orch_slot *s,
-		       uint32_t func);
+/* SUBMITTED and the task's fan-in edges (o->deps), on the orch thread;
+ * returns their stamp. */
+uint64_t orch_trace_submit(struct pto_orch *o, const struct orch_slot *s,
+			   uint32_t func);
 
 #endif /* PTO_ORCH_TRACE_H */

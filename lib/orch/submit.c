@@ -316,9 +316,11 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
  * A producer that completed first bumped fanin_released and is counted
  * here; one that completes later reads the published count. If a
  * producer's failure claimed the slot meanwhile, the claim stopped at
- * FAILED and this thread, done wiring, propagates it.
+ * FAILED and this thread, done wiring, propagates it. A READY here is
+ * stamped with @ts, the task's SUBMITTED stamp (when @tb records it).
  */
-static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
+static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live,
+		    struct trace_buf *tb, uint64_t ts)
 {
 	bool ready = false, propagate = false;
 
@@ -332,8 +334,9 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	if (!live && atomic_load_explicit(&s->state, memory_order_relaxed) ==
 		     ORCH_BUILDING) {
 		/* fanin_count: 0 since the claim (orch_slot_reset). */
-		trace_task(trace_self_if(s->traced), TRACE_READY, s->run_id,
-			   s->task_id, 0, TRACE_NO_CORE);
+		if (trace_on(tb))
+			trace_put_as(tb, ts, tb->ticks, TRACE_READY, s->run_id,
+				     s->task_id, 0, 0, TRACE_NO_CORE);
 		atomic_store_explicit(&s->state, ORCH_READY, memory_order_release);
 		orch_ready_defer(o, s);
 		return;
@@ -342,9 +345,9 @@ static void publish(struct pto_orch *o, struct orch_slot *s, int32_t live)
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) == ORCH_BUILDING) {
 		s->fanin_count = live;
 		ready = s->fanin_released >= live;
-		if (ready)
-			trace_task(trace_self_if(s->traced), TRACE_READY,
-				   s->run_id, s->task_id, 0, TRACE_NO_CORE);
+		if (ready && trace_on(tb))
+			trace_put_as(tb, ts, tb->ticks, TRACE_READY, s->run_id,
+				     s->task_id, 0, 0, TRACE_NO_CORE);
 		atomic_store_explicit(&s->state, ready ? ORCH_READY : ORCH_PENDING,
 				      memory_order_release);
 	} else {
@@ -363,7 +366,9 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 {
 	struct submit_scan sc = { 0 };
 	struct orch_slot *s = NULL;	/* claim_slot sets it; LTO cannot see that */
+	struct trace_buf *tb;
 	struct pto_run *r;
+	uint64_t ts = 0;
 	int32_t live = 0;
 	int err;
 
@@ -386,9 +391,10 @@ static int submit_impl(struct pto_orch *o, const struct submit_req *q,
 	if (err)
 		goto fail_owned;
 	orch_may_fail(o, ORCH_TP_BEFORE_PUBLISH, s);
-	if (trace_self_if(s->traced))
-		orch_trace_submit(o, s, (uint32_t)q->c->kernel_id);
-	publish(o, s, live);
+	tb = trace_self_if(s->traced);
+	if (trace_on(tb))
+		ts = orch_trace_submit(o, s, (uint32_t)q->c->kernel_id);
+	publish(o, s, live, tb, ts);
 	if (out) {
 		out->run_id = r->id;
 		out->task_id = s->task_id;

@@ -118,7 +118,7 @@ int trace_buf_get(struct trace *t, enum trace_role role, uint32_t index,
 		  struct trace_buf **out)
 {
 	size_t cap = (t->buf_bytes - sizeof(struct trace_buf)) /
-		     sizeof(struct trace_rec);
+		     sizeof(struct trace_rec), len, off;
 	struct trace_buf *b;
 
 	*out = NULL;
@@ -126,12 +126,19 @@ int trace_buf_get(struct trace *t, enum trace_role role, uint32_t index,
 		return -EINVAL;
 	if (cap > UINT32_MAX)
 		cap = UINT32_MAX;
-	/* Every page touched now, not by the records of a run: a first
-	 * touch's fault costs more than a hundred records. */
-	b = malloc(sizeof(*b) + cap * sizeof(struct trace_rec));
+	len = sizeof(*b) + cap * sizeof(struct trace_rec);
+	b = malloc(len);
 	if (!b)
 		return -ENOMEM;
-	memset(b, 0, sizeof(*b) + cap * sizeof(struct trace_rec));
+	/*
+	 * Every page written now, not by the records of a run: a first
+	 * touch's fault costs more than a hundred records. Volatile stores:
+	 * the compiler turns malloc + memset(0) into calloc, which leaves a
+	 * fresh mapping's pages untouched.
+	 */
+	for (off = 0; off < len; off += 4096)
+		((volatile char *)b)[off] = 0;
+	memset(b, 0, sizeof(*b));
 	b->role = role;
 	b->index = index;
 	b->cap = (uint32_t)cap;

@@ -57,7 +57,9 @@ struct trace_rec {
 	uint64_t ts;		/* CLOCK_MONOTONIC ns */
 	uint64_t run;		/* run id */
 	uint64_t task;		/* task id; an edge's consumer */
-	uint64_t aux;		/* an edge's producer; a phase */
+	uint64_t aux;		/* an edge's producer; a phase; for a task
+				 * kind, 0 or a second kind + 1 of the same
+				 * task at the same stamp (trace_task2) */
 	uint32_t func;		/* function id (the file takes it from
 				 * SUBMITTED, DISPATCHED, STARTED, ENDED
 				 * and CB_*, the others' is ignored) */
@@ -201,17 +203,15 @@ static inline void trace_task(struct trace_buf *b, enum trace_kind kind,
 		trace_put_now(b, kind, run, task, 0, func, core);
 }
 
-/* Two events of one task at one instant (one stamp read for both). */
+/* Two events of one task at one instant: one record, one stamp (the
+ * writer makes two of it). */
 static inline void trace_task2(struct trace_buf *b, enum trace_kind k1,
 			       enum trace_kind k2, uint64_t run, uint64_t task,
 			       uint32_t func, uint16_t core)
 {
-	if (trace_on(b)) {
-		uint64_t ts = trace_stamp(b);
-
-		trace_put_as(b, ts, b->ticks, k1, run, task, 0, func, core);
-		trace_put_as(b, ts, b->ticks, k2, run, task, 0, func, core);
-	}
+	if (trace_on(b))
+		trace_put_as(b, trace_stamp(b), b->ticks, k1, run, task,
+			     (uint64_t)k2 + 1, func, core);
 }
 
 /* A task event with a stamp taken elsewhere (the core's start / end). */

@@ -357,8 +357,15 @@ uint64_t trace_ticks_ns(const struct trace *t, uint64_t ticks, uint64_t tick1,
 			  (__int128)(tick1 - t->tick0));
 }
 
+static bool is_task_kind(unsigned int k)
+{
+	return k && k < TRACE_KIND_NR && k != TRACE_EDGE &&
+	       k != TRACE_PHASE_BEGIN && k != TRACE_PHASE_END;
+}
+
 /*
- * Every record of every buffer, and the roles' rows; stamps in ns. The
+ * Every record of every buffer (a paired one as its two events), and
+ * the roles' rows; stamps in ns. The
  * run may still be recording (a scheduler thread's phases): each
  * buffer's count is read once, so what is copied is the snapshot the
  * array was sized for. Buffers are pushed at the list's head, so the
@@ -385,7 +392,8 @@ static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 		cnt[k] = __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
 		n += cnt[k];
 	}
-	e = malloc((n ? n : 1) * sizeof(*e));
+	/* Twice: a paired record (trace_task2) is two events. */
+	e = malloc((n ? 2 * n : 1) * sizeof(*e));
 	if (!e)
 		goto out;
 	n = 0;
@@ -396,11 +404,20 @@ static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 		if (b->role == TRACE_ROLE_HOST && b->index + 1 > *max_host)
 			*max_host = b->index + 1;
 		for (i = 0; i < cnt[k]; i++) {
-			e[n] = (struct ent){ b->rec[i], b->role, b->index };
-			if (e[n].r.ticks)
-				e[n].r.ts = trace_ticks_ns(t, e[n].r.ts, tick1,
-							   ns1);
-			n++;
+			struct ent *x = &e[n++];
+
+			*x = (struct ent){ b->rec[i], b->role, b->index };
+			if (x->r.ticks)
+				x->r.ts = trace_ticks_ns(t, x->r.ts, tick1, ns1);
+			if (is_task_kind(x->r.kind) && x->r.aux) {
+				unsigned int k2 = (unsigned int)(x->r.aux - 1);
+
+				x->r.aux = 0;
+				if (is_task_kind(k2)) {
+					e[n] = *x;
+					e[n++].r.kind = (uint8_t)k2;
+				}
+			}
 		}
 	}
 	*np = n;
