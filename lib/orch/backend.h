@@ -6,7 +6,8 @@
  * backend never touches slot state itself: 1. orch_ready_pop() claims a task
  * for an idle worker, 2. orch_dispatch_view() gives its arguments, 3. the
  * backend runs it, 4. orch_member_done() (or its _pop / _keep variants)
- * completes it. The slot stays valid from 1 until 4 returns.
+ * completes it. The slot stays valid from 1 until 4 returns. Threads
+ * that run host callbacks are host workers (host_worker.h).
  */
 #ifndef PTO_ORCH_BACKEND_H
 #define PTO_ORCH_BACKEND_H
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 #include <pto/orch.h>
+#include "orch/host_worker.h"
 
 struct pto_orch;
 struct orch_slot;

@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The in-process backend: one thread per worker running host callbacks, the
- * device scheduler's loop in miniature (orch_ready_pop -> orch_dispatch_view
- * -> run -> orch_member_done). Heap rings are shared anonymous mappings.
- * Parking: the worker stores parked = 1, then looks for work under sched_mu; a
- * kicker queues under sched_mu, then loads parked. The second critical section
- * sees the first's write: no lost wake-up.
+ * The in-process backend: one host worker thread (host_worker.h) per
+ * worker running host callbacks. Heap rings are shared anonymous mappings.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include "orch/host_worker.h"
 #include "orch/orch_internal.h"
 
 #define INPROC_SPIN 500	/* ~10 us of pause: long enough to catch a
@@ -22,24 +19,17 @@
 				 * its deferred READY slots (ready.c) */
 
 struct inproc_worker {
+	struct orch_host_worker hw;
 	pthread_t th;
-	struct inproc *be;
-	int32_t widx;
-	_Atomic int parked;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool kicked;		/* under mu */
-	bool started;
-} __attribute__((aligned(64)));
+	bool inited, started;
+};
 
 struct inproc {
 	struct pto_orch *o;
 	struct inproc_worker *w;
 	uint32_t n;
-	_Atomic int stop;
-	/* Idle workers allowed to spin at once: one. On a small machine the
-	 * orch thread needs a CPU more than a second spinner does. */
-	_Atomic int spinners;
+	atomic_int stop;
+	struct orch_host_pool pool;
 	bool manual;
 	_Atomic uint64_t kicks;	/* manual backend: kicks seen (tests) */
 };
@@ -69,136 +59,6 @@ static void inproc_heap_unmap(void *bep, int ring, struct orch_heap *h)
 	h->base = NULL;
 }
 
-/* Run @d; then complete it and claim this worker's next task in one
- * step. Returns 1 with *d replaced by the next task, 0 when idle. */
-static int run_one(struct pto_orch *o, struct orch_dispatch *d)
-{
-	struct orch_dispatch_view v;
-	struct pto_task_ctx ctx;
-	char msg[ORCH_MSG_LEN];
-	int32_t id;
-	uint32_t kind;
-	int err = 0;
-
-	orch_dispatch_view(d, &v);
-	orch_worker_info(o, d->widx, &id, &kind);
-	msg[0] = '\0';
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.tensors = v.tensors;
-	ctx.scalars = v.scalars;
-	ctx.ntensors = v.ntensors;
-	ctx.nscalars = v.nscalars;
-	ctx.member = v.member;
-	ctx.nmembers = v.nmembers;
-	ctx.worker_id = id;
-	ctx.task_id = v.task_id;
-	ctx.user = v.callable->user;
-	ctx.errmsg = msg;
-	ctx.errmsg_len = sizeof(msg);
-	trace_task2(trace_self_if(v.traced), TRACE_DISPATCHED,
-		    TRACE_CB_BEGIN, v.run_id, v.task_id,
-		    (uint32_t)v.callable->kernel_id, TRACE_NO_CORE);
-	/* Never NULL: submit refuses it (backend.h, host_callbacks). */
-	err = v.callable->fn(&ctx);
-	if (err > 0)
-		err = -err;
-	trace_task2(trace_self_if(v.traced), TRACE_CB_END, TRACE_COMPLETED,
-		    v.run_id, v.task_id, (uint32_t)v.callable->kernel_id,
-		    TRACE_NO_CORE);
-	return orch_member_done_pop(o, d, err, msg, d);
-}
-
-/*
- * Sleep until kicked (or stopped); a light sleep (!@heavy) also ends at
- * ORCH_LIGHT_SLEEP_NS. Returns false when it ended by that timeout.
- */
-static bool park(struct inproc_worker *w, bool heavy)
-{
-	struct timespec ts;
-	bool kicked;
-	int err = 0;
-
-	if (!heavy) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += ORCH_LIGHT_SLEEP_NS;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-	}
-	pthread_mutex_lock(&w->mu);
-	while (!w->kicked && !atomic_load(&w->be->stop) && err != ETIMEDOUT)
-		err = heavy ? pthread_cond_wait(&w->cv, &w->mu) :
-			      pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-	kicked = w->kicked || err != ETIMEDOUT;
-	w->kicked = false;
-	pthread_mutex_unlock(&w->mu);
-	return kicked;
-}
-
-/*
- * Idle: spin on the ready generation at most INPROC_SPIN pauses per idle
- * period (a generation that moved for someone else must not keep a CPU busy),
- * say hungry after INPROC_HUNGRY (orch_ready_hungry: deferred READY work of
- * our kind is routed at once), then park through orch_ready_pop_parking, which
- * takes what the orch thread holds deferred.
- */
-static void *worker_main(void *arg)
-{
-	struct inproc_worker *w = arg;
-	struct inproc *be = w->be;
-	struct pto_orch *o = be->o;
-	struct orch_dispatch d;
-	int budget = INPROC_SPIN;
-	bool heavy = false;
-
-	/* Its callbacks' calls into @o that would wait on themselves are
-	 * -EDEADLK (run.c). */
-	orch_worker_thread_enter(o);
-	trace_self_enter(orch_trace(o), TRACE_ROLE_HOST, (uint32_t)w->widx);
-	while (!atomic_load_explicit(&be->stop, memory_order_acquire)) {
-		uint64_t g = orch_ready_gen(o);
-
-		if (orch_ready_pop(o, w->widx, &d)) {
-			heavy = false;	/* busy again: the next idle starts light */
-			while (run_one(o, &d))
-				;
-			budget = INPROC_SPIN;
-			continue;
-		}
-		if (budget > 0) {
-			if (atomic_fetch_add_explicit(&be->spinners, 1,
-						      memory_order_relaxed) == 0)
-				while (budget > 0 && orch_ready_gen(o) == g) {
-					orch_cpu_relax();
-					if (--budget == INPROC_SPIN - INPROC_HUNGRY)
-						orch_ready_hungry(o, w->widx);
-				}
-			else
-				budget = 0;	/* someone else spins: park */
-			atomic_fetch_sub_explicit(&be->spinners, 1, memory_order_relaxed);
-			if (budget > 0)
-				continue;	/* the generation moved: look */
-		}
-		budget = INPROC_SPIN;
-		atomic_store(&w->parked, 1);	/* seq_cst: the parking protocol above */
-		/* Also takes the orch thread's deferred READY slots. */
-		if (orch_ready_pop_parking(o, w->widx, &d, heavy)) {
-			atomic_store(&w->parked, 0);
-			heavy = false;
-			while (run_one(o, &d))
-				;
-			continue;
-		}
-		/* Light, then (after a light sleep that timed out) heavy:
-		 * ready.c, before_sleep. The light one skips the spin after
-		 * it: a millisecond passed without a kick. */
-		heavy = !park(w, heavy);
-		if (heavy)
-			budget = 0;
-		atomic_store(&w->parked, 0);
-	}
-	return NULL;
-}
-
 static void inproc_kick(void *bep, int32_t widx, uint32_t kind)
 {
 	struct inproc *be = bep;
@@ -210,12 +70,7 @@ static void inproc_kick(void *bep, int32_t widx, uint32_t kind)
 		return;
 	}
 	w = &be->w[widx];
-	if (!atomic_load(&w->parked))
-		return;
-	pthread_mutex_lock(&w->mu);
-	w->kicked = true;
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
+	orch_host_worker_kick(&w->hw);
 }
 
 /* Joins unbounded: called after the drain (every run done, so no host
@@ -226,14 +81,9 @@ static void inproc_stop_all(void *bep)
 	uint32_t i;
 
 	atomic_store(&be->stop, 1);
-	for (i = 0; i < be->n; i++) {
-		struct inproc_worker *w = &be->w[i];
-
-		pthread_mutex_lock(&w->mu);
-		w->kicked = true;
-		pthread_cond_signal(&w->cv);
-		pthread_mutex_unlock(&w->mu);
-	}
+	for (i = 0; i < be->n; i++)
+		if (be->w[i].inited)
+			orch_host_worker_wake(&be->w[i].hw);
 	for (i = 0; i < be->n; i++)
 		if (be->w[i].started) {
 			pthread_join(be->w[i].th, NULL);
@@ -251,32 +101,32 @@ static int inproc_stop(void *bep, const struct timespec *deadline)
 static int inproc_start(void *bep, struct pto_orch *o)
 {
 	struct inproc *be = bep;
-	pthread_condattr_t ca;
 	uint32_t i;
+	int err;
 
 	be->o = o;
 	be->n = orch_nworkers(o);
+	be->pool = (struct orch_host_pool){
+		.o = o, .stop = &be->stop, .spin = INPROC_SPIN,
+		.hungry = INPROC_HUNGRY };
 	be->w = aligned_alloc(64, sizeof(*be->w) * be->n);
 	if (!be->w)
 		return -ENOMEM;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	memset(be->w, 0, sizeof(*be->w) * be->n);
 	for (i = 0; i < be->n; i++) {
-		struct inproc_worker *w = &be->w[i];
-
-		w->be = be;
-		w->widx = (int32_t)i;
-		pthread_mutex_init(&w->mu, NULL);
-		/* park()'s bounded sleep measures CLOCK_MONOTONIC. */
-		pthread_cond_init(&w->cv, &ca);
+		err = orch_host_worker_init(&be->w[i].hw, &be->pool,
+					    (int32_t)i, i);
+		if (err)
+			return err;	/* destroy() finishes the inited ones */
+		be->w[i].inited = true;
 	}
-	pthread_condattr_destroy(&ca);
 	if (be->manual)
 		return 0;
 	for (i = 0; i < be->n; i++) {
 		char name[16];
-		int err = pthread_create(&be->w[i].th, NULL, worker_main, &be->w[i]);
+
+		err = pthread_create(&be->w[i].th, NULL, orch_host_worker_main,
+				     &be->w[i].hw);
 
 		if (err) {
 			inproc_stop_all(be);
@@ -299,10 +149,9 @@ static void inproc_destroy(void *bep)
 		return;
 	if (be->w) {
 		inproc_stop_all(be);
-		for (i = 0; i < be->n; i++) {
-			pthread_mutex_destroy(&be->w[i].mu);
-			pthread_cond_destroy(&be->w[i].cv);
-		}
+		for (i = 0; i < be->n; i++)
+			if (be->w[i].inited)
+				orch_host_worker_fini(&be->w[i].hw);
 	}
 	free(be->w);
 	free(be);

@@ -140,23 +140,14 @@ struct sched_thread {
 	atomic_uint_fast64_t retire_ns;
 };
 
-/*
- * A SUB worker: a host thread of its own that runs the host callbacks of
- * SUB tasks (sched_sub.c). Parking as the in-process workers': it stores
- * @parked, then looks for work under sched_mu; a kick (under sched_mu)
- * loads @parked and only then takes @mu to set @kicked and signal @cv.
- * Lock order: sched_mu before @mu; nothing takes sched_mu under @mu.
- */
+/* A SUB worker: a host thread of its own that runs the host callbacks of
+ * SUB tasks (sched_sub.c), a host worker (orch/host_worker.h: its
+ * parking and lock order). */
 struct sched_sub {
-	struct sched_backend *be;
+	struct orch_host_worker hw;
 	pthread_t tid;
-	int32_t widx;
 	bool started;		/* created, not yet joined (start/stop only) */
-	atomic_int parked;
-	pthread_mutex_t mu;	/* protects @kicked */
-	pthread_cond_t cv;
-	bool kicked;
-} __attribute__((aligned(64)));
+};
 
 /* What an orchestrator worker index is to the backend. */
 struct sched_worker {
@@ -175,7 +166,7 @@ struct sched_backend {
 	struct sched_thread *threads;
 	unsigned int nsubs;
 	struct sched_sub *subs;
-	atomic_int sub_spinners;	/* idle SUB workers spinning: one */
+	struct orch_host_pool sub_pool;	/* what the SUB workers share */
 	unsigned int nworkers;
 	struct pto_worker_desc workers[SCHED_MAX_WORKERS];
 	struct sched_worker wmap[SCHED_MAX_WORKERS];

@@ -307,7 +307,7 @@ static int add_sub_workers(struct sched_backend *be, unsigned int n)
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++) {
-		be->subs[i].widx = (int32_t)be->nworkers;
+		be->subs[i].hw.widx = (int32_t)be->nworkers;
 		be->workers[be->nworkers] = (struct pto_worker_desc){
 			.id = PTO_SCHED_SUB_ID(i), .kind = PTO_WORKER_SUB };
 		be->wmap[be->nworkers] = (struct sched_worker){
