@@ -4,7 +4,8 @@
  * ThreadSanitizer, with the real device scheduler thread on a fake driver:
  * ioctl() below answers pto's ioctls on a memfd, so the windows and buffers
  * are real shared memory. Its cores never take a task, so a dispatched task
- * stays in flight until the abort retires the core.
+ * stays in flight until the abort retires the core. And the device's
+ * SUB workers running chains of host callbacks on it.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -361,6 +362,62 @@ TEST_F_TIMEOUT(abort, close_and_abort_at_once, 60)
 	EXPECT_EQ(-ESHUTDOWN, pto_orch_run(self->o, queued_dag, NULL));
 	EXPECT_EQ(0, pto_orch_destroy(self->o));
 	pto_dev_close(self->dev);
+	close(fk.mfd);
+}
+
+/* SUB workers on the device orchestrator: chains of host callbacks, each
+ * a plain read-modify-write of its chain's counter, ordered only by the
+ * INOUT dependency between consecutive tasks (a race is TSan's report). */
+#define SUB_CHAINS 4
+#define SUB_LINKS 200
+
+static int bump(struct pto_task_ctx *c)
+{
+	int *v = (int *)(uintptr_t)c->tensors[0].t.data;
+
+	(*v)++;
+	return 0;
+}
+
+static const struct pto_callable k_bump = { .fn = bump };
+
+static int chains_dag(pto_orch *o, void *arg)
+{
+	int *count = arg, i, k, ret = 0;
+	struct pto_task_args a;
+
+	pto_args_init(&a);
+	for (i = 0; i < SUB_LINKS && !ret; i++)
+		for (k = 0; k < SUB_CHAINS && !ret; k++) {
+			struct pto_tensor t = pto_tensor_host(&count[k],
+							      sizeof(int));
+
+			pto_args_reset(&a);
+			pto_args_add_tensor(&a, &t, PTO_INOUT);
+			ret = pto_submit_sub(o, &k_bump, &a, NULL);
+		}
+	pto_args_fini(&a);
+	return ret;
+}
+
+TEST(sub_workers_on_a_device)
+{
+	struct pto_sched_config sc = { .threads = 1, .clusters = 1,
+				       .sub_threads = 2 };
+	struct pto_orch_config oc = { .heap_ring_size = 1 << 20 };
+	int count[SUB_CHAINS] = { 0 }, k;
+	struct pto_dev *dev;
+	pto_orch *o;
+
+	ASSERT_EQ(0, fake_open(&dev));
+	ASSERT_EQ(0, pto_orch_create_device(dev, &oc, &sc, &o));
+	ASSERT_EQ(0, pto_orch_run(o, chains_dag, count));
+	for (k = 0; k < SUB_CHAINS; k++)
+		EXPECT_EQ(SUB_LINKS, count[k]) TH_LOG("chain %d", k);
+	EXPECT_EQ(0, pto_orch_close(o, 10000));
+	EXPECT_EQ(0, pto_orch_destroy(o));
+	EXPECT_EQ(0, atomic_load(&fk.unexpected));
+	pto_dev_close(dev);
 	close(fk.mfd);
 }
 
