@@ -40,13 +40,16 @@ unpack() {
 	rm -rf "$tmp"
 	mkdir -p "$tmp/deb"
 	echo "rt-kernel: fetching $img and its headers into $out" >&2
-	# apt's sandbox user cannot write into root's cache folder: download
-	# as the caller (the warning says so, nothing else).
+	# apt's sandbox user cannot write into root's cache folder, so apt
+	# downloads as the caller and warns that it does: drop that warning.
 	(cd "$tmp/deb" && apt-get download -q "$img" "linux-headers-$abi" \
 		"linux-headers-$base-common-rt" 2>&1 | grep -v 'unsandboxed' >&2) ||
 		true
+	for p in "linux-headers-$abi" "linux-headers-$base-common-rt" "$img"; do
+		ls "$tmp/deb/${p}"_*.deb >/dev/null 2>&1 ||
+			fail "apt-get download $p failed"
+	done
 	for d in "$tmp"/deb/linux-headers-*.deb; do
-		[ -f "$d" ] || fail "apt-get download failed"
 		dpkg-deb -x "$d" "$tmp" || fail "cannot unpack $d"
 	done
 	# Only the image's kernel: the VM's initramfs carries no modules.
@@ -57,6 +60,8 @@ unpack() {
 	# (/usr/src, ../../lib/linux-kbuild-6.1): point them at the unpacked
 	# common half and the installed linux-kbuild-6.1 (a build package).
 	sed -i "s|/usr/src/|$out/usr/src/|" "$tmp/usr/src/linux-headers-$abi/Makefile"
+	[ -d /usr/lib/linux-kbuild-6.1 ] ||
+		fail "no /usr/lib/linux-kbuild-6.1 (scripts/bootstrap.sh build)"
 	mkdir -p "$tmp/usr/lib"
 	ln -s /usr/lib/linux-kbuild-6.1 "$tmp/usr/lib/linux-kbuild-6.1"
 	grep -q '^CONFIG_PREEMPT_RT=y' "$tmp/usr/src/linux-headers-$abi/.config" ||
