@@ -65,13 +65,8 @@ build() {
 		-exec rm -rf {} + 2>/dev/null || true
 }
 
-mkdir -p "$cache"
-if [ ! -d "$out" ]; then
-	exec 9>"$cache/debug-kernel.lock"
-	flock 9
-	[ -d "$out" ] || build
-	exec 9>&-
-fi
+. scripts/cache-once.sh
+cache_once "$out" "$cache/debug-kernel.lock" build
 touch "$out"
 
 scripts/ko-build.sh "$out" "$moddir" CONFIG_PTO_KUNIT_TEST=m >&2 || {

@@ -15,9 +15,10 @@ cd "$top"
 # Kbuild finds the uapi header beside the module's folder (../uapi).
 ln -sfn "$top/uapi" "$moddir/uapi"
 # The sources and build files of kernel/ and its subfolders, not the
-# stock build's products.
+# stock build's products; -u: over an earlier copy (their times kept,
+# so make rebuilds what changed)
 (cd kernel && find . \( -name '*.[ch]' ! -name '*.mod.c' -o -name Kbuild \
-	-o -name Makefile \) -print | cpio -pdm --quiet "$moddir/pto")
+	-o -name Makefile \) -print | cpio -pdmu --quiet "$moddir/pto")
 make -C "$kdir" M="$moddir/pto" CONFIG_PTO=m CONFIG_PTO_WERROR=y \
 	CONFIG_PTO_MOCK_FAULTS=y "$@" -j"$(nproc)" modules >"$moddir/build.log" 2>&1 || {
 	cat "$moddir/build.log" >&2

@@ -69,13 +69,8 @@ unpack() {
 	mv "$tmp" "$out"
 }
 
-mkdir -p "$cache"
-if [ ! -d "$out" ]; then
-	exec 9>"$cache/rt-kernel.lock"
-	flock 9
-	[ -d "$out" ] || unpack
-	exec 9>&-
-fi
+. scripts/cache-once.sh
+cache_once "$out" "$cache/rt-kernel.lock" unpack
 scripts/ko-build.sh "$out/usr/src/linux-headers-$abi" "$moddir" >&2
 echo "$out/boot/vmlinuz-$abi"
 echo "$moddir/pto/pto.ko"
