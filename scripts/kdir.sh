@@ -10,7 +10,9 @@ if [ -d "/lib/modules/$r/build" ]; then
 	echo "/lib/modules/$r/build"
 	exit 0
 fi
-h=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | grep -v -- '-rt-amd64$' |
-	sort -V | tail -n 1)
+h=$(for d in /usr/src/linux-headers-*-amd64; do
+	case "$d" in *-rt-amd64) continue ;; esac
+	[ -d "$d" ] && echo "$d"
+done | sort -V | tail -n 1)
 [ -n "$h" ] || { echo "kdir: no linux-headers-*-amd64 installed" >&2; exit 1; }
 echo "$h"
