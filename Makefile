@@ -6,6 +6,7 @@
 #   make check      every test tier; last line "N passed, N failed"
 #   make vm CMD=... [PARAMS="clusters=8"]  run a command in the VM
 #   make vm-debug [PARAMS=...]  the VM suite on a KASAN/lockdep/kmemleak kernel
+#   make vm-rt [PARAMS=...]  the VM suite on Debian's PREEMPT_RT kernel
 #   make bench      benchmarks against the StarPU peer
 #   make install / uninstall [PREFIX=/usr/local DESTDIR=]  library, tools, man
 #   make dkms-install / dkms-remove  the module through DKMS
@@ -105,7 +106,7 @@ EXAMPLE_BINS := $(EXAMPLE_SRCS:examples/%.c=$(O)/static/examples/%)
 STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 
 .PHONY: FORCE all module lib tools clean check run vm vm-debug bench unit unit-bins kunit selftests \
-	vm-check static bootstrap help install uninstall dkms-install dkms-remove
+	vm-check vm-rt static bootstrap help install uninstall dkms-install dkms-remove
 .DELETE_ON_ERROR:
 # Objects the test programs' pattern rules link: kept, not rebuilt for
 # every program as intermediates would be.
@@ -114,7 +115,7 @@ STATIC_TOOLS := $(TOOL_SRCS:tools/%.c=$(O)/static/tools/%)
 all: module lib tools
 
 help:
-	@sed -n '1,14p' Makefile
+	@sed -n '1,15p' Makefile
 
 $(BOOTSTRAP_BUILD): scripts/bootstrap.sh
 	@scripts/bootstrap.sh build
@@ -323,6 +324,13 @@ vm-check: module static
 vm-debug: module static
 	@scripts/bootstrap.sh vm
 	tests/vm/run --debug-kernel $(if $(PARAMS),--params "$(PARAMS)") --suite
+
+# The default suite (or PARAMS's) on Debian's PREEMPT_RT kernel, pto.ko
+# built for it into $(O)/rt (scripts/rt-kernel.sh, Documentation/testing.md).
+vm-rt: module static
+	@scripts/bootstrap.sh vm
+	out=$$(scripts/rt-kernel.sh $(O)/rt) && \
+		tests/vm/run --ko "$$(echo "$$out" | sed -n 2p)" $(if $(PARAMS),--params "$(PARAMS)") --suite
 
 vm: module static
 	@scripts/bootstrap.sh vm

@@ -65,25 +65,11 @@ build() {
 		-exec rm -rf {} + 2>/dev/null || true
 }
 
-mkdir -p "$cache"
-if [ ! -d "$out" ]; then
-	exec 9>"$cache/debug-kernel.lock"
-	flock 9
-	[ -d "$out" ] || build
-	exec 9>&-
-fi
+. scripts/cache-once.sh
+cache_once "$out" "$cache/debug-kernel.lock" build
 touch "$out"
 
-# Kbuild finds the uapi header beside the module's folder (../uapi).
-mkdir -p "$moddir/pto"
-ln -sfn "$top/uapi" "$moddir/uapi"
-# The sources and build files of kernel/ and its subfolders, not the
-# stock build's products.
-(cd kernel && find . \( -name '*.[ch]' ! -name '*.mod.c' -o -name Kbuild \
-	-o -name Makefile \) -print | cpio -pdm --quiet "$moddir/pto")
-make -C "$out" M="$moddir/pto" CONFIG_PTO=m CONFIG_PTO_KUNIT_TEST=m \
-	CONFIG_PTO_WERROR=y CONFIG_PTO_MOCK_FAULTS=y -j"$jobs" modules >"$moddir/build.log" 2>&1 || {
-	cat "$moddir/build.log" >&2
+scripts/ko-build.sh "$out" "$moddir" CONFIG_PTO_KUNIT_TEST=m >&2 || {
 	echo "debug-kernel: pto.ko does not build against $out" >&2
 	exit 1
 }
