@@ -73,8 +73,12 @@ int op_launch(struct fz_actor *a)
 		expect = -EINVAL;
 		break;
 	case 1:
-		addr = fz_foreign_addr(a, 2 * PTO_PAYLOAD_SIZE);
-		l.payload_addr = addr & ~(uint64_t)(PTO_PAYLOAD_SIZE - 1);
+		addr = fz_foreign_addr(a, 2 * PTO_PAYLOAD_SIZE) &
+		       ~(uint64_t)(PTO_PAYLOAD_SIZE - 1);
+		/* A foreign range the model saw may be the actor's now. */
+		if (fz_bo_at(a, addr, PTO_PAYLOAD_SIZE))
+			return 0;
+		l.payload_addr = addr;
 		expect = -EINVAL;
 		break;
 	case 2:
@@ -246,18 +250,26 @@ static uint64_t fz_wild_addr(struct fz_actor *a, uint64_t len)
 
 	switch (fz_below(a, 5)) {
 	case 0:
-		return fz_foreign_addr(a, len);
+		addr = fz_foreign_addr(a, len);
+		break;
 	case 1:
-		b = fz_pick_bo(a, -1, -1, -1);	/* straddles its end */
-		return b ? b->addr + b->size - 4 * (1 + fz_below(a, len / 4 - 1)) : 0;
+		/* Straddles a buffer's end: 1 to len / 4 - 1 elements inside. */
+		b = fz_pick_bo(a, -1, -1, -1);
+		if (!b || len < 8)
+			return 0;
+		addr = b->addr + b->size - 4 * (1 + fz_below(a, len / 4 - 1));
+		break;
 	case 2:
-		return 4 + (fz_below(a, PTO_GM_RESERVED) & ~3ull);
+		addr = 4 + (fz_below(a, PTO_GM_RESERVED) & ~3ull);
+		break;
 	case 3:
-		return a->info.gm_size + (fz_below(a, 1ull << 40) & ~3ull);
+		addr = a->info.gm_size + (fz_below(a, 1ull << 40) & ~3ull);
+		break;
 	default:
 		addr = fz_below(a, a->info.gm_size) & ~3ull;
-		return addr && !fz_bo_at(a, addr, len) ? addr : 0;
+		break;
 	}
+	return addr && !fz_bo_at(a, addr, len) ? addr : 0;
 }
 
 int op_task(struct fz_actor *a)
