@@ -503,7 +503,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("PTO_FUZZ_SEED");
-	uint64_t secs = 60;
+	uint64_t secs = 60, last;
 	unsigned int i;
 	int o;
 
@@ -553,6 +553,7 @@ int main(int argc, char **argv)
 	fz_baseline();
 	fz.t0 = fz_clock();
 	fz.deadline_ns = fz.t0 + secs * 1000000000ull;
+	last = fz.t0;
 	for (i = 0; i < fz.nprocs; i++)
 		fz_spawn(&fz.p[i]);
 	fz_check();
@@ -561,6 +562,14 @@ int main(int argc, char **argv)
 		fz_step();
 		if (fz.step % fz.check_every == 0)
 			fz_check();
+		/* A long run shows it is alive, once a minute. */
+		if (fz_clock() - last > 60000000000ull) {
+			last = fz_clock();
+			printf("pto-fuzz: %llu operations in %.0f s\n",
+			       (unsigned long long)fz.ops,
+			       (double)(last - fz.t0) / 1e9);
+			fflush(stdout);
+		}
 	}
 	fz_check();
 	for (i = 0; i < fz.nprocs; i++) {
