@@ -249,7 +249,13 @@ $(O)/static/tools/ptoctl: tools/ptoctl.c $(PTOCTL_SRCS) $(EX_OBJS) \
 		$(EX_OBJS) $(O)/static/libpto-internal.a -lm $(NL_STATIC_LIBS)
 
 # Static builds for the VM's initramfs (busybox only, no shared libraries).
-static: $(STATIC_TOOLS) $(SELFTEST_BINS) $(EXAMPLE_BINS)
+static: $(STATIC_TOOLS) $(SELFTEST_BINS) $(EXAMPLE_BINS) $(O)/static/fuzz/pto-fuzz
+
+# The stateful fuzzer (Documentation/testing.md): raw ABI, no libpto.
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+$(O)/static/fuzz/pto-fuzz: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h) uapi/linux/pto.h
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) $(CFLAGS) -pthread -o $@ $(FUZZ_SRCS)
 
 $(O)/static/tools/%: tools/%.c $(O)/static/libpto.a $(LIB_HDRS)
 	@mkdir -p $(dir $@)
