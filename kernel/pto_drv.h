@@ -105,6 +105,8 @@ struct pto_device {
  * @tgid: the opener's tgid (CORE_STATS reports it with pid_vnr()).
  * @ranges: GM range -> struct pto_bo, what the file's tasks may touch;
  *        read under its own spinlock (pto_bo_lookup()).
+ * @graphs: handle -> struct pto_graph, the file's resident-route graphs
+ *        (each entry holds a reference; the xarray's own lock).
  * @mapping: the address space window zaps use; its inode pinned for pf's
  *        life. @poll_wq / @wakeups: completion wake-ups (poll(), read()).
  */
@@ -118,6 +120,7 @@ struct pto_file {
 	struct xarray bos;
 	u32 next_handle;	/* cyclic: a freed handle is not reused soon */
 	struct maple_tree ranges;
+	struct xarray graphs;
 
 	struct address_space *mapping;
 	wait_queue_head_t poll_wq;
