@@ -64,6 +64,9 @@ EX_MAIN(fanin)
 	pto_orch *o;
 	int ret, j, bad = 0;
 
+	if (ex_sched_only(opts, "fanin",
+			  "its all-to-all dependencies are not written as a graph yet"))
+		return 1;
 	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, NP * SLOT, &p);
 	ex_buf_alloc(dev, NP * SLOT, &c);
