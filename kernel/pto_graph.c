@@ -372,7 +372,8 @@ static void *pto_graph_copy(struct pto_bo *bo, u64 addr, u64 *size)
  * leave under graph_lock) is seen after the attach: the lock handoff
  * orders its CTRL read before our re-check, so it is detached here.
  */
-static int pto_graph_attach(struct pto_file *pf, struct pto_graph *g)
+static int pto_graph_attach(struct pto_file *pf, struct pto_graph *g,
+			    u64 t0)
 {
 	struct pto_device *pdev = pf->pdev;
 	unsigned int c, i;
@@ -393,7 +394,7 @@ static int pto_graph_attach(struct pto_file *pf, struct pto_graph *g)
 		    READ_ONCE(core->graph))
 			return -EBUSY;
 	}
-	pto_graph_start(g, ktime_get_ns());
+	pto_graph_start(g, t0);
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 
@@ -415,8 +416,8 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 	struct pto_graph_launch *args = data;
 	struct pto_device *pdev = pf->pdev;
 	struct pto_graph *g;
+	u64 size = args->graph_size, t0 = ktime_get_ns();
 	struct pto_bo *gbo;
-	u64 size = args->graph_size;
 	void *img;
 	u32 handle;
 	int ret;
@@ -457,7 +458,7 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 	ret = mutex_lock_killable(&pdev->core_lock);
 	if (ret)
 		goto erase;
-	ret = pto_graph_attach(pf, g);
+	ret = pto_graph_attach(pf, g, t0);
 	mutex_unlock(&pdev->core_lock);
 	if (ret)
 		goto erase;

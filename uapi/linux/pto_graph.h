@@ -183,7 +183,8 @@ struct pto_graph_launch {
  * @err_task:	Out: the first task that failed, or PTO_GRAPH_TASK_NONE.
  * @err_status:	Out: its PTO_TASK_* (PTO_TASK_ESTOP: a core retired).
  * @pad:	In: must be zero.
- * @elapsed_ns:	Out: launch to the graph's end.
+ * @elapsed_ns:	Out: the launch ioctl's entry (validation included) to
+ *		the graph's end.
  *
  * Returns 0 once the graph ended (all tasks completed, or a failure
  * drained the tasks in flight) and frees the handle; -ETIMEDOUT before
