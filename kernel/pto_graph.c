@@ -404,7 +404,8 @@ static int pto_graph_attach(struct pto_file *pf, struct pto_graph *g,
 		spin_lock(&core->graph_lock);
 		WRITE_ONCE(core->graph, g);
 		spin_unlock(&core->graph_lock);
-		if (pto_core_stopping(core))
+		/* CTRL alone: kthread_should_stop() is the core thread's. */
+		if (pto_kreg_read(core, PTO_KREG_CTRL) != PTO_CTRL_RUN)
 			pto_graph_detach(core, g);
 	}
 	pto_graph_kick(g, NULL);

@@ -103,12 +103,16 @@ struct pto_graph {
 	wait_queue_head_t wq;
 };
 
-/* What a core took: one subtask of a task in its cluster's slot. */
+/*
+ * What a core took: one subtask of a task in its cluster's slot.
+ * @placed: the claim moved ready tasks into slots (peers to kick).
+ */
 struct pto_gclaim {
 	u32 task;
 	u32 slot;
 	u32 sub;
 	u8 bit;
+	bool placed;
 };
 
 /* pto_graph.c: upload, validation, the ioctls, the file's graphs. */

@@ -49,6 +49,7 @@ VISIBLE_IF_KUNIT bool pto_graph_claim(struct pto_graph *g,
 	struct pto_gslot *sl;
 	unsigned int s;
 
+	cl->placed = false;
 	if (!slots)
 		return false;
 	spin_lock(&g->lock);
@@ -67,6 +68,7 @@ VISIBLE_IF_KUNIT bool pto_graph_claim(struct pto_graph *g,
 		slots[s].done = 0;
 		WRITE_ONCE(slots[s].mask, g->tasks[t].mask);
 		g->inflight++;
+		cl->placed = true;
 		if (slots[s].mask & bit)
 			goto take;
 	}
@@ -319,14 +321,22 @@ bool pto_core_graph_step(struct pto_core *core)
 		return false;
 	spin_lock(&core->graph_lock);
 	g = core->graph;
-	if (!g || !pto_graph_claim(g, core->id, &cl)) {
+	if (!g) {
+		spin_unlock(&core->graph_lock);
+		return false;
+	}
+	if (!pto_graph_claim(g, core->id, &cl)) {
+		/* Tasks claimed for its peers only: wake them. */
+		if (cl.placed)
+			pto_graph_kick(g, core);
 		spin_unlock(&core->graph_lock);
 		return false;
 	}
 	kref_get(&g->ref);
 	spin_unlock(&core->graph_lock);
-	/* Its peers may have a subtask of the task just claimed. */
-	pto_graph_kick(g, core);
+	/* Its peers may have a subtask of a task just claimed. */
+	if (cl.placed)
+		pto_graph_kick(g, core);
 
 	memcpy(t, &g->sub[cl.sub], sizeof(*t));
 	WRITE_ONCE(core->state, PTO_CORE_RUNNING);
