@@ -384,13 +384,17 @@ static int pto_graph_attach(struct pto_file *pf, struct pto_graph *g,
 			return -EPERM;
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
-		int st = READ_ONCE(core->state);
 
 		if (!(g->clusters & BIT_ULL(i / PTO_CORES_PER_CLUSTER)))
 			continue;
-		if (core->owner != pf || !test_bit(PTO_CORE_F_LAUNCH,
-						   &core->flags) ||
-		    (st != PTO_CORE_READY && st != PTO_CORE_RUNNING) ||
+		/*
+		 * Launched and published READY (the core thread may not
+		 * have written its own state yet), not retiring.
+		 */
+		if (core->owner != pf ||
+		    !test_bit(PTO_CORE_F_LAUNCH, &core->flags) ||
+		    !(atomic_read(&core->rbits) & PTO_RB_READY) ||
+		    pto_kreg_read(core, PTO_KREG_CTRL) != PTO_CTRL_RUN ||
 		    READ_ONCE(core->graph))
 			return -EBUSY;
 	}
