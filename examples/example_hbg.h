@@ -55,6 +55,21 @@ static inline int ex_hbg_op(pto_hbg *g, uint32_t mask, uint32_t func,
 	return ret;
 }
 
+/* @nbuf vectors of @n float32, the first all 2 (a), the second all 3 (b). */
+static inline void ex_hbg_bufs(struct pto_dev *dev, struct ex_buf *buf,
+			       int nbuf, uint32_t n)
+{
+	uint32_t i;
+	int k;
+
+	for (k = 0; k < nbuf; k++)
+		ex_buf_alloc(dev, (uint64_t)n * 4, &buf[k]);
+	for (i = 0; i < n; i++) {
+		((float *)buf[0].map)[i] = 2;
+		((float *)buf[1].map)[i] = 3;
+	}
+}
+
 /* Run @g on --clusters (0: all); checks it ran @tasks subtasks. */
 static inline int ex_hbg_run(pto_hbg *g, const struct ex_opts *opts,
 			     const char *name, uint64_t tasks)

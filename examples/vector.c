@@ -83,25 +83,18 @@ static int vector_dag(pto_orch *o, void *p)
  */
 static int vector_resident(const struct ex_opts *opts)
 {
-	struct ex_buf buf[8];	/* a b c d e g f, and none */
+	struct ex_buf buf[7];	/* a b c d e g f */
 	struct pto_dev *dev;
 	pto_hbg *g = NULL;
 	uint32_t t[5];
-	float *fa, *fb, *ff;
 	int ret, i, bad = 0;
+	float *ff;
 
 	ret = pto_dev_open(opts->dev, &dev);
 	if (ret)
 		ex_die("vector: open the device", ret);
-	for (i = 0; i < 7; i++)
-		ex_buf_alloc(dev, N * 4, &buf[i]);
-	fa = buf[0].map;
-	fb = buf[1].map;
+	ex_hbg_bufs(dev, buf, 7, N);
 	ff = buf[6].map;
-	for (i = 0; i < N; i++) {
-		fa[i] = 2;
-		fb[i] = 3;
-	}
 	ret = pto_hbg_create(dev, &g);
 	if (!ret)
 		ret = ex_hbg_op(g, PTO_GRAPH_AIC, PTO_FUNC_ADD, &buf[0], &buf[1],

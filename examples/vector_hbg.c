@@ -11,66 +11,43 @@
 
 EX_MAIN(vector_hbg)
 {
-	struct ex_buf a, b, c, d, e, f;
+	struct ex_buf buf[6];	/* a b c d e f */
 	struct pto_dev *dev;
-	uint32_t t[4];
-	float *fa, *fb, *ff;
-	int ret, i, bad = 0;
 	pto_hbg *g = NULL;
+	uint32_t t[4];
+	int ret, i, bad = 0;
+	float *ff;
 
 	ret = pto_dev_open(opts->dev, &dev);
 	ex_check(ret == 0, "vector_hbg: open the device");
 	if (ret)
 		return ex_failed;
-	ex_buf_alloc(dev, N * 4, &a);
-	ex_buf_alloc(dev, N * 4, &b);
-	ex_buf_alloc(dev, N * 4, &c);
-	ex_buf_alloc(dev, N * 4, &d);
-	ex_buf_alloc(dev, N * 4, &e);
-	ex_buf_alloc(dev, N * 4, &f);
-	fa = a.map;
-	fb = b.map;
-	ff = f.map;
-	for (i = 0; i < N; i++) {
-		fa[i] = 2;
-		fb[i] = 3;
-	}
+	ex_hbg_bufs(dev, buf, 6, N);
+	ff = buf[5].map;
 	ret = pto_hbg_create(dev, &g);
-	if (!ret)
-		ret = ex_hbg_op(g, PTO_GRAPH_AIC, PTO_FUNC_ADD, &a, &b, 0, &c, N,
-				&t[0]);
-	if (!ret)
-		ret = ex_hbg_op(g, PTO_GRAPH_AIV0, PTO_FUNC_ADD_SCALAR, &c, NULL,
-				1, &d, N, &t[1]);
-	if (!ret)
-		ret = ex_hbg_op(g, PTO_GRAPH_AIV1, PTO_FUNC_ADD_SCALAR, &c, NULL,
-				2, &e, N, &t[2]);
-	if (!ret)
-		ret = ex_hbg_op(g, PTO_GRAPH_AIC, PTO_FUNC_MUL, &d, &e, 0, &f, N,
-				&t[3]);
-	if (!ret)
-		ret = pto_hbg_add_edge(g, t[0], t[1]);
-	if (!ret)
-		ret = pto_hbg_add_edge(g, t[0], t[2]);
-	if (!ret)
-		ret = pto_hbg_add_edge(g, t[1], t[3]);
-	if (!ret)
-		ret = pto_hbg_add_edge(g, t[2], t[3]);
+	ret = ret ?: ex_hbg_op(g, PTO_GRAPH_AIC, PTO_FUNC_ADD, &buf[0], &buf[1],
+			       0, &buf[2], N, &t[0]);
+	ret = ret ?: ex_hbg_op(g, PTO_GRAPH_AIV0, PTO_FUNC_ADD_SCALAR, &buf[2],
+			       NULL, 1, &buf[3], N, &t[1]);
+	ret = ret ?: ex_hbg_op(g, PTO_GRAPH_AIV1, PTO_FUNC_ADD_SCALAR, &buf[2],
+			       NULL, 2, &buf[4], N, &t[2]);
+	ret = ret ?: ex_hbg_op(g, PTO_GRAPH_AIC, PTO_FUNC_MUL, &buf[3], &buf[4],
+			       0, &buf[5], N, &t[3]);
+	/* c -> d, e; d, e -> f. */
+	ret = ret ?: pto_hbg_add_edge(g, t[0], t[1]);
+	ret = ret ?: pto_hbg_add_edge(g, t[0], t[2]);
+	ret = ret ?: pto_hbg_add_edge(g, t[1], t[3]);
+	ret = ret ?: pto_hbg_add_edge(g, t[2], t[3]);
 	ex_check(ret == 0, "vector_hbg: build the graph");
-	if (!ret)
-		ret = ex_hbg_run(g, opts, "vector_hbg", 4);
+	ret = ret ?: ex_hbg_run(g, opts, "vector_hbg", 4);
 	ex_check(ret == 0, "vector_hbg: 4 tasks run on the cores");
 	for (i = 0; i < N; i++)
 		bad += ff[i] != 42.0f;
 	printf("# f[0] = %g, f[%d] = %g\n", ff[0], N - 1, ff[N - 1]);
 	ex_check(bad == 0, "vector_hbg: every element of f = 42");
 	pto_hbg_destroy(g);
-	pto_bo_free(a.bo);
-	pto_bo_free(b.bo);
-	pto_bo_free(c.bo);
-	pto_bo_free(d.bo);
-	pto_bo_free(e.bo);
-	pto_bo_free(f.bo);
+	for (i = 0; i < 6; i++)
+		pto_bo_free(buf[i].bo);
 	pto_dev_close(dev);
 	return ex_failed;
 }
