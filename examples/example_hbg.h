@@ -9,18 +9,24 @@
 #include <pto/graph.h>
 #include "example.h"
 
-static inline struct pto_tensor_desc ex_hbg_vec(const struct ex_buf *b,
-						uint32_t n)
+static inline struct pto_tensor_desc ex_hbg_tensor(const struct ex_buf *b,
+						   uint32_t n, uint32_t dtype)
 {
 	struct pto_tensor_desc t;
 
 	memset(&t, 0, sizeof(t));
 	t.addr = pto_bo_dev_addr(b->bo);
-	t.dtype = PTO_DTYPE_F32;
+	t.dtype = dtype;
 	t.rank = 1;
 	t.shape[0] = n;
 	t.strides[0] = 1;
 	return t;
+}
+
+static inline struct pto_tensor_desc ex_hbg_vec(const struct ex_buf *b,
+						uint32_t n)
+{
+	return ex_hbg_tensor(b, n, PTO_DTYPE_F32);
 }
 
 /* A task on the core @mask names: out = x OP y, or x OP s (y NULL). */
