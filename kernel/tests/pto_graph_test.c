@@ -440,12 +440,15 @@ static void graph_sched_diamond(struct kunit *test)
 	/* Only task 0 (AIC) is ready: an AIV claims it for its AIC. */
 	KUNIT_EXPECT_TRUE(test, pto_graph_has_work(g, 4));
 	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 4, &cl));
+	KUNIT_EXPECT_TRUE(test, cl.placed);	/* its AIC is to be kicked */
 	KUNIT_EXPECT_EQ(test, g->slots[1][0].task, 0U);
 	KUNIT_EXPECT_EQ(test, g->slots[1][0].mask, (u8)PTO_GRAPH_AIC);
 	KUNIT_EXPECT_FALSE(test, pto_graph_has_work(g, 4));
 	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 3, &cl));
 	KUNIT_EXPECT_EQ(test, cl.task, 0U);
+	KUNIT_EXPECT_FALSE(test, cl.placed);
 	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 3, &c1));
+	KUNIT_EXPECT_FALSE(test, c1.placed);
 	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 3, &cl, &pushed));
 	KUNIT_EXPECT_TRUE(test, pushed);
 	/* Tasks 1 and 2 fill both pending slots, one for each AIV. */
