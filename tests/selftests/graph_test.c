@@ -303,7 +303,7 @@ TEST_F(graph_raw, bad_addr_other_file)
 
 #define SPIN_TASKS 4000
 
-/* The child: a long graph of 200 us spins on every cluster, forever. */
+/* The child: a long graph of 2 ms spins on every cluster, forever. */
 static void child_run(int ready_fd)
 {
 	static const uint32_t spin[3][3] = {
@@ -319,7 +319,7 @@ static void child_run(int ready_fd)
 		_exit(2);
 	for (i = 0; i < SPIN_TASKS; i++)
 		if (pto_hbg_add_task(g, 1u << (i % 3), spin[i % 3], &t) ||
-		    pto_hbg_set_scalar(g, t, 0, 200000))
+		    pto_hbg_set_scalar(g, t, 0, 2000000))
 			_exit(3);
 	if (write(ready_fd, &c, 1) != 1)
 		_exit(4);
