@@ -202,7 +202,7 @@ static int hbg_clusters(struct pto_dev *dev, uint64_t *clusters)
 /* Launch, wait; the Out fields of the tasks come back into @g. */
 static int hbg_launch_wait(pto_hbg *g, struct pto_bo *bo, void *img,
 			   uint64_t clusters, int timeout_ms,
-			   struct pto_hbg_stats *st)
+			   struct pto_hbg_stats *st, uint32_t *late)
 {
 	int fd = pto_dev_fd(g->dev);
 	struct pto_graph_launch la;
@@ -222,6 +222,8 @@ static int hbg_launch_wait(pto_hbg *g, struct pto_bo *bo, void *img,
 	w.handle = la.handle;
 	w.timeout_ns = hbg_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	ret = ioc_call(fd, PTO_IOCTL_GRAPH_WAIT, &w);
+	if (ret)
+		*late = la.handle;
 	if (ret)
 		return ret;
 	st->tasks = w.tasks;
@@ -243,6 +245,8 @@ int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 	struct core_launch *l = NULL;
 	struct pto_hbg_stats dummy;
 	struct pto_bo *bo = NULL;
+	struct pto_graph_wait w;
+	uint32_t late = 0;
 	unsigned int c, i;
 	void *img;
 	int ret, ret2;
@@ -275,9 +279,16 @@ int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 			}
 	ret = core_launch_cores(g->dev, cores, &l);
 	if (!ret)
-		ret = hbg_launch_wait(g, bo, img, clusters, timeout_ms, st);
+		ret = hbg_launch_wait(g, bo, img, clusters, timeout_ms, st,
+				      &late);
 	/* The one retirement path: the graph's cores leave it there. */
 	ret2 = core_retire(g->dev, cores, &r);
+	/* A graph that outlived its wait ended at the retirement: free it. */
+	if (late) {
+		memset(&w, 0, sizeof(w));
+		w.handle = late;
+		ioc_call(pto_dev_fd(g->dev), PTO_IOCTL_GRAPH_WAIT, &w);
+	}
 	if (!ret && ret2)
 		ret = ret2;
 	if (!ret && (r.quarantined[0] | r.quarantined[1]))
