@@ -17,11 +17,16 @@
  * Lock order: mmap_lock -> pto_device.core_lock -> pto_device.win_lock ->
  * pto_file.lock -> the range tree's lock (pto_file.ranges, a spinlock)
  * -> pto_device.bos_lock; pto_core.launch_lock (spinlock) is innermost.
- * A core thread takes only the range tree's lock (pto_bo_lookup()); a
- * window fault only win_lock, for reading. Nothing frees under a lock a
- * core thread takes, and no user memory is touched under core_lock or
- * win_lock. Retirement takes neither; recovery (the reset, under
- * core_lock) takes win_lock to unquarantine a core.
+ * A core thread takes only the range tree's lock (pto_bo_lookup()) and
+ * the graph locks below; a window fault only win_lock, for reading.
+ * Nothing frees under a lock a core thread takes, and no user memory is
+ * touched under core_lock or win_lock. Retirement takes neither; recovery
+ * (the reset, under core_lock) takes win_lock to unquarantine a core.
+ */
+
+/*
+ * The resident route's spinlocks (pto_mock_graph.c): pto_core.graph_lock
+ * -> pto_graph.lock, under core_lock at most (a graph's launch).
  */
 #ifndef _PTO_DRV_H_
 #define _PTO_DRV_H_
