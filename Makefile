@@ -61,7 +61,7 @@ NL_LIBS = $(shell pkg-config --libs libnl-genl-3.0)
 NL_STATIC_LIBS = $(shell pkg-config --static --libs libnl-genl-3.0)
 $(O)/%/lib/events.o: CPPFLAGS += $(NL_CFLAGS)
 
-LIB_DIRS ?= lib lib/orch lib/sched lib/trace
+LIB_DIRS ?= lib lib/orch lib/sched lib/trace lib/graph
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h lib/trace/*.h uapi/linux/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/pic/%.o)
@@ -403,6 +403,7 @@ install: lib tools $(O)/libpto.pc
 	for h in $(PUBLIC_HDRS); do echo "file 0644 $$h $(INCLUDEDIR)/pto/$${h##*/}"; done; \
 	echo "file 0644 uapi/linux/pto.h $(INCLUDEDIR)/linux/pto.h"; \
 	echo "file 0644 uapi/linux/pto_netlink.h $(INCLUDEDIR)/linux/pto_netlink.h"; \
+	echo "file 0644 uapi/linux/pto_graph.h $(INCLUDEDIR)/linux/pto_graph.h"; \
 	echo "file 0644 $(O)/libpto.pc $(PKGCONFIGDIR)/libpto.pc"; \
 	for t in $(TOOLS); do echo "file 0755 $$t $(BINDIR)/$${t##*/}"; done; \
 	for m in $(MAN_PAGES); do d=$${m%/*}; \

@@ -5,7 +5,7 @@
  * that depends on the last one copies X to Y: Y[0] = 42. Then the same with
  * 1 producer -> 18 independent dummies -> 1 consumer.
  */
-#include "example.h"
+#include "example_hbg.h"
 
 #define CHAIN 100
 #define FAN 18
@@ -81,12 +81,74 @@ static void run_one(pto_orch *o, struct ex_buf *x, struct ex_buf *y, int fan)
 	ex_check(yv[0] == 42 && xv[0] == 42, what);
 }
 
+/*
+ * The same shapes as one graph each (--route resident): the fill on the
+ * first AIV, the noops round the cluster's cores, the copy on the first
+ * AIV after the last noop (or all of them).
+ */
+static void run_resident(const struct ex_opts *opts, struct pto_dev *dev,
+			 struct ex_buf *x, struct ex_buf *y, int fan)
+{
+	static const uint32_t fill[3] = { 0, PTO_FUNC_FILL };
+	static const uint32_t copy[3] = { 0, PTO_FUNC_COPY };
+	static const uint32_t noop[3];
+	struct pto_tensor_desc tx = ex_hbg_tensor(x, 64, PTO_DTYPE_I32);
+	struct pto_tensor_desc ty = ex_hbg_tensor(y, 64, PTO_DTYPE_I32);
+	uint32_t prod, prev, t, last;
+	int i, ret, n = fan ? FAN : CHAIN;
+	pto_hbg *g = NULL;
+	char what[96];
+
+	memset(x->map, 0, x->size);
+	memset(y->map, 0, y->size);
+	ret = pto_hbg_create(dev, &g);
+	ret = ret ?: pto_hbg_add_task(g, PTO_GRAPH_AIV0, fill, &prod);
+	ret = ret ?: pto_hbg_set_scalar(g, prod, 0, 42);
+	ret = ret ?: pto_hbg_set_tensor(g, prod, PTO_ARG_OUT, &tx,
+					PTO_GRAPH_ROLE_OUT, 0);
+	ret = ret ?: pto_hbg_add_task(g, PTO_GRAPH_AIV0, copy, &last);
+	ret = ret ?: pto_hbg_set_tensor(g, last, PTO_ARG_A, &tx,
+					PTO_GRAPH_ROLE_IN, 0);
+	ret = ret ?: pto_hbg_set_tensor(g, last, PTO_ARG_OUT, &ty,
+					PTO_GRAPH_ROLE_OUT, 0);
+	prev = prod;
+	for (i = 0; !ret && i < n; i++) {
+		ret = pto_hbg_add_task(g, 1u << (i % 3), noop, &t);
+		ret = ret ?: pto_hbg_add_edge(g, fan ? prod : prev, t);
+		if (fan)
+			ret = ret ?: pto_hbg_add_edge(g, t, last);
+		prev = t;
+	}
+	if (!fan)
+		ret = ret ?: pto_hbg_add_edge(g, prev, last);
+	ret = ret ?: ex_hbg_run(g, opts, "chain_dummy", (uint64_t)n + 2);
+	snprintf(what, sizeof(what), "chain_dummy %s: the graph runs",
+		 fan ? "1 -> 18 -> 1" : "chain of 100");
+	ex_check(ret == 0, what);
+	snprintf(what, sizeof(what), "chain_dummy %s: Y[0] = 42 (X[0] = %d)",
+		 fan ? "1 -> 18 -> 1" : "chain of 100", ((int32_t *)x->map)[0]);
+	ex_check(((int32_t *)y->map)[0] == 42, what);
+	pto_hbg_destroy(g);
+}
+
 EX_MAIN(chain_dummy)
 {
 	struct pto_dev *dev;
 	struct ex_buf x, y;
 	pto_orch *o;
 
+	if (opts->resident) {
+		if (pto_dev_open(opts->dev, &dev))
+			ex_die("chain_dummy: open the device", -ENODEV);
+		ex_buf_alloc(dev, 4096, &x);
+		ex_buf_alloc(dev, 4096, &y);
+		run_resident(opts, dev, &x, &y, 0);
+		run_resident(opts, dev, &x, &y, 1);
+		pto_bo_free(x.bo);
+		pto_bo_free(y.bo);
+		pto_dev_close(dev);
+		return ex_failed;
+	}
 	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, 4096, &x);
 	ex_buf_alloc(dev, 4096, &y);

@@ -18,6 +18,7 @@ struct ex_opts {
 	unsigned int dev;	/* /dev/ptoN */
 	unsigned int clusters;	/* clusters to use; 0: all */
 	const char *trace;	/* --trace FILE: the run trace's file; NULL */
+	int resident;		/* --route resident: 1; sched (default): 0 */
 };
 
 /* X(name, one-line description) for every example. */
@@ -28,7 +29,8 @@ struct ex_opts {
 	X(spmd, "SPMD blocks on AIV and MIX, each writes its index")	\
 	X(matmul_add, "50 x (128x128 matmul on AIC, add on AIV) vs CPU")	\
 	X(small_ring, "ring back-pressure: error, then just large enough") \
-	X(host_device, "device m = 2x + 1; host checks and reverses m; device f = t + x")
+	X(host_device, "device m = 2x + 1; host checks and reverses m; device f = t + x") \
+	X(vector_hbg, "resident route: c = a + b; d = c + 1; e = c + 2; f = d * e: f = 42")
 
 /*
  * A whole decimal number in @min..UINT_MAX into *out; -1 for anything
@@ -71,7 +73,7 @@ static inline void ex_bad_option(const char *name, char **argv, int c)
 }
 
 /*
- * [-d N] [--clusters M] [--trace FILE] and at most @max_args other arguments (the
+ * [-d N] [--clusters M] [--trace FILE] [--route R] and at most @max_args other arguments (the
  * programs: none; ptoctl run: the example's name), for the programs and
  * for ptoctl run; options may follow the name (getopt permutes: the
  * arguments are then argv[optind..argc - 1]). @name prefixes the
@@ -85,6 +87,7 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 		{ "device", required_argument, NULL, 'd' },
 		{ "clusters", required_argument, NULL, 'c' },
 		{ "trace", required_argument, NULL, 't' },
+		{ "route", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -92,6 +95,7 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 	opts->dev = 0;
 	opts->clusters = 0;
 	opts->trace = NULL;
+	opts->resident = 0;
 	optind = 0;	/* glibc: also forgets a previous parse's -xy position */
 	opterr = 0;	/* getopt would name argv[0]: "run" for ptoctl run */
 	while ((c = getopt_long(argc, argv, ":d:c:", lo, NULL)) != -1) {
@@ -114,6 +118,14 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 		case 't':
 			opts->trace = optarg;
 			break;
+		case 'r':
+			if (strcmp(optarg, "sched") && strcmp(optarg, "resident")) {
+				fprintf(stderr, "%s: bad --route '%s' (sched or resident)\n",
+					name, optarg);
+				goto usage;
+			}
+			opts->resident = !strcmp(optarg, "resident");
+			break;
 		default:
 			ex_bad_option(name, argv, c);
 			goto usage;
@@ -126,9 +138,22 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: %s%s [-d N] [--clusters M] [--trace FILE]\n", name,
+	fprintf(stderr, "usage: %s%s [-d N] [--clusters M] [--trace FILE] [--route R]\n", name,
 		max_args ? " EXAMPLE" : "");
 	return -1;
+}
+
+/*
+ * An example with no resident-route form refuses --route resident: 1
+ * after a message saying why, 0 on the scheduler route.
+ */
+static inline int ex_sched_only(const struct ex_opts *opts, const char *name,
+				const char *why)
+{
+	if (!opts->resident)
+		return 0;
+	fprintf(stderr, "%s: no resident-route form: %s\n", name, why);
+	return 1;
 }
 
 #define PTO_EX_DECLARE(name, desc) int ex_##name(const struct ex_opts *opts);

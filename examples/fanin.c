@@ -4,7 +4,7 @@
  * every consumer depends on every producer explicitly (add_dep) and copies
  * P_j to C_j. Every C_j[0] must be 42.
  */
-#include "example.h"
+#include "example_hbg.h"
 
 #define NP 64
 #define SLOT 256	/* bytes per tensor: 64 int32, its own lines */
@@ -56,6 +56,56 @@ static int fanin_dag(pto_orch *o, void *arg)
 	return ret;
 }
 
+/* Slot @i of @b: 64 int32 at byte i * SLOT. */
+static struct pto_tensor_desc slot(const struct ex_buf *b, int i)
+{
+	struct pto_tensor_desc t = ex_hbg_tensor(b, SLOT / 4, PTO_DTYPE_I32);
+
+	t.addr += (uint64_t)i * SLOT;
+	return t;
+}
+
+/*
+ * The same as one graph (--route resident): the producers on the AIVs,
+ * the consumers round the cluster's cores, 64 x 64 edges.
+ */
+static int fanin_resident(struct pto_dev *dev, const struct ex_opts *opts,
+			  struct ex_buf *p, struct ex_buf *c)
+{
+	uint32_t fid[3], prod[NP], t;
+	struct pto_tensor_desc td;
+	pto_hbg *g = NULL;
+	int i, j, ret;
+
+	ret = pto_hbg_create(dev, &g);
+	for (i = 0; !ret && i < NP; i++) {
+		memset(fid, 0, sizeof(fid));
+		fid[1 + i % 2] = PTO_FUNC_FILL;
+		td = slot(p, i);
+		ret = pto_hbg_add_task(g, PTO_GRAPH_AIV0 << (i % 2), fid,
+				       &prod[i]);
+		ret = ret ?: pto_hbg_set_scalar(g, prod[i], 0, 42);
+		ret = ret ?: pto_hbg_set_tensor(g, prod[i], PTO_ARG_OUT, &td,
+						PTO_GRAPH_ROLE_OUT, 0);
+	}
+	for (j = 0; !ret && j < NP; j++) {
+		memset(fid, 0, sizeof(fid));
+		fid[j % 3] = PTO_FUNC_COPY;
+		ret = pto_hbg_add_task(g, 1u << (j % 3), fid, &t);
+		td = slot(p, j);
+		ret = ret ?: pto_hbg_set_tensor(g, t, PTO_ARG_A, &td,
+						PTO_GRAPH_ROLE_IN, 0);
+		td = slot(c, j);
+		ret = ret ?: pto_hbg_set_tensor(g, t, PTO_ARG_OUT, &td,
+						PTO_GRAPH_ROLE_OUT, 0);
+		for (i = 0; !ret && i < NP; i++)
+			ret = pto_hbg_add_edge(g, prod[i], t);
+	}
+	ret = ret ?: ex_hbg_run(g, opts, "fanin", 2 * NP);
+	pto_hbg_destroy(g);
+	return ret;
+}
+
 EX_MAIN(fanin)
 {
 	struct pto_dev *dev;
@@ -64,15 +114,27 @@ EX_MAIN(fanin)
 	pto_orch *o;
 	int ret, j, bad = 0;
 
-	ex_open(opts, NULL, &dev, &o);
+	if (opts->resident) {
+		if (pto_dev_open(opts->dev, &dev))
+			ex_die("fanin: open the device", -ENODEV);
+	} else {
+		ex_open(opts, NULL, &dev, &o);
+	}
 	ex_buf_alloc(dev, NP * SLOT, &p);
 	ex_buf_alloc(dev, NP * SLOT, &c);
-	ret = ex_run(o, fanin_dag, &fa, 2 * NP);
+	if (opts->resident)
+		ret = fanin_resident(dev, opts, &p, &c);
+	else
+		ret = ex_run(o, fanin_dag, &fa, 2 * NP);
 	ex_check(ret == 0, "fanin: run completes");
 	for (j = 0; j < NP; j++)
 		bad += ((int32_t *)((char *)c.map + j * SLOT))[0] != 42;
 	ex_check(bad == 0, "fanin: every consumer's output slot[0] = 42");
-	if (!ex_close(o, "fanin")) {
+	if (opts->resident) {
+		pto_bo_free(p.bo);
+		pto_bo_free(c.bo);
+		pto_dev_close(dev);
+	} else if (!ex_close(o, "fanin")) {
 		pto_bo_free(p.bo);
 		pto_bo_free(c.bo);
 		pto_dev_close(dev);

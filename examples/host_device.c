@@ -142,6 +142,9 @@ EX_MAIN(host_device)
 	float *fx, *ff;
 	int ret, i, bad = 0;
 
+	if (ex_sched_only(opts, "host_device",
+			  "a host step reads the device's results between two device phases: one graph cannot hold it"))
+		return 1;
 	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, TILES * N * 4, &x);
 	ex_buf_alloc(dev, TILES * N * 4, &f);

@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
-#include "example.h"
+#include "example_hbg.h"
 
 #define T 128
 #define BATCH 50
@@ -72,6 +72,65 @@ static float val_a(int i, int r, int c) { return (float)((i + r * 3 + c) % 5 - 2
 static float val_b(int i, int r, int c) { return (float)((i * 7 + r + c * 2) % 3 - 1); }
 static float val_e(int i, int r, int c) { return (float)((i + r + c) % 7); }
 
+/* Tile @i of @b for a graph: 128 x 128 float32, row-major. */
+static struct pto_tensor_desc gtile(const struct ex_buf *b, int i)
+{
+	struct pto_tensor_desc t = ex_hbg_tensor(b, T, PTO_DTYPE_F32);
+
+	t.addr += (uint64_t)i * TILE_BYTES;
+	t.rank = 2;
+	t.shape[1] = T;
+	t.strides[0] = T;
+	t.strides[1] = 1;
+	return t;
+}
+
+/* One graph task: out = x OP y on the core @mask names. */
+static int gtask(pto_hbg *g, uint32_t mask, uint32_t func,
+		 struct pto_tensor_desc x, struct pto_tensor_desc y,
+		 struct pto_tensor_desc out, uint32_t *t)
+{
+	uint32_t fid[3] = { 0, 0, 0 };
+	int ret;
+
+	fid[__builtin_ctz(mask)] = func;
+	ret = pto_hbg_add_task(g, mask, fid, t);
+	ret = ret ?: pto_hbg_set_tensor(g, *t, PTO_ARG_A, &x,
+					PTO_GRAPH_ROLE_IN, 0);
+	ret = ret ?: pto_hbg_set_tensor(g, *t, PTO_ARG_B, &y,
+					PTO_GRAPH_ROLE_IN, 0);
+	return ret ?: pto_hbg_set_tensor(g, *t, PTO_ARG_OUT, &out,
+					 PTO_GRAPH_ROLE_OUT, 0);
+}
+
+/*
+ * The batch as one graph (--route resident): C_i (a buffer of its own)
+ * by the AIC, D_i by an AIV after it.
+ */
+static int mm_resident(struct pto_dev *dev, const struct ex_opts *opts,
+		       struct mm_args *ma)
+{
+	struct ex_buf cbuf;
+	uint32_t mm, add;
+	pto_hbg *g = NULL;
+	int i, ret;
+
+	ex_buf_alloc(dev, BATCH * TILE_BYTES, &cbuf);
+	ret = pto_hbg_create(dev, &g);
+	for (i = 0; !ret && i < BATCH; i++) {
+		ret = gtask(g, PTO_GRAPH_AIC, PTO_FUNC_MATMUL, gtile(ma->a, i),
+			    gtile(ma->b, i), gtile(&cbuf, i), &mm);
+		ret = ret ?: gtask(g, PTO_GRAPH_AIV0 << (i % 2), PTO_FUNC_ADD,
+				   gtile(&cbuf, i), gtile(ma->e, i),
+				   gtile(ma->d, i), &add);
+		ret = ret ?: pto_hbg_add_edge(g, mm, add);
+	}
+	ret = ret ?: ex_hbg_run(g, opts, "matmul_add", 2 * BATCH);
+	pto_hbg_destroy(g);
+	pto_bo_free(cbuf.bo);
+	return ret;
+}
+
 EX_MAIN(matmul_add)
 {
 	struct ex_buf a, b, e, d;
@@ -82,7 +141,12 @@ EX_MAIN(matmul_add)
 	int ret, i, r, c, k, bad = 0;
 	float *ref;
 
-	ex_open(opts, NULL, &dev, &o);
+	if (opts->resident) {
+		if (pto_dev_open(opts->dev, &dev))
+			ex_die("matmul_add: open the device", -ENODEV);
+	} else {
+		ex_open(opts, NULL, &dev, &o);
+	}
 	ex_buf_alloc(dev, BATCH * TILE_BYTES, &a);
 	ex_buf_alloc(dev, BATCH * TILE_BYTES, &b);
 	ex_buf_alloc(dev, BATCH * TILE_BYTES, &e);
@@ -96,7 +160,10 @@ EX_MAIN(matmul_add)
 				((float *)b.map)[at] = val_b(i, r, c);
 				((float *)e.map)[at] = val_e(i, r, c);
 			}
-	ret = ex_run(o, mm_dag, &ma, 2 * BATCH);
+	if (opts->resident)
+		ret = mm_resident(dev, opts, &ma);
+	else
+		ret = ex_run(o, mm_dag, &ma, 2 * BATCH);
 	ex_check(ret == 0, "matmul_add: run completes");
 
 	ref = malloc(sizeof(float) * T * T);
@@ -126,7 +193,7 @@ EX_MAIN(matmul_add)
 	printf("# worst relative error %g over %d tiles\n", worst, BATCH);
 	ex_check(ref && bad == 0, "matmul_add: every D_i = A_i x B_i + E_i (CPU reference)");
 	free(ref);
-	if (!ex_close(o, "matmul_add")) {
+	if (opts->resident || !ex_close(o, "matmul_add")) {
 		pto_bo_free(a.bo);
 		pto_bo_free(b.bo);
 		pto_bo_free(e.bo);

@@ -59,6 +59,9 @@ EX_MAIN(small_ring)
 	double s;
 	int ret;
 
+	if (ex_sched_only(opts, "small_ring",
+			  "it tests the orchestrator's heap-ring back-pressure, which a graph does not use"))
+		return 1;
 	ret = run_with_ring(opts, 4 * OUT_BYTES, msg, sizeof(msg), &s);
 	printf("# 64 KiB ring: %s (%s) after %.0f ms\n", pto_strerror(ret), msg,
 	       s * 1e3);

@@ -75,6 +75,9 @@ EX_MAIN(spmd)
 	pto_orch *o;
 	unsigned int i;
 
+	if (ex_sched_only(opts, "spmd",
+			  "an SPMD task of many blocks has no graph form (a graph task is one cluster's cores)"))
+		return 1;
 	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, 96 * LINE_I32 * 4, &out);
 	for (i = 0; i < sizeof(aiv) / sizeof(aiv[0]); i++)

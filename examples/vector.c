@@ -4,7 +4,7 @@
  * 128 x 128); c = a + b; in a scope d = c + 1, e = c + 2, g = d * e,
  * f = g + c. Every element of f must be 47.
  */
-#include "example.h"
+#include "example_hbg.h"
 
 #define N (128 * 128)
 
@@ -77,6 +77,60 @@ static int vector_dag(pto_orch *o, void *p)
 	return ret;
 }
 
+/*
+ * The same DAG as one host-built graph (--route resident): c on the AIC,
+ * d and e on the two AIVs, g on the AIC, f on the first AIV.
+ */
+static int vector_resident(const struct ex_opts *opts)
+{
+	struct ex_buf buf[7];	/* a b c d e g f */
+	struct pto_dev *dev;
+	pto_hbg *g = NULL;
+	uint32_t t[5];
+	int ret, i, bad = 0;
+	float *ff;
+
+	ret = pto_dev_open(opts->dev, &dev);
+	if (ret)
+		ex_die("vector: open the device", ret);
+	ex_hbg_bufs(dev, buf, 7, N);
+	ff = buf[6].map;
+	ret = pto_hbg_create(dev, &g);
+	if (!ret)
+		ret = ex_hbg_op(g, PTO_GRAPH_AIC, PTO_FUNC_ADD, &buf[0], &buf[1],
+				0, &buf[2], N, &t[0]);
+	if (!ret)
+		ret = ex_hbg_op(g, PTO_GRAPH_AIV0, PTO_FUNC_ADD_SCALAR, &buf[2],
+				NULL, 1, &buf[3], N, &t[1]);
+	if (!ret)
+		ret = ex_hbg_op(g, PTO_GRAPH_AIV1, PTO_FUNC_ADD_SCALAR, &buf[2],
+				NULL, 2, &buf[4], N, &t[2]);
+	if (!ret)
+		ret = ex_hbg_op(g, PTO_GRAPH_AIC, PTO_FUNC_MUL, &buf[3], &buf[4],
+				0, &buf[5], N, &t[3]);
+	if (!ret)
+		ret = ex_hbg_op(g, PTO_GRAPH_AIV0, PTO_FUNC_ADD, &buf[5], &buf[2],
+				0, &buf[6], N, &t[4]);
+	/* c -> d, e, f; d, e -> g; g -> f. */
+	ret = ret ?: pto_hbg_add_edge(g, t[0], t[1]);
+	ret = ret ?: pto_hbg_add_edge(g, t[0], t[2]);
+	ret = ret ?: pto_hbg_add_edge(g, t[0], t[4]);
+	ret = ret ?: pto_hbg_add_edge(g, t[1], t[3]);
+	ret = ret ?: pto_hbg_add_edge(g, t[2], t[3]);
+	ret = ret ?: pto_hbg_add_edge(g, t[3], t[4]);
+	ret = ret ?: ex_hbg_run(g, opts, "vector", 5);
+	ex_check(ret == 0, "vector: the graph runs on the cores");
+	for (i = 0; i < N; i++)
+		bad += ff[i] != 47.0f;
+	printf("# f[0] = %g, f[%d] = %g\n", ff[0], N - 1, ff[N - 1]);
+	ex_check(bad == 0, "vector: every element of f = 47");
+	pto_hbg_destroy(g);
+	for (i = 0; i < 7; i++)
+		pto_bo_free(buf[i].bo);
+	pto_dev_close(dev);
+	return ex_failed;
+}
+
 EX_MAIN(vector)
 {
 	struct ex_buf a, b, f;
@@ -86,6 +140,8 @@ EX_MAIN(vector)
 	float *fa, *fb, *ff;
 	int ret, i, bad = 0;
 
+	if (opts->resident)
+		return vector_resident(opts);
 	ex_open(opts, NULL, &dev, &o);
 	ex_buf_alloc(dev, N * 4, &a);
 	ex_buf_alloc(dev, N * 4, &b);

@@ -573,6 +573,7 @@ VISIBLE_IF_KUNIT int pto_core_test_init(struct pto_core *core,
 	core->type = id % PTO_CORES_PER_CLUSTER ? PTO_CORE_AIV : PTO_CORE_AIC;
 	init_waitqueue_head(&core->wq);
 	spin_lock_init(&core->launch_lock);
+	spin_lock_init(&core->graph_lock);
 	atomic_set(&core->rbits, 0);
 	atomic64_set(&core->retirements, 0);
 	atomic64_set(&core->quarantines, 0);

@@ -15,6 +15,7 @@
 #include "pto_mock.h"
 
 struct page;
+struct pto_graph;
 struct task_struct;
 
 /* Bits of pto_core.flags. */
@@ -61,6 +62,10 @@ enum {
  *		by its owner before the gate; @r_pf / @r_bo / @r_gen are the
  *		claimed generation's launch references, held by the owner
  *		(and @r_notify).
+ * @graph:	the resident-route graph the core schedules, or NULL;
+ *		written under @graph_lock (attach, detach, the core's own
+ *		leave), read under it by the core before it takes a graph
+ *		reference (pto_mock_graph.c); READ_ONCE for a lockless hint.
  * @last_id:	the last dispatch value the core took (core thread only).
  * @task:	the running task (core thread only).
  */
@@ -82,6 +87,9 @@ struct pto_core {
 	void *payload_kaddr;
 	u64 payload_addr;
 	struct eventfd_ctx *notify;
+
+	struct pto_graph *graph;
+	spinlock_t graph_lock;	/* protects @graph */
 
 	u32 nonce;
 	u32 resp;

@@ -17,11 +17,16 @@
  * Lock order: mmap_lock -> pto_device.core_lock -> pto_device.win_lock ->
  * pto_file.lock -> the range tree's lock (pto_file.ranges, a spinlock)
  * -> pto_device.bos_lock; pto_core.launch_lock (spinlock) is innermost.
- * A core thread takes only the range tree's lock (pto_bo_lookup()); a
- * window fault only win_lock, for reading. Nothing frees under a lock a
- * core thread takes, and no user memory is touched under core_lock or
- * win_lock. Retirement takes neither; recovery (the reset, under
- * core_lock) takes win_lock to unquarantine a core.
+ * A core thread takes only the range tree's lock (pto_bo_lookup()) and
+ * the graph locks below; a window fault only win_lock, for reading.
+ * Nothing frees under a lock a core thread takes, and no user memory is
+ * touched under core_lock or win_lock. Retirement takes neither; recovery
+ * (the reset, under core_lock) takes win_lock to unquarantine a core.
+ */
+
+/*
+ * The resident route's spinlocks (pto_mock_graph.c): pto_core.graph_lock
+ * -> pto_graph.lock, under core_lock at most (a graph's launch).
  */
 #ifndef _PTO_DRV_H_
 #define _PTO_DRV_H_
@@ -105,6 +110,8 @@ struct pto_device {
  * @tgid: the opener's tgid (CORE_STATS reports it with pid_vnr()).
  * @ranges: GM range -> struct pto_bo, what the file's tasks may touch;
  *        read under its own spinlock (pto_bo_lookup()).
+ * @graphs: handle -> struct pto_graph, the file's resident-route graphs
+ *        (each entry holds a reference; the xarray's own lock).
  * @mapping: the address space window zaps use; its inode pinned for pf's
  *        life. @poll_wq / @wakeups: completion wake-ups (poll(), read()).
  */
@@ -118,6 +125,7 @@ struct pto_file {
 	struct xarray bos;
 	u32 next_handle;	/* cyclic: a freed handle is not reused soon */
 	struct maple_tree ranges;
+	struct xarray graphs;
 
 	struct address_space *mapping;
 	wait_queue_head_t poll_wq;

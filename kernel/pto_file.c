@@ -21,6 +21,7 @@
 #include "pto_file.h"
 #include "pto_bo.h"
 #include "pto_core.h"
+#include "pto_graph.h"
 #include "pto_reset.h"
 #include "pto_retire.h"
 #include "pto_window.h"
@@ -52,6 +53,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	mutex_init(&pf->lock);
 	xa_init_flags(&pf->bos, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	mt_init(&pf->ranges);
+	xa_init_flags(&pf->graphs, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	/*
 	 * The window zaps use the mapping after close: a core quarantined
 	 * under this file keeps a reference to it (r_pf) until a reset or
@@ -93,6 +95,7 @@ static int pto_release(struct inode *inode, struct file *file)
 	struct pto_file *pf = file->private_data;
 
 	pto_file_release_cores(pf);
+	pto_file_release_graphs(pf);
 	pto_file_release_bos(pf);
 	pto_file_put(pf);
 	return 0;
@@ -150,12 +153,13 @@ static int pto_ioctl_get_info(struct pto_file *pf, void *data)
  *		needs (CORE_RETIRE, CORE_RESET): the caller's bytes are
  *		written back first, so an unwritable struct fails first.
  * PTO_IOC_WRITE	changes state: a read-only file gets -EBADF.
- * A create (BO_ALLOC) writes its reply itself and publishes its object
- * only once that succeeded (pto_ucmd_respond()).
+ * PTO_IOC_OUT_ERR	Out fields copied back on an error too (bad graphs).
+ * A create (BO_ALLOC) writes its reply itself, then publishes its object.
  */
 #define PTO_IOC_OUT	BIT(0)
 #define PTO_IOC_PROBE	BIT(1)
 #define PTO_IOC_WRITE	BIT(2)
+#define PTO_IOC_OUT_ERR	BIT(3)
 
 struct pto_ioctl_desc {
 	unsigned int nr;
@@ -209,6 +213,11 @@ static const struct pto_ioctl_desc pto_ioctls[] = {
 	PTO_IOCTL(PTO_IOCTL_CORE_RESET, pto_ioctl_core_reset,
 		  struct pto_core_reset, remaining,
 		  PTO_IOC_OUT | PTO_IOC_PROBE | PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_GRAPH_LAUNCH, pto_ioctl_graph_launch,
+		  struct pto_graph_launch, pad,
+		  PTO_IOC_OUT | PTO_IOC_OUT_ERR | PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_GRAPH_WAIT, pto_ioctl_graph_wait,
+		  struct pto_graph_wait, elapsed_ns, PTO_IOC_OUT | PTO_IOC_WRITE),
 };
 
 /* Large enough for any command's struct (the table uses sizeof). */
@@ -224,6 +233,8 @@ union pto_ioctl_buf {
 	struct pto_core_retire retire;
 	struct pto_retire_status retire_status;
 	struct pto_core_reset reset;
+	struct pto_graph_launch graph_launch;
+	struct pto_graph_wait graph_wait;
 };
 
 /* Write a create's reply; only then may it publish what it created. */
@@ -275,11 +286,12 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return desc->create(&ucmd);
 	}
 	ret = desc->fn(pf, &buf);
-	if (ret || !(desc->flags & PTO_IOC_OUT))
+	if (!(desc->flags & PTO_IOC_OUT) ||
+	    (ret && !(desc->flags & PTO_IOC_OUT_ERR)))
 		return ret;
 	if (copy_to_user(uarg, &buf, min(usize, desc->size)))
 		return -EFAULT;
-	return 0;
+	return ret;
 }
 
 /* Offsets below 1 << PTO_MMAP_BO_SHIFT are core windows, above are bos. */

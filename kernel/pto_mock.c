@@ -15,6 +15,7 @@
 #include <linux/timekeeping.h>
 #include <kunit/visibility.h>
 #include "pto_core.h"
+#include "pto_graph.h"
 #include "pto_mock.h"
 #include "pto_trace.h"
 
@@ -177,7 +178,8 @@ VISIBLE_IF_KUNIT bool pto_core_park_recheck(struct pto_core *core)
 {
 	u32 dispatch;
 
-	if (pto_core_poll(core, &dispatch) || pto_core_stopping(core)) {
+	if (pto_core_poll(core, &dispatch) || pto_core_stopping(core) ||
+	    pto_core_graph_pending(core)) {
 		WRITE_ONCE(*pto_ureg(core, PTO_REG_PARKED), 0);
 		return true;
 	}
@@ -318,14 +320,20 @@ static void pto_core_serve(struct pto_core *core)
 	u32 dispatch;
 
 	while (!pto_core_stopping(core)) {
-		if (pto_core_poll(core, &dispatch)) {
-			if (spinning)
-				pto_spin_put();
-			spinning = false;
+		/* A resident-route graph first, then the owner's dispatch. */
+		bool worked = pto_core_graph_step(core);
+
+		if (!worked && pto_core_poll(core, &dispatch)) {
 			/* Informational (debugfs): nobody waits for these. */
 			WRITE_ONCE(core->state, PTO_CORE_RUNNING);
 			pto_core_do_task(core, dispatch);
 			WRITE_ONCE(core->state, PTO_CORE_READY);
+			worked = true;
+		}
+		if (worked) {
+			if (spinning)
+				pto_spin_put();
+			spinning = false;
 			idle_start = 0;
 			cond_resched();
 			continue;
@@ -379,6 +387,8 @@ static void pto_core_serve(struct pto_core *core)
 	}
 	if (spinning)
 		pto_spin_put();
+	/* Stopping: leave the graph before the EXIT echo (its retirement). */
+	pto_core_graph_leave(core);
 }
 
 /*

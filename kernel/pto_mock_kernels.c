@@ -72,6 +72,32 @@ static bool pto_task_scalars_ok(const struct pto_mock_task *t)
 	return bits == 64 || !(t->p.scalar[0] >> 32);
 }
 
+/* The tensor slots (bit PTO_ARG_*) @func_id reads or writes. */
+u8 pto_func_tensors(u32 func_id)
+{
+	return func_id < PTO_FUNC_COUNT ? pto_func_args[func_id] : 0;
+}
+
+/*
+ * Keep of @p's arguments only what its kernel reads (unused tensor slots
+ * and scalars zeroed): a graph task's subtasks share one argument list.
+ */
+void pto_payload_select(struct pto_payload *p)
+{
+	u8 bits = p->func_id < PTO_FUNC_COUNT ?
+		  pto_func_scalar_bits[p->func_id] : 64;
+	u8 used = pto_func_tensors(p->func_id);
+	unsigned int i;
+
+	if (p->func_id >= PTO_FUNC_COUNT)
+		return;
+	for (i = 0; i < PTO_PAYLOAD_TENSORS; i++)
+		if (!(used & BIT(i)))
+			memset(&p->t[i], 0, sizeof(p->t[i]));
+	if (!bits)
+		p->scalar[0] = 0;
+}
+
 u32 pto_task_fetch(struct pto_core *core, struct pto_mock_task *t,
 		   u32 dispatch)
 {

@@ -8,6 +8,7 @@
 struct pto_core;
 struct pto_file;
 struct pto_mock_task;
+struct pto_payload;
 
 /* pto_mock_kernels.c: one task's steps (fetch, validate, run, complete). */
 u32 pto_task_fetch(struct pto_core *core, struct pto_mock_task *t,
@@ -15,5 +16,7 @@ u32 pto_task_fetch(struct pto_core *core, struct pto_mock_task *t,
 u32 pto_task_validate(struct pto_file *pf, struct pto_mock_task *t);
 u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t);
 void pto_task_put(struct pto_mock_task *t);
+u8 pto_func_tensors(u32 func_id);
+void pto_payload_select(struct pto_payload *p);
 
 #endif /* _PTO_MOCK_KERNELS_H_ */

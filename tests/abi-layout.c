@@ -15,6 +15,7 @@
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
+#include <pto/graph.h>
 
 static int tests, failures;
 static int mismatches;		/* of the struct being checked */
@@ -245,6 +246,18 @@ int main(void)
 	FIELD(pto_sched_stats, retire_ns, 48, 8);
 	FIELD(pto_sched_stats, reserved, 56, 72);
 	DONE(pto_sched_stats, 128, 0);
+
+	FIELD(pto_hbg_stats, tasks, 0, 8);
+	FIELD(pto_hbg_stats, errors, 8, 8);
+	FIELD(pto_hbg_stats, elapsed_ns, 16, 8);
+	FIELD(pto_hbg_stats, completed, 24, 4);
+	FIELD(pto_hbg_stats, err_task, 28, 4);
+	FIELD(pto_hbg_stats, err_status, 32, 4);
+	FIELD(pto_hbg_stats, bad_task, 36, 4);
+	FIELD(pto_hbg_stats, bad_field, 40, 4);
+	FIELD(pto_hbg_stats, reserved0, 44, 4);
+	FIELD(pto_hbg_stats, reserved, 48, 32);
+	DONE(pto_hbg_stats, 80, 0);
 
 	/* ---- linux/pto.h: the driver's commands ---- */
 	tests++;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/pto.h>
+#include <pto/graph.h>
 #include <pto/orch.h>
 #include <pto/pto.h>
 #include <pto/sched.h>
@@ -304,6 +305,54 @@ static void finish(pto_orch *o)
 	}
 }
 
+/*
+ * --route resident: the same noop shape as one host-built graph, best of
+ * @reps; the time is the driver's, GRAPH_LAUNCH (its validation
+ * included) to the graph's end. 0 tasks/s for a shape with no graph form.
+ */
+static double resident_tps(enum shape s, long n, int reps)
+{
+	static const uint32_t none[3];
+	uint64_t clusters = 0, best = UINT64_MAX;
+	struct pto_hbg_stats st;
+	uint32_t t, root = 0, join = 0;
+	long i, pos;
+	pto_hbg *g;
+	int ret;
+
+	if ((s != INDEP && s != FANOUT) || n > PTO_GRAPH_MAX_TASKS ||
+	    pto_hbg_create(g_dev, &g))
+		return 0;
+	if (g_clusters)
+		clusters = (1ULL << g_clusters) - 1;
+	for (i = 0, ret = 0; !ret && i < n; i++) {
+		ret = pto_hbg_add_task(g, 1u << (i % 3), none, &t);
+		if (ret || s != FANOUT)
+			continue;
+		pos = i % (FAN + 2);
+		if (pos == 0) {
+			if (i)
+				ret = pto_hbg_add_edge(g, join, t);
+			root = t;
+		} else if (pos <= FAN) {
+			ret = pto_hbg_add_edge(g, root, t);
+		} else {
+			for (join = t; !ret && pos > 1; pos--)
+				ret = pto_hbg_add_edge(g, t - (uint32_t)pos + 1, t);
+		}
+	}
+	while (!ret && reps-- > 0) {
+		ret = pto_hbg_run(g, clusters, 60000, &st);
+		if (!ret && st.elapsed_ns < best)
+			best = st.elapsed_ns;
+	}
+	pto_hbg_destroy(g);
+	if (ret)
+		fprintf(stderr, "pto-bench: resident %s: %s\n", shape_name[s],
+			pto_strerror(ret));
+	return ret || !best ? 0 : (double)n * 1e9 / (double)best;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -512,11 +561,12 @@ int main(int argc, char **argv)
 		{ "wake-delay-us", required_argument, NULL, 'L' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "trace", no_argument, NULL, 'T' },
+		{ "route", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int dev_index = 0;
 	const char *only_shape = NULL;
-	int device = 0, ret, minlog = 10, trace = 0;
+	int device = 0, ret, minlog = 10, trace = 0, resident = 0;
 	char self_dir[4096], peer_default[4200];
 	const char *peer_path = NULL;
 	uint32_t workers = 2, window = 4096;
@@ -524,10 +574,18 @@ int main(int argc, char **argv)
 	uint64_t ticks0, steal0, ticks1, steal1;
 	ssize_t len;
 
-	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:r:T", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:r:TR:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'T':
 			trace = 1;
+			break;
+		case 'R':
+			if (strcmp(optarg, "resident") && strcmp(optarg, "sched")) {
+				fprintf(stderr, "pto-bench: bad --route '%s' (sched or resident)\n",
+					optarg);
+				return 2;
+			}
+			resident = !strcmp(optarg, "resident");
 			break;
 		case 'D':
 			device = 1;
@@ -593,7 +651,7 @@ int main(int argc, char **argv)
 			       "[--shape NAME] [--min-log2 N] "
 			       "[-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
 			       "[-M PEER_MAXLOG2] [--reps N] "
-			       "[--peer PATH | --no-peer] [--trace]\n");
+			       "[--peer PATH | --no-peer] [--trace] [--route R]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -735,6 +793,14 @@ int main(int argc, char **argv)
 				printf("%-12s n=%-8ld     doorbells %.3f/task, sleeps %.3f/task\n",
 				       "", j.n, (double)best_st.doorbells / (double)j.n,
 				       (double)best_st.sleeps / (double)j.n);
+			if (g_dev && resident) {
+				double rtps = resident_tps((enum shape)s, j.n,
+							   reps);
+
+				if (rtps > 0)
+					printf("%-12s n=%-8ld     resident %10.0f tasks/s, sched %10.0f: ratio %.2fx\n",
+					       "", j.n, rtps, tps, rtps / tps);
+			}
 			fflush(stdout);
 		}
 	}

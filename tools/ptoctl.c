@@ -113,7 +113,7 @@ int ptoctl_open_device(int argc, char **argv, struct pto_dev **dev,
 	return pto_dev_info(*dev, info);
 }
 
-/* ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE]: an example. */
+/* ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]. */
 struct ptoctl_example {
 	const char *name;
 	const char *desc;
@@ -161,7 +161,7 @@ static const struct ptoctl_cmd cmds[] = {
 	  "per-core retirement: bits, nonce, response, times", ptoctl_gates },
 	{ "exec", PTOCTL_EXEC_USAGE,
 	  "one built-in kernel on one core, its output printed", ptoctl_exec },
-	{ "run", "run EXAMPLE [-d N] [--clusters M] [--trace FILE]",
+	{ "run", "run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]",
 	  "an example of examples/ (no EXAMPLE: the list)", ptoctl_run },
 	{ "trace", PTOCTL_TRACE_USAGE,
 	  "a run trace's summary, or its swimlane as SVG on stdout", ptoctl_trace },

@@ -14,6 +14,7 @@
 #include "../pto_core.h"
 #include "../pto_bo.h"
 #include "../pto_mock.h"
+#include "pto_test_file.h"
 
 #define BO_A 0x100000ULL	/* two adjacent buffers of the file */
 #define BO_B 0x101000ULL
@@ -29,30 +30,14 @@ struct core_test_ctx {
 
 static int core_test_init(struct kunit *test)
 {
+	static const u64 addrs[] = { BO_A, BO_B };
 	struct core_test_ctx *ctx;
-	int i, ret;
+	int ret;
 
 	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
-	mutex_init(&ctx->pf.lock);
-	mt_init(&ctx->pf.ranges);
-	init_waitqueue_head(&ctx->pf.poll_wq);
-	ctx->pf.pdev = &ctx->pdev;
-	kref_init(&ctx->pf.ref);
-	for (i = 0; i < 2; i++) {
-		struct pto_bo *bo = &ctx->bo[i];
-
-		kref_init(&bo->ref);
-		bo->dev_addr = i ? BO_B : BO_A;
-		bo->size = BO_SIZE;
-		bo->published = true;
-		bo->vaddr = kunit_kzalloc(test, BO_SIZE, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, bo->vaddr);
-		ret = mtree_store_range(&ctx->pf.ranges, bo->dev_addr,
-					bo->dev_addr + BO_SIZE - 1, bo,
-					GFP_KERNEL);
-		KUNIT_ASSERT_EQ(test, ret, 0);
-	}
+	pto_test_file_init(test, &ctx->pdev, &ctx->pf, ctx->bo, addrs, 2,
+			   BO_SIZE);
 	ret = pto_core_test_init(&ctx->core, &ctx->pdev, 1);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	/* Launched by hand: owner, payload buffers at the start of bo B. */

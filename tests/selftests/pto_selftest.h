@@ -533,4 +533,36 @@ static inline int st_module_reload(void)
 	return ret;
 }
 
+/*
+ * Fork @child (it writes one byte to the fd it is given once it runs),
+ * SIGKILL it @us later and reap it: 0 if the signal ended it, -1 if it
+ * ended by itself, -errno if a step failed.
+ */
+static inline int st_kill_mid_run(void (*child)(int ready_fd), unsigned int us)
+{
+	int pfd[2], status;
+	pid_t pid;
+	char c;
+
+	if (pipe(pfd))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(pfd[0]);
+		child(pfd[1]);
+		_exit(9);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1)
+		c = 0;
+	close(pfd[0]);
+	usleep(us);
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return c && WIFSIGNALED(status) ? 0 : -1;
+}
+
 #endif

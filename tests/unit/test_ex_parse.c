@@ -47,6 +47,8 @@ TEST(good_options_are_read_whole)
 	char *v1[] = { "run", "vector", "-d", "3", "--clusters", "2", NULL };
 	char *v2[] = { "run", "--device=010", "fanin", "--clusters=8", NULL };
 	char *v3[] = { "vector", NULL };
+	char *v4[] = { "run", "vector", "--route", "resident", NULL };
+	char *v5[] = { "run", "vector", "--route=sched", NULL };
 	char err[512];
 	struct ex_opts o;
 
@@ -63,13 +65,20 @@ TEST(good_options_are_read_whole)
 	EXPECT_EQ(8u, o.clusters);
 	EXPECT_STREQ("fanin", v2[optind]);
 
-	/* no option: device 0, every cluster (0) */
+	/* no option: device 0, every cluster (0), the scheduler route */
 	o.dev = o.clusters = 7;
+	o.resident = 1;
 	ASSERT_EQ(0, parse(v3, "vector", 0, &o, err, sizeof(err)));
 	EXPECT_EQ(0u, o.dev);
 	EXPECT_EQ(0u, o.clusters);
+	EXPECT_EQ(0, o.resident);
 	EXPECT_EQ(1, optind);
 	EXPECT_STREQ("", err);
+
+	ASSERT_EQ(0, parse(v4, "ptoctl run", 1, &o, err, sizeof(err)));
+	EXPECT_EQ(1, o.resident);
+	ASSERT_EQ(0, parse(v5, "ptoctl run", 1, &o, err, sizeof(err)));
+	EXPECT_EQ(0, o.resident);
 }
 
 /*
@@ -119,6 +128,8 @@ TEST(mistakes_are_refused_and_named)
 		{ { "vector", "--clusters" },
 		  "ptoctl run: '--clusters' needs a value" },
 		{ { "vector", "-d" }, "ptoctl run: '-d' needs a value" },
+		{ { "vector", "--route", "fast" },
+		  "ptoctl run: bad --route 'fast' (sched or resident)" },
 	};
 	char err[512];
 	unsigned int i, k;
@@ -133,7 +144,7 @@ TEST(mistakes_are_refused_and_named)
 				    sizeof(err))) TH_LOG("case %u", i);
 		EXPECT_NE(NULL, strstr(err, bad[i].msg))
 			TH_LOG("case %u: %s", i, err);
-		EXPECT_NE(NULL, strstr(err, "\nusage: ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE]\n"))
+		EXPECT_NE(NULL, strstr(err, "\nusage: ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]\n"))
 			TH_LOG("case %u: %s", i, err);
 	}
 }
@@ -147,7 +158,7 @@ TEST(a_program_takes_no_argument)
 
 	EXPECT_EQ(-1, parse(v, "vector", 0, &o, err, sizeof(err)));
 	EXPECT_STREQ("vector: unexpected argument 'fanin'\n"
-		     "usage: vector [-d N] [--clusters M] [--trace FILE]\n", err);
+		     "usage: vector [-d N] [--clusters M] [--trace FILE] [--route R]\n", err);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,777 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit: the resident route without threads.
+ *  - pto_graph_check: a good graph is accepted; every bad-graph row is
+ *    refused with -EINVAL naming its first bad task and field, and holds
+ *    no buffer reference afterwards; a seeded fuzz of mutated graphs,
+ *    where every accepted graph is checked against an independent
+ *    reference and then run to its end by the on-core steps;
+ *  - pto_graph_sched: the on-core steps (claim into the two pending
+ *    slots, MIX subtasks, successor release, completion, a leaving core).
+ */
+#include <kunit/test.h>
+#include <linux/maple_tree.h>
+#include <linux/prandom.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include "../pto_bo.h"
+#include "../pto_core.h"
+#include "../pto_graph.h"
+#include "../pto_mock.h"
+#include "pto_test_file.h"
+
+#define BO_A 0x100000ULL	/* two buffers of the file */
+#define BO_B 0x102000ULL
+#define FOREIGN 0x200000ULL	/* not the file's */
+#define BO_SIZE 4096ULL
+#define MAXT 48
+#define MAXE 192
+
+struct graph_ctx {
+	struct pto_device pdev;
+	struct pto_file pf;
+	struct pto_bo bo[2];
+	struct pto_core core;
+};
+
+/* A graph as the test writes it, packed into an image by tg_pack(). */
+struct tg {
+	u32 n;
+	u32 ne;
+	struct pto_graph_task t[MAXT];
+	u32 e[MAXE];
+};
+
+static int graph_test_init(struct kunit *test)
+{
+	static const u64 addrs[] = { BO_A, BO_B };
+	struct graph_ctx *ctx;
+	int ret;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	ctx->pdev.clusters = 2;
+	ctx->pdev.cores = 2 * PTO_CORES_PER_CLUSTER;
+	pto_test_file_init(test, &ctx->pdev, &ctx->pf, ctx->bo, addrs, 2,
+			   BO_SIZE);
+	ret = pto_core_test_init(&ctx->core, &ctx->pdev, 0);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	test->priv = ctx;
+	return 0;
+}
+
+static void graph_test_exit(struct kunit *test)
+{
+	struct graph_ctx *ctx = test->priv;
+
+	pto_core_test_fini(&ctx->core);
+	mtree_destroy(&ctx->pf.ranges);
+}
+
+/* A 1-D int32 tensor of @n elements at @addr. */
+static void ten(struct pto_graph_tensor *a, u32 role, u64 addr, u32 n)
+{
+	memset(a, 0, sizeof(*a));
+	a->role = role;
+	a->t.addr = addr;
+	a->t.dtype = PTO_DTYPE_I32;
+	a->t.rank = 1;
+	a->t.shape[0] = n;
+	a->t.strides[0] = 1;
+}
+
+static void edge(struct tg *g, u32 from, u32 to)
+{
+	g->e[g->ne++] = to;
+	g->t[from].succ_count++;
+	g->t[to].fanin++;
+}
+
+/* Successor ranges from the edges, which edge() appends task by task. */
+static void tg_seal(struct tg *g)
+{
+	u32 i, at = 0;
+
+	for (i = 0; i < g->n; i++) {
+		g->t[i].succ_start = at;
+		at += g->t[i].succ_count;
+	}
+}
+
+/*
+ * The diamond f = (x + 1) * (x + 2), x = 2: task 0 (AIC) fills A[0:16]
+ * with 2, tasks 1 (AIV0) and 2 (AIV1) add 1 and 2 into A[16:32] and
+ * A[32:48], task 3 (MIX: the AIC multiplies, the AIVs run noop) writes
+ * B[0:16] = 12.
+ */
+static void tg_diamond(struct tg *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->n = 4;
+	g->t[0].active_mask = PTO_GRAPH_AIC;
+	g->t[0].func_id[0] = PTO_FUNC_FILL;
+	g->t[0].scalar[0] = 2;
+	ten(&g->t[0].t[PTO_ARG_OUT], PTO_GRAPH_ROLE_OUT, BO_A, 16);
+	g->t[1].active_mask = PTO_GRAPH_AIV0;
+	g->t[1].func_id[1] = PTO_FUNC_ADD_SCALAR;
+	g->t[1].scalar[0] = 1;
+	ten(&g->t[1].t[PTO_ARG_A], PTO_GRAPH_ROLE_IN, BO_A, 16);
+	ten(&g->t[1].t[PTO_ARG_OUT], PTO_GRAPH_ROLE_OUT, BO_A + 64, 16);
+	g->t[2] = g->t[1];
+	g->t[2].active_mask = PTO_GRAPH_AIV1;
+	g->t[2].func_id[1] = 0;
+	g->t[2].func_id[2] = PTO_FUNC_ADD_SCALAR;
+	g->t[2].scalar[0] = 2;
+	g->t[2].t[PTO_ARG_OUT].t.addr = BO_A + 128;
+	g->t[3].active_mask = PTO_GRAPH_MASK_MIX;
+	g->t[3].func_id[0] = PTO_FUNC_MUL;
+	ten(&g->t[3].t[PTO_ARG_A], PTO_GRAPH_ROLE_IN, BO_A + 64, 16);
+	ten(&g->t[3].t[PTO_ARG_B], PTO_GRAPH_ROLE_IN, BO_A + 128, 16);
+	ten(&g->t[3].t[PTO_ARG_OUT], PTO_GRAPH_ROLE_OUT, BO_B, 16);
+	edge(g, 0, 1);
+	edge(g, 0, 2);
+	edge(g, 1, 3);
+	edge(g, 2, 3);
+	tg_seal(g);
+}
+
+static size_t tg_size(const struct tg *g)
+{
+	return round_up(sizeof(struct pto_graph_hdr) +
+			g->n * sizeof(struct pto_graph_task) +
+			g->ne * sizeof(u32), 8);
+}
+
+static void *tg_pack(struct kunit *test, const struct tg *g)
+{
+	struct pto_graph_hdr *h;
+	void *img;
+
+	img = kunit_kzalloc(test, tg_size(g), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, img);
+	h = img;
+	h->magic = PTO_GRAPH_MAGIC;
+	h->version = PTO_GRAPH_VERSION;
+	h->task_count = g->n;
+	h->edge_count = g->ne;
+	h->size = tg_size(g);
+	h->task_size = sizeof(struct pto_graph_task);
+	memcpy(h + 1, g->t, g->n * sizeof(g->t[0]));
+	memcpy((void *)(h + 1) + g->n * sizeof(g->t[0]), g->e,
+	       g->ne * sizeof(u32));
+	return img;
+}
+
+static struct pto_graph *build(struct kunit *test, struct tg *g, u64 cut,
+			       void (*hdr)(struct pto_graph_hdr *),
+			       struct pto_graph_launch *args)
+{
+	struct graph_ctx *ctx = test->priv;
+	void *img = tg_pack(test, g);
+
+	if (hdr)
+		hdr(img);
+	memset(args, 0, sizeof(*args));
+	return pto_graph_build(&ctx->pf, img, tg_size(g) - cut, args);
+}
+
+/* ---- bad graphs -------------------------------------------------------- */
+
+struct gcase {
+	const char *name;
+	void (*mutate)(struct tg *g);
+	void (*hdr)(struct pto_graph_hdr *h);
+	u64 cut;	/* bytes left off the upload */
+	u32 task;
+	u32 field;
+};
+
+static void h_magic(struct pto_graph_hdr *h)
+{
+	h->magic ^= 1;
+}
+
+static void h_version(struct pto_graph_hdr *h)
+{
+	h->version = 2;
+}
+
+static void h_flags(struct pto_graph_hdr *h)
+{
+	h->reserved[1] = 1;
+}
+
+static void h_count0(struct pto_graph_hdr *h)
+{
+	h->task_count = 0;
+}
+
+static void h_size(struct pto_graph_hdr *h)
+{
+	h->size += 8;
+}
+
+static void h_tsize(struct pto_graph_hdr *h)
+{
+	h->task_size -= 8;
+}
+
+static void m_tflags(struct tg *g)
+{
+	g->t[2].flags = 2;
+}
+
+static void m_mask_cross(struct tg *g)
+{
+	g->t[1].active_mask = 1u << 3;
+}
+
+static void m_mask_1c1v(struct tg *g)
+{
+	g->t[2].active_mask = 5;
+}
+
+static void m_mask0(struct tg *g)
+{
+	g->t[0].active_mask = 0;
+}
+
+static void m_func(struct tg *g)
+{
+	g->t[1].func_id[1] = PTO_FUNC_COUNT;
+}
+
+static void m_func_off(struct tg *g)
+{
+	g->t[0].func_id[2] = PTO_FUNC_ADD;
+}
+
+static void m_succ(struct tg *g)
+{
+	g->t[3].succ_start = 4;
+	g->t[3].succ_count = 1;
+}
+
+static void m_edge_self(struct tg *g)
+{
+	g->e[2] = 1;
+}
+
+static void m_edge_range(struct tg *g)
+{
+	g->e[3] = 9;
+}
+
+static void m_fanin(struct tg *g)
+{
+	g->t[3].fanin = 1;
+}
+
+static void m_role(struct tg *g)
+{
+	g->t[1].t[PTO_ARG_OUT].role = PTO_GRAPH_ROLE_IN;
+}
+
+static void m_role_unused(struct tg *g)
+{
+	g->t[0].t[PTO_ARG_B].role = PTO_GRAPH_ROLE_IN;
+}
+
+static void m_role_bad(struct tg *g)
+{
+	g->t[1].t[PTO_ARG_A].role = 4;
+}
+
+static void m_aflags(struct tg *g)
+{
+	g->t[2].t[PTO_ARG_A].flags = 2;
+}
+
+static void m_foreign(struct tg *g)
+{
+	g->t[2].t[PTO_ARG_OUT].t.addr = FOREIGN;
+}
+
+static void m_dtype(struct tg *g)
+{
+	g->t[1].t[PTO_ARG_A].t.dtype = 9;
+}
+
+static void m_scalar(struct tg *g)
+{
+	g->t[3].scalar[0] = 1;
+}
+
+
+/* In bounds at [0], past the buffer's end at its last strided element. */
+static void m_stride(struct tg *g)
+{
+	g->t[1].t[PTO_ARG_A].t.strides[0] = 128;
+	g->t[1].t[PTO_ARG_OUT].t.strides[0] = 128;
+}
+
+/* 1 -> 2 -> 1 with the fan-ins kept equal to the edges. */
+static void m_cycle(struct tg *g)
+{
+	g->e[2] = 2;		/* task 1's successor: 2 instead of 3 */
+	g->e[3] = 1;		/* task 2's successor: 1 instead of 3 */
+	g->t[3].fanin = 0;
+	g->t[1].fanin = 2;
+	g->t[2].fanin = 2;
+}
+
+static const struct gcase gcases[] = {
+	{ "good", NULL, NULL, 0, PTO_GRAPH_TASK_NONE, PTO_GRAPH_FIELD_NONE },
+	{ "truncated", NULL, NULL, 8, PTO_GRAPH_TASK_NONE,
+	  PTO_GRAPH_FIELD_TRUNCATED },
+	{ "truncated_hdr", NULL, NULL, 0x10000, PTO_GRAPH_TASK_NONE,
+	  PTO_GRAPH_FIELD_TRUNCATED },
+	{ "magic", NULL, h_magic, 0, PTO_GRAPH_TASK_NONE, PTO_GRAPH_FIELD_MAGIC },
+	{ "version", NULL, h_version, 0, PTO_GRAPH_TASK_NONE,
+	  PTO_GRAPH_FIELD_VERSION },
+	{ "hdr_reserved", NULL, h_flags, 0, PTO_GRAPH_TASK_NONE,
+	  PTO_GRAPH_FIELD_HDR_FLAGS },
+	{ "no_tasks", NULL, h_count0, 0, PTO_GRAPH_TASK_NONE,
+	  PTO_GRAPH_FIELD_COUNT },
+	{ "size", NULL, h_size, 0, PTO_GRAPH_TASK_NONE, PTO_GRAPH_FIELD_SIZE },
+	{ "task_size", NULL, h_tsize, 0, PTO_GRAPH_TASK_NONE,
+	  PTO_GRAPH_FIELD_SIZE },
+	{ "task_flags", m_tflags, NULL, 0, 2, PTO_GRAPH_FIELD_TASK_FLAGS },
+	{ "mask_across_clusters", m_mask_cross, NULL, 0, 1,
+	  PTO_GRAPH_FIELD_ACTIVE_MASK },
+	{ "mask_1c1v", m_mask_1c1v, NULL, 0, 2, PTO_GRAPH_FIELD_ACTIVE_MASK },
+	{ "mask_empty", m_mask0, NULL, 0, 0, PTO_GRAPH_FIELD_ACTIVE_MASK },
+	{ "func_unknown", m_func, NULL, 0, 1, PTO_GRAPH_FIELD_FUNC_ID },
+	{ "func_inactive_core", m_func_off, NULL, 0, 0,
+	  PTO_GRAPH_FIELD_FUNC_ID },
+	{ "succ_range", m_succ, NULL, 0, 3, PTO_GRAPH_FIELD_SUCC },
+	{ "edge_self", m_edge_self, NULL, 0, 1, PTO_GRAPH_FIELD_EDGE },
+	{ "edge_range", m_edge_range, NULL, 0, 2, PTO_GRAPH_FIELD_EDGE },
+	{ "fanin", m_fanin, NULL, 0, 3, PTO_GRAPH_FIELD_FANIN },
+	{ "cycle", m_cycle, NULL, 0, 1, PTO_GRAPH_FIELD_CYCLE },
+	{ "role_out_as_in", m_role, NULL, 0, 1, PTO_GRAPH_FIELD_ROLE },
+	{ "role_unused_slot", m_role_unused, NULL, 0, 0, PTO_GRAPH_FIELD_ROLE },
+	{ "role_unknown", m_role_bad, NULL, 0, 1, PTO_GRAPH_FIELD_ROLE },
+	{ "arg_flags", m_aflags, NULL, 0, 2, PTO_GRAPH_FIELD_ARG_FLAGS },
+	{ "addr_foreign", m_foreign, NULL, 0, 2, PTO_GRAPH_FIELD_TENSOR_ADDR },
+	{ "addr_strided_extent", m_stride, NULL, 0, 1,
+	  PTO_GRAPH_FIELD_TENSOR_ADDR },
+	{ "dtype", m_dtype, NULL, 0, 1, PTO_GRAPH_FIELD_TENSOR },
+	{ "scalar_unread", m_scalar, NULL, 0, 3, PTO_GRAPH_FIELD_ARGS },
+};
+
+static void gcase_desc(const struct gcase *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gcases, gcases, gcase_desc);
+
+static void expect_no_refs(struct kunit *test)
+{
+	struct graph_ctx *ctx = test->priv;
+
+	KUNIT_EXPECT_EQ(test, kref_read(&ctx->bo[0].ref), 1);
+	KUNIT_EXPECT_EQ(test, kref_read(&ctx->bo[1].ref), 1);
+}
+
+static void graph_check_rows(struct kunit *test)
+{
+	const struct gcase *c = test->param_value;
+	struct pto_graph_launch args;
+	struct pto_graph *g;
+	struct tg *tg;
+
+	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tg);
+	tg_diamond(tg);
+	if (c->mutate)
+		c->mutate(tg);
+	g = build(test, tg, min_t(u64, c->cut, tg_size(tg)), c->hdr, &args);
+	KUNIT_EXPECT_EQ(test, args.bad_task, c->task);
+	KUNIT_EXPECT_EQ(test, args.bad_field, c->field);
+	if (c->field == PTO_GRAPH_FIELD_NONE) {
+		KUNIT_ASSERT_FALSE(test, IS_ERR(g));
+		KUNIT_EXPECT_EQ(test, g->nsub, 6);
+		/* Pinned while the graph lives: task 3's MUL holds three. */
+		KUNIT_EXPECT_GT(test, kref_read(&((struct graph_ctx *)
+					      test->priv)->bo[0].ref), 1U);
+		pto_graph_put(g);
+	} else {
+		KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(g), -EINVAL);
+	}
+	expect_no_refs(test);
+}
+
+/* ---- the on-core steps ------------------------------------------------- */
+
+/* Run one claimed subtask's kernel on the test core; publish its end. */
+static bool run_sub(struct kunit *test, struct pto_graph *g, u32 core_id,
+		    const struct pto_gclaim *cl, bool *pushed)
+{
+	struct graph_ctx *ctx = test->priv;
+	u32 err = pto_task_run(&ctx->core, &g->sub[cl->sub]);
+
+	KUNIT_EXPECT_EQ(test, err, PTO_TASK_OK);
+	return pto_graph_finish(g, core_id, cl, err, 1, 2, pushed);
+}
+
+static void graph_sched_diamond(struct kunit *test)
+{
+	struct graph_ctx *ctx = test->priv;
+	struct pto_graph_launch args;
+	struct pto_gclaim cl, c1, c2;
+	struct pto_graph *g;
+	bool pushed;
+	struct tg *tg;
+	u32 *out = ctx->bo[1].vaddr;
+	int i;
+
+	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tg);
+	tg_diamond(tg);
+	g = build(test, tg, 0, NULL, &args);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
+	g->clusters = BIT_ULL(1);	/* cores 3 (AIC), 4, 5 (AIVs) */
+	pto_graph_start(g, 0);
+
+	/* Cluster 0 is not the graph's: its cores take nothing. */
+	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 0, &cl));
+	/* Only task 0 (AIC) is ready: an AIV claims it for its AIC. */
+	KUNIT_EXPECT_TRUE(test, pto_graph_has_work(g, 4));
+	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 4, &cl));
+	KUNIT_EXPECT_TRUE(test, cl.placed);	/* its AIC is to be kicked */
+	KUNIT_EXPECT_EQ(test, g->slots[1][0].task, 0U);
+	KUNIT_EXPECT_EQ(test, g->slots[1][0].mask, (u8)PTO_GRAPH_AIC);
+	KUNIT_EXPECT_FALSE(test, pto_graph_has_work(g, 4));
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 3, &cl));
+	KUNIT_EXPECT_EQ(test, cl.task, 0U);
+	KUNIT_EXPECT_FALSE(test, cl.placed);
+	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 3, &c1));
+	KUNIT_EXPECT_FALSE(test, c1.placed);
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 3, &cl, &pushed));
+	KUNIT_EXPECT_TRUE(test, pushed);
+	/* Tasks 1 and 2 fill both pending slots, one for each AIV. */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &c1));
+	KUNIT_EXPECT_EQ(test, c1.task, 1U);
+	KUNIT_EXPECT_EQ(test, g->inflight, 1U);
+	KUNIT_EXPECT_TRUE(test, pto_graph_has_work(g, 5));
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &c2));
+	KUNIT_EXPECT_EQ(test, c2.task, 2U);
+	KUNIT_EXPECT_EQ(test, c2.slot, 1U);
+	KUNIT_EXPECT_EQ(test, g->inflight, 2U);
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 4, &c1, &pushed));
+	KUNIT_EXPECT_FALSE(test, pushed);	/* task 3 still waits for 2 */
+	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 3, &cl));
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 5, &c2, &pushed));
+	KUNIT_EXPECT_TRUE(test, pushed);
+	/* The MIX task: one slot, one subtask per core, ends at the third. */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &c2));
+	KUNIT_EXPECT_EQ(test, c2.task, 3U);
+	KUNIT_EXPECT_EQ(test, c2.sub, g->tasks[3].sub + 2);
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 3, &cl));
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &c1));
+	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 4, &c1));
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 5, &c2, &pushed));
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 3, &cl, &pushed));
+	KUNIT_EXPECT_FALSE(test, g->done);
+	KUNIT_EXPECT_TRUE(test, run_sub(test, g, 4, &c1, &pushed));
+	KUNIT_EXPECT_TRUE(test, g->done);
+	KUNIT_EXPECT_EQ(test, g->completed, 4U);
+	KUNIT_EXPECT_EQ(test, g->subtasks, 6ULL);
+	KUNIT_EXPECT_EQ(test, g->err_task, PTO_GRAPH_TASK_NONE);
+	for (i = 0; i < 16; i++)
+		KUNIT_EXPECT_EQ(test, out[i], 12U);
+	pto_graph_put(g);
+	expect_no_refs(test);
+}
+
+/* A core that leaves mid-graph: the graph fails, the in-flight drain. */
+static void graph_sched_leave(struct kunit *test)
+{
+	struct pto_graph_launch args;
+	struct pto_gclaim cl, c1;
+	struct pto_graph *g;
+	bool pushed, done;
+	struct tg *tg;
+
+	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tg);
+	tg_diamond(tg);
+	g = build(test, tg, 0, NULL, &args);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
+	g->clusters = BIT_ULL(0);
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 0, &cl));
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 0, &cl, &pushed));
+	/* The AIC claims tasks 1 and 2 into the slots for its AIVs. */
+	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 0, &c1));
+	KUNIT_EXPECT_EQ(test, g->inflight, 2U);
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 1, &c1));
+	/* Core 1 runs task 1; core 2 (task 2 waits for it) retires. */
+	spin_lock(&g->lock);
+	done = pto_graph_core_leave_locked(g, 2);
+	spin_unlock(&g->lock);
+	KUNIT_EXPECT_FALSE(test, done);
+	KUNIT_EXPECT_TRUE(test, g->aborted);
+	KUNIT_EXPECT_EQ(test, g->err_status, (u32)PTO_TASK_ESTOP);
+	KUNIT_EXPECT_EQ(test, g->tasks[2].status, (u32)PTO_TASK_ESTOP);
+	KUNIT_EXPECT_FALSE(test, pto_graph_has_work(g, 0));
+	KUNIT_EXPECT_TRUE(test, run_sub(test, g, 1, &c1, &pushed));
+	KUNIT_EXPECT_FALSE(test, pushed);
+	KUNIT_EXPECT_TRUE(test, g->done);
+	KUNIT_EXPECT_EQ(test, g->completed, 3U);
+	KUNIT_EXPECT_EQ(test, g->inflight, 0U);
+	pto_graph_put(g);
+	expect_no_refs(test);
+}
+
+/* ---- the seeded fuzz --------------------------------------------------- */
+
+static u32 rnd(struct rnd_state *r, u32 n)
+{
+	return prandom_u32_state(r) % n;
+}
+
+static const u32 fz_masks[] = { 1, 2, 4, 6, 7 };
+static const u32 fz_funcs[] = { PTO_FUNC_NOOP, PTO_FUNC_FILL,
+				PTO_FUNC_ADD_SCALAR, PTO_FUNC_COPY };
+
+static void fz_tensor(struct rnd_state *r, struct pto_graph_tensor *a,
+		      u32 role)
+{
+	ten(a, role, (rnd(r, 2) ? BO_B : BO_A) + 4 * rnd(r, 512),
+	    1 + rnd(r, 64));
+}
+
+/* A random DAG (edges only forward), every task in bounds. */
+static void fz_graph(struct rnd_state *r, struct tg *g)
+{
+	u32 i, j;
+
+	memset(g, 0, sizeof(*g));
+	g->n = 1 + rnd(r, MAXT);
+	for (i = 0; i < g->n; i++) {
+		struct pto_graph_task *t = &g->t[i];
+		u32 f = fz_funcs[rnd(r, ARRAY_SIZE(fz_funcs))];
+
+		t->active_mask = fz_masks[rnd(r, ARRAY_SIZE(fz_masks))];
+		t->func_id[__ffs(t->active_mask)] = f;
+		if (f == PTO_FUNC_FILL || f == PTO_FUNC_ADD_SCALAR)
+			t->scalar[0] = rnd(r, 100);
+		if (f != PTO_FUNC_NOOP)
+			fz_tensor(r, &t->t[PTO_ARG_OUT], PTO_GRAPH_ROLE_OUT);
+		if (f == PTO_FUNC_ADD_SCALAR || f == PTO_FUNC_COPY) {
+			fz_tensor(r, &t->t[PTO_ARG_A], PTO_GRAPH_ROLE_IN);
+			t->t[PTO_ARG_A].t.shape[0] =
+				t->t[PTO_ARG_OUT].t.shape[0];
+		}
+		for (j = i + 1; j < g->n && g->ne < MAXE; j++)
+			if (!rnd(r, 6))
+				edge(g, i, j);
+	}
+	tg_seal(g);
+}
+
+/* One random change of a field the checks cover; 0 or the bytes cut. */
+static u64 fz_mutate(struct rnd_state *r, struct tg *g)
+{
+	struct pto_graph_task *t = &g->t[rnd(r, g->n)];
+	struct pto_graph_tensor *a = &t->t[rnd(r, PTO_PAYLOAD_TENSORS)];
+
+	switch (rnd(r, 10)) {
+	case 0:
+		t->active_mask = rnd(r, 9);
+		break;
+	case 1:
+		t->func_id[rnd(r, 3)] = rnd(r, PTO_FUNC_COUNT + 2);
+		break;
+	case 2:
+		t->fanin += rnd(r, 2) ? 1 : -1;
+		break;
+	case 3:
+		if (g->ne)
+			g->e[rnd(r, g->ne)] = rnd(r, g->n + 1);
+		break;
+	case 4:
+		a->t.addr += rnd(r, 2) ? BO_SIZE - 4 : FOREIGN;
+		break;
+	case 5:
+		a->t.shape[0] = 1 + rnd(r, 2048);
+		break;
+	case 6:
+		a->t.strides[0] = rnd(r, 9);
+		break;
+	case 7:
+		a->role = rnd(r, 5);
+		break;
+	case 8:
+		t->succ_count++;
+		break;
+	case 9:
+		return 1 + rnd(r, 64);
+	}
+	return 0;
+}
+
+/* The reference: is every used tensor's extent inside one buffer? */
+static bool ref_tensor_ok(const struct pto_tensor_desc *tn)
+{
+	u64 bytes = 4, end, base;
+
+	if (tn->rank != 1 || !tn->shape[0])
+		return false;
+	bytes += (u64)(tn->shape[0] - 1) * tn->strides[0] * 4;
+	end = tn->addr + bytes;
+	base = tn->addr >= BO_B ? BO_B : BO_A;
+	return tn->addr >= BO_A && end <= base + BO_SIZE;
+}
+
+/* The reference's verdict on what a core may run: in bounds, a DAG. */
+static bool ref_valid(const struct tg *g)
+{
+	u32 in[MAXT] = {}, left[MAXT], order = 0, i, e, k, j;
+	bool progress = true;
+
+	for (i = 0; i < g->n; i++) {
+		const struct pto_graph_task *t = &g->t[i];
+
+		for (j = 0; j < PTO_CORES_PER_CLUSTER; j++) {
+			u8 used;
+
+			if (!(t->active_mask & BIT(j)))
+				continue;
+			if (t->func_id[j] >= PTO_FUNC_COUNT)
+				return false;
+			used = pto_func_tensors(t->func_id[j]);
+			for (k = 0; k < PTO_PAYLOAD_TENSORS; k++)
+				if ((used & BIT(k)) &&
+				    !ref_tensor_ok(&t->t[k].t))
+					return false;
+		}
+		if (t->succ_start + t->succ_count > g->ne)
+			return false;
+		for (e = 0; e < t->succ_count; e++) {
+			if (g->e[t->succ_start + e] >= g->n)
+				return false;
+			in[g->e[t->succ_start + e]]++;
+		}
+	}
+	for (i = 0; i < g->n; i++) {
+		if (in[i] != g->t[i].fanin)
+			return false;
+		left[i] = in[i] + 1;	/* +1: not yet visited */
+	}
+	while (progress) {
+		progress = false;
+		for (i = 0; i < g->n; i++) {
+			if (left[i] != 1)
+				continue;
+			left[i] = 0;
+			order++;
+			progress = true;
+			for (e = 0; e < g->t[i].succ_count; e++)
+				left[g->e[g->t[i].succ_start + e]]--;
+		}
+	}
+	return order == g->n;
+}
+
+/*
+ * Run an accepted graph to its end with the steps, cores in a random
+ * order, up to two subtasks in flight per cluster: every task completes
+ * once, none is claimed before its predecessors completed.
+ */
+static void fz_run(struct kunit *test, struct rnd_state *r,
+		   const struct tg *tg, struct pto_graph *g)
+{
+	struct pto_gclaim fly[6];
+	bool busy[6] = {}, pushed;
+	bool *completed;
+	u32 steps = 0, i, e, c;
+
+	completed = kunit_kzalloc(test, MAXT, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, completed);
+	g->clusters = BIT_ULL(0) | BIT_ULL(1);
+	while (!g->done && steps++ < 100000) {
+		c = rnd(r, 6);
+		if (!busy[c]) {
+			if (!pto_graph_claim(g, c, &fly[c]))
+				continue;
+			busy[c] = true;
+			for (i = 0; i < tg->n; i++)
+				for (e = 0; e < tg->t[i].succ_count; e++)
+					if (tg->e[tg->t[i].succ_start + e] ==
+					    fly[c].task && !completed[i])
+						KUNIT_FAIL(test, "task %u before %u",
+							   fly[c].task, i);
+			continue;
+		}
+		busy[c] = false;
+		run_sub(test, g, c, &fly[c], &pushed);
+		if (!g->slots[c / 3][fly[c].slot].mask ||
+		    g->slots[c / 3][fly[c].slot].task != fly[c].task)
+			completed[fly[c].task] = true;
+	}
+	KUNIT_EXPECT_TRUE(test, g->done);
+	KUNIT_EXPECT_EQ(test, g->completed, tg->n);
+}
+
+static void graph_fuzz(struct kunit *test)
+{
+	u32 seed = get_random_u32(), iter, accepted = 0, refused = 0;
+	struct pto_graph_launch args;
+	struct rnd_state r;
+	struct tg *tg;
+
+	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tg);
+	kunit_info(test, "graph fuzz seed %u\n", seed);
+	prandom_seed_state(&r, seed);
+	for (iter = 0; iter < 300; iter++) {
+		struct pto_graph *g;
+		u64 cut = 0;
+		u32 m, n;
+
+		fz_graph(&r, tg);
+		n = rnd(&r, 3);
+		for (m = 0; m < n; m++)
+			cut |= fz_mutate(&r, tg);
+		g = build(test, tg, min_t(u64, cut, tg_size(tg)), NULL, &args);
+		if (IS_ERR(g)) {
+			refused++;
+			KUNIT_EXPECT_EQ(test, PTR_ERR(g), -EINVAL);
+			KUNIT_EXPECT_NE(test, args.bad_field,
+					(u32)PTO_GRAPH_FIELD_NONE);
+			expect_no_refs(test);
+			continue;
+		}
+		accepted++;
+		if (cut || !ref_valid(tg))
+			KUNIT_FAIL(test, "seed %u iter %u: an invalid graph was accepted",
+				   seed, iter);
+		else
+			fz_run(test, &r, tg, g);
+		pto_graph_put(g);
+		expect_no_refs(test);
+	}
+	kunit_info(test, "accepted %u refused %u\n", accepted, refused);
+	KUNIT_EXPECT_GT(test, accepted, 30U);
+	KUNIT_EXPECT_GT(test, refused, 30U);
+}
+
+static struct kunit_case pto_graph_cases[] = {
+	KUNIT_CASE_PARAM(graph_check_rows, gcases_gen_params),
+	KUNIT_CASE(graph_fuzz),
+	KUNIT_CASE(graph_sched_diamond),
+	KUNIT_CASE(graph_sched_leave),
+	{}
+};
+
+static struct kunit_suite pto_graph_suite = {
+	.name = "pto_graph",
+	.init = graph_test_init,
+	.exit = graph_test_exit,
+	.test_cases = pto_graph_cases,
+};
+
+kunit_test_suite(pto_graph_suite);
