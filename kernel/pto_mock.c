@@ -25,7 +25,7 @@ module_param(mock_old_protocol, bool, 0644);
 MODULE_PARM_DESC(mock_old_protocol,
 		 "mock only, for the regression test: a core returns right after echoing EXIT, without waiting for its teardown gate (the broken old protocol)");
 
-/* At most 10 s: retirement sleeps it uninterruptibly under core_lock. */
+/* At most 10 s: retirement sleeps it uninterruptibly. */
 #define PTO_CLOSE_DELAY_MAX_MS 10000
 
 static int close_delay_set(const char *val, const struct kernel_param *kp)
