@@ -371,6 +371,9 @@ static int pto_launch_handshake(struct pto_launch *l)
 	for_each_set_bit(i, l->mask, PTO_MAX_CORES) {
 		pto_worker_line_clear(&pdev->workers[i]);
 		pto_retire_arm(&pdev->core[i]);
+		/* A core failing to start: the launch's bad-report path. */
+		if (pto_should_fail(PTO_FAIL_CORE_START))
+			set_bit(PTO_CORE_F_BADID, &pdev->core[i].flags);
 	}
 	/*
 	 * Cleared reports, reset bits and armed gates precede F_LAUNCH (the
