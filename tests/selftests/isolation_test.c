@@ -90,27 +90,35 @@ struct iso_ctx {
 	int fd;
 };
 
-/* The owner's handle means nothing in another file. */
+/*
+ * The owner's handle means nothing in another file: unknown there, or
+ * (the same number) the intruder's own buffer, never the owner's.
+ */
 static int iso_probe_handles(struct iso_ctx *c)
 {
 	struct pto_bo_info bi = { .handle = iso->handle };
 	struct pto_bo_free bf = { .handle = iso->handle };
+	int ret = pto_sioctl(c->fd, PTO_IOCTL_BO_INFO, &bi);
 
-	if (pto_sioctl(c->fd, PTO_IOCTL_BO_INFO, &bi) != -ENOENT)
+	if (!ret && bi.dev_addr == iso->dev_addr)
 		return ISO_FAIL(1, "BO_INFO of the owner's handle");
-	if (pto_sioctl(c->fd, PTO_IOCTL_BO_FREE, &bf) != -ENOENT)
+	if (ret && ret != -ENOENT)
+		return ISO_FAIL(1, "BO_INFO: %d", ret);
+	if (ret && pto_sioctl(c->fd, PTO_IOCTL_BO_FREE, &bf) != -ENOENT)
 		return ISO_FAIL(1, "BO_FREE of the owner's handle");
 	return 0;
 }
 
-/* Nor its mmap offset, nor a window of its cores. */
+/* Nor its mmap offset (at most the intruder's own), nor its windows. */
 static int iso_probe_mmap(struct iso_ctx *c)
 {
 	void *m = mmap(NULL, ISO_BO_SIZE, PROT_READ, MAP_SHARED, c->fd,
 		       iso->mmap_offset);
 
-	if (m != MAP_FAILED)
+	if (m != MAP_FAILED && iso_all(m, ISO_BO_SIZE, ISO_SECRET))
 		return ISO_FAIL(1, "mmap of the owner's buffer offset");
+	if (m != MAP_FAILED)
+		munmap(m, ISO_BO_SIZE);
 	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, c->fd,
 		 PTO_WINDOW_MMAP_OFFSET(0));
 	if (m != MAP_FAILED || errno != EPERM)
@@ -280,6 +288,14 @@ static int intruder(void)
 
 /* ---- the owner ---- */
 
+static int iso_bo_is(int fd, uint32_t handle, uint64_t dev_addr)
+{
+	struct pto_bo_info bi = { .handle = handle };
+
+	return !pto_sioctl(fd, PTO_IOCTL_BO_INFO, &bi) &&
+	       bi.dev_addr == dev_addr && bi.size == ISO_BO_SIZE;
+}
+
 static int owner_checks(struct pto_dev *d, volatile uint8_t *m)
 {
 	uint64_t cores2[PTO_CORE_MASK_WORDS] = { 0 };
@@ -306,6 +322,8 @@ static int owner_checks(struct pto_dev *d, volatile uint8_t *m)
 		bad = ISO_FAIL(0, "the intruder's stale mapping wrote here");
 	if (!iso_all(m, ISO_BO_SIZE, ISO_SECRET))
 		bad = ISO_FAIL(0, "the owner's buffer changed");
+	if (!bad && !iso_bo_is(pto_dev_fd(d), iso->handle, iso->dev_addr))
+		bad = ISO_FAIL(0, "the owner's handle lost its buffer");
 	/* The cluster the intruder left at its exit works for the owner. */
 	st_cluster_cores(2, cores2);
 	if (core_cluster_acquire(d, 4) || core_launch_cores(d, cores2, &l))
