@@ -175,32 +175,6 @@ static void pto_clusters_release_unlock(struct pto_file *pf, u64 clusters)
 	mutex_unlock(&pdev->core_lock);
 }
 
-int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
-{
-	struct pto_cluster_acquire *args = data;
-	struct pto_device *pdev = pf->pdev;
-	unsigned int c;
-	int ret;
-
-	ret = pto_cluster_args_lock(pf, args);
-	if (ret)
-		return ret;
-	for (c = 0; c < pdev->clusters; c++) {
-		if ((args->clusters & BIT_ULL(c)) &&
-		    pdev->cluster_owner[c] != pf) {
-			mutex_unlock(&pdev->core_lock);
-			return -EPERM;
-		}
-	}
-	/* Another thread of this file is releasing one of them. */
-	if (args->clusters & pdev->cluster_releasing) {
-		mutex_unlock(&pdev->core_lock);
-		return -EBUSY;
-	}
-	pto_clusters_release_unlock(pf, args->clusters);
-	return 0;
-}
-
 /* The clusters @pf owns, as a bitmap. */
 static u64 pto_file_clusters(struct pto_file *pf)
 {
@@ -215,6 +189,25 @@ static u64 pto_file_clusters(struct pto_file *pf)
 		if (pdev->cluster_owner[c] == pf)
 			clusters |= BIT_ULL(c);
 	return clusters;
+}
+
+int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
+{
+	struct pto_cluster_acquire *args = data;
+	int ret = pto_cluster_args_lock(pf, args);
+
+	if (ret)
+		return ret;
+	if (args->clusters & ~pto_file_clusters(pf))
+		ret = -EPERM;
+	else if (args->clusters & pf->pdev->cluster_releasing)
+		ret = -EBUSY;	/* another thread of this file releases one */
+	if (ret) {
+		mutex_unlock(&pf->pdev->core_lock);
+		return ret;
+	}
+	pto_clusters_release_unlock(pf, args->clusters);
+	return 0;
 }
 
 /*
