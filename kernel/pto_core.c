@@ -55,11 +55,11 @@ static int pto_cluster_mask(struct pto_device *pdev, u64 clusters)
 	return 0;
 }
 
-int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
+/* Validate acquire / release arguments, then take core_lock (killable). */
+static int pto_cluster_args_lock(struct pto_file *pf,
+				 const struct pto_cluster_acquire *args)
 {
-	struct pto_cluster_acquire *args = data;
 	struct pto_device *pdev = pf->pdev;
-	unsigned int c;
 	int ret;
 
 	if (args->flags & ~PTO_CLUSTER_FLAGS_VALID)
@@ -70,6 +70,24 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 	/* Killable, as every ioctl's (struct pto_device, @core_lock). */
 	if (mutex_lock_killable(&pdev->core_lock))
 		return -EINTR;
+	return 0;
+}
+
+int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
+{
+	struct pto_cluster_acquire *args = data;
+	struct pto_device *pdev = pf->pdev;
+	unsigned int c;
+	int ret;
+
+	ret = pto_cluster_args_lock(pf, args);
+	if (ret)
+		return ret;
+	/* A cluster still being released is not free yet, even to its owner. */
+	if (args->clusters & pdev->cluster_releasing) {
+		mutex_unlock(&pdev->core_lock);
+		return -EBUSY;
+	}
 	for (c = 0; c < pdev->clusters; c++) {
 		if (!(args->clusters & BIT_ULL(c)))
 			continue;
@@ -95,33 +113,57 @@ int pto_ioctl_cluster_acquire(struct pto_file *pf, void *data)
 	return 0;
 }
 
-/*
- * Stop the launched cores of @clusters (bitmap, all owned by @pf) as one
- * set, zap every window mapping and free the clusters.
- */
-static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
+/* The cores of @clusters (a bitmap of clusters), as a core mask. */
+static void pto_clusters_core_mask(struct pto_device *pdev, u64 clusters,
+				   unsigned long *mask)
 {
-	struct pto_device *pdev = pf->pdev;
-	DECLARE_BITMAP(mask, PTO_MAX_CORES);
-	unsigned int c, i;
-
-	lockdep_assert_held(&pdev->core_lock);
+	unsigned int c;
 
 	bitmap_zero(mask, PTO_MAX_CORES);
 	for (c = 0; c < pdev->clusters; c++)
 		if (clusters & BIT_ULL(c))
 			bitmap_set(mask, c * PTO_CORES_PER_CLUSTER,
 				   PTO_CORES_PER_CLUSTER);
-	pto_cores_retire(pdev, mask, PTO_RR_RELEASE);
+}
+
+/*
+ * Release @clusters (owned by @pf, checked under core_lock, held): stop
+ * their cores as one set, zap the windows, free the clusters. No other
+ * file's call may wait behind this retirement (up to 30 s), so: mark
+ * the clusters releasing (acquire and launch refuse them) and claim the
+ * retirement under core_lock, as the retire ioctl does, so the requests
+ * land on the generation just checked; retire without it; then take it
+ * again (every holder's work is short) to clear the owners. Drops
+ * core_lock before it returns.
+ */
+static void pto_clusters_release_unlock(struct pto_file *pf, u64 clusters)
+{
+	struct pto_device *pdev = pf->pdev;
+	struct pto_retire_ctx ctx;
+	DECLARE_BITMAP(mask, PTO_MAX_CORES);
+	unsigned int c, i;
+
+	lockdep_assert_held(&pdev->core_lock);
+
+	pdev->cluster_releasing |= clusters;
+	pto_clusters_core_mask(pdev, clusters, mask);
+	pto_retire_init(&ctx, pdev, PTO_RR_RELEASE);
+	pto_retire_claim_mask(&ctx, mask);
+	mutex_unlock(&pdev->core_lock);
+
+	pto_retire_run(&ctx);
+	pto_retire_finish(&ctx);
+
 	/*
-	 * The ownership change and the zap, under win_lock (write), after
-	 * the retirement's wait (which holds only core_lock): a window fault
-	 * holds win_lock (read) across its ownership check and its PTE
-	 * insert, so it either completed before down_write() returned (and
-	 * the zap below removes its PTE) or runs after up_write() and sees
-	 * the cluster free (SIGBUS). No fault can install a PTE after the
-	 * zap for the next owner's core, and none waits for the retirement.
+	 * Not killable: the clusters must end free. The ownership change
+	 * and the zap, under win_lock (write), after the retirement's wait:
+	 * a window fault holds win_lock (read) across its ownership check
+	 * and its PTE insert, so it either completed before down_write()
+	 * returned (and the zap below removes its PTE) or runs after
+	 * up_write() and sees the cluster free (SIGBUS). No fault can
+	 * install a PTE after the zap for the next owner's core.
 	 */
+	mutex_lock(&pdev->core_lock);
 	down_write(&pdev->win_lock);
 	for (c = 0; c < pdev->clusters; c++)
 		if (clusters & BIT_ULL(c))
@@ -129,32 +171,8 @@ static void pto_clusters_release_locked(struct pto_file *pf, u64 clusters)
 	for_each_set_bit(i, mask, PTO_MAX_CORES)
 		pto_window_zap(pf, &pdev->core[i]);
 	up_write(&pdev->win_lock);
-}
-
-int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
-{
-	struct pto_cluster_acquire *args = data;
-	struct pto_device *pdev = pf->pdev;
-	unsigned int c;
-	int ret;
-
-	if (args->flags & ~PTO_CLUSTER_FLAGS_VALID)
-		return -EINVAL;
-	ret = pto_cluster_mask(pdev, args->clusters);
-	if (ret)
-		return ret;
-	if (mutex_lock_killable(&pdev->core_lock))
-		return -EINTR;
-	for (c = 0; c < pdev->clusters; c++) {
-		if ((args->clusters & BIT_ULL(c)) &&
-		    pdev->cluster_owner[c] != pf) {
-			mutex_unlock(&pdev->core_lock);
-			return -EPERM;
-		}
-	}
-	pto_clusters_release_locked(pf, args->clusters);
+	pdev->cluster_releasing &= ~clusters;
 	mutex_unlock(&pdev->core_lock);
-	return 0;
 }
 
 /* The clusters @pf owns, as a bitmap. */
@@ -173,12 +191,33 @@ static u64 pto_file_clusters(struct pto_file *pf)
 	return clusters;
 }
 
+int pto_ioctl_cluster_release(struct pto_file *pf, void *data)
+{
+	struct pto_cluster_acquire *args = data;
+	int ret = pto_cluster_args_lock(pf, args);
+
+	if (ret)
+		return ret;
+	if (args->clusters & ~pto_file_clusters(pf))
+		ret = -EPERM;
+	else if (args->clusters & pf->pdev->cluster_releasing)
+		ret = -EBUSY;	/* another thread of this file releases one */
+	if (ret) {
+		mutex_unlock(&pf->pdev->core_lock);
+		return ret;
+	}
+	pto_clusters_release_unlock(pf, args->clusters);
+	return 0;
+}
+
 /*
  * File release: stop every core the file launched, as one set, and release
  * its clusters. A file that owns no cluster returns without core_lock: a
  * killed process whose ioctl gave up waiting for it must not wait again in
  * its exit's close. The win_lock (read) check is stable: at release no
- * ioctl of @pf runs, and only @pf's own acquire makes it an owner.
+ * ioctl of @pf runs, and only @pf's own acquire makes it an owner. None
+ * of its clusters is releasing either: a release ioctl returns only once
+ * its clusters are free.
  */
 void pto_file_release_cores(struct pto_file *pf)
 {
@@ -191,8 +230,7 @@ void pto_file_release_cores(struct pto_file *pf)
 	if (!clusters)
 		return;
 	mutex_lock(&pdev->core_lock);
-	pto_clusters_release_locked(pf, clusters);
-	mutex_unlock(&pdev->core_lock);
+	pto_clusters_release_unlock(pf, pto_file_clusters(pf));
 }
 
 static bool pto_handshake_done(struct pto_device *pdev,
@@ -296,6 +334,9 @@ static int pto_launch_check(struct pto_launch *l)
 
 		if (!pto_core_owned_by(core, pf))
 			return -EPERM;
+		if (pdev->cluster_releasing &
+		    BIT_ULL(i / PTO_CORES_PER_CLUSTER))
+			return -EBUSY;
 		if (test_bit(PTO_CORE_F_QUARANTINE, &core->flags))
 			return -EIO;
 		if (test_bit(PTO_CORE_F_LAUNCH, &core->flags) ||
@@ -323,6 +364,9 @@ static int pto_launch_handshake(struct pto_launch *l)
 	for_each_set_bit(i, l->mask, PTO_MAX_CORES) {
 		pto_worker_line_clear(&pdev->workers[i]);
 		pto_retire_arm(&pdev->core[i]);
+		/* A core failing to start: the launch's bad-report path. */
+		if (pto_should_fail(PTO_FAIL_CORE_START))
+			set_bit(PTO_CORE_F_BADID, &pdev->core[i].flags);
 	}
 	/*
 	 * Cleared reports, reset bits and armed gates precede F_LAUNCH (the
@@ -428,9 +472,11 @@ static int pto_launch_publish(struct pto_launch *l, int ret)
 /*
  * A failed launch retires every window it opened (nothing half-open): the
  * pending requests it took, and its other published cores, which it
- * requests now and wins.
+ * requests now (under core_lock) and wins. The retirement itself runs
+ * after core_lock is dropped (pto_ioctl_core_launch()), as the retire
+ * ioctl's: its cores stay F_LAUNCH, so no launch reuses them meanwhile.
  */
-static void pto_launch_unwind(struct pto_launch *l)
+static void pto_launch_unwind_claim(struct pto_launch *l)
 {
 	struct pto_device *pdev = l->pf->pdev;
 	DECLARE_BITMAP(rest, PTO_MAX_CORES);
@@ -442,14 +488,13 @@ static void pto_launch_unwind(struct pto_launch *l)
 		    !test_bit(i, l->ctx->set) && !test_bit(i, l->ctx->left))
 			__set_bit(i, rest);
 	pto_retire_claim_mask(l->ctx, rest);
-	pto_retire_run(l->ctx);
-	pto_retire_finish(l->ctx);
 }
 
 /*
- * Launch: one serial publisher per call (core_lock held throughout). On
- * any failure, or if a request arrived before READY (a fatal error during
- * the launch), the publisher retires its whole published set before it
+ * Launch: one serial publisher per call (core_lock held up to the claim
+ * of a failed launch's cores; the handshake's wait is bounded). On any
+ * failure, or if a request arrived before READY (a fatal error during the
+ * launch), the publisher retires its whole published set before it
  * returns. Documentation/mock-cores.md describes the handshake.
  */
 int pto_ioctl_core_launch(struct pto_file *pf, void *data)
@@ -471,8 +516,13 @@ int pto_ioctl_core_launch(struct pto_file *pf, void *data)
 	ret = pto_launch_handshake(&l);
 	ret = pto_launch_publish(&l, ret);
 	pto_bo_put(l.bo);
-	if (ret && l.published)
-		pto_launch_unwind(&l);
+	if (ret && l.published) {
+		pto_launch_unwind_claim(&l);
+		mutex_unlock(&pdev->core_lock);
+		pto_retire_run(l.ctx);
+		pto_retire_finish(l.ctx);
+		goto out;
+	}
 out_unlock:
 	mutex_unlock(&pdev->core_lock);
 out:

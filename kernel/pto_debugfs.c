@@ -303,6 +303,7 @@ DEFINE_SHOW_ATTRIBUTE(retirement);
 void pto_debugfs_init(void)
 {
 	pto_debugfs_root = debugfs_create_dir(PTO_NAME, NULL);
+	pto_fail_debugfs_init(pto_debugfs_root);
 }
 
 void pto_debugfs_fini(void)

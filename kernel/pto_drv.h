@@ -20,8 +20,9 @@
  * A core thread takes only the range tree's lock (pto_bo_lookup()) and
  * the graph locks below; a window fault only win_lock, for reading.
  * Nothing frees under a lock a core thread takes, and no user memory is
- * touched under core_lock or win_lock. Retirement takes neither; recovery
- * (the reset, under core_lock) takes win_lock to unquarantine a core.
+ * touched under core_lock or win_lock. Retirement takes neither; only the
+ * privileged reset waits for it under core_lock (and takes win_lock to
+ * unquarantine a core).
  */
 
 /*
@@ -57,12 +58,19 @@ struct pto_core;
  * struct pto_device - one mock NPU, /dev/ptoN.
  * @bos_lock: protects @bos (every live buffer object, for debugfs; a
  *	buffer joins it complete, its handle set: pto_bo_publish()).
- * @core_lock: protects cluster ownership changes and every core's launch
- *	fields while launching (owner, payload, F_LAUNCH); serializes
- *	acquire, release, launch, the retire ioctl's ownership check and the
- *	reset. Held across the bounded waits for the core threads, never
- *	across user memory access, never taken by a window fault. Ioctls
- *	take it killable; release, unload and debugfs wait.
+ * @core_lock: protects cluster ownership changes, @cluster_releasing and
+ *	every core's launch fields while launching (owner, payload,
+ *	F_LAUNCH); serializes acquire, release, launch, the retire ioctl's
+ *	ownership check and claim, and the reset. Held for short work only
+ *	by every unprivileged path: the launch handshake's bounded wait for
+ *	the core threads, never a retirement's wait (release, close and a
+ *	failed launch claim under it and retire after dropping it), never
+ *	user memory access, never taken by a window fault. Only the reset
+ *	(CAP_SYS_ADMIN, debugfs) retires under it. Ioctls take it
+ *	killable; release, unload and debugfs wait.
+ * @cluster_releasing: clusters whose release dropped core_lock to retire
+ *	their cores: still owned, but acquire and launch refuse them
+ *	(-EBUSY) until the release clears the owner.
  * @win_lock: protects @cluster_owner for readers that must not wait behind
  *	core_lock: written with both core_lock and win_lock (write) held,
  *	read with either. Window faults and mmap,
@@ -93,6 +101,7 @@ struct pto_device {
 	struct rw_semaphore win_lock;	/* protects @cluster_owner (readers) */
 	wait_queue_head_t core_wq;
 	struct pto_file *cluster_owner[PTO_MAX_CLUSTERS];
+	u64 cluster_releasing;		/* under core_lock */
 	struct pto_core *core;
 	void *ctrl_mem;
 	struct pto_worker_line *workers;

@@ -9,6 +9,7 @@
  * (CTRL, NONCE): the user page is the owner's to forge.
  */
 #include <linux/eventfd.h>
+#include <linux/fault-inject.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -26,7 +27,7 @@ module_param(mock_old_protocol, bool, 0644);
 MODULE_PARM_DESC(mock_old_protocol,
 		 "mock only, for the regression test: a core returns right after echoing EXIT, without waiting for its teardown gate (the broken old protocol)");
 
-/* At most 10 s: retirement sleeps it uninterruptibly under core_lock. */
+/* At most 10 s: retirement sleeps it uninterruptibly. */
 #define PTO_CLOSE_DELAY_MAX_MS 10000
 
 static int close_delay_set(const char *val, const struct kernel_param *kp)
@@ -549,4 +550,38 @@ void pto_cores_inject_clear(struct pto_device *pdev)
 	}
 	mutex_unlock(&pdev->core_lock);
 }
+
+#if IS_ENABLED(CONFIG_FAULT_INJECTION)
+/*
+ * Checked in the caller's context (the launch, the mmap), so the
+ * attributes' task-filter selects the process under test.
+ */
+static DECLARE_FAULT_ATTR(pto_fail_core_start);
+static DECLARE_FAULT_ATTR(pto_fail_window_map);
+
+static struct fault_attr *const pto_fail_attr[PTO_FAIL_COUNT] = {
+	[PTO_FAIL_CORE_START] = &pto_fail_core_start,
+	[PTO_FAIL_WINDOW_MAP] = &pto_fail_window_map,
+};
+
+static const char *const pto_fail_name[PTO_FAIL_COUNT] = {
+	[PTO_FAIL_CORE_START] = "fail_core_start",
+	[PTO_FAIL_WINDOW_MAP] = "fail_window_map",
+};
+
+bool pto_should_fail(enum pto_fail which)
+{
+	return should_fail(pto_fail_attr[which], 1);
+}
+
+/* Removed with @root (debugfs_remove_recursive()). */
+void pto_fail_debugfs_init(struct dentry *root)
+{
+	unsigned int i;
+
+	for (i = 0; i < PTO_FAIL_COUNT; i++)
+		fault_create_debugfs_attr(pto_fail_name[i], root,
+					  pto_fail_attr[i]);
+}
+#endif
 #endif

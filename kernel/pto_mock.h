@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #include <linux/pto.h>
 
+struct dentry;
+
 struct eventfd_ctx;
 struct pto_bo;
 struct pto_core;
@@ -99,6 +101,29 @@ static inline bool pto_mock_old_protocol(void)
 {
 	return false;
 }
+#endif
+
+/*
+ * The driver's own fault attributes (debugfs pto/fail_*, the kernel's
+ * fault-injection attributes) for failures that are not allocations:
+ * failslab and fail_page_alloc cover those.
+ */
+enum pto_fail {
+	PTO_FAIL_CORE_START,	/* a launched core reports a wrong identity */
+	PTO_FAIL_WINDOW_MAP,	/* a window mmap fails (-ENOMEM) */
+	PTO_FAIL_COUNT,
+};
+
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS) && IS_ENABLED(CONFIG_FAULT_INJECTION)
+bool pto_should_fail(enum pto_fail which);
+void pto_fail_debugfs_init(struct dentry *root);
+#else
+static inline bool pto_should_fail(enum pto_fail which)
+{
+	return false;
+}
+
+static inline void pto_fail_debugfs_init(struct dentry *root) { }
 #endif
 
 /* pto_mock.c: the core thread and the steps the driver shares. */

@@ -94,6 +94,8 @@ int pto_window_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 	else if (test_bit(PTO_CORE_F_QUARANTINE, &pdev->core[i].flags))
 		ret = -EIO;
 	up_read(&pdev->win_lock);
+	if (!ret && pto_should_fail(PTO_FAIL_WINDOW_MAP))
+		ret = -ENOMEM;
 	if (ret)
 		return ret;
 	/*

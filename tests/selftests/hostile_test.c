@@ -2,7 +2,8 @@
 /*
  * What a hostile or careless user can do to the device, and must not be
  * able to: take a core out of service for others by starving a thread
- * that holds a lock the core needs, or pin memory past its limits.
+ * that holds a lock the core needs, make another file's calls wait behind
+ * its retirements, or pin memory past its limits.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -227,6 +228,131 @@ TEST(other_files_cond_and_nonce_hidden)
 	close(fd);
 	ASSERT_EQ(0, core_cluster_release(d, 1));
 	core_launch_free(l);
+	pto_dev_close(d);
+}
+
+/*
+ * core_lock starvation: SCHED_IDLE threads of another process loop on
+ * acquire / launch / release of their own clusters, each retirement slowed
+ * by mock_close_delay_ms. A victim's release + acquire of its own cluster
+ * and its close must not wait behind those retirements: core_lock is held
+ * for short work only, so the victim's worst case stays far under one
+ * close delay (with the retirements under core_lock it is at least one).
+ */
+#define STARVE_DELAY_MS 1000u
+#define STARVE_BOUND_NS 250000000ull	/* a quarter of the delay */
+#define STARVE_THREADS 4
+#define STARVE_ROUNDS 8
+
+/* The starvers' counts (shared with the test): launches, failed ones. */
+static volatile uint64_t *starve_count;
+
+static void *starve_fn(void *arg)
+{
+	struct sched_param sp = { 0 };
+	unsigned int k = (unsigned int)(uintptr_t)arg, c;
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct core_launch *l;
+	struct pto_dev *d;
+
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) ||
+	    pto_dev_open(0, &d))
+		_exit(3);
+	c = 1 + k % 3;	/* clusters 1..3: cluster 0 is the victim's */
+	memset(cores, 0, sizeof(cores));
+	st_cluster_cores(c, cores);
+	for (;;) {
+		if (core_cluster_acquire(d, 1ull << c))
+			continue;	/* -EBUSY: another thread holds it */
+		if (!core_launch_cores(d, cores, &l)) {
+			__atomic_add_fetch(&starve_count[0], 1,
+					   __ATOMIC_RELAXED);
+			core_cluster_release(d, 1ull << c);
+			core_launch_free(l);
+		} else {
+			__atomic_add_fetch(&starve_count[1], 1,
+					   __ATOMIC_RELAXED);
+			core_cluster_release(d, 1ull << c);
+		}
+	}
+	return NULL;
+}
+
+static pid_t spawn_starvers(void)
+{
+	pthread_t th;
+	pid_t pid = fork();
+	unsigned int k;
+
+	if (pid)
+		return pid;
+	for (k = 0; k < STARVE_THREADS; k++)
+		if (pthread_create(&th, NULL, starve_fn, (void *)(uintptr_t)k))
+			_exit(2);
+	for (;;)
+		pause();
+}
+
+TEST(release_acquire_not_behind_retirements)
+{
+	struct pto_retire_status rs;
+	uint64_t rel = 0, cls = 0, t0, t;
+	struct pto_dev *d;
+	char ms[16];
+	unsigned int i;
+	pid_t pid;
+	int ret;
+
+	if (access(PTO_PARAMS "mock_close_delay_ms", W_OK))
+		SKIP(return, "needs root and pto's parameters");
+	ASSERT_EQ(0, pto_dev_open(0, &d));
+	if (core_cluster_acquire(d, 0xf))
+		SKIP(return, "needs 4 free clusters");
+	ASSERT_EQ(0, core_cluster_release(d, 0xf));
+	starve_count = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, starve_count);
+	snprintf(ms, sizeof(ms), "%u", STARVE_DELAY_MS);
+	ASSERT_EQ(0, st_param_set("mock_close_delay_ms", ms));
+	pid = spawn_starvers();
+	ASSERT_LT(0, pid);
+	/* Under way: a starver's retirement passed its close delay. */
+	st_wait_until((ret = core_retire_status(d, 3, &rs)) ||
+		      rs.retirements > 0);
+	ASSERT_EQ(0, ret);
+	ASSERT_LT(0, rs.retirements) TH_LOG("no starver retired a core");
+	/*
+	 * Each timed call after a pause, so the starvers (which run only
+	 * while the victim sleeps) are back inside their loop; the untimed
+	 * open and acquire of each round absorb a wait as well.
+	 */
+	for (i = 0; i < STARVE_ROUNDS; i++) {
+		struct pto_dev *v;
+
+		ASSERT_EQ(0, pto_dev_open(0, &v));
+		ASSERT_EQ(0, core_cluster_acquire(v, 1));
+		usleep(100000);
+		t0 = pto_now_ns();
+		ASSERT_EQ(0, core_cluster_release(v, 1));
+		ASSERT_EQ(0, core_cluster_acquire(v, 1));
+		t = pto_now_ns() - t0;
+		rel = t > rel ? t : rel;
+		usleep(100000);
+		t0 = pto_now_ns();
+		pto_dev_close(v);	/* owns cluster 0: its close releases it */
+		t = pto_now_ns() - t0;
+		cls = t > cls ? t : cls;
+		if (rel >= STARVE_BOUND_NS || cls >= STARVE_BOUND_NS)
+			break;	/* failed: do not wait out more rounds */
+	}
+	ASSERT_LT(1, starve_count[0]) TH_LOG("starvers idle");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	TH_LOG("worst release + acquire %llu us, close %llu us",
+	       (unsigned long long)rel / 1000,
+	       (unsigned long long)cls / 1000);
+	EXPECT_GT(STARVE_BOUND_NS, rel);
+	EXPECT_GT(STARVE_BOUND_NS, cls);
 	pto_dev_close(d);
 }
 

@@ -75,8 +75,9 @@ TEST(retire_timeout_is_bounded_at_run_time)
 }
 
 /*
- * The mock's sleeps are bounded too: mock_close_delay_ms (slept under
- * core_lock, uninterruptibly) at 10 s, doze_us and doze_max_us at 120 s.
+ * The mock's sleeps are bounded too: mock_close_delay_ms (slept
+ * uninterruptibly, in a reset under core_lock) at 10 s, doze_us and
+ * doze_max_us at 120 s.
  */
 TEST(mock_sleeps_are_bounded)
 {

@@ -2,10 +2,10 @@
 /*
  * Retirement's deadline and quarantine (debugfs inject_stall): a silent core
  * is left unreleased, logged, refused for launch and mmap while its peers
- * retire and stay usable; the debugfs reset recovers it. A release waiting out
- * the deadline holds core_lock, but other files' faults, mmap and CORE_STATS
- * do not wait, a waiter still dies of SIGKILL, and unload frees what the core
- * holds. Needs root.
+ * retire and stay usable; the debugfs reset recovers it. Other files' faults,
+ * mmap and CORE_STATS do not wait for a release waiting out the deadline, a
+ * waiter behind core_lock still dies of SIGKILL, and unload frees what the
+ * core holds. Needs root.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -135,8 +135,7 @@ static void *release_thread(void *p)
 /*
  * Stall core 0 (cluster 0, launched by @a), release cluster 0 on thread
  * @t (@ra), and return once the release claimed the core (REQUESTED, read
- * through @seen): from then on it waits out the driver's deadline with
- * core_lock held.
+ * through @seen): from then on it waits out the driver's deadline.
  */
 static void release_stalled_cluster0(struct __test_metadata *_metadata,
 				     struct pto_dev *a, struct pto_dev *seen,
@@ -177,12 +176,12 @@ static void end_stalled_release(struct __test_metadata *_metadata,
 }
 
 /*
- * File a's release waits out a silent core's retirement deadline (10 s)
- * with core_lock held; meanwhile file b's window faults, mmap and
- * CORE_STATS complete, since none of them takes core_lock. The order is
- * checked, not a time: b starts once the release claimed the silent core
- * (REQUESTED), and when b is done the core must not be quarantined yet
- * (the release quarantines it at the deadline, then drops the lock).
+ * File a's release waits out a silent core's retirement deadline (10 s);
+ * meanwhile file b's window faults, mmap and CORE_STATS complete (none of
+ * them waits for another file's retirement). The order is checked, not a
+ * time: b starts once the release claimed the silent core (REQUESTED), and
+ * when b is done the core must not be quarantined yet (the release
+ * quarantines it at the deadline).
  */
 TEST(window_faults_not_behind_a_release)
 {
@@ -445,20 +444,37 @@ static bool proc_in_syscall(pid_t pid, long nr)
 	       buf[0] != '-';
 }
 
+struct reset_arg {
+	struct pto_dev *dev;
+	const uint64_t *cores;
+	struct pto_core_reset rs;
+	int ret;
+};
+
+static void *reset_thread(void *p)
+{
+	struct reset_arg *a = p;
+
+	a->ret = core_reset(a->dev, a->cores, &a->rs);
+	return NULL;
+}
+
 /*
- * File a's release waits out a silent core's deadline (10 s) holding
- * core_lock; a child blocked in CLUSTER_ACQUIRE gets SIGKILL and must be
- * reaped before the core is quarantined (the ioctls take core_lock killable,
- * and closing a file that owns nothing does not take it).
+ * The one holder of core_lock that waits for a core is the (privileged)
+ * reset: with mock_close_delay_ms at 8 s its retirement sleeps under
+ * core_lock. A child blocked in CLUSTER_ACQUIRE behind it gets SIGKILL
+ * and must be reaped before the reset ends (the ioctls take core_lock
+ * killable, and closing a file that owns nothing does not take it).
  */
 TEST(core_lock_waiter_dies_of_sigkill)
 {
 	uint64_t ca[PTO_CORE_MASK_WORDS] = { 1 };
 	struct pto_cluster_acquire acq = { .clusters = 1 };
-	struct release_arg ra = { 0 };
+	struct reset_arg ra = { .cores = ca };
+	struct pto_retire_status rst;
 	struct core_launch *la;
 	struct pto_dev *a;
-	int go[2], ready[2], status, fd;
+	int go[2], ready[2], status, fd, ret;
 	pthread_t t;
 	pid_t pid;
 	char c = 0;
@@ -467,7 +483,7 @@ TEST(core_lock_waiter_dies_of_sigkill)
 		SKIP(return, "needs root, debugfs and pto's parameters");
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(ready));
-	/* Forked before the release thread exists: the child is one thread. */
+	/* Forked before the reset thread exists: the child is one thread. */
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -477,17 +493,30 @@ TEST(core_lock_waiter_dies_of_sigkill)
 		if (fd < 0 || read(go[0], &c, 1) != 1 ||
 		    write(ready[1], &c, 1) != 1)
 			_exit(2);
-		/* Blocks behind a's release; would take the cluster once
-		 * a's release ended (it frees cluster 0), if not killed. */
+		/* Blocks behind the reset; would take the cluster once
+		 * the reset ended, if not killed. */
 		ioctl(fd, PTO_IOCTL_CLUSTER_ACQUIRE, &acq);
 		_exit(0);
 	}
 	ASSERT_EQ(0, pto_dev_open(0, &a));
-	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "10000"));
+	/* Core 0 quarantined by a's release (a short deadline)... */
+	ASSERT_EQ(0, st_param_set("retire_timeout_ms", "200"));
 	ASSERT_EQ(0, core_cluster_acquire(a, 1));
 	ASSERT_EQ(0, core_launch_cores(a, ca, &la));
-	/* The release holds core_lock once it claimed the core. */
-	release_stalled_cluster0(_metadata, a, a, &ra, &t);
+	ASSERT_EQ(0, st_inject_stall(0, 0));
+	ASSERT_EQ(0, core_cluster_release(a, 1));
+	core_launch_free(la);
+	ASSERT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(a, 0));
+	/* ...then recovered by a reset that sleeps under core_lock. */
+	ASSERT_EQ(0, st_param_set("mock_close_delay_ms", "8000"));
+	ra.dev = a;
+	ASSERT_EQ(0, pthread_create(&t, NULL, reset_thread, &ra));
+	/* Acknowledged: the reset is in its close delay, core_lock held. */
+	st_wait_until((ret = core_retire_status(a, 0, &rst)) ||
+		      (rst.reason == PTO_RETIRE_BY_RESET &&
+		       (rst.result & PTO_RETIRE_ACKED)));
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(PTO_RETIRE_BY_RESET, rst.reason);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	/* Asleep in the ioctl (not before it): D, killable or not. */
@@ -497,10 +526,13 @@ TEST(core_lock_waiter_dies_of_sigkill)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		TH_LOG("child status %#x", status);
-	/* Reaped while the release still waits for the silent core. */
-	EXPECT_NE(PTO_CORE_QUARANTINED, core_state_ioctl(a, 0))
-		TH_LOG("the killed child died only after a's release ended");
-	end_stalled_release(_metadata, a, a, &ra, t, la, ca);
+	/* Reaped while the reset still sleeps. */
+	EXPECT_EQ(PTO_CORE_QUARANTINED, core_state_ioctl(a, 0))
+		TH_LOG("the killed child died only after the reset ended");
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, ra.ret);
+	EXPECT_EQ(1, ra.rs.recovered);
+	EXPECT_EQ(PTO_CORE_UNLAUNCHED, core_state_ioctl(a, 0));
 	pto_dev_close(a);
 	close(go[0]);
 	close(go[1]);

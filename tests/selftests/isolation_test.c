@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Isolation between two unprivileged users: an owner and an intruder, of
+ * different uids, both in the group the device node is given to. Neither
+ * reads or writes the other's GM through payloads, handles, mmap offsets
+ * or stale mappings, touches the other's cores, or leaves a core unusable
+ * for the other once its own file is closed. Needs root to set up the
+ * node and the users; the checks run as the two users.
+ */
+#include <grp.h>
+#include <setjmp.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <pto/pto.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+#include "pto_core_util.h"
+
+#define ISO_GID 4242		/* the device node's group */
+#define ISO_OWNER_UID 4001
+#define ISO_INTRUDER_UID 4002
+#define ISO_BO_SIZE (64u << 10)
+#define ISO_SECRET 0xa5u
+#define ISO_STALE 0x5au
+
+/* The phases the two processes step through (struct iso_shared.phase). */
+enum {
+	ISO_START,
+	ISO_OWNER_READY,	/* the owner's buffer and cluster 0 launched */
+	ISO_PROBED,		/* the intruder's probes done, stale bo armed */
+	ISO_REALLOCATED,	/* the owner allocated a buffer after the free */
+	ISO_INTRUDER_GONE,	/* the intruder's second write done, exiting */
+	ISO_REAPED,		/* the parent reaped the intruder */
+};
+
+/* Shared by the parent and both children (an anonymous shared map). */
+struct iso_shared {
+	int phase;
+	uint32_t handle;	/* the owner's buffer */
+	uint64_t dev_addr, mmap_offset;
+	uint64_t stale_addr;	/* the intruder's freed, still mapped buffer */
+	char why[2][128];	/* [0] the owner's failure, [1] the intruder's */
+};
+
+static struct iso_shared *iso;
+
+static void iso_set(int phase)
+{
+	__atomic_store_n(&iso->phase, phase, __ATOMIC_RELEASE);
+}
+
+static int iso_wait(int phase)
+{
+	return st_wait_until(__atomic_load_n(&iso->phase, __ATOMIC_ACQUIRE) >=
+			     phase);
+}
+
+/* Record the first failure of @who (0 owner, 1 intruder): nonzero. */
+#define ISO_FAIL(who, ...) ({						\
+	if (!iso->why[who][0])						\
+		snprintf(iso->why[who], sizeof(iso->why[who]), __VA_ARGS__); \
+	1;								\
+})
+
+/* Become @uid, in ISO_GID, with room for a few buffers' locked memory. */
+static int iso_become(uid_t uid)
+{
+	struct rlimit rl = { 64 << 20, 64 << 20 };
+	gid_t g = ISO_GID;
+
+	return setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(1, &g) ||
+	       setresgid(uid, uid, uid) || setresuid(uid, uid, uid) ||
+	       !geteuid();
+}
+
+static int iso_all(const volatile uint8_t *m, size_t n, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (m[i] != v)
+			return 0;
+	return 1;
+}
+
+/* ---- the intruder's probes: each 0, or nonzero with iso->why[1] set ---- */
+
+struct iso_ctx {
+	struct pto_dev *d;
+	int fd;
+};
+
+/*
+ * The owner's handle means nothing in another file: unknown there, or
+ * (the same number) the intruder's own buffer, never the owner's.
+ */
+static int iso_probe_handles(struct iso_ctx *c)
+{
+	struct pto_bo_info bi = { .handle = iso->handle };
+	struct pto_bo_free bf = { .handle = iso->handle };
+	int ret = pto_sioctl(c->fd, PTO_IOCTL_BO_INFO, &bi);
+
+	if (!ret && bi.dev_addr == iso->dev_addr)
+		return ISO_FAIL(1, "BO_INFO of the owner's handle");
+	if (ret && ret != -ENOENT)
+		return ISO_FAIL(1, "BO_INFO: %d", ret);
+	if (ret && pto_sioctl(c->fd, PTO_IOCTL_BO_FREE, &bf) != -ENOENT)
+		return ISO_FAIL(1, "BO_FREE of the owner's handle");
+	return 0;
+}
+
+/* Nor its mmap offset (at most the intruder's own), nor its windows. */
+static int iso_probe_mmap(struct iso_ctx *c)
+{
+	void *m = mmap(NULL, ISO_BO_SIZE, PROT_READ, MAP_SHARED, c->fd,
+		       iso->mmap_offset);
+
+	if (m != MAP_FAILED && iso_all(m, ISO_BO_SIZE, ISO_SECRET))
+		return ISO_FAIL(1, "mmap of the owner's buffer offset");
+	if (m != MAP_FAILED)
+		munmap(m, ISO_BO_SIZE);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, c->fd,
+		 PTO_WINDOW_MMAP_OFFSET(0));
+	if (m != MAP_FAILED || errno != EPERM)
+		return ISO_FAIL(1, "mmap of the owner's core window");
+	return 0;
+}
+
+/* No ioctl acts on the owner's cores or cluster. */
+static int iso_probe_cores(struct iso_ctx *c)
+{
+	struct pto_cluster_acquire ca = { .clusters = 1 };
+	struct pto_doorbell db = { .cores = { 1 } };
+	struct pto_core_retire rt = { .cores = { 1 } };
+
+	if (pto_sioctl(c->fd, PTO_IOCTL_CLUSTER_ACQUIRE, &ca) != -EBUSY)
+		return ISO_FAIL(1, "CLUSTER_ACQUIRE of the owner's cluster");
+	if (pto_sioctl(c->fd, PTO_IOCTL_CLUSTER_RELEASE, &ca) != -EPERM)
+		return ISO_FAIL(1, "CLUSTER_RELEASE of the owner's cluster");
+	if (pto_sioctl(c->fd, PTO_IOCTL_DOORBELL, &db) != -EPERM)
+		return ISO_FAIL(1, "DOORBELL of the owner's core");
+	if (pto_sioctl(c->fd, PTO_IOCTL_CORE_RETIRE, &rt) != -EPERM)
+		return ISO_FAIL(1, "CORE_RETIRE of the owner's core");
+	return 0;
+}
+
+/* COPY @src to @dst (device addresses, @n int32) on the intruder's core. */
+static int iso_copy(struct core_launch *l, uint64_t src, uint64_t dst,
+		    uint32_t n)
+{
+	struct pto_payload p = { .func_id = PTO_FUNC_COPY };
+	uint32_t shape[1] = { n };
+	uint64_t str[1] = { 1 };
+
+	pto_tensor_set(&p.t[PTO_ARG_A], src, PTO_DTYPE_I32, 1, shape, str);
+	pto_tensor_set(&p.t[PTO_ARG_OUT], dst, PTO_DTYPE_I32, 1, shape, str);
+	return pto_run1(l, &l->core[0], &p);
+}
+
+/* Payloads naming the owner's GM: refused (EADDR), nothing moved. */
+static int iso_probe_payloads(struct iso_ctx *c)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 };
+	uint32_t n = ISO_BO_SIZE / 4;
+	struct pto_bo_alloc own;
+	struct core_launch *l;
+	int bad = 0, r[3];
+
+	st_cluster_cores(1, cores);
+	if (st_bo_alloc(c->fd, ISO_BO_SIZE, &own))
+		return ISO_FAIL(1, "BO_ALLOC");
+	if (core_cluster_acquire(c->d, 2) || core_launch_cores(c->d, cores, &l))
+		return ISO_FAIL(1, "acquire and launch of cluster 1");
+	r[0] = iso_copy(l, iso->dev_addr, own.dev_addr, n);	/* read */
+	r[1] = iso_copy(l, own.dev_addr, iso->dev_addr, n);	/* write */
+	/* A straddle: starts in the intruder's buffer, ends past it. */
+	r[2] = iso_copy(l, own.dev_addr + ISO_BO_SIZE / 2, own.dev_addr, n);
+	if (r[0] != PTO_TASK_EADDR || r[1] != PTO_TASK_EADDR ||
+	    r[2] != PTO_TASK_EADDR)
+		bad = ISO_FAIL(1, "COPY across files: status %d %d %d", r[0],
+			       r[1], r[2]);
+	if (core_cluster_release(c->d, 2) && !bad)
+		bad = ISO_FAIL(1, "release of cluster 1");
+	core_launch_free(l);
+	return bad;
+}
+
+/*
+ * Extension point: each resource kind the driver adds that one file can
+ * name in another's (captures, graph launches, ...) adds its probe here.
+ */
+static int (*const iso_probes[])(struct iso_ctx *c) = {
+	iso_probe_handles,
+	iso_probe_mmap,
+	iso_probe_cores,
+	iso_probe_payloads,
+};
+
+static sigjmp_buf iso_jmp;
+
+static void iso_sigbus(int sig)
+{
+	siglongjmp(iso_jmp, 1);
+}
+
+/* Does reading @p raise SIGBUS? */
+static int iso_faults(volatile uint32_t *p)
+{
+	struct sigaction sa = { .sa_handler = iso_sigbus }, old;
+	int faulted = 1;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(iso_jmp, 1)) {
+		(void)*p;
+		faulted = 0;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
+}
+
+/*
+ * A window mapped while the intruder owned cluster 1 is dead once it
+ * released it (SIGBUS), whoever owns the cluster next.
+ */
+static int iso_stale_window(struct iso_ctx *c)
+{
+	volatile uint32_t *w;
+
+	if (core_cluster_acquire(c->d, 2))
+		return ISO_FAIL(1, "acquire of cluster 1");
+	w = mmap(NULL, 4096, PROT_READ, MAP_SHARED, c->fd,
+		 PTO_WINDOW_MMAP_OFFSET(3));
+	if (w == MAP_FAILED)
+		return ISO_FAIL(1, "mmap of its own window");
+	(void)*w;
+	if (core_cluster_release(c->d, 2))
+		return ISO_FAIL(1, "release of cluster 1");
+	if (!iso_faults(w))
+		return ISO_FAIL(1, "a released window still maps");
+	munmap((void *)w, 4096);
+	return 0;
+}
+
+static int intruder(void)
+{
+	uint64_t cores2[PTO_CORE_MASK_WORDS] = { 0 };
+	struct pto_bo_alloc stale;
+	struct pto_bo_free bf;
+	struct core_launch *l;
+	struct iso_ctx c;
+	volatile uint8_t *m;
+	unsigned int i;
+
+	if (iso_become(ISO_INTRUDER_UID))
+		return ISO_FAIL(1, "setuid");
+	if (pto_dev_open(0, &c.d))
+		return ISO_FAIL(1, "open as uid %d: %s", ISO_INTRUDER_UID,
+				strerror(errno));
+	c.fd = pto_dev_fd(c.d);
+	if (!iso_wait(ISO_OWNER_READY))
+		return ISO_FAIL(1, "the owner never got ready");
+	for (i = 0; i < ARRAY_SIZE(iso_probes); i++)
+		if (iso_probes[i](&c))
+			return 1;
+	if (iso_stale_window(&c))
+		return 1;
+	/* A freed buffer still mapped: its GM stays its own until unmap. */
+	if (st_bo_alloc(c.fd, ISO_BO_SIZE, &stale))
+		return ISO_FAIL(1, "BO_ALLOC");
+	m = mmap(NULL, ISO_BO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd,
+		 stale.mmap_offset);
+	bf = (struct pto_bo_free){ .handle = stale.handle };
+	if (m == MAP_FAILED || pto_sioctl(c.fd, PTO_IOCTL_BO_FREE, &bf))
+		return ISO_FAIL(1, "map and free");
+	memset((void *)m, ISO_STALE, ISO_BO_SIZE);
+	iso->stale_addr = stale.dev_addr;
+	iso_set(ISO_PROBED);
+	if (!iso_wait(ISO_REALLOCATED))
+		return ISO_FAIL(1, "the owner never reallocated");
+	memset((void *)m, ISO_STALE, ISO_BO_SIZE);
+	/* Cluster 2 launched and left to the close at exit. */
+	st_cluster_cores(2, cores2);
+	if (core_cluster_acquire(c.d, 4) || core_launch_cores(c.d, cores2, &l))
+		return ISO_FAIL(1, "acquire and launch of cluster 2");
+	iso_set(ISO_INTRUDER_GONE);
+	return 0;	/* exit closes the file: cluster 2 is released */
+}
+
+/* ---- the owner ---- */
+
+static int iso_bo_is(int fd, uint32_t handle, uint64_t dev_addr)
+{
+	struct pto_bo_info bi = { .handle = handle };
+
+	return !pto_sioctl(fd, PTO_IOCTL_BO_INFO, &bi) &&
+	       bi.dev_addr == dev_addr && bi.size == ISO_BO_SIZE;
+}
+
+static int owner_checks(struct pto_dev *d, volatile uint8_t *m)
+{
+	uint64_t cores2[PTO_CORE_MASK_WORDS] = { 0 };
+	struct pto_bo_alloc again;
+	struct core_launch *l;
+	volatile uint8_t *y;
+	int bad = 0;
+
+	if (!iso_wait(ISO_PROBED))
+		return ISO_FAIL(0, "the intruder never probed");
+	if (st_bo_alloc(pto_dev_fd(d), ISO_BO_SIZE, &again))
+		return ISO_FAIL(0, "BO_ALLOC after the free");
+	if (again.dev_addr < iso->stale_addr + ISO_BO_SIZE &&
+	    iso->stale_addr < again.dev_addr + ISO_BO_SIZE)
+		return ISO_FAIL(0, "got the GM of a freed, still mapped buffer");
+	y = mmap(NULL, ISO_BO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(d), again.mmap_offset);
+	if (y == MAP_FAILED || !iso_all(y, ISO_BO_SIZE, 0))
+		return ISO_FAIL(0, "a new buffer not zeroed");
+	iso_set(ISO_REALLOCATED);
+	if (!iso_wait(ISO_REAPED))
+		return ISO_FAIL(0, "the intruder never ended");
+	if (!iso_all(y, ISO_BO_SIZE, 0))
+		bad = ISO_FAIL(0, "the intruder's stale mapping wrote here");
+	if (!iso_all(m, ISO_BO_SIZE, ISO_SECRET))
+		bad = ISO_FAIL(0, "the owner's buffer changed");
+	if (!bad && !iso_bo_is(pto_dev_fd(d), iso->handle, iso->dev_addr))
+		bad = ISO_FAIL(0, "the owner's handle lost its buffer");
+	/* The cluster the intruder left at its exit works for the owner. */
+	st_cluster_cores(2, cores2);
+	if (core_cluster_acquire(d, 4) || core_launch_cores(d, cores2, &l))
+		return ISO_FAIL(0, "cluster 2 unusable after the intruder");
+	if (pto_noop_all(l))
+		bad = ISO_FAIL(0, "cluster 2 does not run");
+	core_cluster_release(d, 4);
+	core_launch_free(l);
+	munmap((void *)y, ISO_BO_SIZE);
+	return bad;
+}
+
+static int owner(void)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0x7 };
+	struct pto_bo_alloc a;
+	struct core_launch *l;
+	struct pto_dev *d;
+	volatile uint8_t *m;
+	int bad;
+
+	if (iso_become(ISO_OWNER_UID))
+		return ISO_FAIL(0, "setuid");
+	if (pto_dev_open(0, &d))
+		return ISO_FAIL(0, "open as uid %d: %s", ISO_OWNER_UID,
+				strerror(errno));
+	if (st_bo_alloc(pto_dev_fd(d), ISO_BO_SIZE, &a))
+		return ISO_FAIL(0, "BO_ALLOC");
+	m = mmap(NULL, ISO_BO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(d), a.mmap_offset);
+	if (m == MAP_FAILED)
+		return ISO_FAIL(0, "mmap");
+	memset((void *)m, ISO_SECRET, ISO_BO_SIZE);
+	if (core_cluster_acquire(d, 1) || core_launch_cores(d, cores, &l))
+		return ISO_FAIL(0, "acquire and launch of cluster 0");
+	iso->handle = a.handle;
+	iso->dev_addr = a.dev_addr;
+	iso->mmap_offset = a.mmap_offset;
+	iso_set(ISO_OWNER_READY);
+	bad = owner_checks(d, m);
+	/* The owner's own cores still run after the intruder's probes. */
+	if (pto_noop_all(l) && !bad)
+		bad = ISO_FAIL(0, "the owner's cores stopped running");
+	core_cluster_release(d, 1);
+	core_launch_free(l);
+	pto_dev_close(d);
+	return bad;
+}
+
+static pid_t iso_spawn(int (*fn)(void))
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(fn());
+	return pid;
+}
+
+TEST(two_users_isolated)
+{
+	struct stat st;
+	pid_t po, pi;
+	int so = -1, si = -1;
+
+	if (geteuid())
+		SKIP(return, "needs root to set up the users");
+	ASSERT_EQ(0, stat(PTO_DEV0, &st));
+	iso = mmap(NULL, sizeof(*iso), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, iso);
+	/* The node in a group both users are in, as a udev rule would. */
+	ASSERT_EQ(0, chown(PTO_DEV0, 0, ISO_GID));
+	ASSERT_EQ(0, chmod(PTO_DEV0, 0660));
+	po = iso_spawn(owner);
+	pi = iso_spawn(intruder);
+	ASSERT_LT(0, po);
+	ASSERT_LT(0, pi);
+	EXPECT_EQ(pi, waitpid(pi, &si, 0));
+	iso_set(ISO_REAPED);
+	EXPECT_EQ(po, waitpid(po, &so, 0));
+	chown(PTO_DEV0, st.st_uid, st.st_gid);
+	chmod(PTO_DEV0, st.st_mode & 07777);
+	EXPECT_TRUE(WIFEXITED(si) && !WEXITSTATUS(si))
+		TH_LOG("intruder: %s", iso->why[1]);
+	EXPECT_TRUE(WIFEXITED(so) && !WEXITSTATUS(so))
+		TH_LOG("owner: %s", iso->why[0]);
+}
+
+TEST_HARNESS_MAIN
