@@ -4,12 +4,15 @@
  *
  * One open reservation per lane makes the two cursors coincide: the open
  * record is always the one at the buffer's count, and its arena bytes are
- * the last taken. So commit advancing count never publishes an unwritten
- * record, abandon rolls the write position back without leaking arena,
- * and a buffer is published only while no reservation is open. The
- * counters the consumer sees (collected, dropped, total, truncated) move
- * only when a record is committed or refused: a WouldBlock is not a
- * record, so total == collected + dropped survives any number of retries.
+ * the last taken. So commit never publishes an unwritten record, abandon
+ * rolls the write position back without leaking arena, and a buffer is
+ * published only while no reservation is open.
+ */
+
+/*
+ * The counters the consumer sees move only when a record is committed or
+ * refused: a WouldBlock is not a record, so total == collected + dropped
+ * survives any number of retries.
  */
 #include <linux/bug.h>
 #include <linux/errno.h>
@@ -19,6 +22,7 @@
 #include <linux/string.h>
 #include <kunit/visibility.h>
 #include "pto_producer.h"
+#include "pto_trace.h"
 
 void pto_producer_init(struct pto_producer *p, void *mem, u64 arena_size,
 		       u32 level)
@@ -78,7 +82,7 @@ static bool pto_arena_fits(const struct pto_producer *p, u64 bytes)
 {
 	if (!bytes)
 		return true;
-	if (p->committed - p->st->completed_payloads >=
+	if (p->committed - p->st->acct.completed_payloads >=
 	    PTO_PRODUCER_MAX_PAYLOADS)
 		return false;
 	return p->arena_size - (p->head - p->tail) >= bytes;
@@ -86,8 +90,8 @@ static bool pto_arena_fits(const struct pto_producer *p, u64 bytes)
 
 static void pto_account_dropped(struct pto_producer *p)
 {
-	p->st->dropped++;
-	p->st->total++;
+	p->st->acct.dropped++;
+	p->st->acct.total++;
 }
 
 static void pto_account_refused(struct pto_producer *p)
@@ -110,7 +114,7 @@ EXPORT_SYMBOL_IF_KUNIT(pto_producer_refuse);
 void pto_producer_publish(struct pto_producer *p)
 {
 	struct pto_dump_state *st = p->st;
-	u64 n = st->ready_tail;
+	u64 n = st->acct.ready_tail;
 
 	if (WARN_ON_ONCE(p->open) || p->cur == PTO_PRODUCER_NO_BUF)
 		return;
@@ -120,13 +124,13 @@ void pto_producer_publish(struct pto_producer *p)
 	}
 	st->ready[n % PTO_DUMP_META_BUFFERS] = p->cur;
 	st->ready_records[n % PTO_DUMP_META_BUFFERS] = p->count;
-	st->published_payloads += p->cur_payloads;
+	st->acct.published_payloads += p->cur_payloads;
 	/*
 	 * Release: the records, the entry and published_payloads are visible
 	 * before the new tail; pairs with the consumer's load-acquire of
 	 * ready_tail (Documentation/dump.md).
 	 */
-	smp_store_release(&st->ready_tail, n + 1);
+	smp_store_release(&st->acct.ready_tail, n + 1);
 	p->cur = PTO_PRODUCER_NO_BUF;
 	p->count = 0;
 	p->cur_payloads = 0;
@@ -205,6 +209,7 @@ enum pto_begin pto_producer_try_begin(struct pto_producer *p,
 	r->pre_pos = p->head;
 	p->head += r->copy_bytes;
 	p->open = true;
+	trace_pto_lane_reserve(p, r);
 	return PTO_BEGIN_ACCEPTED;
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_producer_try_begin);
@@ -321,11 +326,12 @@ void pto_producer_commit(struct pto_producer *p)
 		p->cur_payloads++;
 	}
 	p->count++;
-	st->collected++;
-	st->total++;
+	st->acct.collected++;
+	st->acct.total++;
 	if (r->truncated)
-		st->truncated++;
+		st->acct.truncated++;
 	st->arena_write_pos = p->head;
+	trace_pto_lane_commit(p, r);
 	pto_close_slot(p, r->index);
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_producer_commit);
@@ -339,6 +345,7 @@ void pto_producer_abandon(struct pto_producer *p)
 	p->head = r->pre_pos;
 	p->abandoned++;
 	pto_account_dropped(p);
+	trace_pto_lane_abandon(p, r);
 	pto_close_slot(p, r->index);
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_producer_abandon);
@@ -352,20 +359,20 @@ int pto_producer_ack(struct pto_producer *p, u64 completed, u64 returned)
 {
 	struct pto_dump_state *st = p->st;
 
-	if (completed < st->completed_payloads ||
-	    completed > st->published_payloads ||
-	    returned < st->ready_head || returned > st->ready_tail)
+	if (completed < st->acct.completed_payloads ||
+	    completed > st->acct.published_payloads ||
+	    returned < st->acct.ready_head || returned > st->acct.ready_tail)
 		return -EINVAL;
-	while (st->ready_head < returned) {
+	while (st->acct.ready_head < returned) {
 		p->free[p->free_tail % PTO_DUMP_META_BUFFERS] =
-			st->ready[st->ready_head % PTO_DUMP_META_BUFFERS];
+			st->ready[st->acct.ready_head % PTO_DUMP_META_BUFFERS];
 		p->free_tail++;
-		st->ready_head++;
+		st->acct.ready_head++;
 	}
 	st->free_count = p->free_tail - p->free_head;
-	if (completed > st->completed_payloads) {
+	if (completed > st->acct.completed_payloads) {
 		p->tail = p->pay_end[(completed - 1) % PTO_PRODUCER_MAX_PAYLOADS];
-		st->completed_payloads = completed;
+		st->acct.completed_payloads = completed;
 	}
 	return 0;
 }

@@ -82,6 +82,7 @@ struct pto_reservation {
  * @committed: payloads committed since bind; @pay_end[i % MAX]: the end
  *	position of payload i, for the tail when it is acknowledged.
  * @free / @free_head / @free_tail: the free queue of buffer indices.
+ * @dev / @lane: the lane's device and index, for the tracepoints.
  * @refused / @abandoned: the two kinds of dropped record (debugfs).
  * @copy / @copy_priv: KUnit's recording copy (NULL: memcpy).
  */
@@ -91,6 +92,8 @@ struct pto_producer {
 	u8 *arena;
 	u64 arena_size;
 	u32 level;
+	u32 dev;
+	u32 lane;
 	bool open;
 	bool stopped;
 	u32 cur;

@@ -126,7 +126,7 @@ static void lt_capture(struct kunit *test, struct pto_producer *p,
 
 static void lt_expect_balanced(struct kunit *test, struct pto_producer *p)
 {
-	KUNIT_EXPECT_EQ(test, p->st->total, p->st->collected + p->st->dropped);
+	KUNIT_EXPECT_EQ(test, p->st->acct.total, p->st->acct.collected + p->st->acct.dropped);
 }
 
 /*
@@ -172,9 +172,9 @@ static void lane_reservation_ab(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->head, head0);
 	KUNIT_EXPECT_EQ(test, p->count, count0);
 	KUNIT_EXPECT_EQ(test, p->st->arena_write_pos, before.arena_write_pos);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, before.dropped + 1);
-	KUNIT_EXPECT_EQ(test, p->st->collected, before.collected);
-	KUNIT_EXPECT_EQ(test, p->st->ready_tail, before.ready_tail);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, before.acct.dropped + 1);
+	KUNIT_EXPECT_EQ(test, p->st->acct.collected, before.acct.collected);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, before.acct.ready_tail);
 
 	lt_begin_ok(test, p, &b);
 	KUNIT_EXPECT_EQ(test, p->res.index, count0);
@@ -183,8 +183,8 @@ static void lane_reservation_ab(struct kunit *test)
 		;
 	pto_producer_commit(p);
 	KUNIT_EXPECT_EQ(test, p->count, count0 + 1);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, 1ULL);
-	KUNIT_EXPECT_EQ(test, p->st->collected, 2ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.collected, 2ULL);
 	lt_expect_balanced(test, p);
 }
 
@@ -205,15 +205,15 @@ static void lane_abandon_last_record(struct kunit *test)
 	}
 	first = p->cur;
 	KUNIT_ASSERT_EQ(test, p->count, (u32)PTO_DUMP_RECORDS - 1);
-	KUNIT_EXPECT_EQ(test, p->st->ready_tail, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 0ULL);
 
 	lt_begin_ok(test, p, &t);
 	KUNIT_EXPECT_EQ(test, p->res.index, (u32)PTO_DUMP_RECORDS - 1);
 	pto_producer_copy_chunk(p, 100);
-	KUNIT_EXPECT_EQ(test, p->st->ready_tail, 0ULL);	/* not while open */
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 0ULL);	/* not while open */
 	pto_producer_abandon(p);
 
-	KUNIT_EXPECT_EQ(test, p->st->ready_tail, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 1ULL);
 	KUNIT_EXPECT_EQ(test, p->st->ready[0], first);
 	KUNIT_EXPECT_EQ(test, p->st->ready_records[0],
 			(u32)PTO_DUMP_RECORDS - 1);
@@ -226,7 +226,7 @@ static void lane_abandon_last_record(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->res.index, 0U);
 	KUNIT_EXPECT_NE(test, p->res.buf, first);
 	pto_producer_commit(p);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
 	lt_expect_balanced(test, p);
 }
 
@@ -289,7 +289,7 @@ static void lane_chunks_at_clamp(struct kunit *test)
 	rec = &p->meta[p->cur * PTO_DUMP_RECORDS];
 	KUNIT_EXPECT_EQ(test, rec->payload_size, (u32)LT_ARENA / 2);
 	KUNIT_EXPECT_FALSE(test, rec->flags & PTO_DUMP_REC_TRUNCATED);
-	KUNIT_EXPECT_EQ(test, p->st->truncated, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.truncated, 0ULL);
 
 	/* The arena is half used: the consumer frees it first. */
 	pto_producer_publish(p);
@@ -298,7 +298,7 @@ static void lane_chunks_at_clamp(struct kunit *test)
 	rec = &p->meta[p->cur * PTO_DUMP_RECORDS];
 	KUNIT_EXPECT_TRUE(test, rec->flags & PTO_DUMP_REC_TRUNCATED);
 	KUNIT_EXPECT_EQ(test, rec->payload_size, (u32)LT_ARENA / 2);
-	KUNIT_EXPECT_EQ(test, p->st->truncated, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.truncated, 1ULL);
 	lt_expect_balanced(test, p);
 }
 
@@ -366,15 +366,15 @@ static void lane_ack_validation(struct kunit *test)
 
 	for (i = 0; i < 3; i++)
 		lt_capture(test, p, &a);
-	KUNIT_EXPECT_EQ(test, p->st->published_payloads, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.published_payloads, 0ULL);
 	memcpy(&snap, p->st, sizeof(snap));
 	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 1, 0));
 	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 0, 1));
 	KUNIT_EXPECT_EQ(test, 0, memcmp(&snap, p->st, sizeof(snap)));
 
 	pto_producer_publish(p);
-	KUNIT_EXPECT_EQ(test, p->st->published_payloads, 3ULL);
-	KUNIT_EXPECT_EQ(test, p->st->ready_tail, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.published_payloads, 3ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 1ULL);
 	memcpy(&snap, p->st, sizeof(snap));
 	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 4, 1));
 	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 3, 2));
@@ -415,20 +415,20 @@ static void lane_arena_backpressure(struct kunit *test)
 
 	lt_capture(test, p, &a);
 	lt_capture(test, p, &a);
-	total = p->st->total;
+	total = p->st->acct.total;
 	for (i = 0; i < 5; i++) {
 		KUNIT_EXPECT_EQ(test, PTO_BEGIN_WOULDBLOCK,
 				pto_producer_try_begin(p, &a, &why));
 		KUNIT_EXPECT_EQ(test, why, PTO_WHY_ARENA);
 	}
-	KUNIT_EXPECT_EQ(test, p->st->total, total);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, 0ULL);
-	KUNIT_EXPECT_EQ(test, p->st->ready_tail, 1ULL);
-	KUNIT_EXPECT_EQ(test, p->st->published_payloads, 2ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.total, total);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.published_payloads, 2ULL);
 	KUNIT_ASSERT_EQ(test, 0, pto_producer_ack(p, 1, 1));
 	lt_capture(test, p, &a);
-	KUNIT_EXPECT_EQ(test, p->st->collected, 3ULL);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.collected, 3ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 0ULL);
 	lt_expect_balanced(test, p);
 }
 
@@ -446,14 +446,14 @@ static void lane_refusals(struct kunit *test)
 			pto_producer_try_begin(p, &a, &why));
 	KUNIT_EXPECT_EQ(test, why, PTO_WHY_INVALID);
 	KUNIT_EXPECT_FALSE(test, p->open);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
 
 	pto_producer_init(p, ctx->mem, LT_ARENA, PTO_DUMP_OFF);
 	a.rec.rank = 1;
 	KUNIT_EXPECT_EQ(test, PTO_BEGIN_REFUSED,
 			pto_producer_try_begin(p, &a, &why));
 	KUNIT_EXPECT_EQ(test, why, PTO_WHY_OFF);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
 	KUNIT_EXPECT_EQ(test, p->head, 0ULL);
 
 	pto_producer_init(p, ctx->mem, LT_ARENA, PTO_DUMP_FULL);
@@ -478,8 +478,8 @@ static int lt_wait(void *priv, enum pto_begin_why why)
 	ctx->waits++;
 	if (ctx->wait_ret)
 		return ctx->wait_ret;
-	return pto_producer_ack(ctx->p, st->published_payloads,
-				st->ready_tail);
+	return pto_producer_ack(ctx->p, st->acct.published_payloads,
+				st->acct.ready_tail);
 }
 
 /*
@@ -506,7 +506,7 @@ static void lane_blocking_form(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, PTO_DUMP_RES_COLLECTED,
 			pto_producer_record(p, &a, &w));
 	KUNIT_EXPECT_EQ(test, ctx->waits, 1U);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 0ULL);
 
 	lt_capture(test, p, &a);	/* the arena is full again */
 	head = p->head;
@@ -514,8 +514,8 @@ static void lane_blocking_form(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -ETIMEDOUT, pto_producer_record(p, &a, &w));
 	KUNIT_EXPECT_FALSE(test, p->open);
 	KUNIT_EXPECT_EQ(test, p->head, head);
-	KUNIT_EXPECT_EQ(test, p->st->dropped, 1ULL);
-	KUNIT_EXPECT_EQ(test, p->st->collected, 4ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.collected, 4ULL);
 	lt_expect_balanced(test, p);
 }
 
