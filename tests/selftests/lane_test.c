@@ -522,4 +522,67 @@ TEST_F(lane, closed_lane_freed_at_release)
 	EXPECT_EQ(0, s.quarantine);
 }
 
+struct blocked {
+	int fd;
+	struct pto_dump_capture c;
+	int ret;
+};
+
+static void *capture_thread(void *arg)
+{
+	struct blocked *b = arg;
+
+	b->ret = pto_sioctl(b->fd, PTO_IOCTL_DUMP_CAPTURE, &b->c);
+	return NULL;
+}
+
+/*
+ * One producer per lane: while a capture waits on back-pressure, another
+ * thread's capture, close and unbind are -EBUSY; the acknowledgement
+ * wakes the waiter, which then commits.
+ */
+TEST_F(lane, second_capture_busy_while_one_waits)
+{
+	struct pto_dump_bind b;
+	struct pto_dump_capture c;
+	struct pto_dump_status s;
+	struct pto_dump_ack ack = { .lane = 0 };
+	struct blocked bl = { .fd = self->fd };
+	uint32_t *buf, h, n;
+	pthread_t t;
+	int i;
+
+	ASSERT_EQ(0, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
+	n = b.arena_size / 2 / 4;
+	h = alloc_pattern(self->fd, n, &buf);
+	ASSERT_NE(0, h);
+	tensor_req(&c, 0, h, 1, n);
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	tensor_req(&bl.c, 0, h, 2, n);
+	bl.c.timeout_ns = now_ns() + 60000000000ull;
+	ASSERT_EQ(0, pthread_create(&t, NULL, capture_thread, &bl));
+	for (i = 0; i < 2000; i++) {
+		ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+		if (s.acct.ready_tail == 1)
+			break;
+		usleep(5000);
+	}
+	usleep(20000);
+	tensor_req(&c, 0, h, 3, 16);
+	EXPECT_EQ(-EBUSY, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	EXPECT_EQ(-EBUSY, lane_cmd(self->fd, PTO_IOCTL_DUMP_CLOSE, 0));
+	EXPECT_EQ(-EBUSY, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+	ack.completed_payloads = 2;
+	ack.returned_buffers = 1;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, bl.ret);
+	EXPECT_EQ(PTO_DUMP_RES_COLLECTED, bl.c.result);
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+	EXPECT_EQ(3, s.acct.collected);
+	EXPECT_EQ(0, s.acct.dropped);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+}
+
 TEST_HARNESS_MAIN
