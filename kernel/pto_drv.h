@@ -29,6 +29,11 @@
  * The resident route's spinlocks (pto_mock_graph.c): pto_core.graph_lock
  * -> pto_graph.lock, under core_lock at most (a graph's launch).
  */
+
+/*
+ * A dump lane's lock: mmap_lock -> pto_lane.lock -> pto_device.bos_lock
+ * (a buffer's last put); no other driver lock nests with it.
+ */
 #ifndef _PTO_DRV_H_
 #define _PTO_DRV_H_
 
@@ -53,6 +58,7 @@
 struct dentry;
 struct address_space;
 struct pto_core;
+struct pto_lane;
 
 /**
  * struct pto_device - one mock NPU, /dev/ptoN.
@@ -84,6 +90,7 @@ struct pto_core;
  * @rsink / @rsink_priv: KUnit's recording sink for retirement's window
  *	and gate writes (NULL outside tests).
  * @retire_ms: KUnit's retirement deadline override (0: the parameter).
+ * @lane: the dump lanes, @lanes of them (pto_lane.h; each has its lock).
  */
 struct pto_device {
 	unsigned int index;
@@ -110,6 +117,7 @@ struct pto_device {
 		      u32 val);
 	void *rsink_priv;
 	unsigned int retire_ms;
+	struct pto_lane *lane;
 };
 
 /**
