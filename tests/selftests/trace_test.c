@@ -370,6 +370,8 @@ TEST(enable_picks_device_runs)
 			EXPECT_EQ(k != 1, count) TH_LOG("run %d task %d", k, j);
 		}
 	tr_free(&tr);
+}
+
 static int lane_events(const char *on)
 {
 	static const char *const ev[] = { "pto_lane_reserve", "pto_lane_commit",
