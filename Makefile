@@ -60,9 +60,9 @@ NL_LIBS = $(shell pkg-config --libs libnl-genl-3.0)
 NL_STATIC_LIBS = $(shell pkg-config --static --libs libnl-genl-3.0)
 $(O)/%/lib/events.o: CPPFLAGS += $(NL_CFLAGS)
 
-LIB_DIRS ?= lib lib/orch lib/sched lib/trace
+LIB_DIRS ?= lib lib/orch lib/sched lib/trace lib/dump
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h lib/trace/*.h uapi/linux/*.h)
+LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h lib/trace/*.h lib/dump/*.h uapi/linux/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/pic/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(O)/san/%.o)
 TSAN_OBJS := $(LIB_SRCS:%.c=$(O)/tsan/%.o)
