@@ -275,8 +275,13 @@ $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard te
 # test_trace.c includes ptoctl's trace reader and reads the PNG that
 # rsvg-convert renders (zlib).
 $(O)/unit/test_trace: $(PTOCTL_SRCS) $(wildcard tools/*.h)
-$(O)/unit/test_orch_trace: tools/ptoctl_trace_read.c tools/ptoctl_trace.h
+$(O)/unit/test_orch_trace: tools/ptoctl_trace_read.c tools/ptoctl_json.c tools/ptoctl_trace.h \
+		tools/ptoctl_json.h
 $(O)/unit/test_trace: UNIT_LDLIBS := -lz
+
+# test_dump_read.c includes ptoctl dump's reader and runs the built ptoctl.
+$(O)/unit/test_dump_read: tools/ptoctl_dump_read.c tools/ptoctl_json.c tools/ptoctl_dump.h \
+		tools/ptoctl_json.h tools/ptoctl
 
 # test_bench_args.c runs the built pto-bench.
 $(O)/unit/test_bench_args: tools/pto-bench

@@ -39,9 +39,23 @@ void dump_set_sort(struct dump_set *s)
 		qsort(s->rec, s->n, sizeof(*s->rec), cmp_rec);
 }
 
-/* A scalar's decoded value: an f32 as the shortest of six significant
- * digits (with ".0" when it reads as an integer), NaN as null and the
- * infinities as the strings "$Inf" / "-$Inf", JSON having none of them. */
+/* A float32 in the fewest significant digits, at least the reference
+ * runtime's six, that read back as the same value. */
+static void put_f32(char *buf, size_t size, float x)
+{
+	int p;
+
+	for (p = 6; p < 9; p++) {
+		snprintf(buf, size, "%.*g", p, (double)x);
+		if (strtof(buf, NULL) == x)
+			return;
+	}
+	snprintf(buf, size, "%.9g", (double)x);
+}
+
+/* A scalar's decoded value: an f32 with ".0" when it reads as an
+ * integer, NaN as null and the infinities as the strings "$Inf" /
+ * "-$Inf", JSON having none of them. */
 static void put_value(FILE *f, const struct dump_rec *r)
 {
 	char buf[32];
@@ -57,7 +71,7 @@ static void put_value(FILE *f, const struct dump_rec *r)
 			fputs(x < 0 ? ", \"value\": \"-$Inf\"" :
 			      ", \"value\": \"$Inf\"", f);
 		} else {
-			snprintf(buf, sizeof(buf), "%g", (double)x);
+			put_f32(buf, sizeof(buf), x);
 			fprintf(f, ", \"value\": %s%s", buf,
 				strpbrk(buf, ".e") ? "" : ".0");
 		}

@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
+#include "../../tools/ptoctl_json.c"
 #include "../../tools/ptoctl_trace_read.c"
 
 #define TRACEFS "/sys/kernel/tracing/"

@@ -16,111 +16,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include "dump/dump.h"
-
-#define TASK_A 0x0000000100000001ull
-#define TASK_B 0x0000000100000002ull
-#define TASK_C 0x0000000200000000ull
-
-static uint64_t f32_bits(float x)
-{
-	uint32_t u;
-
-	memcpy(&u, &x, sizeof(u));
-	return u;
-}
-
-static struct dump_rec tensor(uint64_t task, uint32_t arg, enum dump_role role,
-			      enum dump_stage stage, uint32_t dtype,
-			      unsigned int rank, const uint32_t *shape,
-			      const uint64_t *strides)
-{
-	struct dump_rec r = { .task_id = task, .nfunc = 1, .arg_index = arg,
-			      .role = role, .stage = stage,
-			      .kind = DUMP_KIND_TENSOR, .rank = (uint8_t)rank,
-			      .dtype = dtype };
-
-	r.func_id[0] = PTO_FUNC_ADD;
-	memcpy(r.shape, shape, rank * sizeof(*shape));
-	memcpy(r.strides, strides, rank * sizeof(*strides));
-	r.contiguous = dump_is_contiguous(rank, shape, strides);
-	return r;
-}
-
-static struct dump_rec scalar(uint32_t arg, uint32_t dtype, uint64_t bits)
-{
-	struct dump_rec r = { .task_id = TASK_A, .nfunc = 1, .arg_index = arg,
-			      .role = DUMP_ROLE_INPUT,
-			      .stage = DUMP_BEFORE_DISPATCH,
-			      .kind = DUMP_KIND_SCALAR, .dtype = dtype,
-			      .value = bits, .contiguous = true };
-
-	r.func_id[0] = PTO_FUNC_ADD;
-	return r;
-}
-
-/* Payload bytes of the set, in the order they are added. */
-static const float p_trunc[4] = { 1, 2, 3, 4 };
-static const float p_in0[6] = { 0.5f, 1, 1.5f, 2, 2.5f, 3 };
-static const float p_in1[4] = { 10, 20, 30, 40 };
-static const float p_out[6] = { -1, -2, -3, -4, -5, -6 };
-static const int32_t p_io0[4] = { 7, 8, 9, 10 };
-static const int32_t p_io1[4] = { 14, 16, 18, 20 };
-
-/* The set, added out of the file's order. */
-static int build(struct dump_set *s)
-{
-	static const uint32_t s8[1] = { 8 }, s23[2] = { 2, 3 },
-			      s22[2] = { 2, 2 }, s4[1] = { 4 };
-	static const uint64_t c1[1] = { 1 }, c31[2] = { 3, 1 },
-			      st42[2] = { 4, 2 };
-	const struct { uint32_t arg, dtype; uint64_t bits; } scalars[] = {
-		{ 9, PTO_DTYPE_F32, f32_bits(1e-7f) },
-		{ 4, PTO_DTYPE_F32, f32_bits(2.0f) },
-		{ 3, PTO_DTYPE_F32, f32_bits(1.5f) },
-		{ 5, PTO_DTYPE_I32, 0xfffffff9u },	/* -7 */
-		{ 6, PTO_DTYPE_F32, f32_bits(NAN) },
-		{ 7, PTO_DTYPE_F32, f32_bits(INFINITY) },
-		{ 8, PTO_DTYPE_F32, f32_bits(-INFINITY) },
-	};
-	struct dump_rec r;
-	int ret = 0;
-	size_t i;
-
-	dump_set_init(s, DUMP_LEVEL_FULL);
-	s->dropped = 2;
-	r = tensor(TASK_B, 2, DUMP_ROLE_OUTPUT, DUMP_AFTER_COMPLETION,
-		   PTO_DTYPE_F32, 1, s8, c1);
-	r.truncated = true;
-	ret |= dump_set_add(s, &r, p_trunc, sizeof(p_trunc));
-	r = tensor(TASK_A, 0, DUMP_ROLE_INPUT, DUMP_BEFORE_DISPATCH,
-		   PTO_DTYPE_F32, 2, s23, c31);
-	ret |= dump_set_add(s, &r, p_in0, sizeof(p_in0));
-	r = tensor(TASK_A, 1, DUMP_ROLE_INPUT, DUMP_BEFORE_DISPATCH,
-		   PTO_DTYPE_F32, 2, s22, st42);
-	r.start_offset = 5;
-	ret |= dump_set_add(s, &r, p_in1, sizeof(p_in1));
-	/* Scalars: arg_index = 3 tensors + the scalar's index. */
-	for (i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
-		r = scalar(scalars[i].arg, scalars[i].dtype, scalars[i].bits);
-		ret |= dump_set_add(s, &r, NULL, 0);
-	}
-	r = tensor(TASK_A, 2, DUMP_ROLE_OUTPUT, DUMP_AFTER_COMPLETION,
-		   PTO_DTYPE_F32, 2, s23, c31);
-	ret |= dump_set_add(s, &r, p_out, sizeof(p_out));
-	/* A MIX task whose second subtask's function is not known. */
-	r = tensor(TASK_C, 0, DUMP_ROLE_INOUT, DUMP_AFTER_COMPLETION,
-		   PTO_DTYPE_I32, 1, s4, c1);
-	r.nfunc = 3;
-	r.func_id[0] = 5;
-	r.func_id[1] = DUMP_FUNC_UNKNOWN;
-	r.func_id[2] = 6;
-	r.overwritten = true;
-	ret |= dump_set_add(s, &r, p_io1, sizeof(p_io1));
-	r.stage = DUMP_BEFORE_DISPATCH;
-	r.overwritten = false;
-	ret |= dump_set_add(s, &r, p_io0, sizeof(p_io0));
-	return ret;
-}
+#include "dump_fixture.h"
 
 #define REC(task, func, arg, role, stage, rest) \
 	"    {\"task_id\": \"" task "\", \"func_id\": [" func "], " \
@@ -141,10 +37,10 @@ static const char want_json[] =
 	"    \"byte_order\": \"little_endian\"\n"
 	"  },\n"
 	"  \"dump_args_level\": 2,\n"
-	"  \"total_args\": 13,\n"
-	"  \"before_dispatch\": 10,\n"
+	"  \"total_args\": 15,\n"
+	"  \"before_dispatch\": 12,\n"
 	"  \"after_completion\": 3,\n"
-	"  \"input_args\": 9,\n"
+	"  \"input_args\": 11,\n"
 	"  \"output_args\": 2,\n"
 	"  \"inout_args\": 2,\n"
 	"  \"truncated_args\": 1,\n"
@@ -169,6 +65,8 @@ static const char want_json[] =
 	SCALAR("7", "float32", "\"$Inf\"") ",\n"
 	SCALAR("8", "float32", "\"-$Inf\"") ",\n"
 	SCALAR("9", "float32", "1e-07") ",\n"
+	SCALAR("10", "float32", "0.1") ",\n"
+	SCALAR("11", "float32", "16777215.0") ",\n"
 	REC("0x0000000100000001", "1", "2", "output", "after_completion",
 	    "\"kind\": \"tensor\", \"dtype\": \"float32\", \"is_contiguous\": "
 	    "true, \"shape\": [2, 3], \"strides\": [3, 1], \"start_offset\": 0, "
@@ -190,34 +88,9 @@ static const char want_json[] =
 	    "\"numel\": 4, \"bin_offset\": 80, \"bin_size\": 16, \"truncated\": "
 	    "false, \"overwritten\": true") "\n"
 	"  ],\n"
-	"  \"collected\": 13,\n"
+	"  \"collected\": 15,\n"
 	"  \"accounting\": \"complete\"\n"
 	"}\n";
-
-/* The file at @path, NUL-terminated, its length in *@len; NULL if none. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = 0;
-		*len = (size_t)n;
-	}
-	return buf;
-}
 
 static char *json_of(struct dump_set *s)
 {
@@ -238,24 +111,17 @@ static char *json_of(struct dump_set *s)
 
 FIXTURE(dir)
 {
-	char dir[64], sub[96], json[128], bin[128];
+	struct dump_dir d;
 };
 
 FIXTURE_SETUP(dir)
 {
-	snprintf(self->dir, sizeof(self->dir), "/tmp/pto-dump-XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	snprintf(self->sub, sizeof(self->sub), "%s/args_dump", self->dir);
-	snprintf(self->json, sizeof(self->json), "%s/args_dump.json", self->sub);
-	snprintf(self->bin, sizeof(self->bin), "%s/args.bin", self->sub);
+	ASSERT_EQ(0, dump_dir_make(&self->d));
 }
 
 FIXTURE_TEARDOWN(dir)
 {
-	unlink(self->json);
-	unlink(self->bin);
-	rmdir(self->sub);
-	rmdir(self->dir);
+	dump_dir_remove(&self->d);
 }
 
 TEST(json_text_exact)
@@ -286,14 +152,14 @@ TEST_F(dir, files_exact)
 	memcpy(want + 80, p_io1, 16);
 	memcpy(want + 96, p_io0, 16);
 	ASSERT_EQ(0, build(&s));
-	ASSERT_EQ(0, dump_write(&s, self->dir));
+	ASSERT_EQ(0, dump_write(&s, self->d.dir));
 	dump_set_fini(&s);
-	got = slurp(self->bin, &len);
+	got = slurp(self->d.bin, &len);
 	ASSERT_NE(NULL, got);
 	ASSERT_EQ(sizeof(want), len);
 	EXPECT_EQ(0, memcmp(want, got, len));
 	free(got);
-	got = slurp(self->json, &len);
+	got = slurp(self->d.json, &len);
 	ASSERT_NE(NULL, got);
 	EXPECT_STREQ(want_json, got);
 	free(got);
@@ -311,8 +177,8 @@ TEST_F(dir, no_payload_no_bin_file)
 	char *got;
 	FILE *f;
 
-	ASSERT_EQ(0, mkdir(self->sub, 0777));
-	f = fopen(self->bin, "w");
+	ASSERT_EQ(0, mkdir(self->d.sub, 0777));
+	f = fopen(self->d.bin, "w");
 	ASSERT_NE(NULL, f);
 	fputs("stale", f);
 	fclose(f);
@@ -320,10 +186,10 @@ TEST_F(dir, no_payload_no_bin_file)
 	r = tensor(TASK_A, 0, DUMP_ROLE_INPUT, DUMP_BEFORE_DISPATCH,
 		   PTO_DTYPE_I32, 1, shape, strides);
 	ASSERT_EQ(0, dump_set_add(&s, &r, NULL, 0));
-	ASSERT_EQ(0, dump_write(&s, self->dir));
+	ASSERT_EQ(0, dump_write(&s, self->d.dir));
 	dump_set_fini(&s);
-	EXPECT_EQ(-1, access(self->bin, F_OK));
-	got = slurp(self->json, &len);
+	EXPECT_EQ(-1, access(self->d.bin, F_OK));
+	got = slurp(self->d.json, &len);
 	ASSERT_NE(NULL, got);
 	EXPECT_NE(NULL, strstr(got, "  \"dump_args_level\": 3,\n"));
 	EXPECT_NE(NULL, strstr(got, "  \"bin_file\": null,\n"));
@@ -341,17 +207,17 @@ TEST_F(dir, failed_run_writes_accounting_unknown)
 
 	ASSERT_EQ(0, build(&s));
 	s.unknown = true;
-	ASSERT_EQ(0, dump_write(&s, self->dir));
+	ASSERT_EQ(0, dump_write(&s, self->d.dir));
 	dump_set_fini(&s);
 	want = strdup(want_json);
 	ASSERT_NE(NULL, want);
 	memcpy(strstr(want, "\"complete\""), "\"unknown\"\n}\n", 13);
-	got = slurp(self->json, &len);
+	got = slurp(self->d.json, &len);
 	ASSERT_NE(NULL, got);
 	EXPECT_STREQ(want, got);
 	free(got);
 	free(want);
-	EXPECT_EQ(0, access(self->bin, F_OK));
+	EXPECT_EQ(0, access(self->d.bin, F_OK));
 }
 
 TEST(empty_set)
