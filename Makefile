@@ -391,6 +391,7 @@ install: lib tools $(O)/libpto.pc
 	for h in $(PUBLIC_HDRS); do echo "file 0644 $$h $(INCLUDEDIR)/pto/$${h##*/}"; done; \
 	echo "file 0644 uapi/linux/pto.h $(INCLUDEDIR)/linux/pto.h"; \
 	echo "file 0644 uapi/linux/pto_netlink.h $(INCLUDEDIR)/linux/pto_netlink.h"; \
+	echo "file 0644 uapi/linux/pto_dump.h $(INCLUDEDIR)/linux/pto_dump.h"; \
 	echo "file 0644 $(O)/libpto.pc $(PKGCONFIGDIR)/libpto.pc"; \
 	for t in $(TOOLS); do echo "file 0755 $$t $(BINDIR)/$${t##*/}"; done; \
 	for m in $(MAN_PAGES); do d=$${m%/*}; \

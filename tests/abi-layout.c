@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/pto.h>
+#include <linux/pto_dump.h>
 #include <pto/events.h>
 #include <pto/orch.h>
 #include <pto/pto.h>
@@ -246,6 +247,122 @@ int main(void)
 	FIELD(pto_sched_stats, reserved, 56, 72);
 	DONE(pto_sched_stats, 128, 0);
 
+	/* ---- linux/pto_dump.h: the dump lanes ---- */
+	FIELD(pto_dump_record, task_id, 0, 8);
+	FIELD(pto_dump_record, run_id, 8, 8);
+	FIELD(pto_dump_record, func_id, 16, 12);
+	FIELD(pto_dump_record, arg_index, 28, 4);
+	FIELD(pto_dump_record, role, 32, 4);
+	FIELD(pto_dump_record, stage, 36, 4);
+	FIELD(pto_dump_record, kind, 40, 4);
+	FIELD(pto_dump_record, dtype, 44, 4);
+	FIELD(pto_dump_record, rank, 48, 4);
+	FIELD(pto_dump_record, flags, 52, 4);
+	FIELD(pto_dump_record, shape, 56, 16);
+	FIELD(pto_dump_record, strides, 72, 32);
+	FIELD(pto_dump_record, start_offset, 104, 8);
+	FIELD(pto_dump_record, data, 112, 8);
+	FIELD(pto_dump_record, payload_size, 120, 4);
+	FIELD(pto_dump_record, pad, 124, 4);
+	DONE(pto_dump_record, PTO_DUMP_RECORD_SIZE, 0);
+
+	FIELD(pto_dump_state, magic, 0, 4);
+	FIELD(pto_dump_state, version, 4, 4);
+	FIELD(pto_dump_state, level, 8, 4);
+	FIELD(pto_dump_state, state, 12, 4);
+	FIELD(pto_dump_state, meta_buffers, 16, 4);
+	FIELD(pto_dump_state, records_per_buffer, 20, 4);
+	FIELD(pto_dump_state, record_size, 24, 4);
+	FIELD(pto_dump_state, quarantine, 28, 4);
+	FIELD(pto_dump_state, meta_offset, 32, 8);
+	FIELD(pto_dump_state, arena_offset, 40, 8);
+	FIELD(pto_dump_state, arena_size, 48, 8);
+	FIELD(pto_dump_state, arena_write_pos, 56, 8);
+	FIELD(pto_dump_state, published_payloads, 64, 8);
+	FIELD(pto_dump_state, completed_payloads, 72, 8);
+	FIELD(pto_dump_state, total, 80, 8);
+	FIELD(pto_dump_state, collected, 88, 8);
+	FIELD(pto_dump_state, dropped, 96, 8);
+	FIELD(pto_dump_state, truncated, 104, 8);
+	FIELD(pto_dump_state, ready_tail, 112, 8);
+	FIELD(pto_dump_state, ready_head, 120, 8);
+	FIELD(pto_dump_state, ready, 128, 32);
+	FIELD(pto_dump_state, ready_records, 160, 32);
+	FIELD(pto_dump_state, free_count, 192, 4);
+	FIELD(pto_dump_state, pad, 196, 4);
+	DONE(pto_dump_state, 200, 0);
+
+	FIELD(pto_dump_bind, lane, 0, 4);
+	FIELD(pto_dump_bind, level, 4, 4);
+	FIELD(pto_dump_bind, flags, 8, 8);
+	FIELD(pto_dump_bind, mmap_offset, 16, 8);
+	FIELD(pto_dump_bind, mmap_size, 24, 8);
+	FIELD(pto_dump_bind, arena_size, 32, 8);
+	DONE(pto_dump_bind, 40, 0);
+
+	FIELD(pto_dump_capture, lane, 0, 4);
+	FIELD(pto_dump_capture, handle, 4, 4);
+	FIELD(pto_dump_capture, flags, 8, 8);
+	FIELD(pto_dump_capture, run_id, 16, 8);
+	FIELD(pto_dump_capture, task_id, 24, 8);
+	FIELD(pto_dump_capture, func_id, 32, 12);
+	FIELD(pto_dump_capture, arg_index, 44, 4);
+	FIELD(pto_dump_capture, role, 48, 4);
+	FIELD(pto_dump_capture, stage, 52, 4);
+	FIELD(pto_dump_capture, kind, 56, 4);
+	FIELD(pto_dump_capture, dtype, 60, 4);
+	FIELD(pto_dump_capture, rank, 64, 4);
+	FIELD(pto_dump_capture, shape, 68, 16);
+	FIELD(pto_dump_capture, pad0, 84, 4);
+	FIELD(pto_dump_capture, strides, 88, 32);
+	FIELD(pto_dump_capture, start_offset, 120, 8);
+	FIELD(pto_dump_capture, bo_offset, 128, 8);
+	FIELD(pto_dump_capture, value, 136, 8);
+	FIELD(pto_dump_capture, timeout_ns, 144, 8);
+	FIELD(pto_dump_capture, result, 152, 4);
+	FIELD(pto_dump_capture, pad, 156, 4);
+	DONE(pto_dump_capture, 160, 0);
+
+	FIELD(pto_dump_ack, lane, 0, 4);
+	FIELD(pto_dump_ack, flags, 4, 4);
+	FIELD(pto_dump_ack, completed_payloads, 8, 8);
+	FIELD(pto_dump_ack, returned_buffers, 16, 8);
+	DONE(pto_dump_ack, 24, 0);
+
+	FIELD(pto_dump_lane, lane, 0, 4);
+	FIELD(pto_dump_lane, flags, 4, 4);
+	DONE(pto_dump_lane, 8, 0);
+
+	FIELD(pto_dump_status, lane, 0, 4);
+	FIELD(pto_dump_status, flags, 4, 4);
+	FIELD(pto_dump_status, state, 8, 4);
+	FIELD(pto_dump_status, level, 12, 4);
+	FIELD(pto_dump_status, quarantine, 16, 4);
+	FIELD(pto_dump_status, owner, 20, 4);
+	FIELD(pto_dump_status, open, 24, 4);
+	FIELD(pto_dump_status, pad, 28, 4);
+	FIELD(pto_dump_status, count, 32, 8);
+	FIELD(pto_dump_status, reserved, 40, 8);
+	FIELD(pto_dump_status, arena_size, 48, 8);
+	FIELD(pto_dump_status, arena_write_pos, 56, 8);
+	FIELD(pto_dump_status, published_payloads, 64, 8);
+	FIELD(pto_dump_status, completed_payloads, 72, 8);
+	FIELD(pto_dump_status, total, 80, 8);
+	FIELD(pto_dump_status, collected, 88, 8);
+	FIELD(pto_dump_status, dropped, 96, 8);
+	FIELD(pto_dump_status, truncated, 104, 8);
+	FIELD(pto_dump_status, ready_tail, 112, 8);
+	FIELD(pto_dump_status, ready_head, 120, 8);
+	FIELD(pto_dump_status, open_bytes, 128, 8);
+	FIELD(pto_dump_status, open_written, 136, 8);
+	DONE(pto_dump_status, 144, 0);
+
+	FIELD(pto_dump_reset, lanes, 0, 4);
+	FIELD(pto_dump_reset, flags, 4, 4);
+	FIELD(pto_dump_reset, recovered, 8, 4);
+	FIELD(pto_dump_reset, remaining, 12, 4);
+	DONE(pto_dump_reset, 16, 0);
+
 	/* ---- linux/pto.h: the driver's commands ---- */
 	tests++;
 	if (PTO_ABI_MAJOR != 2)
@@ -264,6 +381,13 @@ int main(void)
 	COMMAND(PTO_IOCTL_CORE_RETIRE, 0x09, 56);
 	COMMAND(PTO_IOCTL_RETIRE_STATUS, 0x0a, 72);
 	COMMAND(PTO_IOCTL_CORE_RESET, 0x0b, 32);
+	COMMAND(PTO_IOCTL_DUMP_BIND, 0x10, 40);
+	COMMAND(PTO_IOCTL_DUMP_CAPTURE, 0x11, 160);
+	COMMAND(PTO_IOCTL_DUMP_ACK, 0x12, 24);
+	COMMAND(PTO_IOCTL_DUMP_CLOSE, 0x13, 8);
+	COMMAND(PTO_IOCTL_DUMP_UNBIND, 0x14, 8);
+	COMMAND(PTO_IOCTL_DUMP_STATUS, 0x15, 144);
+	COMMAND(PTO_IOCTL_DUMP_RESET, 0x16, 16);
 
 	printf("1..%d\n", tests);
 	return failures != 0;

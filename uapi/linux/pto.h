@@ -25,7 +25,7 @@
  * major: -EPROTO), the minor on a compatible addition.
  */
 #define PTO_ABI_MAJOR 2
-#define PTO_ABI_MINOR 1
+#define PTO_ABI_MINOR 2
 
 /* Topology: a cluster is one AIC core followed by two AIV cores. */
 #define PTO_CORES_PER_CLUSTER 3
@@ -41,6 +41,7 @@
 #define PTO_CAP_MOCK (1ULL << 0)	/* the device is the mock backend */
 #define PTO_CAP_GM_MMAP (1ULL << 1)	/* GM buffer objects can be mmapped */
 #define PTO_CAP_CORES (1ULL << 2)	/* mock cores: launch, windows, kernels */
+#define PTO_CAP_DUMP (1ULL << 3)	/* dump lanes (<linux/pto_dump.h>) */
 
 /*
  * GM device addresses below this (64 KiB) are never handed out: 0 is
@@ -528,6 +529,7 @@ struct pto_core_reset {
  * (Linux 6.1) lists no driver under it and no driver in that tree uses it
  * ('P' is shared by soundcard, usblp, pci_endpoint_test and xen/privcmd).
  * pto keeps 0x00-0x3F for its commands; new ones take the next numbers.
+ * 0x10-0x1F are the dump lanes' (<linux/pto_dump.h>).
  */
 #define PTO_IOCTL_BASE 'x'
 #define PTO_IOCTL_GET_INFO _IOWR(PTO_IOCTL_BASE, 0x00, struct pto_info)
