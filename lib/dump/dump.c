@@ -130,8 +130,8 @@ static int reserve(void **p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-int dump_set_add(struct dump_set *s, const struct dump_rec *r,
-		 const void *payload, size_t len)
+int dump_set_append(struct dump_set *s, const struct dump_rec *r, size_t len,
+		    struct dump_rec **added, uint8_t **payload)
 {
 	struct dump_rec *d;
 
@@ -142,9 +142,21 @@ int dump_set_add(struct dump_set *s, const struct dump_rec *r,
 	*d = *r;
 	d->bin_offset = len ? s->bin_len : 0;
 	d->bin_size = len;
-	if (len)
-		memcpy(s->bin + s->bin_len, payload, len);
+	*payload = s->bin ? s->bin + s->bin_len : NULL;
 	s->bin_len += len;
 	s->collected++;
+	*added = d;
 	return 0;
+}
+
+int dump_set_add(struct dump_set *s, const struct dump_rec *r,
+		 const void *payload, size_t len)
+{
+	struct dump_rec *d;
+	uint8_t *p;
+	int ret = dump_set_append(s, r, len, &d, &p);
+
+	if (!ret && len)
+		memcpy(p, payload, len);
+	return ret;
 }

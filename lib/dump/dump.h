@@ -82,6 +82,11 @@ void dump_set_fini(struct dump_set *s);
  * (@r's bin_offset / bin_size are set from them). 0 or -ENOMEM. */
 int dump_set_add(struct dump_set *s, const struct dump_rec *r,
 		 const void *payload, size_t len);
+/* dump_set_add() with the payload's @len bytes left for the caller to
+ * write at *@payload (valid until the next add); the record is returned
+ * in *@added. 0 or -ENOMEM. */
+int dump_set_append(struct dump_set *s, const struct dump_rec *r, size_t len,
+		    struct dump_rec **added, uint8_t **payload);
 
 /* Sorts the set's records into the file's order: (task_id, stage,
  * arg_index, role). */

@@ -14,7 +14,7 @@
 #define TASK_B 0x0000000100000002ull
 #define TASK_C 0x0000000200000000ull
 
-static uint64_t f32_bits(float x)
+static inline uint64_t f32_bits(float x)
 {
 	uint32_t u;
 
@@ -22,10 +22,11 @@ static uint64_t f32_bits(float x)
 	return u;
 }
 
-static struct dump_rec tensor(uint64_t task, uint32_t arg, enum dump_role role,
-			      enum dump_stage stage, uint32_t dtype,
-			      unsigned int rank, const uint32_t *shape,
-			      const uint64_t *strides)
+static inline struct dump_rec tensor(uint64_t task, uint32_t arg,
+				     enum dump_role role, enum dump_stage stage,
+				     uint32_t dtype, unsigned int rank,
+				     const uint32_t *shape,
+				     const uint64_t *strides)
 {
 	struct dump_rec r = { .task_id = task, .nfunc = 1, .arg_index = arg,
 			      .role = role, .stage = stage,
@@ -39,7 +40,8 @@ static struct dump_rec tensor(uint64_t task, uint32_t arg, enum dump_role role,
 	return r;
 }
 
-static struct dump_rec scalar(uint32_t arg, uint32_t dtype, uint64_t bits)
+static inline struct dump_rec scalar(uint32_t arg, uint32_t dtype,
+				     uint64_t bits)
 {
 	struct dump_rec r = { .task_id = TASK_A, .nfunc = 1, .arg_index = arg,
 			      .role = DUMP_ROLE_INPUT,
@@ -60,7 +62,7 @@ static const int32_t p_io0[4] = { 7, 8, 9, 10 };
 static const int32_t p_io1[4] = { 14, 16, 18, 20 };
 
 /* The set, added out of the file's order. */
-static int build(struct dump_set *s)
+static inline int build(struct dump_set *s)
 {
 	static const uint32_t s8[1] = { 8 }, s23[2] = { 2, 3 },
 			      s22[2] = { 2, 2 }, s4[1] = { 4 };
@@ -118,7 +120,7 @@ static int build(struct dump_set *s)
 }
 
 /* The file at @path, NUL-terminated, its length in *@len; NULL if none. */
-static char *slurp(const char *path, size_t *len)
+static inline char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf;
@@ -142,12 +144,30 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* args_dump.json of @s as text (malloc'd), NULL on error. */
+static inline char *json_of(struct dump_set *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	if (dump_write_json(s, f)) {
+		fclose(f);
+		free(text);
+		return NULL;
+	}
+	fclose(f);
+	return text;
+}
+
 /* A fresh directory for dump_write() and the paths it writes. */
 struct dump_dir {
 	char dir[64], sub[96], json[128], bin[128];
 };
 
-static int dump_dir_make(struct dump_dir *d)
+static inline int dump_dir_make(struct dump_dir *d)
 {
 	snprintf(d->dir, sizeof(d->dir), "/tmp/pto-dump-XXXXXX");
 	if (!mkdtemp(d->dir))
@@ -158,7 +178,7 @@ static int dump_dir_make(struct dump_dir *d)
 	return 0;
 }
 
-static void dump_dir_remove(const struct dump_dir *d)
+static inline void dump_dir_remove(const struct dump_dir *d)
 {
 	char cmd[96];
 

@@ -92,23 +92,6 @@ static const char want_json[] =
 	"  \"accounting\": \"complete\"\n"
 	"}\n";
 
-static char *json_of(struct dump_set *s)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	if (dump_write_json(s, f)) {
-		fclose(f);
-		free(text);
-		return NULL;
-	}
-	fclose(f);
-	return text;
-}
-
 FIXTURE(dir)
 {
 	struct dump_dir d;
