@@ -37,14 +37,11 @@ int dump_collector_start(const struct dump_collector_lane *lanes, uint32_t n,
 
 /*
  * Ends the collection: joins the thread, closes each lane's terminal
- * (@close: a run that ended; without it, or when a close fails, the
- * producer may not have stopped), drains what is left and moves the
- * records into @out (initialized here; dump_set_fini() it). @out's
- * accounting is unknown when a lane did not close, a record was
- * malformed or lost, an acknowledgement failed, or the lane's own count
- * of committed records is not what was drained. Frees @c. 0, or the
- * first error an ack or close returned (the records are moved all the
- * same).
+ * when @close (a run that ended), drains what is left and moves the
+ * records into @out (dump_set_fini() it). The accounting is unknown
+ * unless every lane closed and its committed records are the ones
+ * drained, none malformed or lost, every ack taken. Frees @c. 0, or the
+ * first error an ack or close returned (the records are moved anyway).
  */
 int dump_collector_finish(struct dump_collector *c, bool close,
 			  struct dump_set *out);

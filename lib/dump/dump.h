@@ -95,8 +95,9 @@ void dump_set_sort(struct dump_set *s);
 int dump_write_json(struct dump_set *s, FILE *f);
 /*
  * DIR/args_dump/args_dump.json and, when a payload was written,
- * DIR/args_dump/args.bin (else none, a stale one removed). Each file is
- * written beside and renamed into place. 0 or -errno.
+ * DIR/args_dump/args.bin (else none, a stale one removed); DIR is made if
+ * its parent exists. Each file is written beside and renamed into place.
+ * 0 or -errno.
  */
 int dump_write(struct dump_set *s, const char *dir);
 

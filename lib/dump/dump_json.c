@@ -204,6 +204,9 @@ int dump_write(struct dump_set *s, const char *dir)
 
 	if (snprintf(d, sizeof(d), "%s/" RUN_DIR, dir) >= (int)sizeof(d))
 		return -ENAMETOOLONG;
+	/* DIR itself too, one level: a run's fresh --dump-dir. */
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		return -errno;
 	if (mkdir(d, 0777) && errno != EEXIST)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/" BIN_FILE, d);

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The host collector (lib/dump/lane.c, collector.c) against a lane image
- * in memory laid out as <linux/pto_dump.h> maps it, a fake producer
- * publishing into it as the kernel does: records converted and written
- * as the file's JSON (compared as text), a payload gathered across the
- * arena's end, the absolute acknowledgements, an overwritten payload, a
- * malformed record and a corrupt ready entry; then the thread draining a
- * seeded producer that waits on the acknowledgements (back-pressure),
- * finishing complete after a close, unknown after an abort or with a
- * committed record never published.
+ * in memory with a fake producer (dump_lane_fake.h): records as the
+ * file's JSON text, a payload across the arena's end, the absolute acks,
+ * an overwritten payload, a malformed record, a corrupt ready entry;
+ * the thread draining a seeded producer held back by the acks, complete
+ * after a close, unknown after an abort or when a committed record was
+ * never published.
  */
 #include <stdlib.h>
 #include <time.h>

@@ -203,6 +203,20 @@ TEST_F(dir, failed_run_writes_accounting_unknown)
 	EXPECT_EQ(0, access(self->d.bin, F_OK));
 }
 
+/* A DIR that does not exist yet is made (its parent must exist). */
+TEST_F(dir, makes_the_dump_dir)
+{
+	char fresh[128], json[160];
+	struct dump_set s;
+
+	snprintf(fresh, sizeof(fresh), "%s/run1", self->d.dir);
+	snprintf(json, sizeof(json), "%s/args_dump/args_dump.json", fresh);
+	dump_set_init(&s, DUMP_LEVEL_FULL);
+	ASSERT_EQ(0, dump_write(&s, fresh));
+	EXPECT_EQ(0, access(json, F_OK));
+	dump_set_fini(&s);
+}
+
 TEST(empty_set)
 {
 	struct dump_set s;
