@@ -124,10 +124,10 @@ static bool take(const struct dump_lane_img *img,
 	copy_payload(img, r->data, dst, r->payload_size);
 	/*
 	 * Acknowledged back-pressure keeps the producer behind every payload
-	 * not yet acknowledged, so this never fires on a working lane. It
-	 * detects a producer that wrapped past the payload's first byte: the
-	 * fence orders the copy's loads before the position's (the reader
-	 * side of a sequence check against the producer's position store).
+	 * not yet acknowledged, so this never fires on a working lane: it
+	 * reports one whose committed position had passed the payload's
+	 * first byte by a whole arena when the copy ended. The fence orders
+	 * the copy's loads before the position's load.
 	 */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	w = __atomic_load_n(&st->arena_write_pos, __ATOMIC_RELAXED);
