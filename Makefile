@@ -279,9 +279,11 @@ $(O)/unit/test_orch_trace: tools/ptoctl_trace_read.c tools/ptoctl_json.c tools/p
 		tools/ptoctl_json.h
 $(O)/unit/test_trace: UNIT_LDLIBS := -lz
 
-# test_dump_read.c includes ptoctl dump's reader and runs the built ptoctl.
-$(O)/unit/test_dump_read: tools/ptoctl_dump_read.c tools/ptoctl_json.c tools/ptoctl_dump.h \
-		tools/ptoctl_json.h tools/ptoctl
+# test_dump_read.c includes ptoctl dump's reader and runs the built ptoctl;
+# test_dump_device.c reads the files it writes with that reader.
+$(O)/unit/test_dump_read: tools/ptoctl
+$(O)/unit/test_dump_read $(O)/unit/test_dump_device: tools/ptoctl_dump_read.c tools/ptoctl_json.c \
+		tools/ptoctl_dump.h tools/ptoctl_json.h
 
 # test_bench_args.c runs the built pto-bench.
 $(O)/unit/test_bench_args: tools/pto-bench

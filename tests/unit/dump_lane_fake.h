@@ -27,15 +27,15 @@ static inline struct pto_dump_state *st(struct img *m)
 	return (struct pto_dump_state *)m->base;
 }
 
-static inline int img_make(struct img *m)
+/* A bound lane's state block over @base (zeroed, PTO_DUMP_ARENA_OFFSET +
+ * ARENA bytes). */
+static inline void img_init(struct img *m, uint8_t *base)
 {
 	struct pto_dump_state *s;
 
+	m->base = base;
 	m->size = PTO_DUMP_ARENA_OFFSET + ARENA;
-	m->base = calloc(1, m->size);
 	m->next = 0;
-	if (!m->base)
-		return -1;
 	s = st(m);
 	s->magic = PTO_DUMP_MAGIC;
 	s->version = 1;
@@ -47,6 +47,15 @@ static inline int img_make(struct img *m)
 	s->meta_offset = PTO_DUMP_META_OFFSET;
 	s->arena_offset = PTO_DUMP_ARENA_OFFSET;
 	s->arena_size = ARENA;
+}
+
+static inline int img_make(struct img *m)
+{
+	uint8_t *base = calloc(1, PTO_DUMP_ARENA_OFFSET + ARENA);
+
+	if (!base)
+		return -1;
+	img_init(m, base);
 	return 0;
 }
 
@@ -125,6 +134,7 @@ static inline struct pto_dump_record tensor1(struct img *m, uint64_t task,
 struct fake {
 	struct img m;
 	unsigned int seed;
+	uint64_t task0;			/* the producer's first task id */
 	uint64_t acked_buffers;		/* atomic: the last ack's counts */
 	uint64_t acked_payloads;
 	int bad_acks;			/* atomic: below the last or beyond */
@@ -189,7 +199,8 @@ static inline void *producer(void *arg)
 
 			for (j = 0; j < len; j++)
 				v[j] = (float)k++;
-			r[i] = tensor1(&f->m, (uint64_t)b, i, PTO_DUMP_ROLE_OUTPUT,
+			r[i] = tensor1(&f->m, f->task0 + (uint64_t)b, i,
+				       PTO_DUMP_ROLE_OUTPUT,
 				       PTO_DUMP_AFTER_COMPLETION, v, len);
 		}
 		publish(&f->m, r, n);
