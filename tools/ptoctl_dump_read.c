@@ -79,6 +79,8 @@ static void scalar_bits(const struct jv *v, struct dump_rec *r)
 	}
 }
 
+/* One record of "args"; "overwritten" is pto's, so a manifest of the
+ * reference runtime, which has none, reads as never overwritten. */
 static int one_rec(const struct jv *o, struct dump_rec *r,
 		   const struct jv **value, const char **why)
 {
@@ -125,7 +127,7 @@ static int one_rec(const struct jv *o, struct dump_rec *r,
 	    jkey_u64(o, "bin_size", &r->bin_size) ||
 	    flag(o, "is_contiguous", &r->contiguous) ||
 	    flag(o, "truncated", &r->truncated) ||
-	    flag(o, "overwritten", &r->overwritten))
+	    (jget(o, "overwritten") && flag(o, "overwritten", &r->overwritten)))
 		return -EINVAL;
 	r->rank = (uint8_t)rank;
 	for (i = 0; i < rank; i++) {

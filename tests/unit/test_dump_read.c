@@ -278,6 +278,36 @@ TEST_F(rt, ptoctl_listing_and_export)
 	EXPECT_NE(0, system(cmd));
 }
 
+/* The reference runtime's own manifest: no "overwritten", no pto keys;
+ * read all the same, its accounting unknown (it does not say). */
+TEST_F(rt, reads_the_reference_form)
+{
+	struct dd_dump r;
+	FILE *f;
+
+	f = fopen(self->d.json, "w");
+	ASSERT_NE(NULL, f);
+	fputs("{\n  \"run_dir\": \"args_dump\",\n  \"dump_args_level\": 1,\n"
+	      "  \"dropped_records\": 0,\n  \"bin_file\": \"args.bin\",\n"
+	      "  \"args\": [\n    {\"task_id\": \"0x0000000000000009\", "
+	      "\"func_id\": [3], \"arg_index\": 1, \"role\": \"output\", "
+	      "\"stage\": \"after_completion\", \"kind\": \"tensor\", "
+	      "\"dtype\": \"float32\", \"is_contiguous\": true, \"shape\": "
+	      "[2], \"strides\": [1], \"start_offset\": 0, \"numel\": 2, "
+	      "\"bin_offset\": 8, \"bin_size\": 8, \"truncated\": false}\n"
+	      "  ]\n}\n", f);
+	fclose(f);
+	ASSERT_EQ(0, dd_load(self->d.dir, &r));
+	ASSERT_EQ(1u, r.set.n);
+	EXPECT_EQ(9u, r.set.rec[0].task_id);
+	EXPECT_EQ(3, r.set.rec[0].func_id[0]);
+	EXPECT_FALSE(r.set.rec[0].overwritten);
+	EXPECT_TRUE(r.set.unknown);
+	/* args.bin is the fixture's: bytes 8..15 are p_trunc[2..3]. */
+	EXPECT_EQ(0, memcmp(r.set.bin + 8, p_trunc + 2, 8));
+	dd_free(&r);
+}
+
 /* A manifest that is not one, and one whose record names bytes past the
  * end of args.bin, are refused; so is a directory with no dump. */
 TEST_F(rt, refuses_bad_manifests)
