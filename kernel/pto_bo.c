@@ -242,6 +242,19 @@ int pto_ioctl_bo_free(struct pto_file *pf, void *data)
 	return 0;
 }
 
+/* The file's buffer @handle with a reference of the caller's, or NULL. */
+struct pto_bo *pto_bo_get_handle(struct pto_file *pf, u32 handle)
+{
+	struct pto_bo *bo;
+
+	mutex_lock(&pf->lock);
+	bo = xa_load(&pf->bos, handle);
+	if (bo)
+		kref_get(&bo->ref);
+	mutex_unlock(&pf->lock);
+	return bo;
+}
+
 int pto_ioctl_bo_info(struct pto_file *pf, void *data)
 {
 	struct pto_bo_info *args = data;

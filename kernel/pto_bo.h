@@ -44,6 +44,7 @@ int pto_ioctl_bo_free(struct pto_file *pf, void *data);
 int pto_ioctl_bo_info(struct pto_file *pf, void *data);
 void pto_bo_put(struct pto_bo *bo);
 struct pto_bo *pto_bo_lookup(struct pto_file *pf, u64 addr, u64 len);
+struct pto_bo *pto_bo_get_handle(struct pto_file *pf, u32 handle);
 void pto_file_release_bos(struct pto_file *pf);
 void pto_file_destroy_bos(struct pto_file *pf);
 int pto_bo_mmap(struct pto_file *pf, struct vm_area_struct *vma);

@@ -11,6 +11,7 @@
 #include "pto_core.h"
 #include "pto_bo.h"
 #include "pto_debugfs.h"
+#include "pto_lane.h"
 #include "pto_reset.h"
 #include "pto_retire.h"
 
@@ -46,6 +47,13 @@ static int bos_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(bos);
+
+static int lanes_show(struct seq_file *m, void *unused)
+{
+	pto_lanes_debugfs_show(m, m->private);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(lanes);
 
 static const char *const pto_state_names[] = {
 	[PTO_CORE_UNLAUNCHED] = "unlaunched",
@@ -319,6 +327,7 @@ void pto_debugfs_add_device(struct pto_device *pdev)
 	pdev->debugfs = debugfs_create_dir(name, pto_debugfs_root);
 	debugfs_create_file("info", 0400, pdev->debugfs, pdev, &info_fops);
 	debugfs_create_file("bos", 0400, pdev->debugfs, pdev, &bos_fops);
+	debugfs_create_file("lanes", 0400, pdev->debugfs, pdev, &lanes_fops);
 	debugfs_create_file("cores", 0400, pdev->debugfs, pdev, &cores_fops);
 	debugfs_create_file("windows", 0400, pdev->debugfs, pdev,
 			    &windows_fops);

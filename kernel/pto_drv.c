@@ -12,6 +12,7 @@
 #include "pto_core.h"
 #include "pto_debugfs.h"
 #include "pto_file.h"
+#include "pto_lane.h"
 #include "pto_netlink.h"
 #include "pto_version.h"
 
@@ -134,6 +135,7 @@ static int pto_check_params(void)
 
 static void pto_device_destroy(struct pto_device *pdev)
 {
+	pto_lanes_fini(pdev);
 	pto_cores_fini(pdev);
 	pto_gm_fini(&pdev->gm);
 	kfree(pdev);
@@ -160,8 +162,13 @@ static struct pto_device *pto_device_create(unsigned int index)
 	ret = pto_cores_init(pdev);
 	if (ret)
 		goto err_gm;
+	ret = pto_lanes_init(pdev);
+	if (ret)
+		goto err_cores;
 	return pdev;
 
+err_cores:
+	pto_cores_fini(pdev);
 err_gm:
 	pto_gm_fini(&pdev->gm);
 err_free:

@@ -23,6 +23,11 @@
  * win_lock. Retirement takes neither; recovery (the reset, under
  * core_lock) takes win_lock to unquarantine a core.
  */
+
+/*
+ * A dump lane's lock: mmap_lock -> pto_lane.lock -> pto_device.bos_lock
+ * (a buffer's last put); no other driver lock nests with it.
+ */
 #ifndef _PTO_DRV_H_
 #define _PTO_DRV_H_
 
@@ -47,6 +52,7 @@
 struct dentry;
 struct address_space;
 struct pto_core;
+struct pto_lane;
 
 /**
  * struct pto_device - one mock NPU, /dev/ptoN.
@@ -71,6 +77,7 @@ struct pto_core;
  * @rsink / @rsink_priv: KUnit's recording sink for retirement's window
  *	and gate writes (NULL outside tests).
  * @retire_ms: KUnit's retirement deadline override (0: the parameter).
+ * @lane: the dump lanes, @lanes of them (pto_lane.h; each has its lock).
  */
 struct pto_device {
 	unsigned int index;
@@ -96,6 +103,7 @@ struct pto_device {
 		      u32 val);
 	void *rsink_priv;
 	unsigned int retire_ms;
+	struct pto_lane *lane;
 };
 
 /**

@@ -17,10 +17,12 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/pto_dump.h>
 #include "pto_drv.h"
 #include "pto_file.h"
 #include "pto_bo.h"
 #include "pto_core.h"
+#include "pto_lane.h"
 #include "pto_reset.h"
 #include "pto_retire.h"
 #include "pto_window.h"
@@ -85,13 +87,15 @@ void pto_file_put(struct pto_file *pf)
 }
 
 /*
- * Leaf first: cores (they pin buffer objects and the context), buffer
+ * Leaf first: lanes (retained when unsettled, with their references on
+ * buffer objects), cores (they pin buffer objects and the context), buffer
  * objects, then the context itself.
  */
 static int pto_release(struct inode *inode, struct file *file)
 {
 	struct pto_file *pf = file->private_data;
 
+	pto_file_release_lanes(pf);
 	pto_file_release_cores(pf);
 	pto_file_release_bos(pf);
 	pto_file_put(pf);
@@ -139,7 +143,8 @@ static int pto_ioctl_get_info(struct pto_file *pf, void *data)
 	args->gm_size = pdev->gm.size;
 	args->gm_align = PAGE_SIZE;
 	args->window_size = PAGE_SIZE;
-	args->caps = PTO_CAP_MOCK | PTO_CAP_GM_MMAP | PTO_CAP_CORES;
+	args->caps = PTO_CAP_MOCK | PTO_CAP_GM_MMAP | PTO_CAP_CORES |
+		     PTO_CAP_DUMP;
 	return 0;
 }
 
@@ -209,6 +214,21 @@ static const struct pto_ioctl_desc pto_ioctls[] = {
 	PTO_IOCTL(PTO_IOCTL_CORE_RESET, pto_ioctl_core_reset,
 		  struct pto_core_reset, remaining,
 		  PTO_IOC_OUT | PTO_IOC_PROBE | PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_DUMP_BIND, pto_ioctl_dump_bind,
+		  struct pto_dump_bind, arena_size, PTO_IOC_OUT | PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_DUMP_CAPTURE, pto_ioctl_dump_capture,
+		  struct pto_dump_capture, pad, PTO_IOC_OUT | PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_DUMP_ACK, pto_ioctl_dump_ack, struct pto_dump_ack,
+		  returned_buffers, PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_DUMP_CLOSE, pto_ioctl_dump_close,
+		  struct pto_dump_lane, flags, PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_DUMP_UNBIND, pto_ioctl_dump_unbind,
+		  struct pto_dump_lane, flags, PTO_IOC_WRITE),
+	PTO_IOCTL(PTO_IOCTL_DUMP_STATUS, pto_ioctl_dump_status,
+		  struct pto_dump_status, open_written, PTO_IOC_OUT),
+	PTO_IOCTL(PTO_IOCTL_DUMP_RESET, pto_ioctl_dump_reset,
+		  struct pto_dump_reset, remaining,
+		  PTO_IOC_OUT | PTO_IOC_WRITE),
 };
 
 /* Large enough for any command's struct (the table uses sizeof). */
@@ -224,6 +244,12 @@ union pto_ioctl_buf {
 	struct pto_core_retire retire;
 	struct pto_retire_status retire_status;
 	struct pto_core_reset reset;
+	struct pto_dump_bind dump_bind;
+	struct pto_dump_capture dump_capture;
+	struct pto_dump_ack dump_ack;
+	struct pto_dump_lane dump_lane;
+	struct pto_dump_status dump_status;
+	struct pto_dump_reset dump_reset;
 };
 
 /* Write a create's reply; only then may it publish what it created. */
@@ -282,11 +308,18 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	return 0;
 }
 
-/* Offsets below 1 << PTO_MMAP_BO_SHIFT are core windows, above are bos. */
+/*
+ * Offsets below 1 << PTO_MMAP_BO_SHIFT are core windows, above are bos,
+ * from PTO_DUMP_MMAP_OFFSET(0) (beyond every handle) dump lanes.
+ */
 static int pto_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	if (!(vma->vm_pgoff >> (PTO_MMAP_BO_SHIFT - PAGE_SHIFT)))
+	unsigned long slot = vma->vm_pgoff >> (PTO_MMAP_BO_SHIFT - PAGE_SHIFT);
+
+	if (!slot)
 		return pto_window_mmap(file->private_data, vma);
+	if (slot >= PTO_DUMP_MMAP_OFFSET(0) >> PTO_MMAP_BO_SHIFT)
+		return pto_lane_mmap(file->private_data, vma);
 	return pto_bo_mmap(file->private_data, vma);
 }
 

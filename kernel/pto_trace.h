@@ -2,7 +2,8 @@
 /*
  * Tracepoints of the pto system (tracefs events/pto/): a mock core taking
  * and finishing a task, doorbells, parks and wake-ups, every retirement
- * write per core, and quarantines. Documentation/tracing.md lists the
+ * write per core, quarantines, and dump-lane reservations, commits and
+ * abandons. Documentation/tracing.md lists the
  * fields; the run trace of the library is a separate, user-space record.
  */
 #if !defined(PTO_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
@@ -11,6 +12,7 @@
 #include <linux/tracepoint.h>
 #include "pto_core.h"
 #include "pto_retire.h"
+#include "pto_producer.h"
 
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM pto
@@ -131,6 +133,51 @@ TRACE_EVENT(pto_quarantine,
 	TP_printk("dev=%u core=%u why=%s", __entry->dev, __entry->core,
 		  __get_str(why))
 );
+
+/*
+ * A dump-lane reservation opened (@r: record @index of buffer @buf, @bytes
+ * of payload at arena position @pos), committed or abandoned.
+ */
+DECLARE_EVENT_CLASS(pto_lane_event,
+	TP_PROTO(const struct pto_producer *p, const struct pto_reservation *r),
+	TP_ARGS(p, r),
+	TP_STRUCT__entry(
+		__field(u32, dev)
+		__field(u32, lane)
+		__field(u64, task)
+		__field(u32, arg)
+		__field(u32, stage)
+		__field(u32, buf)
+		__field(u32, index)
+		__field(u64, pos)
+		__field(u64, bytes)
+	),
+	TP_fast_assign(
+		__entry->dev = p->dev;
+		__entry->lane = p->lane;
+		__entry->task = r->arg.rec.task_id;
+		__entry->arg = r->arg.rec.arg_index;
+		__entry->stage = r->arg.rec.stage;
+		__entry->buf = r->buf;
+		__entry->index = r->index;
+		__entry->pos = r->pos;
+		__entry->bytes = r->copy_bytes;
+	),
+	TP_printk("dev=%u lane=%u task=0x%llx arg=%u stage=%u buf=%u index=%u pos=%llu bytes=%llu",
+		  __entry->dev, __entry->lane, __entry->task, __entry->arg,
+		  __entry->stage, __entry->buf, __entry->index, __entry->pos,
+		  __entry->bytes)
+);
+
+DEFINE_EVENT(pto_lane_event, pto_lane_reserve,
+	TP_PROTO(const struct pto_producer *p, const struct pto_reservation *r),
+	TP_ARGS(p, r));
+DEFINE_EVENT(pto_lane_event, pto_lane_commit,
+	TP_PROTO(const struct pto_producer *p, const struct pto_reservation *r),
+	TP_ARGS(p, r));
+DEFINE_EVENT(pto_lane_event, pto_lane_abandon,
+	TP_PROTO(const struct pto_producer *p, const struct pto_reservation *r),
+	TP_ARGS(p, r));
 
 #endif /* PTO_TRACE_H */
 

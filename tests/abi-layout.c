@@ -266,6 +266,16 @@ int main(void)
 	FIELD(pto_dump_record, pad, 124, 4);
 	DONE(pto_dump_record, PTO_DUMP_RECORD_SIZE, 0);
 
+	FIELD(pto_dump_acct, published_payloads, 0, 8);
+	FIELD(pto_dump_acct, completed_payloads, 8, 8);
+	FIELD(pto_dump_acct, total, 16, 8);
+	FIELD(pto_dump_acct, collected, 24, 8);
+	FIELD(pto_dump_acct, dropped, 32, 8);
+	FIELD(pto_dump_acct, truncated, 40, 8);
+	FIELD(pto_dump_acct, ready_tail, 48, 8);
+	FIELD(pto_dump_acct, ready_head, 56, 8);
+	DONE(pto_dump_acct, 64, 0);
+
 	FIELD(pto_dump_state, magic, 0, 4);
 	FIELD(pto_dump_state, version, 4, 4);
 	FIELD(pto_dump_state, level, 8, 4);
@@ -278,14 +288,7 @@ int main(void)
 	FIELD(pto_dump_state, arena_offset, 40, 8);
 	FIELD(pto_dump_state, arena_size, 48, 8);
 	FIELD(pto_dump_state, arena_write_pos, 56, 8);
-	FIELD(pto_dump_state, published_payloads, 64, 8);
-	FIELD(pto_dump_state, completed_payloads, 72, 8);
-	FIELD(pto_dump_state, total, 80, 8);
-	FIELD(pto_dump_state, collected, 88, 8);
-	FIELD(pto_dump_state, dropped, 96, 8);
-	FIELD(pto_dump_state, truncated, 104, 8);
-	FIELD(pto_dump_state, ready_tail, 112, 8);
-	FIELD(pto_dump_state, ready_head, 120, 8);
+	FIELD(pto_dump_state, acct, 64, 64);
 	FIELD(pto_dump_state, ready, 128, 32);
 	FIELD(pto_dump_state, ready_records, 160, 32);
 	FIELD(pto_dump_state, free_count, 192, 4);
@@ -345,14 +348,7 @@ int main(void)
 	FIELD(pto_dump_status, reserved, 40, 8);
 	FIELD(pto_dump_status, arena_size, 48, 8);
 	FIELD(pto_dump_status, arena_write_pos, 56, 8);
-	FIELD(pto_dump_status, published_payloads, 64, 8);
-	FIELD(pto_dump_status, completed_payloads, 72, 8);
-	FIELD(pto_dump_status, total, 80, 8);
-	FIELD(pto_dump_status, collected, 88, 8);
-	FIELD(pto_dump_status, dropped, 96, 8);
-	FIELD(pto_dump_status, truncated, 104, 8);
-	FIELD(pto_dump_status, ready_tail, 112, 8);
-	FIELD(pto_dump_status, ready_head, 120, 8);
+	FIELD(pto_dump_status, acct, 64, 64);
 	FIELD(pto_dump_status, open_bytes, 128, 8);
 	FIELD(pto_dump_status, open_written, 136, 8);
 	DONE(pto_dump_status, 144, 0);

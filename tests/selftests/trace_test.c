@@ -5,13 +5,14 @@
  * start and end in order, parks and wake-ups paired, and every released
  * core's retirement writes in the protocol's order. And the library's run
  * trace of the same example (ptoctl run --trace), read back, summarised
- * and drawn.
+ * and drawn. And a dump lane's reservations and commits, in order.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include "kselftest_harness.h"
+#include <linux/pto_dump.h>
 #include "pto_selftest.h"
 #include "../../tools/ptoctl_json.c"
 #include "../../tools/ptoctl_trace_read.c"
@@ -276,6 +277,80 @@ TEST(ptoctl_run_trace_summary_and_svg)
 		EXPECT_NE(NULL, strstr(svg, "AIV_"));
 	}
 	unlink(json);
+}
+
+static int lane_events(const char *on)
+{
+	static const char *const ev[] = { "pto_lane_reserve", "pto_lane_commit",
+					  "pto_lane_abandon" };
+	char path[128];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		snprintf(path, sizeof(path), TRACEFS "events/pto/%s/enable",
+			 ev[i]);
+		if (write_str(path, on))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A tensor and a scalar captured on lane 2: each reservation's event
+ * (record, position, bytes) then its commit's, in that order, no abandon.
+ */
+TEST(lane_tracepoints_reserve_commit)
+{
+	static const char *const want[] = {
+		"pto_lane_reserve: dev=0 lane=2 task=0x77 arg=0 stage=0 buf=0 index=0 pos=0 bytes=4096",
+		"pto_lane_commit: dev=0 lane=2 task=0x77 arg=0 stage=0 buf=0 index=0 pos=0 bytes=4096",
+		"pto_lane_reserve: dev=0 lane=2 task=0x77 arg=1 stage=1 buf=0 index=1 pos=4096 bytes=0",
+		"pto_lane_commit: dev=0 lane=2 task=0x77 arg=1 stage=1 buf=0 index=1 pos=4096 bytes=0",
+	};
+	struct pto_bo_alloc bo = { .size = 4096 };
+	struct pto_dump_bind b = { .lane = 2, .level = PTO_DUMP_FULL };
+	struct pto_dump_capture c = {
+		.lane = 2, .task_id = 0x77, .kind = PTO_DUMP_KIND_TENSOR,
+		.dtype = PTO_DTYPE_I32, .rank = 1, .shape = { 1024 },
+		.strides = { 1 }, .timeout_ns = UINT64_MAX,
+	};
+	struct pto_dump_lane l = { .lane = 2 };
+	const char *at = text, *hit;
+	unsigned int i;
+	int fd;
+
+	ASSERT_EQ(0, tracefs_ready());
+	ASSERT_EQ(0, write_str(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_str(TRACEFS "tracing_on", "1"));
+	ASSERT_EQ(0, lane_events("1"));
+	fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_BO_ALLOC, &bo));
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_DUMP_BIND, &b));
+	c.handle = bo.handle;
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	memset(&c.shape, 0, sizeof(c.shape));
+	memset(&c.strides, 0, sizeof(c.strides));
+	c.handle = 0;
+	c.rank = 0;
+	c.kind = PTO_DUMP_KIND_SCALAR;
+	c.arg_index = 1;
+	c.stage = PTO_DUMP_AFTER_COMPLETION;
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_DUMP_UNBIND, &l));
+	close(fd);
+	ASSERT_EQ(0, lane_events("0"));
+	ASSERT_EQ(0, write_str(TRACEFS "tracing_on", "0"));
+	ASSERT_LT(0, read_trace());
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		hit = strstr(at, want[i]);
+		EXPECT_NE(NULL, hit) TH_LOG("missing, or out of order: %s",
+					    want[i]);
+		if (hit)
+			at = hit + 1;
+	}
+	EXPECT_EQ(NULL, strstr(text, "pto_lane_abandon"));
 }
 
 TEST_HARNESS_MAIN

@@ -120,21 +120,38 @@ struct pto_dump_record {
 };
 
 /**
- * struct pto_dump_state - the lane's state block at mmap offset 0. The
- * kernel writes it; the consumer reads. A buffer is published by writing
- * its index and record count at ready[n % 8] / ready_records[n % 8] and
- * then @ready_tail = n + 1 (a release store: load @ready_tail with
- * acquire before reading the entry and its records). Positions are
- * monotonic byte counts; an arena offset is a position % @arena_size.
- * @magic / @version: PTO_DUMP_MAGIC, 1.
- * @level / @state: PTO_DUMP_* latched at bind, PTO_LANE_*.
- * @arena_write_pos: the producer's position (committed and open bytes).
+ * struct pto_dump_acct - a lane's accounting, in its state block and in
+ * PTO_IOCTL_DUMP_STATUS.
  * @published_payloads: payloads in published buffers, in record order.
  * @completed_payloads: payloads the consumer acknowledged.
- * @ready_head: buffers the consumer returned (PTO_IOCTL_DUMP_ACK).
  * @total / @collected / @dropped / @truncated: records the producer was
  *	asked for, committed, refused (each once) and committed truncated;
  *	@total == @collected + @dropped whenever no capture is in flight.
+ * @ready_tail / @ready_head: buffers published, and returned by the
+ *	consumer (PTO_IOCTL_DUMP_ACK).
+ */
+struct pto_dump_acct {
+	__u64 published_payloads;
+	__u64 completed_payloads;
+	__u64 total;
+	__u64 collected;
+	__u64 dropped;
+	__u64 truncated;
+	__u64 ready_tail;
+	__u64 ready_head;
+};
+
+/**
+ * struct pto_dump_state - the lane's state block at mmap offset 0. The
+ * kernel writes it; the consumer reads. A buffer is published by writing
+ * its index and record count at ready[n % 8] / ready_records[n % 8] and
+ * then @acct.ready_tail = n + 1 (a release store: load it with acquire
+ * before reading the entry and its records). Positions are
+ * monotonic byte counts; an arena offset is a position % @arena_size.
+ * @magic / @version: PTO_DUMP_MAGIC, 1.
+ * @level / @state: PTO_DUMP_* latched at bind, PTO_LANE_*.
+ * @arena_write_pos: the position after the last committed payload.
+ * @acct: the accounting.
  * @free_count: buffers on the free queue.
  * @quarantine: PTO_LANE_Q_* once quarantined.
  */
@@ -151,14 +168,7 @@ struct pto_dump_state {
 	__u64 arena_offset;
 	__u64 arena_size;
 	__u64 arena_write_pos;
-	__u64 published_payloads;
-	__u64 completed_payloads;
-	__u64 total;
-	__u64 collected;
-	__u64 dropped;
-	__u64 truncated;
-	__u64 ready_tail;
-	__u64 ready_head;
+	struct pto_dump_acct acct;
 	__u32 ready[PTO_DUMP_META_BUFFERS];
 	__u32 ready_records[PTO_DUMP_META_BUFFERS];
 	__u32 free_count;
@@ -257,10 +267,10 @@ struct pto_dump_capture {
  * @lane:	In: a lane this file bound.
  * @flags:	In: a subset of PTO_DUMP_ACK_FLAGS_VALID.
  * @completed_payloads: In: payloads copied out, in record order: from
- *		struct pto_dump_state.completed_payloads up to
- *		published_payloads.
- * @returned_buffers: In: ready-queue entries consumed, from ready_head up
- *		to ready_tail; they return to the free queue in order.
+ *		acct.completed_payloads up to acct.published_payloads.
+ * @returned_buffers: In: ready-queue entries consumed, from
+ *		acct.ready_head up to acct.ready_tail; they return to the
+ *		free queue in order.
  *
  * A value below the current one or beyond what was published is -EINVAL
  * and changes nothing.
@@ -303,8 +313,9 @@ struct pto_dump_lane {
  * @pad:	Out: 0.
  * @count / @reserved: Out: records committed into buffers, and that plus
  *		@open (reserved == count + open).
- * @arena_write_pos ... @truncated: Out: as struct pto_dump_state.
- * @ready_tail / @ready_head: Out: buffers published / returned.
+ * @arena_write_pos: Out: the write position, the open reservation's
+ *		bytes included (the state block's excludes them).
+ * @acct:	Out: the accounting (struct pto_dump_acct).
  * @open_bytes / @open_written: Out: the open reservation's payload bytes
  *		and the bytes copied so far.
  */
@@ -321,14 +332,7 @@ struct pto_dump_status {
 	__u64 reserved;
 	__u64 arena_size;
 	__u64 arena_write_pos;
-	__u64 published_payloads;
-	__u64 completed_payloads;
-	__u64 total;
-	__u64 collected;
-	__u64 dropped;
-	__u64 truncated;
-	__u64 ready_tail;
-	__u64 ready_head;
+	struct pto_dump_acct acct;
 	__u64 open_bytes;
 	__u64 open_written;
 };

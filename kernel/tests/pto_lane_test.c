@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit: the resumable dump-lane producer (pto_producer.c) on a lane's
+ * memory of its own: the one open reservation, abandon, publication,
+ * chunked and strided copies through a recording copy, acknowledgements.
+ */
+#include <kunit/test.h>
+#include <linux/sizes.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+#include "../pto_producer.h"
+
+#define LT_ARENA SZ_64K
+#define LT_SRC_ELEMS 32768	/* i32 elements of the source buffer */
+#define LT_MAX_COPIES 40000
+
+struct lt_copy {
+	u64 off;
+	const u8 *src;
+	size_t n;
+};
+
+struct lt_ctx {
+	struct pto_producer *p;
+	void *mem;
+	u32 *src;
+	bool record;
+	unsigned int ncopies;
+	struct lt_copy *copies;
+	unsigned int waits;
+	int wait_ret;
+};
+
+/* The recording harness: every arena write, then the write itself. */
+static void lt_copy_fn(void *priv, u64 off, const u8 *src, size_t n)
+{
+	struct lt_ctx *ctx = priv;
+
+	if (ctx->record && ctx->ncopies < LT_MAX_COPIES)
+		ctx->copies[ctx->ncopies++] = (struct lt_copy){ off, src, n };
+	memcpy(ctx->p->arena + off, src, n);
+}
+
+static int lt_init(struct kunit *test)
+{
+	struct lt_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	test->priv = ctx;
+	ctx->p = kunit_kzalloc(test, sizeof(*ctx->p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->p);
+	ctx->mem = vzalloc(PTO_DUMP_ARENA_OFFSET + LT_ARENA);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->mem);
+	ctx->src = kunit_kmalloc_array(test, LT_SRC_ELEMS, 4, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->src);
+	ctx->copies = kunit_kmalloc_array(test, LT_MAX_COPIES,
+					  sizeof(*ctx->copies), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->copies);
+	for (i = 0; i < LT_SRC_ELEMS; i++)
+		ctx->src[i] = 0x10000000u + i;
+	pto_producer_init(ctx->p, ctx->mem, LT_ARENA, PTO_DUMP_FULL);
+	ctx->p->copy = lt_copy_fn;
+	ctx->p->copy_priv = ctx;
+	test->priv = ctx;
+	return 0;
+}
+
+static void lt_exit(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+
+	vfree(ctx->mem);
+}
+
+/* An i32 tensor of the source buffer: rank-1 contiguous of @n elements. */
+static struct pto_dump_arg lt_tensor(struct lt_ctx *ctx, u64 task, u32 n)
+{
+	struct pto_dump_arg a = {
+		.rec = {
+			.task_id = task,
+			.kind = PTO_DUMP_KIND_TENSOR,
+			.dtype = PTO_DTYPE_I32,
+			.rank = 1,
+			.shape = { n },
+			.strides = { 1 },
+		},
+		.src = (const u8 *)ctx->src,
+		.esize = 4,
+		.payload = true,
+	};
+	return a;
+}
+
+static struct pto_dump_arg lt_scalar(u64 task, u64 value)
+{
+	struct pto_dump_arg a = {
+		.rec = {
+			.task_id = task,
+			.kind = PTO_DUMP_KIND_SCALAR,
+			.dtype = PTO_DTYPE_I32,
+			.data = value,
+		},
+	};
+	return a;
+}
+
+static void lt_begin_ok(struct kunit *test, struct pto_producer *p,
+			const struct pto_dump_arg *a)
+{
+	enum pto_begin_why why;
+
+	KUNIT_ASSERT_EQ(test, PTO_BEGIN_ACCEPTED,
+			pto_producer_try_begin(p, a, &why));
+}
+
+/* try_begin, copy whole, commit. */
+static void lt_capture(struct kunit *test, struct pto_producer *p,
+		       const struct pto_dump_arg *a)
+{
+	lt_begin_ok(test, p, a);
+	while (pto_producer_copy_chunk(p, SZ_4K))
+		;
+	pto_producer_commit(p);
+}
+
+static void lt_expect_balanced(struct kunit *test, struct pto_producer *p)
+{
+	KUNIT_EXPECT_EQ(test, p->st->acct.total, p->st->acct.collected + p->st->acct.dropped);
+}
+
+/*
+ * A holds the reservation mid-copy; B's request is WouldBlock with nothing
+ * accounted and the state block unchanged, nothing publishes while A is
+ * open (close is refused), and A's abandon restores the write position
+ * and count exactly. B then opens at the same record and position; its
+ * earlier WouldBlocks added no refused record.
+ */
+static void lane_reservation_ab(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_producer *p = ctx->p;
+	struct pto_dump_arg a = lt_tensor(ctx, 1, 4096);
+	struct pto_dump_arg b = lt_tensor(ctx, 2, 1024);
+	struct pto_dump_state before, during;
+	enum pto_begin_why why;
+	u64 head0;
+	u32 count0;
+	int i;
+
+	lt_capture(test, p, &b);	/* something committed before A */
+	head0 = p->head;
+	count0 = p->count;
+	memcpy(&before, p->st, sizeof(before));
+
+	lt_begin_ok(test, p, &a);
+	KUNIT_EXPECT_EQ(test, p->res.index, count0);
+	KUNIT_EXPECT_EQ(test, pto_producer_copy_chunk(p, 1000), 1000ULL);
+	memcpy(&during, p->st, sizeof(during));
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, PTO_BEGIN_WOULDBLOCK,
+				pto_producer_try_begin(p, &b, &why));
+		KUNIT_EXPECT_EQ(test, why, PTO_WHY_OPEN);
+	}
+	KUNIT_EXPECT_EQ(test, -EBUSY, pto_producer_close(p));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(&during, p->st, sizeof(during)));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(&before, p->st, sizeof(before)));
+	KUNIT_EXPECT_EQ(test, p->count + p->open, count0 + 1);	/* reserved */
+
+	pto_producer_abandon(p);
+	KUNIT_EXPECT_FALSE(test, p->open);
+	KUNIT_EXPECT_EQ(test, p->head, head0);
+	KUNIT_EXPECT_EQ(test, p->count, count0);
+	KUNIT_EXPECT_EQ(test, p->st->arena_write_pos, before.arena_write_pos);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, before.acct.dropped + 1);
+	KUNIT_EXPECT_EQ(test, p->st->acct.collected, before.acct.collected);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, before.acct.ready_tail);
+
+	lt_begin_ok(test, p, &b);
+	KUNIT_EXPECT_EQ(test, p->res.index, count0);
+	KUNIT_EXPECT_EQ(test, p->res.pos, head0);
+	while (pto_producer_copy_chunk(p, 512))
+		;
+	pto_producer_commit(p);
+	KUNIT_EXPECT_EQ(test, p->count, count0 + 1);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.collected, 2ULL);
+	lt_expect_balanced(test, p);
+}
+
+/*
+ * Record 255 of 256 abandoned: the buffer publishes with 255 records and
+ * the next record opens at 0 of another buffer.
+ */
+static void lane_abandon_last_record(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_producer *p = ctx->p;
+	struct pto_dump_arg s, t = lt_tensor(ctx, 9, 256);
+	u32 first, i;
+
+	for (i = 0; i < PTO_DUMP_RECORDS - 1; i++) {
+		s = lt_scalar(i, i * 3);
+		lt_capture(test, p, &s);
+	}
+	first = p->cur;
+	KUNIT_ASSERT_EQ(test, p->count, (u32)PTO_DUMP_RECORDS - 1);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 0ULL);
+
+	lt_begin_ok(test, p, &t);
+	KUNIT_EXPECT_EQ(test, p->res.index, (u32)PTO_DUMP_RECORDS - 1);
+	pto_producer_copy_chunk(p, 100);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 0ULL);	/* not while open */
+	pto_producer_abandon(p);
+
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->ready[0], first);
+	KUNIT_EXPECT_EQ(test, p->st->ready_records[0],
+			(u32)PTO_DUMP_RECORDS - 1);
+	KUNIT_EXPECT_EQ(test, p->meta[first * PTO_DUMP_RECORDS + 254].data,
+			254ULL * 3);
+	KUNIT_EXPECT_EQ(test, p->head, 0ULL);
+
+	s = lt_scalar(1000, 7);
+	lt_begin_ok(test, p, &s);
+	KUNIT_EXPECT_EQ(test, p->res.index, 0U);
+	KUNIT_EXPECT_NE(test, p->res.buf, first);
+	pto_producer_commit(p);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
+	lt_expect_balanced(test, p);
+}
+
+/*
+ * Copy @a in chunks of @max through the recording harness: no chunk
+ * exceeds @max, each resumes where the last stopped (the arena offsets are
+ * consecutive), and the arena ends up holding @want.
+ */
+static void lt_chunked(struct kunit *test, const struct pto_dump_arg *a,
+		       u64 max, const u32 *want, u64 bytes, size_t max_run)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_producer *p = ctx->p;
+	u64 got, next = p->head % p->arena_size, total = 0;
+	unsigned int i, chunks = 0;
+
+	lt_begin_ok(test, p, a);
+	KUNIT_ASSERT_EQ(test, p->res.copy_bytes, bytes);
+	ctx->record = true;
+	for (;;) {
+		unsigned int from = ctx->ncopies;
+
+		got = pto_producer_copy_chunk(p, max);
+		if (!got)
+			break;
+		chunks++;
+		KUNIT_EXPECT_LE(test, got, max);
+		for (i = from; i < ctx->ncopies; i++) {
+			KUNIT_EXPECT_EQ(test, ctx->copies[i].off, next);
+			KUNIT_EXPECT_LE(test, ctx->copies[i].n, max_run);
+			next = (ctx->copies[i].off + ctx->copies[i].n) %
+			       p->arena_size;
+			total += ctx->copies[i].n;
+		}
+		KUNIT_EXPECT_EQ(test, total, p->res.written);
+	}
+	ctx->record = false;
+	KUNIT_EXPECT_EQ(test, total, bytes);
+	KUNIT_EXPECT_EQ(test, (u64)chunks, DIV_ROUND_UP(bytes, max));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(p->arena + p->res.pos % p->arena_size,
+					want, bytes));
+	pto_producer_commit(p);
+}
+
+/*
+ * An argument at the clamp (arena_size / 2, whole) and one beyond it
+ * (clamped, truncated), copied in chunks of 1000 bytes: not a multiple of
+ * the element size, so chunks end inside elements and resume there.
+ */
+static void lane_chunks_at_clamp(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_producer *p = ctx->p;
+	struct pto_dump_arg at = lt_tensor(ctx, 1, LT_ARENA / 2 / 4);
+	struct pto_dump_arg over = lt_tensor(ctx, 2, LT_ARENA / 4);
+	struct pto_dump_record *rec;
+
+	KUNIT_ASSERT_EQ(test, pto_producer_clamp(p), (u64)LT_ARENA / 2);
+	lt_chunked(test, &at, 1000, ctx->src, LT_ARENA / 2, 1000);
+	rec = &p->meta[p->cur * PTO_DUMP_RECORDS];
+	KUNIT_EXPECT_EQ(test, rec->payload_size, (u32)LT_ARENA / 2);
+	KUNIT_EXPECT_FALSE(test, rec->flags & PTO_DUMP_REC_TRUNCATED);
+	KUNIT_EXPECT_EQ(test, p->st->acct.truncated, 0ULL);
+
+	/* The arena is half used: the consumer frees it first. */
+	pto_producer_publish(p);
+	KUNIT_ASSERT_EQ(test, 0, pto_producer_ack(p, 1, 1));
+	lt_chunked(test, &over, 1000, ctx->src, LT_ARENA / 2, 1000);
+	rec = &p->meta[p->cur * PTO_DUMP_RECORDS];
+	KUNIT_EXPECT_TRUE(test, rec->flags & PTO_DUMP_REC_TRUNCATED);
+	KUNIT_EXPECT_EQ(test, rec->payload_size, (u32)LT_ARENA / 2);
+	KUNIT_EXPECT_EQ(test, p->st->acct.truncated, 1ULL);
+	lt_expect_balanced(test, p);
+}
+
+/*
+ * A strided view with a non-unit innermost stride ([24][40] of strides
+ * [131, 3] from element 5), gathered element by element in chunks of 26
+ * bytes, against the gather computed here.
+ */
+static void lane_chunks_strided(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_dump_arg a = lt_tensor(ctx, 3, 0);
+	u32 *want, i, j, n = 0;
+
+	a.rec.rank = 2;
+	a.rec.shape[0] = 24;
+	a.rec.shape[1] = 40;
+	a.rec.strides[0] = 131;
+	a.rec.strides[1] = 3;
+	a.rec.start_offset = 5;
+	want = kunit_kmalloc_array(test, 24 * 40, 4, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	for (i = 0; i < 24; i++)
+		for (j = 0; j < 40; j++)
+			want[n++] = ctx->src[5 + i * 131 + j * 3];
+	lt_chunked(test, &a, 26, want, 24 * 40 * 4, 4);
+}
+
+/*
+ * Unit innermost stride with a row gap: runs are whole rows (or what the
+ * chunk leaves of one), never crossing into the gap.
+ */
+static void lane_chunks_rows(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_dump_arg a = lt_tensor(ctx, 4, 0);
+	u32 *want, i, j, n = 0;
+
+	a.rec.rank = 2;
+	a.rec.shape[0] = 10;
+	a.rec.shape[1] = 50;
+	a.rec.strides[0] = 64;
+	a.rec.strides[1] = 1;
+	want = kunit_kmalloc_array(test, 500, 4, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	for (i = 0; i < 10; i++)
+		for (j = 0; j < 50; j++)
+			want[n++] = ctx->src[i * 64 + j];
+	lt_chunked(test, &a, 300, want, 2000, 200);
+}
+
+/*
+ * An acknowledgement beyond what was published, or going backwards, is
+ * -EINVAL and changes nothing; a good one frees buffers and arena, and a
+ * payload then wraps at the arena's end intact.
+ */
+static void lane_ack_validation(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_producer *p = ctx->p;
+	struct pto_dump_arg a = lt_tensor(ctx, 1, 3000);	/* 12000 B */
+	struct pto_dump_state snap;
+	struct pto_dump_record *rec;
+	u32 i;
+
+	for (i = 0; i < 3; i++)
+		lt_capture(test, p, &a);
+	KUNIT_EXPECT_EQ(test, p->st->acct.published_payloads, 0ULL);
+	memcpy(&snap, p->st, sizeof(snap));
+	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 1, 0));
+	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 0, 1));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(&snap, p->st, sizeof(snap)));
+
+	pto_producer_publish(p);
+	KUNIT_EXPECT_EQ(test, p->st->acct.published_payloads, 3ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 1ULL);
+	memcpy(&snap, p->st, sizeof(snap));
+	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 4, 1));
+	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 3, 2));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(&snap, p->st, sizeof(snap)));
+	KUNIT_EXPECT_EQ(test, 0, pto_producer_ack(p, 2, 0));
+	KUNIT_EXPECT_EQ(test, p->tail, 24000ULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, pto_producer_ack(p, 1, 0));
+	KUNIT_EXPECT_EQ(test, 0, pto_producer_ack(p, 3, 1));
+	KUNIT_EXPECT_EQ(test, 0, pto_producer_ack(p, 3, 1));	/* repeated */
+	KUNIT_EXPECT_EQ(test, p->st->free_count, (u32)PTO_DUMP_META_BUFFERS);
+
+	/* 36000 + 12000 + 12000 = 60000 bytes; the sixth wraps at 64 KiB. */
+	for (i = 0; i < 3; i++)
+		lt_capture(test, p, &a);
+	rec = &p->meta[p->cur * PTO_DUMP_RECORDS + 2];
+	KUNIT_EXPECT_EQ(test, rec->data, 60000ULL);
+	KUNIT_EXPECT_EQ(test, 0, memcmp(p->arena + 60000, ctx->src,
+					LT_ARENA - 60000));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(p->arena,
+					(u8 *)ctx->src + LT_ARENA - 60000,
+					12000 - (LT_ARENA - 60000)));
+	lt_expect_balanced(test, p);
+}
+
+/*
+ * The arena full: WouldBlock with nothing accounted (the waiting buffer is
+ * published so the consumer can free it), then accepted once acknowledged;
+ * total == collected + dropped throughout.
+ */
+static void lane_arena_backpressure(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_producer *p = ctx->p;
+	struct pto_dump_arg a = lt_tensor(ctx, 1, 6000);	/* 24000 B */
+	enum pto_begin_why why;
+	u64 total;
+	int i;
+
+	lt_capture(test, p, &a);
+	lt_capture(test, p, &a);
+	total = p->st->acct.total;
+	for (i = 0; i < 5; i++) {
+		KUNIT_EXPECT_EQ(test, PTO_BEGIN_WOULDBLOCK,
+				pto_producer_try_begin(p, &a, &why));
+		KUNIT_EXPECT_EQ(test, why, PTO_WHY_ARENA);
+	}
+	KUNIT_EXPECT_EQ(test, p->st->acct.total, total);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.ready_tail, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.published_payloads, 2ULL);
+	KUNIT_ASSERT_EQ(test, 0, pto_producer_ack(p, 1, 1));
+	lt_capture(test, p, &a);
+	KUNIT_EXPECT_EQ(test, p->st->acct.collected, 3ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 0ULL);
+	lt_expect_balanced(test, p);
+}
+
+/* Permanent refusals: one refused record each, nothing reserved. */
+static void lane_refusals(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_producer *p = ctx->p;
+	struct pto_dump_arg a = lt_tensor(ctx, 1, 16);
+	enum pto_begin_why why;
+
+	a.rec.shape[1] = 4;	/* rank 1: ignored */
+	a.rec.rank = 0;
+	KUNIT_EXPECT_EQ(test, PTO_BEGIN_REFUSED,
+			pto_producer_try_begin(p, &a, &why));
+	KUNIT_EXPECT_EQ(test, why, PTO_WHY_INVALID);
+	KUNIT_EXPECT_FALSE(test, p->open);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
+
+	pto_producer_init(p, ctx->mem, LT_ARENA, PTO_DUMP_OFF);
+	a.rec.rank = 1;
+	KUNIT_EXPECT_EQ(test, PTO_BEGIN_REFUSED,
+			pto_producer_try_begin(p, &a, &why));
+	KUNIT_EXPECT_EQ(test, why, PTO_WHY_OFF);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->head, 0ULL);
+
+	pto_producer_init(p, ctx->mem, LT_ARENA, PTO_DUMP_FULL);
+	KUNIT_EXPECT_EQ(test, 0, pto_producer_close(p));
+	KUNIT_EXPECT_EQ(test, PTO_BEGIN_REFUSED,
+			pto_producer_try_begin(p, &a, &why));
+	KUNIT_EXPECT_EQ(test, why, PTO_WHY_STOPPED);
+	KUNIT_EXPECT_EQ(test, p->st->state, (u32)PTO_LANE_CLOSED);
+	lt_expect_balanced(test, p);
+}
+
+static void lt_lock(void *priv)
+{
+}
+
+/* The consumer catches up on the first wait, or the caller gives up. */
+static int lt_wait(void *priv, enum pto_begin_why why)
+{
+	struct lt_ctx *ctx = priv;
+	struct pto_dump_state *st = ctx->p->st;
+
+	ctx->waits++;
+	if (ctx->wait_ret)
+		return ctx->wait_ret;
+	return pto_producer_ack(ctx->p, st->acct.published_payloads,
+				st->acct.ready_tail);
+}
+
+/*
+ * The blocking form over the steps: a wait that lets the consumer catch
+ * up ends in a commit, no refused record; giving up drops one record and
+ * leaves nothing reserved.
+ */
+static void lane_blocking_form(struct kunit *test)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_producer *p = ctx->p;
+	struct pto_dump_arg a = lt_tensor(ctx, 1, 6000);
+	struct pto_producer_wait w = {
+		.wait = lt_wait, .lock = lt_lock, .unlock = lt_lock,
+		.priv = ctx, .max_bytes = 4096,
+	};
+	u64 head;
+
+	KUNIT_EXPECT_EQ(test, PTO_DUMP_RES_COLLECTED,
+			pto_producer_record(p, &a, &w));
+	KUNIT_EXPECT_EQ(test, PTO_DUMP_RES_COLLECTED,
+			pto_producer_record(p, &a, &w));
+	KUNIT_EXPECT_EQ(test, ctx->waits, 0U);
+	KUNIT_EXPECT_EQ(test, PTO_DUMP_RES_COLLECTED,
+			pto_producer_record(p, &a, &w));
+	KUNIT_EXPECT_EQ(test, ctx->waits, 1U);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 0ULL);
+
+	lt_capture(test, p, &a);	/* the arena is full again */
+	head = p->head;
+	ctx->wait_ret = -ETIMEDOUT;
+	KUNIT_EXPECT_EQ(test, -ETIMEDOUT, pto_producer_record(p, &a, &w));
+	KUNIT_EXPECT_FALSE(test, p->open);
+	KUNIT_EXPECT_EQ(test, p->head, head);
+	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->st->acct.collected, 4ULL);
+	lt_expect_balanced(test, p);
+}
+
+static struct kunit_case pto_lane_cases[] = {
+	KUNIT_CASE(lane_reservation_ab),
+	KUNIT_CASE(lane_abandon_last_record),
+	KUNIT_CASE(lane_chunks_at_clamp),
+	KUNIT_CASE(lane_chunks_strided),
+	KUNIT_CASE(lane_chunks_rows),
+	KUNIT_CASE(lane_ack_validation),
+	KUNIT_CASE(lane_arena_backpressure),
+	KUNIT_CASE(lane_refusals),
+	KUNIT_CASE(lane_blocking_form),
+	{}
+};
+
+static struct kunit_suite pto_lane_suite = {
+	.name = "pto_lane",
+	.init = lt_init,
+	.exit = lt_exit,
+	.test_cases = pto_lane_cases,
+};
+kunit_test_suite(pto_lane_suite);

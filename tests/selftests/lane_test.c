@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Dump lanes through the raw ABI (<linux/pto_dump.h>): bind and its -EBUSY,
+ * levels, captures read back through the read-only mapping, the
+ * acknowledgement's validation, captures of another file's GM refused,
+ * back-pressure timing out, and a lane quarantined by its owner's death
+ * mid-capture, then recovered by the reset. Runs in the VM as root.
+ */
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <linux/pto_dump.h>
+#include "kselftest_harness.h"
+#include "pto_selftest.h"
+
+#define LANE_DBG PTO_DBG0 "lanes"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int bind_lane(int fd, uint32_t lane, uint32_t level,
+		     struct pto_dump_bind *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->lane = lane;
+	b->level = level;
+	return pto_sioctl(fd, PTO_IOCTL_DUMP_BIND, b);
+}
+
+static int lane_cmd(int fd, unsigned long cmd, uint32_t lane)
+{
+	struct pto_dump_lane l = { .lane = lane };
+
+	return pto_sioctl(fd, cmd, &l);
+}
+
+static int lane_status(int fd, uint32_t lane, struct pto_dump_status *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->lane = lane;
+	return pto_sioctl(fd, PTO_IOCTL_DUMP_STATUS, s);
+}
+
+/* A buffer of @n i32 elements holding 1000 + i, mapped at *@map. */
+static uint32_t alloc_pattern(int fd, uint64_t n, uint32_t **map)
+{
+	struct pto_bo_alloc a = { .size = n * 4 };
+	uint64_t i;
+
+	if (pto_sioctl(fd, PTO_IOCTL_BO_ALLOC, &a))
+		return 0;
+	*map = mmap(NULL, a.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    a.mmap_offset);
+	if (*map == MAP_FAILED)
+		return 0;
+	for (i = 0; i < n; i++)
+		(*map)[i] = 1000 + i;
+	return a.handle;
+}
+
+static void tensor_req(struct pto_dump_capture *c, uint32_t lane,
+		       uint32_t handle, uint64_t task, uint32_t n)
+{
+	memset(c, 0, sizeof(*c));
+	c->lane = lane;
+	c->handle = handle;
+	c->task_id = task;
+	c->func_id[0] = 1;
+	c->func_id[1] = PTO_DUMP_FUNC_NONE;
+	c->func_id[2] = PTO_DUMP_FUNC_NONE;
+	c->kind = PTO_DUMP_KIND_TENSOR;
+	c->dtype = PTO_DTYPE_I32;
+	c->rank = 1;
+	c->shape[0] = n;
+	c->strides[0] = 1;
+	c->timeout_ns = now_ns() + 5000000000ull;
+}
+
+FIXTURE(lane) {
+	int fd;
+	struct pto_info info;
+};
+
+FIXTURE_SETUP(lane)
+{
+	self->fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, self->fd);
+	memset(&self->info, 0, sizeof(self->info));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &self->info));
+	ASSERT_TRUE(self->info.caps & PTO_CAP_DUMP);
+	ASSERT_LE(2, self->info.lanes);
+}
+
+/* A test that failed half-way leaves no quarantined lane to the next. */
+FIXTURE_TEARDOWN(lane)
+{
+	struct pto_dump_reset rs = { 0 };
+	int fd = open(PTO_DEV0, O_RDWR);
+
+	close(self->fd);
+	if (fd >= 0)
+		pto_sioctl(fd, PTO_IOCTL_DUMP_RESET, &rs);
+	close(fd);
+}
+
+/* One binder per lane; a bad lane, level or flag is -EINVAL. */
+TEST_F(lane, bind_busy_and_levels)
+{
+	struct pto_dump_bind b;
+	struct pto_dump_status s;
+	int other = open(PTO_DEV0, O_RDWR);
+	uint32_t level;
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
+	EXPECT_EQ(PTO_DUMP_MMAP_OFFSET(0), b.mmap_offset);
+	EXPECT_EQ(PTO_DUMP_ARENA_OFFSET + b.arena_size, b.mmap_size);
+	EXPECT_EQ(-EBUSY, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
+	EXPECT_EQ(-EBUSY, bind_lane(other, 0, PTO_DUMP_PARTIAL, &b));
+	EXPECT_EQ(-EINVAL, bind_lane(other, self->info.lanes, 1, &b));
+	EXPECT_EQ(-EINVAL, bind_lane(other, 1, PTO_DUMP_LEVEL_MAX + 1, &b));
+	b.lane = 1;
+	b.level = 1;
+	b.flags = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(other, PTO_IOCTL_DUMP_BIND, &b));
+	EXPECT_EQ(-EPERM, lane_cmd(other, PTO_IOCTL_DUMP_UNBIND, 0));
+
+	/* Any file sees the status. */
+	ASSERT_EQ(0, lane_status(other, 0, &s));
+	EXPECT_EQ(PTO_LANE_BOUND, s.state);
+	EXPECT_EQ(PTO_DUMP_FULL, s.level);
+	EXPECT_EQ((uint32_t)getpid(), s.owner);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+	ASSERT_EQ(0, lane_status(other, 0, &s));
+	EXPECT_EQ(PTO_LANE_FREE, s.state);
+
+	for (level = PTO_DUMP_OFF; level <= PTO_DUMP_LEVEL_MAX; level++) {
+		ASSERT_EQ(0, bind_lane(other, 0, level, &b));
+		ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+		EXPECT_EQ(level, s.level);
+		ASSERT_EQ(0, lane_cmd(other, PTO_IOCTL_DUMP_UNBIND, 0));
+	}
+	close(other);
+}
+
+/*
+ * A strided tensor and a scalar at FULL, read back through the read-only
+ * mapping after close: the records as requested, the payload gathered
+ * element by element, the counters balanced.
+ */
+TEST_F(lane, capture_read_back)
+{
+	struct pto_dump_bind b;
+	struct pto_dump_capture c;
+	struct pto_dump_ack ack = { .lane = 0 };
+	const struct pto_dump_state *st;
+	const struct pto_dump_record *r;
+	const uint8_t *m;
+	uint32_t *buf, h, i, j, got;
+
+	h = alloc_pattern(self->fd, 4096, &buf);
+	ASSERT_NE(0, h);
+	ASSERT_EQ(0, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, b.mmap_size, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, self->fd, b.mmap_offset));
+	EXPECT_EQ(EACCES, errno);
+	m = mmap(NULL, b.mmap_size, PROT_READ, MAP_SHARED, self->fd,
+		 b.mmap_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_NE(0, mprotect((void *)m, 4096, PROT_READ | PROT_WRITE));
+	st = (const struct pto_dump_state *)m;
+	EXPECT_EQ(PTO_DUMP_MAGIC, st->magic);
+
+	tensor_req(&c, 0, h, 0x42, 0);
+	c.rank = 2;
+	c.shape[0] = 6;
+	c.shape[1] = 10;
+	c.strides[0] = 37;
+	c.strides[1] = 3;
+	c.start_offset = 2;
+	c.bo_offset = 64;
+	c.arg_index = 1;
+	c.role = PTO_DUMP_ROLE_INOUT;
+	c.stage = PTO_DUMP_AFTER_COMPLETION;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	EXPECT_EQ(PTO_DUMP_RES_COLLECTED, c.result);
+	memset(&c, 0, sizeof(c));
+	c.lane = 0;
+	c.task_id = 0x42;
+	c.kind = PTO_DUMP_KIND_SCALAR;
+	c.dtype = PTO_DTYPE_I32;
+	c.arg_index = 3;
+	c.value = 0xdeadbeef;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	EXPECT_EQ(0, st->acct.ready_tail);	/* not yet published */
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_CLOSE, 0));
+	EXPECT_EQ(-EPIPE, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+
+	ASSERT_EQ(1, __atomic_load_n(&st->acct.ready_tail, __ATOMIC_ACQUIRE));
+	ASSERT_EQ(2, st->ready_records[0]);
+	EXPECT_EQ(PTO_LANE_CLOSED, st->state);
+	EXPECT_EQ(2, st->acct.collected);
+	EXPECT_EQ(st->acct.total, st->acct.collected + st->acct.dropped);
+	EXPECT_EQ(1, st->acct.published_payloads);
+	r = (const struct pto_dump_record *)(m + st->meta_offset +
+					     st->ready[0] * PTO_DUMP_BUFFER_SIZE);
+	EXPECT_EQ(0x42, r[0].task_id);
+	EXPECT_EQ(1, r[0].arg_index);
+	EXPECT_EQ(PTO_DUMP_ROLE_INOUT, r[0].role);
+	EXPECT_EQ(PTO_DUMP_AFTER_COMPLETION, r[0].stage);
+	EXPECT_EQ(PTO_DUMP_FUNC_NONE, r[0].func_id[2]);
+	EXPECT_EQ(37, r[0].strides[0]);
+	EXPECT_EQ(6 * 10 * 4, r[0].payload_size);
+	EXPECT_TRUE(r[0].flags & PTO_DUMP_REC_PAYLOAD);
+	EXPECT_FALSE(r[0].flags & PTO_DUMP_REC_CONTIGUOUS);
+	for (i = 0; i < 6; i++)
+		for (j = 0; j < 10; j++) {
+			memcpy(&got, m + st->arena_offset +
+			       (r[0].data + (i * 10 + j) * 4) % st->arena_size,
+			       4);
+			EXPECT_EQ(buf[16 + 2 + i * 37 + j * 3], got);
+		}
+	EXPECT_EQ(PTO_DUMP_KIND_SCALAR, r[1].kind);
+	EXPECT_EQ(0xdeadbeef, r[1].data);
+	EXPECT_EQ(0, r[1].payload_size);
+
+	ack.completed_payloads = 1;
+	ack.returned_buffers = 1;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	EXPECT_EQ(1, st->acct.completed_payloads);
+	EXPECT_EQ(PTO_DUMP_META_BUFFERS, st->free_count);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+	/* The mapping keeps its own binding's bytes after unbind. */
+	EXPECT_EQ(0xdeadbeef, r[1].data);
+	munmap((void *)m, b.mmap_size);
+}
+
+/* Beyond what was published, or backwards: -EINVAL, nothing changes. */
+TEST_F(lane, ack_beyond_published)
+{
+	struct pto_dump_bind b;
+	struct pto_dump_capture c;
+	struct pto_dump_status s0, s1;
+	struct pto_dump_ack ack = { .lane = 0 };
+	uint32_t *buf, h;
+
+	h = alloc_pattern(self->fd, 1024, &buf);
+	ASSERT_NE(0, h);
+	ASSERT_EQ(0, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
+	tensor_req(&c, 0, h, 1, 1024);
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s0));
+	ack.completed_payloads = 1;	/* committed, not yet published */
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	ack.completed_payloads = 0;
+	ack.returned_buffers = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	ack.flags = 1;
+	ack.returned_buffers = 0;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s1));
+	EXPECT_EQ(0, memcmp(&s0, &s1, sizeof(s0)));
+
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_CLOSE, 0));
+	ack.flags = 0;
+	ack.completed_payloads = 2;
+	ack.returned_buffers = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	ack.completed_payloads = 1;
+	ack.returned_buffers = 2;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	ack.returned_buffers = 1;
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	ack.completed_payloads = 0;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s1));
+	EXPECT_EQ(1, s1.acct.completed_payloads);
+	EXPECT_EQ(1, s1.acct.ready_head);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+}
+
+/*
+ * A capture names only the caller's own buffers, and only inside them:
+ * another file's handle is -ENOENT, an extent past the end is refused
+ * (accounted), another file's lane is -EPERM for capture and mmap.
+ */
+TEST_F(lane, capture_of_other_files_gm_refused)
+{
+	struct pto_dump_bind b;
+	struct pto_dump_capture c;
+	struct pto_dump_status s;
+	int other = open(PTO_DEV0, O_RDWR);
+	uint32_t *buf, *obuf, h, oh;
+
+	ASSERT_LE(0, other);
+	ASSERT_NE(0, alloc_pattern(other, 1024, &obuf));
+	oh = alloc_pattern(other, 1024, &obuf);
+	ASSERT_NE(0, oh);
+	h = alloc_pattern(self->fd, 1024, &buf);
+	ASSERT_NE(0, h);
+	ASSERT_NE(h, oh);
+	ASSERT_EQ(0, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
+
+	/* Handles are per file: the other's second buffer is none of ours. */
+	tensor_req(&c, 0, oh, 1, 16);
+	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	tensor_req(&c, 0, h, 1, 1025);
+	EXPECT_EQ(-EFAULT, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	tensor_req(&c, 0, h, 1, 2);
+	c.strides[0] = 1023;
+	c.start_offset = 1;
+	EXPECT_EQ(-EFAULT, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	tensor_req(&c, 0, h, 1, 16);
+	c.pad = 1;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	tensor_req(&c, 0, oh, 1, 16);
+	EXPECT_EQ(-EPERM, pto_sioctl(other, PTO_IOCTL_DUMP_CAPTURE, &c));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, other,
+				   b.mmap_offset));
+	EXPECT_EQ(EPERM, errno);
+
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+	EXPECT_EQ(2, s.acct.dropped);
+	EXPECT_EQ(0, s.acct.collected);
+	EXPECT_EQ(s.acct.total, s.acct.collected + s.acct.dropped);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+	close(other);
+}
+
+/* PARTIAL: marked only; HYBRID: every record, marked payloads; OFF. */
+TEST_F(lane, level_selection)
+{
+	struct pto_dump_bind b;
+	struct pto_dump_capture c;
+	struct pto_dump_status s;
+	uint32_t *buf, h;
+
+	h = alloc_pattern(self->fd, 1024, &buf);
+	ASSERT_NE(0, h);
+	ASSERT_EQ(0, bind_lane(self->fd, 1, PTO_DUMP_PARTIAL, &b));
+	tensor_req(&c, 1, h, 1, 16);
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	EXPECT_EQ(PTO_DUMP_RES_SKIPPED, c.result);
+	c.flags = PTO_DUMP_CAP_MARKED;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	EXPECT_EQ(PTO_DUMP_RES_COLLECTED, c.result);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_CLOSE, 1));
+	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+	EXPECT_EQ(1, s.acct.total);
+	EXPECT_EQ(1, s.acct.published_payloads);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 1));
+
+	ASSERT_EQ(0, bind_lane(self->fd, 1, PTO_DUMP_HYBRID, &b));
+	c.flags = 0;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	EXPECT_EQ(PTO_DUMP_RES_COLLECTED, c.result);
+	c.flags = PTO_DUMP_CAP_MARKED;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_CLOSE, 1));
+	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+	EXPECT_EQ(2, s.acct.collected);
+	EXPECT_EQ(1, s.acct.published_payloads);	/* the marked one only */
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 1));
+
+	ASSERT_EQ(0, bind_lane(self->fd, 1, PTO_DUMP_OFF, &b));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	EXPECT_EQ(PTO_DUMP_RES_REFUSED, c.result);
+	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+	EXPECT_EQ(1, s.acct.dropped);
+	EXPECT_EQ(0, s.arena_write_pos);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 1));
+}
+
+/*
+ * Clamp-sized captures (half the arena each) without acknowledgements:
+ * the third would block. It times out as one refused record; after an
+ * acknowledgement the next one goes through.
+ */
+TEST_F(lane, backpressure_timeout)
+{
+	struct pto_dump_bind b;
+	struct pto_dump_capture c;
+	struct pto_dump_status s;
+	struct pto_dump_ack ack = { .lane = 0 };
+	uint32_t *buf, h, n;
+
+	ASSERT_EQ(0, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
+	n = b.arena_size / 2 / 4;
+	h = alloc_pattern(self->fd, n, &buf);
+	ASSERT_NE(0, h);
+	tensor_req(&c, 0, h, 1, n);
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	c.timeout_ns = now_ns() + 50000000ull;
+	EXPECT_EQ(-ETIMEDOUT, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+	EXPECT_EQ(2, s.acct.collected);
+	EXPECT_EQ(1, s.acct.dropped);
+	EXPECT_EQ(0, s.open);
+	EXPECT_EQ(1, s.acct.ready_tail);	/* published for the consumer */
+	EXPECT_EQ(2, s.acct.published_payloads);
+
+	ack.completed_payloads = 1;
+	ack.returned_buffers = 1;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_ACK, &ack));
+	c.timeout_ns = now_ns() + 5000000000ull;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+	EXPECT_EQ(3, s.acct.collected);
+	EXPECT_EQ(s.acct.total, s.acct.collected + s.acct.dropped);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+}
+
+static int file_has(const char *path, const char *what)
+{
+	char text[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	text[n] = 0;
+	return strstr(text, what) != NULL;
+}
+
+/*
+ * A child binds lane 1, captures, and is killed while its capture waits
+ * on back-pressure: its file's release quarantines the lane (terminal
+ * never closed), which keeps its buffer alive and refuses a new binder,
+ * until the reset frees it; then the lane binds again.
+ */
+TEST_F(lane, close_mid_capture_quarantines_and_reset)
+{
+	struct pto_dump_reset rs = { 0 };
+	struct pto_dump_status s;
+	struct pto_dump_bind b;
+	char owner[32];
+	int status, i;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct pto_dump_capture c;
+		uint32_t *buf, h, n;
+		int fd = open(PTO_DEV0, O_RDWR);
+
+		if (fd < 0 || bind_lane(fd, 1, PTO_DUMP_FULL, &b))
+			_exit(1);
+		n = b.arena_size / 2 / 4;
+		h = alloc_pattern(fd, n, &buf);
+		if (!h)
+			_exit(2);
+		tensor_req(&c, 1, h, 7, n);
+		c.timeout_ns = now_ns() + 600000000000ull;
+		for (;;)
+			pto_sioctl(fd, PTO_IOCTL_DUMP_CAPTURE, &c);
+	}
+	/* Two captures filled the arena; the third waits. */
+	for (i = 0; i < 2000; i++) {
+		ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+		if (s.acct.collected == 2 && s.acct.ready_tail == 1)
+			break;
+		usleep(5000);
+	}
+	ASSERT_EQ(2, s.acct.collected);
+	usleep(50000);
+	snprintf(owner, sizeof(owner), "%-8d", pid);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+
+	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+	EXPECT_EQ(PTO_LANE_QUARANTINED, s.state);
+	EXPECT_EQ(PTO_LANE_Q_UNCLOSED, s.quarantine);
+	EXPECT_EQ(0, s.open);
+	EXPECT_EQ(2, s.acct.collected);
+	EXPECT_EQ(1, s.acct.dropped);	/* the interrupted capture */
+	EXPECT_EQ(s.acct.total, s.acct.collected + s.acct.dropped);
+	EXPECT_EQ(-EBUSY, bind_lane(self->fd, 1, PTO_DUMP_FULL, &b));
+	EXPECT_EQ(1, file_has(LANE_DBG, "quarantined"));
+	EXPECT_EQ(1, file_has(LANE_DBG, "unclosed"));
+	/* The lane still holds the dead file's buffer. */
+	EXPECT_EQ(1, file_has(PTO_DBG0 "bos", owner));
+
+	rs.lanes = 1u << 1;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_RESET, &rs));
+	EXPECT_EQ(1, rs.recovered);
+	EXPECT_EQ(0, rs.remaining);
+	EXPECT_EQ(0, file_has(PTO_DBG0 "bos", owner));
+	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+	EXPECT_EQ(PTO_LANE_FREE, s.state);
+	ASSERT_EQ(0, bind_lane(self->fd, 1, PTO_DUMP_FULL, &b));
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 1));
+	rs.lanes = 1u << self->info.lanes;
+	EXPECT_EQ(-EINVAL, pto_sioctl(self->fd, PTO_IOCTL_DUMP_RESET, &rs));
+}
+
+/* A file that unbinds nothing but closed its lane leaves it free. */
+TEST_F(lane, closed_lane_freed_at_release)
+{
+	struct pto_dump_bind b;
+	struct pto_dump_status s;
+	int other = open(PTO_DEV0, O_RDWR);
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, bind_lane(other, 1, PTO_DUMP_FULL, &b));
+	ASSERT_EQ(0, lane_cmd(other, PTO_IOCTL_DUMP_CLOSE, 1));
+	close(other);
+	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+	EXPECT_EQ(PTO_LANE_FREE, s.state);
+	EXPECT_EQ(0, s.quarantine);
+}
+
+TEST_HARNESS_MAIN
