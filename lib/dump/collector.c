@@ -134,10 +134,11 @@ static void account(struct dump_collector *c)
 		 * it closed the terminal. */
 		if (__atomic_load_n(&st->state, __ATOMIC_ACQUIRE) !=
 		    PTO_LANE_CLOSED || ls->broken || ls->pos.bad ||
-		    __atomic_load_n(&st->collected, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&st->acct.collected, __ATOMIC_RELAXED) !=
 		    ls->pos.records)
 			c->unknown = true;
-		c->set.dropped += __atomic_load_n(&st->dropped, __ATOMIC_RELAXED);
+		c->set.dropped += __atomic_load_n(&st->acct.dropped,
+						  __ATOMIC_RELAXED);
 	}
 }
 

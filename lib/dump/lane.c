@@ -145,7 +145,7 @@ int dump_lane_drain(const struct dump_lane_img *img, struct dump_lane_pos *pos,
 
 	/* Acquire: pairs with the kernel's release store of ready_tail after
 	 * it wrote the entry and the buffer's records. */
-	tail = __atomic_load_n(&st->ready_tail, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&st->acct.ready_tail, __ATOMIC_ACQUIRE);
 	if (tail < pos->buffers || tail - pos->buffers > PTO_DUMP_META_BUFFERS)
 		return -EPROTO;
 	for (n = pos->buffers; n < tail; n++) {

@@ -84,7 +84,8 @@ static inline void publish(struct img *m, const struct pto_dump_record *r,
 			   uint32_t n)
 {
 	struct pto_dump_state *s = st(m);
-	uint64_t tail = s->ready_tail;
+	struct pto_dump_acct *a = &s->acct;
+	uint64_t tail = a->ready_tail;
 	uint32_t b = m->next++ % PTO_DUMP_META_BUFFERS, i, pay = 0;
 
 	memcpy(m->base + PTO_DUMP_META_OFFSET + b * PTO_DUMP_BUFFER_SIZE, r,
@@ -93,11 +94,11 @@ static inline void publish(struct img *m, const struct pto_dump_record *r,
 		pay += r[i].payload_size != 0;
 	s->ready[tail % PTO_DUMP_META_BUFFERS] = b;
 	s->ready_records[tail % PTO_DUMP_META_BUFFERS] = n;
-	__atomic_store_n(&s->collected, s->collected + n, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->total, s->total + n, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->published_payloads, s->published_payloads + pay,
+	__atomic_store_n(&a->collected, a->collected + n, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->total, a->total + n, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->published_payloads, a->published_payloads + pay,
 			 __ATOMIC_RELAXED);
-	__atomic_store_n(&s->ready_tail, tail + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&a->ready_tail, tail + 1, __ATOMIC_RELEASE);
 }
 
 static inline struct pto_dump_record rec(uint64_t task, uint32_t arg,
@@ -149,11 +150,11 @@ static inline int fake_ack(void *ctx, const struct pto_dump_ack *a)
 
 	/* As the kernel: absolute, never back, never beyond publication. */
 	if (a->returned_buffers < f->acked_buffers ||
-	    a->returned_buffers > __atomic_load_n(&s->ready_tail,
+	    a->returned_buffers > __atomic_load_n(&s->acct.ready_tail,
 						  __ATOMIC_ACQUIRE) ||
 	    a->completed_payloads < f->acked_payloads ||
 	    a->completed_payloads >
-	    __atomic_load_n(&s->published_payloads, __ATOMIC_RELAXED)) {
+	    __atomic_load_n(&s->acct.published_payloads, __ATOMIC_RELAXED)) {
 		__atomic_add_fetch(&f->bad_acks, 1, __ATOMIC_RELAXED);
 		return -EINVAL;
 	}
@@ -169,7 +170,7 @@ static inline int fake_close(void *ctx, uint32_t lane)
 	struct fake *f = ctx;
 
 	if (f->hide_one)
-		st(&f->m)->collected++;
+		st(&f->m)->acct.collected++;
 	__atomic_store_n(&st(&f->m)->state, PTO_LANE_CLOSED, __ATOMIC_RELEASE);
 	__atomic_store_n(&f->closed, 1, __ATOMIC_RELAXED);
 	return 0;
@@ -191,7 +192,7 @@ static inline void *producer(void *arg)
 		uint32_t n = 1 + rand_r(&seed) % 4, i;
 		float v[64];
 
-		while (st(&f->m)->ready_tail -
+		while (st(&f->m)->acct.ready_tail -
 		       __atomic_load_n(&f->acked_buffers, __ATOMIC_ACQUIRE) >= 3)
 			sched_yield();
 		for (i = 0; i < n; i++) {

@@ -163,7 +163,7 @@ TEST_F(lane, corrupt_state_refused)
 	st(&self->m)->ready[0] = PTO_DUMP_META_BUFFERS;
 	EXPECT_EQ(-EPROTO, dump_lane_drain(&v, &self->pos, &self->s, &ack));
 	st(&self->m)->ready[0] = 0;
-	st(&self->m)->ready_tail = 1 + PTO_DUMP_META_BUFFERS;
+	st(&self->m)->acct.ready_tail = 1 + PTO_DUMP_META_BUFFERS;
 	EXPECT_EQ(-EPROTO, dump_lane_drain(&v, &self->pos, &self->s, &ack));
 	st(&self->m)->magic = 0;
 	EXPECT_EQ(-EPROTO, dump_lane_check(&v));
@@ -186,9 +186,9 @@ TEST(thread_drains_under_back_pressure)
 	EXPECT_EQ(0, f.bad_acks);
 	EXPECT_EQ(1, f.closed);
 	EXPECT_FALSE(s.unknown);
-	EXPECT_EQ(st(&f.m)->collected, s.n);
+	EXPECT_EQ(st(&f.m)->acct.collected, s.n);
 	EXPECT_EQ((uint64_t)NBUF, f.acked_buffers);
-	EXPECT_EQ(st(&f.m)->published_payloads, f.acked_payloads);
+	EXPECT_EQ(st(&f.m)->acct.published_payloads, f.acked_payloads);
 	check_stream(_metadata, &s);
 	dump_set_fini(&s);
 	free(f.m.base);
@@ -205,7 +205,7 @@ TEST(aborted_run_unknown)
 	ASSERT_EQ(0, run_collector(&f, false, &s));
 	EXPECT_EQ(0, f.closed);
 	EXPECT_TRUE(s.unknown);
-	EXPECT_EQ(st(&f.m)->collected, s.n);
+	EXPECT_EQ(st(&f.m)->acct.collected, s.n);
 	check_stream(_metadata, &s);
 	dump_set_fini(&s);
 	free(f.m.base);
@@ -219,7 +219,7 @@ TEST(unpublished_record_unknown)
 	struct dump_set s;
 
 	ASSERT_EQ(0, img_make(&f.m));
-	st(&f.m)->dropped = 3;
+	st(&f.m)->acct.dropped = 3;
 	ASSERT_EQ(0, run_collector(&f, true, &s));
 	EXPECT_TRUE(s.unknown);
 	EXPECT_EQ(3u, s.dropped);

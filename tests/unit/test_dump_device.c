@@ -156,11 +156,11 @@ TEST_F(device, two_lanes_drained_closed_written_unbound)
 
 		EXPECT_EQ(0, dev.f[i].bad_acks);
 		EXPECT_EQ((uint64_t)NBUF, dev.f[i].acked_buffers);
-		EXPECT_EQ(s->published_payloads, dev.f[i].acked_payloads);
+		EXPECT_EQ(s->acct.published_payloads, dev.f[i].acked_payloads);
 		/* Every record carries a payload; each is its stream's next. */
-		EXPECT_EQ(s->published_payloads, s->collected);
+		EXPECT_EQ(s->acct.published_payloads, s->acct.collected);
 		lane_stream(_metadata, &r, (uint32_t)i);
-		records += s->collected;
+		records += s->acct.collected;
 	}
 	EXPECT_EQ(records, r.set.n);
 	dd_free(&r);
@@ -181,7 +181,7 @@ TEST_F(device, aborted_run_written_unknown)
 	EXPECT_EQ(1, dev.unbinds);
 	ASSERT_EQ(0, dd_load(self->d.dir, &r));
 	EXPECT_TRUE(r.set.unknown);
-	EXPECT_EQ(st(&dev.f[0].m)->collected, r.set.n);
+	EXPECT_EQ(st(&dev.f[0].m)->acct.collected, r.set.n);
 	lane_stream(_metadata, &r, 0);
 	dd_free(&r);
 }

@@ -26,7 +26,7 @@ TEST(drain_races_nothing)
 		ASSERT_EQ(0, run_collector(&f, i % 2 == 0, &s));
 		EXPECT_EQ(0, f.bad_acks);
 		EXPECT_EQ(i % 2 != 0, s.unknown);
-		EXPECT_EQ(st(&f.m)->collected, s.n);
+		EXPECT_EQ(st(&f.m)->acct.collected, s.n);
 		check_stream(_metadata, &s);
 		dump_set_fini(&s);
 		free(f.m.base);
