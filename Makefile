@@ -61,9 +61,9 @@ NL_LIBS = $(shell pkg-config --libs libnl-genl-3.0)
 NL_STATIC_LIBS = $(shell pkg-config --static --libs libnl-genl-3.0)
 $(O)/%/lib/events.o: CPPFLAGS += $(NL_CFLAGS)
 
-LIB_DIRS ?= lib lib/orch lib/sched lib/trace lib/graph
+LIB_DIRS ?= lib lib/orch lib/sched lib/trace lib/dump lib/graph
 LIB_SRCS := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h lib/trace/*.h uapi/linux/*.h)
+LIB_HDRS := $(wildcard lib/include/pto/*.h lib/*.h lib/orch/*.h lib/sched/*.h lib/trace/*.h lib/dump/*.h lib/graph/*.h uapi/linux/*.h)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/pic/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(O)/san/%.o)
 TSAN_OBJS := $(LIB_SRCS:%.c=$(O)/tsan/%.o)
@@ -285,8 +285,15 @@ $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard te
 # test_trace.c includes ptoctl's trace reader and reads the PNG that
 # rsvg-convert renders (zlib).
 $(O)/unit/test_trace: $(PTOCTL_SRCS) $(wildcard tools/*.h)
-$(O)/unit/test_orch_trace: tools/ptoctl_trace_read.c tools/ptoctl_trace.h
+$(O)/unit/test_orch_trace: tools/ptoctl_trace_read.c tools/ptoctl_json.c tools/ptoctl_trace.h \
+		tools/ptoctl_json.h
 $(O)/unit/test_trace: UNIT_LDLIBS := -lz
+
+# test_dump_read.c includes ptoctl dump's reader and runs the built ptoctl;
+# test_dump_device.c reads the files it writes with that reader.
+$(O)/unit/test_dump_read: tools/ptoctl
+$(O)/unit/test_dump_read $(O)/unit/test_dump_device: tools/ptoctl_dump_read.c tools/ptoctl_json.c \
+		tools/ptoctl_dump.h tools/ptoctl_json.h
 
 # test_bench_args.c runs the built pto-bench.
 $(O)/unit/test_bench_args: tools/pto-bench

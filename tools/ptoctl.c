@@ -2,8 +2,8 @@
 /*
  * ptoctl - inspect and drive pto devices. main() and the command table;
  * each command in its own file (ptoctl_dev.c: info, cores, gates;
- * ptoctl_exec.c; ptoctl_trace*.c; ptoctl_monitor.c), `ptoctl run`
- * here. `ptoctl --help` lists the commands and their arguments.
+ * ptoctl_exec.c; ptoctl_trace*.c; ptoctl_dump.c; ptoctl_monitor.c),
+ * `ptoctl run` here. `ptoctl --help` lists the commands and their arguments.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include <pto/pto.h>
 #include "examples.h"
 #include "ptoctl.h"
+#include "ptoctl_dump.h"
 #include "ptoctl_trace.h"
 
 /*
@@ -165,6 +166,9 @@ static const struct ptoctl_cmd cmds[] = {
 	  "an example of examples/ (no EXAMPLE: the list)", ptoctl_run },
 	{ "trace", PTOCTL_TRACE_USAGE,
 	  "a run trace's summary, or its swimlane as SVG on stdout", ptoctl_trace },
+	{ "dump", PTOCTL_DUMP_USAGE,
+	  "an args dump's records, or (--export) one grid file per record",
+	  ptoctl_dump },
 	{ "monitor", PTOCTL_MONITOR_USAGE,
 	  "one line per driver event until COUNT events or MS ms", ptoctl_monitor },
 };

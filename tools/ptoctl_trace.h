@@ -7,22 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "ptoctl_json.h"
 
 #define PTOCTL_TRACE_USAGE "trace summary|svg FILE.json"
-
-/* A parsed JSON value. */
-enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-
-struct jv {
-	enum jtype type;
-	const char *num;	/* J_NUM: its text in the input */
-	size_t numlen;
-	char *str;		/* J_STR: unescaped */
-	bool b;
-	size_t n;		/* J_ARR / J_OBJ members */
-	struct jv *kid;
-	char **key;		/* J_OBJ */
-};
 
 /* The writer's processes of the task rows. */
 #define TR_PID_DEVICE 2

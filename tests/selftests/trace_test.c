@@ -18,6 +18,7 @@
 #include "kselftest_harness.h"
 #include <linux/pto_dump.h>
 #include "pto_selftest.h"
+#include "../../tools/ptoctl_json.c"
 #include "../../tools/ptoctl_trace_read.c"
 
 #define TRACEFS "/sys/kernel/tracing/"

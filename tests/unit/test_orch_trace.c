@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "kselftest_harness.h"
 #include <pto/orch.h>
+#include "../../tools/ptoctl_json.c"
 #include "../../tools/ptoctl_trace_read.c"
 
 #define NT 5			/* A; B, C read A; D reads B, C; E alone */

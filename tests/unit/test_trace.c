@@ -13,6 +13,7 @@
 #include "kselftest_harness.h"
 #include <linux/pto.h>
 #include "trace/trace_priv.h"
+#include "../../tools/ptoctl_json.c"
 #include "../../tools/ptoctl_trace_read.c"
 #include "../../tools/ptoctl_trace.c"
 
