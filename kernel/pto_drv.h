@@ -20,9 +20,13 @@
  * A core thread takes only the range tree's lock (pto_bo_lookup()) and
  * the graph locks below; a window fault only win_lock, for reading.
  * Nothing frees under a lock a core thread takes, and no user memory is
- * touched under core_lock or win_lock. Retirement takes neither; only the
- * privileged reset waits for it under core_lock (and takes win_lock to
- * unquarantine a core).
+ * touched under core_lock or win_lock.
+ */
+
+/*
+ * Retirement takes neither core_lock nor win_lock; only the privileged
+ * reset waits for it under core_lock (and takes win_lock to unquarantine
+ * a core).
  */
 
 /*
