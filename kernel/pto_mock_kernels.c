@@ -77,6 +77,7 @@ u8 pto_func_tensors(u32 func_id)
 {
 	return func_id < PTO_FUNC_COUNT ? pto_func_args[func_id] : 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_func_tensors);
 
 /*
  * Keep of @p's arguments only what its kernel reads (unused tensor slots
@@ -550,3 +551,4 @@ u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t)
 	}
 	return PTO_TASK_EFUNC;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_task_run);

@@ -81,6 +81,27 @@ static void tensor_req(struct pto_dump_capture *c, uint32_t lane,
 	c->timeout_ns = now_ns() + 5000000000ull;
 }
 
+/*
+ * Every lane free, within 10 s: the last user's file may be released
+ * after its process was reaped (a mapping's last reference is put from
+ * a work item), later still on a PREEMPT_RT kernel. 0 or -ETIMEDOUT.
+ */
+static int lanes_settle(int fd, uint32_t lanes)
+{
+	struct pto_dump_status s;
+	uint32_t l;
+	int ms;
+
+	for (l = 0; l < lanes; l++)
+		for (ms = 0; lane_status(fd, l, &s) || s.state != PTO_LANE_FREE;
+		     ms++) {
+			if (ms == 10000)
+				return -ETIMEDOUT;
+			usleep(1000);
+		}
+	return 0;
+}
+
 FIXTURE(lane) {
 	int fd;
 	struct pto_info info;
@@ -94,6 +115,7 @@ FIXTURE_SETUP(lane)
 	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &self->info));
 	ASSERT_TRUE(self->info.caps & PTO_CAP_DUMP);
 	ASSERT_LE(2, self->info.lanes);
+	ASSERT_EQ(0, lanes_settle(self->fd, self->info.lanes));
 }
 
 /* A test that failed half-way leaves no quarantined lane to the next. */
