@@ -32,6 +32,22 @@ static int bind_lane(int fd, uint32_t lane, uint32_t level,
 	return pto_sioctl(fd, PTO_IOCTL_DUMP_BIND, b);
 }
 
+/*
+ * bind_lane(), retried on -EBUSY for up to 10 s: the previous program's
+ * file may be released after its process was reaped (a mapping's last
+ * reference is put from a work item), later still on PREEMPT_RT.
+ */
+static int bind_settled(int fd, uint32_t lane, uint32_t level,
+			struct pto_dump_bind *b)
+{
+	int ret, ms;
+
+	for (ms = 0; (ret = bind_lane(fd, lane, level, b)) == -EBUSY &&
+		     ms < 10000; ms++)
+		usleep(1000);
+	return ret;
+}
+
 static int lane_cmd(int fd, unsigned long cmd, uint32_t lane)
 {
 	struct pto_dump_lane l = { .lane = lane };
@@ -81,27 +97,6 @@ static void tensor_req(struct pto_dump_capture *c, uint32_t lane,
 	c->timeout_ns = now_ns() + 5000000000ull;
 }
 
-/*
- * Every lane free, within 10 s: the last user's file may be released
- * after its process was reaped (a mapping's last reference is put from
- * a work item), later still on a PREEMPT_RT kernel. 0 or -ETIMEDOUT.
- */
-static int lanes_settle(int fd, uint32_t lanes)
-{
-	struct pto_dump_status s;
-	uint32_t l;
-	int ms;
-
-	for (l = 0; l < lanes; l++)
-		for (ms = 0; lane_status(fd, l, &s) || s.state != PTO_LANE_FREE;
-		     ms++) {
-			if (ms == 10000)
-				return -ETIMEDOUT;
-			usleep(1000);
-		}
-	return 0;
-}
-
 FIXTURE(lane) {
 	int fd;
 	struct pto_info info;
@@ -115,7 +110,6 @@ FIXTURE_SETUP(lane)
 	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GET_INFO, &self->info));
 	ASSERT_TRUE(self->info.caps & PTO_CAP_DUMP);
 	ASSERT_LE(2, self->info.lanes);
-	ASSERT_EQ(0, lanes_settle(self->fd, self->info.lanes));
 }
 
 /* A test that failed half-way leaves no quarantined lane to the next. */
@@ -139,7 +133,7 @@ TEST_F(lane, bind_busy_and_levels)
 	uint32_t level;
 
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
+	ASSERT_EQ(0, bind_settled(self->fd, 0, PTO_DUMP_FULL, &b));
 	EXPECT_EQ(PTO_DUMP_MMAP_OFFSET(0), b.mmap_offset);
 	EXPECT_EQ(PTO_DUMP_ARENA_OFFSET + b.arena_size, b.mmap_size);
 	EXPECT_EQ(-EBUSY, bind_lane(self->fd, 0, PTO_DUMP_FULL, &b));
