@@ -716,8 +716,7 @@ static void fz_run(struct kunit *test, struct rnd_state *r,
 	KUNIT_EXPECT_EQ(test, g->completed, tg->n);
 }
 
-/* The fuzz's seed: fixed, so that every run checks the same graphs (a
- * failure is reproduced by its seed alone). */
+/* The fuzz's seed: fixed, so every run checks the same graphs. */
 #define GRAPH_FUZZ_SEED 20261202u
 
 static void graph_fuzz(struct kunit *test)
