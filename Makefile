@@ -229,6 +229,12 @@ tools: $(TOOLS)
 tools/%: tools/%.c lib/libpto.a $(LIB_HDRS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< lib/libpto.a -lm
 
+# pto-bench's parts (tools/bench/bench.h).
+BENCH_SRCS := $(wildcard tools/bench/bench_*.c)
+
+tools/pto-bench: tools/pto-bench.c $(BENCH_SRCS) tools/bench/bench.h lib/libpto.a $(LIB_HDRS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(BENCH_SRCS) lib/libpto.a -lm
+
 # ptoctl links the examples (built without their main) for `ptoctl run`.
 EX_HDRS := $(wildcard examples/*.h)
 EX_OBJS := $(EXAMPLE_SRCS:%.c=$(O)/ex/%.o)
@@ -260,6 +266,12 @@ $(O)/static/fuzz/pto-fuzz: $(FUZZ_SRCS) $(wildcard tests/fuzz/*.h) uapi/linux/pt
 $(O)/static/tools/%: tools/%.c $(O)/static/libpto.a $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(O)/static/libpto.a -lm
+
+$(O)/static/tools/pto-bench: tools/pto-bench.c $(BENCH_SRCS) tools/bench/bench.h \
+		$(O)/static/libpto.a $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(BENCH_SRCS) \
+		$(O)/static/libpto.a -lm
 
 $(O)/static/examples/%: examples/%.c $(O)/static/libpto.a $(LIB_HDRS) $(EX_HDRS)
 	@mkdir -p $(dir $@)
