@@ -492,6 +492,7 @@ int pto_ioctl_graph_wait(struct pto_file *pf, void *data)
 {
 	struct pto_graph_wait *args = data;
 	struct pto_graph *g;
+	u64 now;
 	s64 left;
 	int ret = 0;
 
@@ -505,7 +506,10 @@ int pto_ioctl_graph_wait(struct pto_file *pf, void *data)
 	if (!g)
 		return -ENOENT;
 
-	left = (s64)(args->timeout_ns - ktime_get_ns());
+	/* A deadline past KTIME_MAX (UINT64_MAX: no limit) waits unbounded. */
+	now = ktime_get_ns();
+	left = args->timeout_ns > now ?
+	       min_t(u64, args->timeout_ns - now, KTIME_MAX) : 0;
 	if (!READ_ONCE(g->done) && left > 0)
 		ret = wait_event_interruptible_hrtimeout(g->wq,
 							 READ_ONCE(g->done),

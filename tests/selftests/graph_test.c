@@ -236,6 +236,25 @@ TEST_F(graph_raw, good_runs)
 	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_GRAPH_WAIT, &w));
 }
 
+/* UINT64_MAX is a deadline past KTIME_MAX: it waits, it does not time out. */
+TEST_F(graph_raw, wait_without_deadline)
+{
+	struct pto_graph_launch la;
+	struct pto_graph_wait w;
+
+	raw_good(self->img);
+	/* Still running when the wait starts: task 0 spins 200 ms. */
+	self->img->t[0].func_id[0] = PTO_FUNC_SPIN_NS;
+	self->img->t[0].scalar[0] = 200000000;
+	ASSERT_EQ(0, raw_launch(self, sizeof(struct raw), &la));
+	memset(&w, 0, sizeof(w));
+	w.handle = la.handle;
+	w.timeout_ns = UINT64_MAX;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GRAPH_WAIT, &w));
+	EXPECT_EQ(2, w.completed);
+	EXPECT_EQ(PTO_GRAPH_TASK_NONE, w.err_task);
+}
+
 TEST_F(graph_raw, bad_cycle)
 {
 	raw_good(self->img);
