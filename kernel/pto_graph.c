@@ -382,6 +382,9 @@ static int pto_graph_attach(struct pto_file *pf, struct pto_graph *g,
 	for (c = 0; c < pdev->clusters; c++)
 		if ((g->clusters & BIT_ULL(c)) && pdev->cluster_owner[c] != pf)
 			return -EPERM;
+	/* As a core launch: a cluster being released is not the caller's. */
+	if (g->clusters & pdev->cluster_releasing)
+		return -EBUSY;
 	for (i = 0; i < pdev->cores; i++) {
 		struct pto_core *core = &pdev->core[i];
 
