@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include "ptoctl_dump.h"
 
+/* A tensor lies in one device's GM: at most 4 GiB, so 2^32 elements. */
+#define DD_MAX_NUMEL (1ULL << 32)
+
 void dd_free(struct dd_dump *d)
 {
 	free(d->value);
@@ -86,7 +89,7 @@ static int one_rec(const struct jv *o, struct dump_rec *r,
 {
 	const char *task = jstr(o, "task_id");
 	const struct jv *func = jget(o, "func_id"), *val = jget(o, "value");
-	uint64_t shape[DUMP_MAX_RANK], strides[DUMP_MAX_RANK], arg;
+	uint64_t shape[DUMP_MAX_RANK], strides[DUMP_MAX_RANK], arg, numel;
 	unsigned int rank = 0, nstr = 0, i;
 	int role, stage, kind;
 	char *end = NULL;
@@ -119,6 +122,8 @@ static int one_rec(const struct jv *o, struct dump_rec *r,
 	r->stage = (uint8_t)stage;
 	r->kind = (uint8_t)kind;
 	r->dtype = dump_dtype_of(jstr(o, "dtype"));
+	if (!r->dtype)
+		return -EINVAL;
 	*why = "a record's layout, payload or flags are missing or malformed";
 	if (dims(jget(o, "shape"), DUMP_MAX_RANK, shape, &rank) ||
 	    dims(jget(o, "strides"), DUMP_MAX_RANK, strides, &nstr) ||
@@ -136,6 +141,11 @@ static int one_rec(const struct jv *o, struct dump_rec *r,
 		r->shape[i] = (uint32_t)shape[i];
 		r->strides[i] = strides[i];
 	}
+	*why = "a record's shape has more elements than any dump holds";
+	for (i = 0, numel = 1; i < rank; i++)
+		if (__builtin_mul_overflow(numel, shape[i], &numel) ||
+		    numel > DD_MAX_NUMEL)
+			return -EINVAL;
 	*value = NULL;
 	if (kind == DUMP_KIND_SCALAR) {
 		*why = "a scalar record without a value";
@@ -216,10 +226,18 @@ int dd_load(const char *dir, struct dd_dump *d)
 		goto err;
 	}
 	if (jstr(&d->root, "bin_file")) {
+		const char *name = jstr(&d->root, "bin_file");
 		char bin[4096], *bytes = NULL;
 
-		snprintf(bin, sizeof(bin), "%s/%s", d->dir,
-			 jstr(&d->root, "bin_file"));
+		/* A file beside the manifest, never a path out of DIR. */
+		if (!*name || strchr(name, '/') || !strcmp(name, "..")) {
+			fprintf(stderr, "ptoctl dump: %s: bin_file \"%s\" is not "
+				"a file name in %s\n", path, name, d->dir);
+			ret = -EINVAL;
+			goto err;
+		}
+
+		snprintf(bin, sizeof(bin), "%s/%s", d->dir, name);
 		ret = json_read_file(bin, &bytes, &d->set.bin_len);
 		d->set.bin = (uint8_t *)bytes;
 		if (ret) {

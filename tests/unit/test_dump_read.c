@@ -330,4 +330,47 @@ TEST_F(rt, refuses_bad_manifests)
 	EXPECT_EQ(-EINVAL, dd_load(self->d.dir, &r));
 }
 
+/* Replace the first @from in @path's text by @to. */
+static int rewrite(const char *path, const char *from, const char *to)
+{
+	char *text = NULL, *at;
+	size_t len = 0;
+	FILE *f;
+	int ok;
+
+	if (json_read_file(path, &text, &len))
+		return -1;
+	at = strstr(text, from);
+	f = at ? fopen(path, "w") : NULL;
+	ok = f && fwrite(text, 1, (size_t)(at - text), f) == (size_t)(at - text) &&
+	     fputs(to, f) >= 0 && fputs(at + strlen(from), f) >= 0;
+	if (f)
+		ok = !fclose(f) && ok;
+	free(text);
+	return ok ? 0 : -1;
+}
+
+/* Hostile manifests: an unknown dtype, a shape past any GM, a bin_file
+ * out of the directory; each refused where it is read. */
+TEST_F(rt, refuses_hostile_fields)
+{
+	struct dd_dump r;
+
+	ASSERT_EQ(0, rewrite(self->d.json, "\"float32\"", "\"float33\""));
+	EXPECT_EQ(-EINVAL, dd_load(self->d.dir, &r));
+	ASSERT_EQ(0, rewrite(self->d.json, "\"float33\"", "\"float32\""));
+	ASSERT_EQ(0, dd_load(self->d.dir, &r));
+	dd_free(&r);
+	ASSERT_EQ(0, rewrite(self->d.json, "\"shape\": [",
+			     "\"shape\": [4294967295, 4294967295, "));
+	ASSERT_EQ(0, rewrite(self->d.json, "\"strides\": [",
+			     "\"strides\": [1, 1, "));
+	EXPECT_EQ(-EINVAL, dd_load(self->d.dir, &r));
+	dump_dir_remove(&self->d);
+	ASSERT_EQ(0, dump_dir_make(&self->d));
+	ASSERT_EQ(0, dump_write(&self->s, self->d.dir));
+	ASSERT_EQ(0, rewrite(self->d.json, "\"args.bin\"", "\"../args.bin\""));
+	EXPECT_EQ(-EINVAL, dd_load(self->d.dir, &r));
+}
+
 TEST_HARNESS_MAIN
