@@ -529,7 +529,8 @@ struct pto_core_reset {
  * (Linux 6.1) lists no driver under it and no driver in that tree uses it
  * ('P' is shared by soundcard, usblp, pci_endpoint_test and xen/privcmd).
  * pto keeps 0x00-0x3F for its commands; new ones take the next numbers.
- * 0x10-0x1F are the dump lanes' (<linux/pto_dump.h>).
+ * 0x10-0x1F are the dump lanes' (<linux/pto_dump.h>), 0x20-0x2F the
+ * resident route's (<linux/pto_graph.h>).
  */
 #define PTO_IOCTL_BASE 'x'
 #define PTO_IOCTL_GET_INFO _IOWR(PTO_IOCTL_BASE, 0x00, struct pto_info)
