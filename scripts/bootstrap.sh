@@ -9,7 +9,8 @@ set -eu
 want="${1:-all}"
 build_pkgs="gcc make libc6-dev linux-headers-amd64 bc flex bison libelf-dev libssl-dev pkg-config xz-utils groff-base man-db manpages-dev librsvg2-bin zlib1g-dev libnl-genl-3-dev"
 vm_pkgs="linux-image-amd64 qemu-system-x86 busybox-static cpio gzip"
-kunit_pkgs="linux-source-6.1 python3 rsync"
+# spin: the protocol models (tests/model/run).
+kunit_pkgs="linux-source-6.1 python3 rsync spin"
 bench_pkgs="libstarpu-dev"
 valgrind_pkgs="valgrind"
 # make dkms-install and the install tier (tests/install-check).
