@@ -232,8 +232,9 @@ tools/%: tools/%.c lib/libpto.a $(LIB_HDRS)
 # pto-bench's parts (tools/bench/bench.h).
 BENCH_SRCS := $(wildcard tools/bench/bench_*.c)
 
-tools/pto-bench: tools/pto-bench.c $(BENCH_SRCS) tools/bench/bench.h lib/libpto.a $(LIB_HDRS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(BENCH_SRCS) lib/libpto.a -lm
+# pto-bench links the library's internals too (--dump drives its collector).
+tools/pto-bench: tools/pto-bench.c $(BENCH_SRCS) tools/bench/bench.h $(INTERNAL_LIB) $(LIB_HDRS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(BENCH_SRCS) $(INTERNAL_LIB) -lm
 
 # ptoctl links the examples (built without their main) for `ptoctl run`.
 EX_HDRS := $(wildcard examples/*.h)
@@ -268,10 +269,10 @@ $(O)/static/tools/%: tools/%.c $(O)/static/libpto.a $(LIB_HDRS)
 	$(CC) -static $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(O)/static/libpto.a -lm
 
 $(O)/static/tools/pto-bench: tools/pto-bench.c $(BENCH_SRCS) tools/bench/bench.h \
-		$(O)/static/libpto.a $(LIB_HDRS)
+		$(O)/static/libpto-internal.a $(LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(CFLAGS) $(LTO_LINK) -o $@ $< $(BENCH_SRCS) \
-		$(O)/static/libpto.a -lm
+		$(O)/static/libpto-internal.a -lm
 
 $(O)/static/examples/%: examples/%.c $(O)/static/libpto.a $(LIB_HDRS) $(EX_HDRS)
 	@mkdir -p $(dir $@)

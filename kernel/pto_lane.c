@@ -21,7 +21,6 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/pto_dump.h>
 #include "pto_drv.h"
@@ -72,19 +71,6 @@ int pto_lanes_init(struct pto_device *pdev)
 		lane->state = PTO_LANE_FREE;
 	}
 	return 0;
-}
-
-static void pto_lane_mem_release(struct kref *ref)
-{
-	struct pto_lane_mem *mem = container_of(ref, struct pto_lane_mem, ref);
-
-	vfree(mem->vaddr);
-	kfree(mem);
-}
-
-static void pto_lane_mem_put(struct pto_lane_mem *mem)
-{
-	kref_put(&mem->ref, pto_lane_mem_release);
 }
 
 /* The producer stopped: the buffers it may have read are let go. */
@@ -166,31 +152,23 @@ int pto_ioctl_dump_bind(struct pto_file *pf, void *data)
 	struct pto_dump_bind *args = data;
 	struct pto_lane *lane = pto_lane_of(pf, args->lane);
 	u64 arena = pto_lane_arena_size();
-	struct pto_lane_mem *mem;
+	struct pto_lane_mem *mem = NULL;
 	struct pto_producer *prod;
-	int ret = 0;
+	int ret = -ENOMEM;
 
 	if (!lane || args->level > PTO_DUMP_LEVEL_MAX ||
 	    args->flags & ~PTO_DUMP_BIND_FLAGS_VALID)
 		return -EINVAL;
-	mem = kzalloc(sizeof(*mem), GFP_KERNEL_ACCOUNT);
-	prod = kvzalloc(sizeof(*prod), GFP_KERNEL_ACCOUNT);
-	if (!mem || !prod) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
 	/*
-	 * Mappable and zeroed; not charged to a memory cgroup (vmalloc_user
-	 * cannot be), but bounded by lanes x dump_arena_mb, which only the
-	 * administrator chooses.
+	 * Charged to the binder's memory cgroup, both; bounded besides by
+	 * lanes x dump_arena_mb, which only the administrator chooses.
 	 */
-	mem->size = PTO_DUMP_ARENA_OFFSET + arena;
-	mem->vaddr = vmalloc_user(mem->size);
-	if (!mem->vaddr) {
-		ret = -ENOMEM;
+	prod = kvzalloc(sizeof(*prod), GFP_KERNEL_ACCOUNT);
+	if (!prod)
 		goto err_free;
-	}
-	kref_init(&mem->ref);
+	mem = pto_lane_mem_alloc(PTO_DUMP_ARENA_OFFSET + arena);
+	if (!mem)
+		goto err_free;
 
 	mutex_lock(&lane->lock);
 	if (lane->state != PTO_LANE_FREE) {
@@ -216,8 +194,7 @@ int pto_ioctl_dump_bind(struct pto_file *pf, void *data)
 
 err_free:
 	if (mem)
-		vfree(mem->vaddr);
-	kfree(mem);
+		pto_lane_mem_put(mem);
 	kvfree(prod);
 	return ret;
 }
@@ -634,23 +611,6 @@ void pto_file_release_lanes(struct pto_file *pf)
 	}
 }
 
-static void pto_lane_vm_open(struct vm_area_struct *vma)
-{
-	struct pto_lane_mem *mem = vma->vm_private_data;
-
-	kref_get(&mem->ref);
-}
-
-static void pto_lane_vm_close(struct vm_area_struct *vma)
-{
-	pto_lane_mem_put(vma->vm_private_data);
-}
-
-static const struct vm_operations_struct pto_lane_vm_ops = {
-	.open = pto_lane_vm_open,
-	.close = pto_lane_vm_close,
-};
-
 /* Read-only, shared, only by the binding file. */
 int pto_lane_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 {
@@ -676,14 +636,10 @@ int pto_lane_mmap(struct pto_file *pf, struct vm_area_struct *vma)
 	mutex_unlock(&lane->lock);
 
 	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
-	ret = remap_vmalloc_range(vma, mem->vaddr, pgoff);
-	if (ret) {
+	ret = pto_lane_mem_map(vma, mem, pgoff);
+	if (ret)
 		pto_lane_mem_put(mem);
-		return ret;
-	}
-	vma->vm_private_data = mem;
-	vma->vm_ops = &pto_lane_vm_ops;
-	return 0;
+	return ret;
 }
 
 static const char *const pto_lane_state_names[] = {

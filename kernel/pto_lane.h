@@ -21,8 +21,9 @@ struct vm_area_struct;
 struct pid;
 
 /*
- * A lane's memory: state block, metadata buffers and arena in one
- * vmalloc_user() area. Each binding gets its own; the lane and each of
+ * A lane's memory (pto_lane_mem.c): state block, metadata buffers and
+ * arena in one vmalloc area, charged to the binder's memory cgroup. Each
+ * binding gets its own; the lane and each of
  * its mappings hold a reference, so a mapping left after unbind keeps its
  * own binding's bytes and never sees the next binder's.
  */
@@ -60,6 +61,11 @@ struct pto_lane {
 	wait_queue_head_t wq;
 	u64 acks;
 };
+
+struct pto_lane_mem *pto_lane_mem_alloc(size_t size);
+void pto_lane_mem_put(struct pto_lane_mem *mem);
+int pto_lane_mem_map(struct vm_area_struct *vma, struct pto_lane_mem *mem,
+		     unsigned long pgoff);
 
 int pto_lanes_init(struct pto_device *pdev);
 void pto_lanes_fini(struct pto_device *pdev);

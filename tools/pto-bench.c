@@ -135,11 +135,12 @@ int main(int argc, char **argv)
 		{ "reps", required_argument, NULL, 'r' },
 		{ "trace", no_argument, NULL, 'T' },
 		{ "route", required_argument, NULL, 'R' },
+		{ "dump", no_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int dev_index = 0;
 	const char *only_shape = NULL;
-	int device = 0, ret, minlog = 10, trace = 0, resident = 0;
+	int device = 0, ret, minlog = 10, trace = 0, resident = 0, dump = 0;
 	char self_dir[4096], peer_default[4200];
 	const char *peer_path = NULL;
 	uint32_t workers = 2, window = 4096;
@@ -147,10 +148,13 @@ int main(int argc, char **argv)
 	uint64_t ticks0, steal0, ticks1, steal1;
 	ssize_t len;
 
-	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:r:TR:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:Pw:m:M:W:hDd:c:t:s:S:n:L:r:TR:u", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'T':
 			trace = 1;
+			break;
+		case 'u':
+			dump = 1;
 			break;
 		case 'R':
 			if (strcmp(optarg, "resident") && strcmp(optarg, "sched")) {
@@ -224,7 +228,8 @@ int main(int argc, char **argv)
 			       "[--shape NAME] [--min-log2 N] "
 			       "[-w WORKERS] [-m MAXLOG2] [-W WINDOW] "
 			       "[-M PEER_MAXLOG2] [--reps N] "
-			       "[--peer PATH | --no-peer] [--trace] [--route R]\n");
+			       "[--peer PATH | --no-peer] [--trace] [--route R] "
+			       "[--device --dump]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -272,6 +277,12 @@ int main(int argc, char **argv)
 		       "scopes of %d, noop tasks\n", workers, window, BATCH);
 		if (!trace)
 			submit_cost(workers, reps);
+	}
+	if (dump) {
+		/* 1024 tensors of 64 KiB: four times a 16 MiB arena. */
+		ret = dump_cost(1024, reps);
+		pto_dev_close(g_dev);
+		return ret;
 	}
 	if (trace) {
 		ret = trace_cost(workers, window, reps);

@@ -41,6 +41,14 @@ static void lt_copy_fn(void *priv, u64 off, const u8 *src, size_t n)
 	memcpy(ctx->p->arena + off, src, n);
 }
 
+/* The fixture's producer bound afresh at @level over its memory. */
+static void lt_bind(struct lt_ctx *ctx, u32 level)
+{
+	pto_producer_init(ctx->p, ctx->mem, LT_ARENA, level);
+	ctx->p->copy = lt_copy_fn;
+	ctx->p->copy_priv = ctx;
+}
+
 static int lt_init(struct kunit *test)
 {
 	struct lt_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
@@ -59,10 +67,7 @@ static int lt_init(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ctx->copies);
 	for (i = 0; i < LT_SRC_ELEMS; i++)
 		ctx->src[i] = 0x10000000u + i;
-	pto_producer_init(ctx->p, ctx->mem, LT_ARENA, PTO_DUMP_FULL);
-	ctx->p->copy = lt_copy_fn;
-	ctx->p->copy_priv = ctx;
-	test->priv = ctx;
+	lt_bind(ctx, PTO_DUMP_FULL);
 	return 0;
 }
 
@@ -89,6 +94,33 @@ static struct pto_dump_arg lt_tensor(struct lt_ctx *ctx, u64 task, u32 n)
 		.esize = 4,
 		.payload = true,
 	};
+	return a;
+}
+
+/*
+ * A rank-2 view [@rows][@cols] of strides [@rs, @cs] from element @start
+ * of the source buffer, and in @want (@rows * @cols elements, the test's)
+ * its gather computed here.
+ */
+static struct pto_dump_arg lt_view2(struct kunit *test, u64 task, u32 rows,
+				    u32 cols, u64 rs, u64 cs, u64 start,
+				    u32 **want)
+{
+	struct lt_ctx *ctx = test->priv;
+	struct pto_dump_arg a = lt_tensor(ctx, task, 0);
+	u32 i, j, n = 0;
+
+	a.rec.rank = 2;
+	a.rec.shape[0] = rows;
+	a.rec.shape[1] = cols;
+	a.rec.strides[0] = rs;
+	a.rec.strides[1] = cs;
+	a.rec.start_offset = start;
+	*want = kunit_kmalloc_array(test, rows * cols, 4, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, *want);
+	for (i = 0; i < rows; i++)
+		for (j = 0; j < cols; j++)
+			(*want)[n++] = ctx->src[start + i * rs + j * cs];
 	return a;
 }
 
@@ -130,9 +162,10 @@ static void lt_expect_balanced(struct kunit *test, struct pto_producer *p)
 }
 
 /*
- * A holds the reservation mid-copy; B's request is WouldBlock with nothing
- * accounted and the state block unchanged, nothing publishes while A is
- * open (close is refused), and A's abandon restores the write position
+ * A holds the reservation mid-copy; B's request, and one the arena cannot
+ * hold beside A, are WouldBlock with nothing accounted, A's reservation
+ * and the state block unchanged, nothing publishes while A is open (close
+ * is refused), and A's abandon restores the write position
  * and count exactly. B then opens at the same record and position; its
  * earlier WouldBlocks added no refused record.
  */
@@ -140,8 +173,9 @@ static void lane_reservation_ab(struct kunit *test)
 {
 	struct lt_ctx *ctx = test->priv;
 	struct pto_producer *p = ctx->p;
-	struct pto_dump_arg a = lt_tensor(ctx, 1, 4096);
+	struct pto_dump_arg a = lt_tensor(ctx, 1, 8192);
 	struct pto_dump_arg b = lt_tensor(ctx, 2, 1024);
+	struct pto_dump_arg big = lt_tensor(ctx, 5, LT_ARENA / 2 / 4);
 	struct pto_dump_state before, during;
 	enum pto_begin_why why;
 	u64 head0;
@@ -161,7 +195,13 @@ static void lane_reservation_ab(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, PTO_BEGIN_WOULDBLOCK,
 				pto_producer_try_begin(p, &b, &why));
 		KUNIT_EXPECT_EQ(test, why, PTO_WHY_OPEN);
+		/* Nor one the arena has no room for: nothing publishes. */
+		KUNIT_EXPECT_EQ(test, PTO_BEGIN_WOULDBLOCK,
+				pto_producer_try_begin(p, &big, &why));
+		KUNIT_EXPECT_EQ(test, why, PTO_WHY_OPEN);
 	}
+	KUNIT_EXPECT_EQ(test, p->res.arg.rec.task_id, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->res.written, 1000ULL);
 	KUNIT_EXPECT_EQ(test, -EBUSY, pto_producer_close(p));
 	KUNIT_EXPECT_EQ(test, 0, memcmp(&during, p->st, sizeof(during)));
 	KUNIT_EXPECT_EQ(test, 0, memcmp(&before, p->st, sizeof(before)));
@@ -309,21 +349,9 @@ static void lane_chunks_at_clamp(struct kunit *test)
  */
 static void lane_chunks_strided(struct kunit *test)
 {
-	struct lt_ctx *ctx = test->priv;
-	struct pto_dump_arg a = lt_tensor(ctx, 3, 0);
-	u32 *want, i, j, n = 0;
+	u32 *want;
+	struct pto_dump_arg a = lt_view2(test, 3, 24, 40, 131, 3, 5, &want);
 
-	a.rec.rank = 2;
-	a.rec.shape[0] = 24;
-	a.rec.shape[1] = 40;
-	a.rec.strides[0] = 131;
-	a.rec.strides[1] = 3;
-	a.rec.start_offset = 5;
-	want = kunit_kmalloc_array(test, 24 * 40, 4, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, want);
-	for (i = 0; i < 24; i++)
-		for (j = 0; j < 40; j++)
-			want[n++] = ctx->src[5 + i * 131 + j * 3];
 	lt_chunked(test, &a, 26, want, 24 * 40 * 4, 4);
 }
 
@@ -333,20 +361,9 @@ static void lane_chunks_strided(struct kunit *test)
  */
 static void lane_chunks_rows(struct kunit *test)
 {
-	struct lt_ctx *ctx = test->priv;
-	struct pto_dump_arg a = lt_tensor(ctx, 4, 0);
-	u32 *want, i, j, n = 0;
+	u32 *want;
+	struct pto_dump_arg a = lt_view2(test, 4, 10, 50, 64, 1, 0, &want);
 
-	a.rec.rank = 2;
-	a.rec.shape[0] = 10;
-	a.rec.shape[1] = 50;
-	a.rec.strides[0] = 64;
-	a.rec.strides[1] = 1;
-	want = kunit_kmalloc_array(test, 500, 4, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, want);
-	for (i = 0; i < 10; i++)
-		for (j = 0; j < 50; j++)
-			want[n++] = ctx->src[i * 64 + j];
 	lt_chunked(test, &a, 300, want, 2000, 200);
 }
 
@@ -448,7 +465,7 @@ static void lane_refusals(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, p->open);
 	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
 
-	pto_producer_init(p, ctx->mem, LT_ARENA, PTO_DUMP_OFF);
+	lt_bind(ctx, PTO_DUMP_OFF);
 	a.rec.rank = 1;
 	KUNIT_EXPECT_EQ(test, PTO_BEGIN_REFUSED,
 			pto_producer_try_begin(p, &a, &why));
@@ -456,7 +473,7 @@ static void lane_refusals(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->st->acct.dropped, 1ULL);
 	KUNIT_EXPECT_EQ(test, p->head, 0ULL);
 
-	pto_producer_init(p, ctx->mem, LT_ARENA, PTO_DUMP_FULL);
+	lt_bind(ctx, PTO_DUMP_FULL);
 	KUNIT_EXPECT_EQ(test, 0, pto_producer_close(p));
 	KUNIT_EXPECT_EQ(test, PTO_BEGIN_REFUSED,
 			pto_producer_try_begin(p, &a, &why));

@@ -4,18 +4,16 @@
  * Runs in the VM with pto.ko loaded (default parameters or any others).
  */
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/sysinfo.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
+#include "st_cgroup.h"
 
 /* GM's reserved low range: never allocated (Documentation/abi.md). */
 #define GM_RESERVED PTO_GM_RESERVED
@@ -684,51 +682,6 @@ TEST_F(dev, larger_than_memory_is_enomem)
 	EXPECT_EQ(0, st_bo_alloc(self->fd, 4096, &a));
 }
 
-#define CG "/sys/fs/cgroup/"
-#define CG_TEST CG "pto_bo_test/"
-
-/* Bytes of slab (memory.stat "slab") charged to the cgroup at @dir. */
-static long long cg_slab(const char *dir)
-{
-	char path[128], line[128];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%smemory.stat", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "slab %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
-/*
- * This process's cgroup v2 path ("/" or "/a/b", from the "0::" line of
- * /proc/self/cgroup) in @buf. The line is there once cgroup2 was ever
- * mounted (before, every process is in the root). 0 or -1.
- */
-static int cg_own(char *buf, size_t n)
-{
-	char line[256];
-	FILE *f = fopen("/proc/self/cgroup", "r");
-	int ret = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = 0;
-			snprintf(buf, n, "%s", line + 3);
-			ret = 0;
-			break;
-		}
-	fclose(f);
-	return ret;
-}
-
 /*
  * What a user makes the driver allocate is charged to its memory cgroup: a
  * buffer object's pages, struct and handle nodes (the maple tree's nodes come
@@ -740,52 +693,27 @@ TEST(bo_objects_charged_to_memcg)
 {
 	enum { N = 1024 };
 	static struct pto_bo_alloc a[N];
-	char pid[32], own[256], back[sizeof(CG) + 256 + 16], ctl[256];
 	long long before, after;
-	struct statfs sfs;
-	int fd, i, mounted = 0;
+	const char *skip = NULL;
+	struct st_cg cg;
+	int fd, i, ret;
 
-	ASSERT_EQ(0, statfs(CG, &sfs));
-	if (sfs.f_type == SYSFS_MAGIC) {
-		/* Nothing mounted there: cgroup2, for this test only. */
-		ASSERT_EQ(0, mount("none", CG, "cgroup2", 0, NULL));
-		mounted = 1;
-	} else if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		SKIP(return, "a cgroup v1 hierarchy on " CG);
-	}
-	if (st_read_line(CG "cgroup.controllers", ctl, sizeof(ctl)) ||
-	    !strstr(ctl, "memory")) {
-		if (mounted)
-			umount(CG);
-		SKIP(return, "no memory controller in cgroup2");
-	}
-	ASSERT_EQ(0, cg_own(own, sizeof(own)));
-	/* The memory controller for the root's children. */
-	ASSERT_EQ(0, st_write_file(CG "cgroup.subtree_control", "+memory"));
-	ASSERT_TRUE(mkdir(CG_TEST, 0755) == 0 || errno == EEXIST);
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	ASSERT_EQ(0, st_write_file(CG_TEST "cgroup.procs", pid));
+	ret = st_cg_enter(&cg, "pto_bo_test", &skip);
+	if (ret == 1)
+		SKIP(return, "%s", skip);
+	ASSERT_EQ(0, ret);
 
 	fd = open(PTO_DEV0, O_RDWR);
 	ASSERT_LE(0, fd);
-	before = cg_slab(CG_TEST);
+	before = st_cg_stat(&cg, "slab");
 	ASSERT_LE(0, before);
 	for (i = 0; i < N; i++)
 		ASSERT_EQ(0, st_bo_alloc(fd, 4096, &a[i]));
-	after = cg_slab(CG_TEST);
+	after = st_cg_stat(&cg, "slab");
 	EXPECT_LE(before + N * 64LL, after)
 		TH_LOG("slab %lld -> %lld bytes for %d buffers", before, after, N);
 	close(fd);
-
-	/* Back where it was (own is "/" or "/a/b"). */
-	if (!strcmp(own, "/"))
-		snprintf(back, sizeof(back), CG "cgroup.procs");
-	else
-		snprintf(back, sizeof(back), CG "%s/cgroup.procs", own + 1);
-	ASSERT_EQ(0, st_write_file(back, pid)) TH_LOG("back to %s", back);
-	EXPECT_EQ(0, rmdir(CG_TEST));
-	if (mounted)
-		EXPECT_EQ(0, umount(CG));
+	EXPECT_EQ(0, st_cg_leave(&cg));
 }
 
 struct race_ctx {

@@ -3,8 +3,9 @@
  * Dump lanes through the raw ABI (<linux/pto_dump.h>): bind and its -EBUSY,
  * levels, captures read back through the read-only mapping, the
  * acknowledgement's validation, captures of another file's GM refused,
- * back-pressure timing out, and a lane quarantined by its owner's death
- * mid-capture, then recovered by the reset. Runs in the VM as root.
+ * back-pressure timing out, a lane quarantined by its owner's death
+ * mid-capture, then recovered by the reset, and the lane's memory charged
+ * to the binder's memory cgroup. Runs in the VM as root.
  */
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <linux/pto_dump.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
+#include "st_cgroup.h"
 
 #define LANE_DBG PTO_DBG0 "lanes"
 
@@ -599,6 +601,52 @@ TEST_F(lane, second_capture_busy_while_one_waits)
 	EXPECT_EQ(3, s.acct.collected);
 	EXPECT_EQ(0, s.acct.dropped);
 	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+}
+
+/*
+ * A lane's memory is charged to the binder's memory cgroup: under a limit
+ * below the arena the bind is -ENOMEM (not an OOM kill) and leaves nothing
+ * charged or bound; without the limit the bind charges at least the arena,
+ * and the unbind gives it back. Slack: the per-CPU charge batches.
+ */
+TEST_F(lane, arena_charged_to_memcg)
+{
+	const long long slack = 1 << 20;
+	long long arena, base, cur;
+	const char *skip = NULL;
+	struct pto_dump_status s;
+	struct pto_dump_bind b;
+	char line[64];
+	struct st_cg cg;
+	int ret;
+
+	ASSERT_EQ(0, st_read_line(PTO_PARAMS "dump_arena_mb", line,
+				  sizeof(line)));
+	arena = strtoll(line, NULL, 10) << 20;
+	ret = st_cg_enter(&cg, "pto_lane_test", &skip);
+	if (ret == 1)
+		SKIP(return, "%s", skip);
+	ASSERT_EQ(0, ret);
+	base = st_cg_value(&cg, "memory.current");
+	ASSERT_LE(0, base);
+	snprintf(line, sizeof(line), "%lld", base + arena / 2);
+	ASSERT_EQ(0, st_cg_write(&cg, "memory.max", line));
+
+	EXPECT_EQ(-ENOMEM, bind_settled(self->fd, 0, PTO_DUMP_FULL, &b));
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+	EXPECT_EQ(PTO_LANE_FREE, s.state);
+	cur = st_cg_value(&cg, "memory.current");
+	EXPECT_GE(base + slack, cur) TH_LOG("charged %lld -> %lld", base, cur);
+
+	ASSERT_EQ(0, st_cg_write(&cg, "memory.max", "max"));
+	base = st_cg_value(&cg, "memory.current");
+	ASSERT_EQ(0, bind_settled(self->fd, 0, PTO_DUMP_FULL, &b));
+	cur = st_cg_value(&cg, "memory.current");
+	EXPECT_LE(base + arena, cur) TH_LOG("bound: %lld -> %lld", base, cur);
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
+	cur = st_cg_value(&cg, "memory.current");
+	EXPECT_GE(base + slack, cur) TH_LOG("unbound: %lld -> %lld", base, cur);
+	EXPECT_EQ(0, st_cg_leave(&cg));
 }
 
 TEST_HARNESS_MAIN

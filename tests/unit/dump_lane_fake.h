@@ -3,7 +3,9 @@
  * A dump lane image in memory, laid out as <linux/pto_dump.h> maps it,
  * and a fake producer that publishes into it as the kernel does and
  * waits on the collector's acknowledgements (test_dump_collector.c,
- * tsan_dump_collector.c).
+ * tsan_dump_collector.c). Not kernel/pto_producer.c itself: that file's
+ * tracepoints and plain (not WRITE_ONCE) stores into the mapped state
+ * block would need user-space branches in the kernel source first.
  */
 #ifndef PTO_TEST_DUMP_LANE_FAKE_H
 #define PTO_TEST_DUMP_LANE_FAKE_H

@@ -21,8 +21,9 @@
  * @PTO_EVENT_DEVICE_ERROR: a device error (DEVICE, ERROR).
  * @PTO_EVENT_CORE_QUARANTINE: a core was quarantined (DEVICE, CORE,
  *	REASON, CAUSE): it stays out of use until a reset recovers it.
- * @PTO_EVENT_LANE_QUARANTINE: a lane was quarantined (DEVICE, CORE, LANE,
- *	REASON, CAUSE).
+ * @PTO_EVENT_LANE_QUARANTINE: a dump lane was quarantined when its file
+ *	was released (DEVICE, LANE, REASON = PTO_RETIRE_BY_RELEASE, CAUSE);
+ *	no CORE: a lane is the device's.
  * @PTO_EVENT_RESET: a reset ran on a quarantined core (DEVICE, CORE,
  *	REASON, RESULT).
  * @PTO_EVENT_RETIRE_TIMEOUT: a core missed its retirement deadline
@@ -44,9 +45,10 @@ enum pto_genl_event {
  * @PTO_EA_UNSPEC: never sent.
  * @PTO_EA_DEVICE: u32, the device's index (N of /dev/ptoN).
  * @PTO_EA_CORE: u32, the core's id on the device.
- * @PTO_EA_LANE: u32, the lane's index on its core.
- * @PTO_EA_REASON: u32, what retired the core: PTO_RETIRE_BY_* of
- *	<linux/pto.h>.
+ * @PTO_EA_LANE: u32, the dump lane's index on the device (struct
+ *	pto_dump_bind.lane of <linux/pto_dump.h>).
+ * @PTO_EA_REASON: u32, what retired the core or quarantined the lane:
+ *	PTO_RETIRE_BY_* of <linux/pto.h>.
  * @PTO_EA_CAUSE: NUL-terminated string, why the core or lane was left
  *	(for a person to read; not a stable value).
  * @PTO_EA_TIMEOUT_MS: u32, the retirement deadline that passed, in ms.
