@@ -35,6 +35,24 @@ static struct pto_gslot *pto_graph_cluster(struct pto_graph *g,
 }
 
 /*
+ * A single-AIV task runs on either AIV of its cluster: its slot's mask
+ * names one AIV until a core takes the subtask, and the other AIV may
+ * take it while it is unstarted (the scheduler route's pto_on_kind()
+ * placement). Does the core of @bit have a subtask waiting in @sl?
+ * Under pto_graph.lock, or lockless with READ_ONCE for the park
+ * re-check (pto_graph_has_work()).
+ */
+static bool pto_gslot_wants(u8 mask, u8 started, u8 bit)
+{
+	const u8 aivs = PTO_GRAPH_AIV0 | PTO_GRAPH_AIV1;
+
+	if (mask & bit & ~started)
+		return true;
+	return !started && (bit & aivs) && (mask == PTO_GRAPH_AIV0 ||
+					    mask == PTO_GRAPH_AIV1);
+}
+
+/*
  * Take a subtask for @core_id: first one waiting in a slot of its
  * cluster, else claim ready tasks into the free slots until one is its
  * own (a claimed task of other cores waits in its slot for them). After
@@ -54,7 +72,7 @@ VISIBLE_IF_KUNIT bool pto_graph_claim(struct pto_graph *g,
 		return false;
 	spin_lock(&g->lock);
 	for (s = 0; s < PTO_GRAPH_SLOTS; s++)
-		if (slots[s].mask & bit & ~slots[s].started)
+		if (pto_gslot_wants(slots[s].mask, slots[s].started, bit))
 			goto take;
 	for (s = 0; s < PTO_GRAPH_SLOTS && !g->aborted; s++) {
 		u32 t;
@@ -69,13 +87,16 @@ VISIBLE_IF_KUNIT bool pto_graph_claim(struct pto_graph *g,
 		WRITE_ONCE(slots[s].mask, g->tasks[t].mask);
 		g->inflight++;
 		cl->placed = true;
-		if (slots[s].mask & bit)
+		if (pto_gslot_wants(slots[s].mask, 0, bit))
 			goto take;
 	}
 	spin_unlock(&g->lock);
 	return false;
 take:
 	sl = &slots[s];
+	/* The other AIV takes a single-AIV task: the slot now names it. */
+	if (!(sl->mask & bit))
+		WRITE_ONCE(sl->mask, bit);
 	WRITE_ONCE(sl->started, sl->started | bit);
 	cl->task = sl->task;
 	cl->slot = s;
@@ -215,8 +236,10 @@ VISIBLE_IF_KUNIT bool pto_graph_core_leave_locked(struct pto_graph *g,
 	for (s = 0; s < PTO_GRAPH_SLOTS; s++) {
 		struct pto_gslot *sl = &slots[s];
 
-		if (!(sl->mask & bit & ~sl->started))
+		if (!pto_gslot_wants(sl->mask, sl->started, bit))
 			continue;
+		if (!(sl->mask & bit))
+			sl->mask = bit;
 		sl->started |= bit;
 		if (!g->tasks[sl->task].status)
 			g->tasks[sl->task].status = PTO_TASK_ESTOP;
@@ -241,8 +264,8 @@ VISIBLE_IF_KUNIT bool pto_graph_has_work(struct pto_graph *g,
 	if (!slots || READ_ONCE(g->done))
 		return false;
 	for (s = 0; s < PTO_GRAPH_SLOTS; s++) {
-		if (READ_ONCE(slots[s].mask) & bit &
-		    ~READ_ONCE(slots[s].started))
+		if (pto_gslot_wants(READ_ONCE(slots[s].mask),
+				    READ_ONCE(slots[s].started), bit))
 			return true;
 		if (!READ_ONCE(slots[s].mask) && !READ_ONCE(g->aborted) &&
 		    READ_ONCE(g->rhead) != READ_ONCE(g->rtail))

@@ -7,7 +7,8 @@
  *    where every accepted graph is checked against an independent
  *    reference and then run to its end by the on-core steps;
  *  - pto_graph_sched: the on-core steps (claim into the two pending
- *    slots, MIX subtasks, successor release, completion, a leaving core).
+ *    slots, MIX subtasks, successor release, completion, a leaving core,
+ *    a single-AIV task on either AIV).
  */
 #include <kunit/test.h>
 #include <linux/maple_tree.h>
@@ -525,6 +526,58 @@ static void graph_sched_leave(struct kunit *test)
 	expect_no_refs(test);
 }
 
+/*
+ * Single-AIV tasks run on whichever AIV of the cluster is free: two
+ * independent AIV0 tasks run at once on both AIVs, and an AIV1 task
+ * waiting in a slot is taken by AIV0 while AIV1 is busy.
+ */
+static void graph_sched_either_aiv(struct kunit *test)
+{
+	struct pto_graph_launch args;
+	struct pto_gclaim c0, c1;
+	struct pto_graph *g;
+	bool pushed;
+	struct tg *tg;
+	u32 i;
+
+	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tg);
+	tg->n = 4;
+	for (i = 0; i < tg->n; i++)
+		tg->t[i].active_mask = i < 2 ? PTO_GRAPH_AIV0 : PTO_GRAPH_AIV1;
+	tg_seal(tg);
+	g = build(test, tg, 0, NULL, &args);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
+	g->clusters = BIT_ULL(1);	/* cores 3 (AIC), 4, 5 (AIVs) */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &c0));
+	KUNIT_EXPECT_EQ(test, c0.task, 0U);
+	/* AIV1 takes the second AIV0 task: both run at once. */
+	KUNIT_EXPECT_TRUE(test, pto_graph_has_work(g, 5));
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &c1));
+	KUNIT_EXPECT_EQ(test, c1.task, 1U);
+	KUNIT_EXPECT_EQ(test, c1.bit, (u8)PTO_GRAPH_AIV1);
+	KUNIT_EXPECT_EQ(test, c1.sub, g->tasks[1].sub);
+	KUNIT_EXPECT_EQ(test, g->inflight, 2U);
+	KUNIT_EXPECT_EQ(test, g->slots[1][1].mask, (u8)PTO_GRAPH_AIV1);
+	/* The AIC takes neither; a busy AIV's slot is not taken twice. */
+	KUNIT_EXPECT_FALSE(test, pto_graph_has_work(g, 3));
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 4, &c0, &pushed));
+	/* AIV0 is free: it claims task 2 (an AIV1 task) and runs it. */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &c0));
+	KUNIT_EXPECT_EQ(test, c0.task, 2U);
+	KUNIT_EXPECT_EQ(test, c0.bit, (u8)PTO_GRAPH_AIV0);
+	KUNIT_EXPECT_EQ(test, g->slots[1][0].mask, (u8)PTO_GRAPH_AIV0);
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 5, &c1, &pushed));
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 4, &c0, &pushed));
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &c1));
+	KUNIT_EXPECT_EQ(test, c1.task, 3U);
+	KUNIT_EXPECT_TRUE(test, run_sub(test, g, 5, &c1, &pushed));
+	KUNIT_EXPECT_TRUE(test, g->done);
+	KUNIT_EXPECT_EQ(test, g->completed, 4U);
+	pto_graph_put(g);
+	expect_no_refs(test);
+}
+
 /* ---- the seeded fuzz --------------------------------------------------- */
 
 static u32 rnd(struct rnd_state *r, u32 n)
@@ -677,20 +730,46 @@ static bool ref_valid(const struct tg *g)
 }
 
 /*
+ * The reference's outcome of a subtask: the fault-injection kernels end
+ * with a device error by design (a valid graph may fail on a core);
+ * every other kernel of the fuzz succeeds on in-bounds arguments.
+ */
+static u32 ref_status(const struct pto_graph_task *t, u8 bit)
+{
+	u32 j = __ffs(bit);
+
+	/* A single-AIV task runs its named AIV's kernel on either AIV. */
+	if (!(t->active_mask & bit))
+		j = __ffs(t->active_mask);
+	switch (t->func_id[j]) {
+	case PTO_FUNC_FAULT:
+	case PTO_FUNC_HANG:
+		return PTO_TASK_EFAULT;
+	}
+	return PTO_TASK_OK;
+}
+
+/*
  * Run an accepted graph to its end with the steps, cores in a random
- * order, up to two subtasks in flight per cluster: every task completes
- * once, none is claimed before its predecessors completed.
+ * order, up to two subtasks in flight per cluster: none is claimed
+ * before its predecessors completed, each subtask ends as the reference
+ * says; every task completes once, or after the first failure the
+ * graph names it, claims nothing new and the tasks in flight drain.
  */
 static void fz_run(struct kunit *test, struct rnd_state *r,
 		   const struct tg *tg, struct pto_graph *g)
 {
+	struct graph_ctx *ctx = test->priv;
+	u32 steps = 0, i, e, c, err, want, claimed = 0;
+	u32 first_err = PTO_GRAPH_TASK_NONE;
 	struct pto_gclaim fly[6];
 	bool busy[6] = {}, pushed;
-	bool *completed;
-	u32 steps = 0, i, e, c;
+	bool *completed, *seen;
 
 	completed = kunit_kzalloc(test, MAXT, GFP_KERNEL);
+	seen = kunit_kzalloc(test, MAXT, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, completed);
+	KUNIT_ASSERT_NOT_NULL(test, seen);
 	g->clusters = BIT_ULL(0) | BIT_ULL(1);
 	while (!g->done && steps++ < 100000) {
 		c = rnd(r, 6);
@@ -698,6 +777,14 @@ static void fz_run(struct kunit *test, struct rnd_state *r,
 			if (!pto_graph_claim(g, c, &fly[c]))
 				continue;
 			busy[c] = true;
+			if (!seen[fly[c].task]) {
+				seen[fly[c].task] = true;
+				claimed++;
+			}
+			/* After a failure only the slots' tasks run. */
+			if (first_err != PTO_GRAPH_TASK_NONE && fly[c].placed)
+				KUNIT_FAIL(test, "task %u claimed after a failure",
+					   fly[c].task);
 			for (i = 0; i < tg->n; i++)
 				for (e = 0; e < tg->t[i].succ_count; e++)
 					if (tg->e[tg->t[i].succ_start + e] ==
@@ -707,21 +794,55 @@ static void fz_run(struct kunit *test, struct rnd_state *r,
 			continue;
 		}
 		busy[c] = false;
-		run_sub(test, g, c, &fly[c], &pushed);
+		err = pto_task_run(&ctx->core, &g->sub[fly[c].sub]);
+		want = ref_status(&tg->t[fly[c].task], fly[c].bit);
+		KUNIT_EXPECT_EQ_MSG(test, err, want, "task %u on core %u",
+				    fly[c].task, c);
+		if (err && first_err == PTO_GRAPH_TASK_NONE)
+			first_err = fly[c].task;
+		pto_graph_finish(g, c, &fly[c], err, 1, 2, &pushed);
 		if (!g->slots[c / 3][fly[c].slot].mask ||
 		    g->slots[c / 3][fly[c].slot].task != fly[c].task)
 			completed[fly[c].task] = true;
 	}
 	KUNIT_EXPECT_TRUE(test, g->done);
-	KUNIT_EXPECT_EQ(test, g->completed, tg->n);
+	KUNIT_EXPECT_EQ(test, g->err_task, first_err);
+	if (first_err == PTO_GRAPH_TASK_NONE) {
+		KUNIT_EXPECT_EQ(test, g->completed, tg->n);
+	} else {
+		KUNIT_EXPECT_EQ(test, g->err_status, (u32)PTO_TASK_EFAULT);
+		KUNIT_EXPECT_EQ(test, g->completed, claimed);
+		KUNIT_EXPECT_EQ(test, g->inflight, 0U);
+	}
 }
 
-/* The fuzz's seed: fixed, so every run checks the same graphs. */
-#define GRAPH_FUZZ_SEED 20261202u
+/*
+ * The fuzz's seeds: fixed ones, so every run checks the same graphs
+ * (3265681301 has valid graphs whose fault-injection kernels fail on a
+ * core), and one random seed per run, printed (graph fuzz seed N) so a
+ * failure can be replayed by adding it here.
+ */
+static u32 fz_seeds[] = { 20261202u, 3265681301u, 0 };
+
+static const void *fz_seed_gen(const void *prev, char *desc)
+{
+	const u32 *p = prev ? (const u32 *)prev + 1 : fz_seeds;
+
+	if (p >= fz_seeds + ARRAY_SIZE(fz_seeds))
+		return NULL;
+	if (p == &fz_seeds[ARRAY_SIZE(fz_seeds) - 1]) {
+		fz_seeds[ARRAY_SIZE(fz_seeds) - 1] = get_random_u32() | 1;
+		snprintf(desc, KUNIT_PARAM_DESC_SIZE, "random seed %u", *p);
+	} else {
+		snprintf(desc, KUNIT_PARAM_DESC_SIZE, "seed %u", *p);
+	}
+	return p;
+}
 
 static void graph_fuzz(struct kunit *test)
 {
-	u32 seed = GRAPH_FUZZ_SEED, iter, accepted = 0, refused = 0;
+	u32 seed = *(const u32 *)test->param_value;
+	u32 iter, accepted = 0, refused = 0;
 	struct pto_graph_launch args;
 	struct rnd_state r;
 	struct tg *tg;
@@ -757,16 +878,18 @@ static void graph_fuzz(struct kunit *test)
 		pto_graph_put(g);
 		expect_no_refs(test);
 	}
-	kunit_info(test, "accepted %u refused %u\n", accepted, refused);
+	kunit_info(test, "seed %u: accepted %u refused %u\n", seed, accepted,
+		   refused);
 	KUNIT_EXPECT_GT(test, accepted, 30U);
 	KUNIT_EXPECT_GT(test, refused, 30U);
 }
 
 static struct kunit_case pto_graph_cases[] = {
 	KUNIT_CASE_PARAM(graph_check_rows, gcases_gen_params),
-	KUNIT_CASE(graph_fuzz),
+	KUNIT_CASE_PARAM(graph_fuzz, fz_seed_gen),
 	KUNIT_CASE(graph_sched_diamond),
 	KUNIT_CASE(graph_sched_leave),
+	KUNIT_CASE(graph_sched_either_aiv),
 	{}
 };
 

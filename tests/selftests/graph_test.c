@@ -232,7 +232,8 @@ TEST_F(graph_raw, good_runs)
 	EXPECT_EQ(2, w.completed);
 	EXPECT_EQ(PTO_GRAPH_TASK_NONE, w.err_task);
 	EXPECT_NE(0, self->img->t[1].end_ns);
-	EXPECT_EQ(1, self->img->t[1].core);
+	/* A single-AIV task runs on either AIV of the cluster. */
+	EXPECT_TRUE(self->img->t[1].core == 1 || self->img->t[1].core == 2);
 	EXPECT_EQ(-ENOENT, pto_sioctl(self->fd, PTO_IOCTL_GRAPH_WAIT, &w));
 }
 
