@@ -298,7 +298,7 @@ $(O)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_LEAK) $(wildcard te
 # test_trace.c includes ptoctl's trace reader and reads the PNG that
 # rsvg-convert renders (zlib).
 $(O)/unit/test_trace: $(PTOCTL_SRCS) $(wildcard tools/*.h)
-$(O)/unit/test_orch_trace: tools/ptoctl_trace_read.c tools/ptoctl_json.c tools/ptoctl_trace.h \
+$(O)/unit/test_orch_trace $(O)/unit/test_trace_clock: tools/ptoctl_trace_read.c tools/ptoctl_json.c tools/ptoctl_trace.h \
 		tools/ptoctl_json.h
 $(O)/unit/test_trace: UNIT_LDLIBS := -lz
 

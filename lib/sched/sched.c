@@ -47,15 +47,21 @@ static void sched_core_sent(struct sched_core *c)
 void sched_post(struct sched_core *c, const struct orch_dispatch *d,
 		int mix, uint64_t *ring)
 {
+	bool traced = trace_on(trace_self) && orch_dispatch_traced(d);
+	uint64_t ts = 0, tsc = 0;
 	int need_ring;
-	uint32_t id = core_rc_dispatch(c->rc, &need_ring);
+	uint32_t id;
 
+	/* Before the id's release: the core's start is after it. */
+	if (traced)
+		ts = trace_clock_stamp(trace_self, true, &tsc);
+	id = core_rc_dispatch(c->rc, &need_ring);
 	c->slot[id & 1] = (struct sched_slot){ .d = *d, .mix = mix };
-	if (trace_on(trace_self) && orch_dispatch_traced(d))
-		trace_task(trace_self, TRACE_DISPATCHED,
-			   orch_dispatch_run_id(d), d->task_id,
-			   c->rc->payload[id & 1]->func_id,
-			   (uint16_t)c->rc->index);
+	if (traced)
+		trace_task_clock(trace_self, TRACE_DISPATCHED, true, ts, tsc,
+				 orch_dispatch_run_id(d), d->task_id,
+				 c->rc->payload[id & 1]->func_id,
+				 (uint16_t)c->rc->index);
 	sched_core_sent(c);
 	if (need_ring)
 		sched_ring_bit(ring, c->rc->index);
@@ -113,12 +119,14 @@ int sched_task_end(struct sched_thread *t, const struct sched_core *c,
 }
 
 /* The core's own start / end stamps of task @id (its payload buffer,
- * written before its FIN, which core_rc_reap acquired), and COMPLETED. */
+ * written before its FIN, which core_rc_reap acquired), and COMPLETED,
+ * read after that acquire. */
 static void sched_trace_done(const struct sched_core *c, uint32_t id,
 			     const struct orch_dispatch *d)
 {
 	const struct pto_payload *p = c->rc->payload[id & 1];
-	uint64_t run = orch_dispatch_run_id(d);
+	uint64_t run = orch_dispatch_run_id(d), tsc;
+	uint64_t ts = trace_clock_stamp(trace_self, false, &tsc);
 	uint16_t core = (uint16_t)c->rc->index;
 
 	if (p->start_ns && p->end_ns >= p->start_ns) {
@@ -127,7 +135,8 @@ static void sched_trace_done(const struct sched_core *c, uint32_t id,
 		trace_task_at(trace_self, TRACE_ENDED, p->end_ns, run,
 			      d->task_id, p->func_id, core);
 	}
-	trace_task(trace_self, TRACE_COMPLETED, run, d->task_id, 0, core);
+	trace_task_clock(trace_self, TRACE_COMPLETED, false, ts, tsc, run,
+			 d->task_id, 0, core);
 }
 
 /*

@@ -47,28 +47,6 @@ static bool tsc_constant(void)
 #endif
 }
 
-void trace_clock_pair(uint64_t *tick, uint64_t *ns)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	uint64_t best = UINT64_MAX;
-	int i;
-
-	/* The clock read between two TSC reads: the closest of a few. */
-	for (i = 0; i < 5; i++) {
-		uint64_t a = __rdtsc(), n = trace_now(), b = __rdtsc();
-
-		if (b - a < best) {
-			best = b - a;
-			*tick = a + (b - a) / 2;
-			*ns = n;
-		}
-	}
-#else
-	*tick = 0;
-	*ns = trace_now();
-#endif
-}
-
 int trace_create(size_t buf_bytes, uint32_t ncores, struct trace **out)
 {
 	struct trace *t;

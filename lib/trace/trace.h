@@ -52,6 +52,18 @@ enum trace_role {
 
 #define TRACE_NO_CORE 0xffffu
 
+/* What a record's ts is (trace_rec.clk). */
+enum trace_clk {
+	TRACE_CLK_NS,		/* CLOCK_MONOTONIC ns */
+	TRACE_CLK_TICKS,	/* trace_stamp() TSC ticks */
+	/* CLOCK_MONOTONIC ns, and aux the TSC read just before that clock
+	 * read (TRACE_CLK_PRE) or just after it (TRACE_CLK_POST): a knot
+	 * that the writer's conversion of TSC stamps meets exactly
+	 * (trace_clock_stamp()) */
+	TRACE_CLK_PRE,
+	TRACE_CLK_POST,
+};
+
 /* One record, 40 bytes. */
 struct trace_rec {
 	uint64_t ts;		/* CLOCK_MONOTONIC ns */
@@ -59,13 +71,14 @@ struct trace_rec {
 	uint64_t task;		/* task id; an edge's consumer */
 	uint64_t aux;		/* an edge's producer; a phase; for a task
 				 * kind, 0 or a second kind + 1 of the same
-				 * task at the same stamp (trace_task2) */
+				 * task at the same stamp (trace_task2), or
+				 * a knot's TSC (TRACE_CLK_PRE / _POST) */
 	uint32_t func;		/* function id (the file takes it from
 				 * SUBMITTED, DISPATCHED, STARTED, ENDED
 				 * and CB_*, the others' is ignored) */
 	uint16_t core;		/* device core, TRACE_NO_CORE if none */
 	uint8_t kind;		/* enum trace_kind */
-	uint8_t ticks;		/* ts is in trace_stamp() ticks, not ns */
+	uint8_t clk;		/* enum trace_clk: what ts is */
 };
 
 struct trace;
@@ -128,21 +141,65 @@ static inline uint64_t trace_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The TSC read after every earlier instruction has completed (the
+ * kernel's rdtsc_ordered()): a plain RDTSC may run ahead of an earlier
+ * load, such as the one that observed a core's FIN or a task's state, and
+ * so be earlier than the event that load ordered it after. */
+static inline uint64_t trace_tsc_ordered(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	_mm_lfence();
+	return __rdtsc();
+#else
+	return 0;
+#endif
+}
+
 /*
  * A record's stamp: the TSC where it ticks at a constant rate on every
  * CPU (the trace checked constant_tsc and nonstop_tsc at create), read in
  * a few ns where a clock_gettime() costs tens; the writer converts ticks
- * to CLOCK_MONOTONIC ns from two (TSC, clock) pairs, one taken at create
- * and one at the write. Elsewhere, CLOCK_MONOTONIC ns.
+ * to CLOCK_MONOTONIC ns (trace_clock.c). Elsewhere, CLOCK_MONOTONIC ns.
  */
 static inline uint64_t trace_stamp(const struct trace_buf *b)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	if (b->ticks)
-		return __rdtsc();
+		return trace_tsc_ordered();
 #endif
 	(void)b;
 	return trace_now();
+}
+
+/*
+ * A stamp that a core's own stamp orders against, CLOCK_MONOTONIC itself:
+ * DISPATCHED, taken before the dispatch id is published (the core reads
+ * its start after it sees the id), and COMPLETED, taken after the core's
+ * FIN was observed (the core read its end before the FIN). Where the
+ * buffer stamps with the TSC, *@tsc gets a TSC read beside the clock
+ * read: before it (@pre, for an event that TSC stamps precede, as READY
+ * precedes DISPATCHED) or after it (for one they follow, as CONSUMED
+ * follows COMPLETED). The record is then a knot (TRACE_CLK_PRE / _POST):
+ * the writer converts every TSC stamp at or before a PRE knot's TSC to at
+ * most its ns, and every one at or after a POST knot's TSC to at least
+ * its ns (trace_clock.c). Returns the ns.
+ */
+static inline uint64_t trace_clock_stamp(const struct trace_buf *b, bool pre,
+					 uint64_t *tsc)
+{
+	uint64_t ns;
+
+	*tsc = 0;
+	if (!b->ticks)
+		return trace_now();
+	/* The vDSO reads the TSC ordered as well: after a PRE read, and
+	 * before a POST read's LFENCE. */
+	if (pre)
+		*tsc = trace_tsc_ordered();
+	ns = trace_now();
+	if (!pre)
+		*tsc = trace_tsc_ordered();
+	return ns;
 }
 
 /* Tracing is on for this thread: the only test when it is off. */
@@ -152,7 +209,7 @@ static inline bool trace_on(const struct trace_buf *b)
 }
 
 static inline void trace_put_as(struct trace_buf *b, uint64_t ts,
-				bool ticks, enum trace_kind kind, uint64_t run,
+				uint8_t clk, enum trace_kind kind, uint64_t run,
 				uint64_t task, uint64_t aux, uint32_t func,
 				uint16_t core)
 {
@@ -171,7 +228,7 @@ static inline void trace_put_as(struct trace_buf *b, uint64_t ts,
 	r->func = func;
 	r->core = core;
 	r->kind = (uint8_t)kind;
-	r->ticks = ticks;
+	r->clk = clk;
 	/* Publishes the record: pairs with trace_write_json()'s acquire. */
 	__atomic_store_n(&b->n, n + 1, __ATOMIC_RELEASE);
 }
@@ -182,7 +239,7 @@ static inline void trace_put(struct trace_buf *b, uint64_t ts,
 			     uint64_t task, uint64_t aux, uint32_t func,
 			     uint16_t core)
 {
-	trace_put_as(b, ts, false, kind, run, task, aux, func, core);
+	trace_put_as(b, ts, TRACE_CLK_NS, kind, run, task, aux, func, core);
 }
 
 /* A record stamped now. */
@@ -212,6 +269,18 @@ static inline void trace_task2(struct trace_buf *b, enum trace_kind k1,
 	if (trace_on(b))
 		trace_put_as(b, trace_stamp(b), b->ticks, k1, run, task,
 			     (uint64_t)k2 + 1, func, core);
+}
+
+/* A task event stamped by trace_clock_stamp(@pre) with @ns and @tsc. */
+static inline void trace_task_clock(struct trace_buf *b, enum trace_kind kind,
+				    bool pre, uint64_t ns, uint64_t tsc,
+				    uint64_t run, uint64_t task, uint32_t func,
+				    uint16_t core)
+{
+	if (trace_on(b))
+		trace_put_as(b, ns, !b->ticks ? TRACE_CLK_NS :
+				    pre ? TRACE_CLK_PRE : TRACE_CLK_POST,
+			     kind, run, task, tsc, func, core);
 }
 
 /* A task event with a stamp taken elsewhere (the core's start / end). */

@@ -346,21 +346,44 @@ static int counter_events(FILE *f, const struct wtask *tk, size_t nt,
 	return 0;
 }
 
-uint64_t trace_ticks_ns(const struct trace *t, uint64_t ticks, uint64_t tick1,
-			uint64_t ns1)
-{
-	__int128 dt = (__int128)ticks - (__int128)t->tick0;
-
-	if (tick1 == t->tick0)
-		return t->ns0;
-	return (uint64_t)((__int128)t->ns0 + dt * (__int128)(ns1 - t->ns0) /
-			  (__int128)(tick1 - t->tick0));
-}
-
 static bool is_task_kind(unsigned int k)
 {
 	return k && k < TRACE_KIND_NR && k != TRACE_EDGE &&
 	       k != TRACE_PHASE_BEGIN && k != TRACE_PHASE_END;
+}
+
+/* The knots among @e[0..n) (aux: their TSC, then cleared), and the
+ * conversion of the TSC stamps they make. */
+static int conv_build(struct trace *t, struct ent *e, size_t n,
+		      struct trace_conv *c)
+{
+	struct trace_knot *pre = malloc((n ? n : 1) * sizeof(*pre));
+	struct trace_knot *post = malloc((n ? n : 1) * sizeof(*post));
+	uint64_t tick1 = 0, ns1 = 0;
+	size_t i, npre = 0, npost = 0;
+
+	if (!pre || !post) {
+		free(pre);
+		free(post);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		struct trace_rec *r = &e[i].r;
+
+		if (r->clk == TRACE_CLK_PRE)
+			pre[npre++] = (struct trace_knot){ r->aux, r->ts };
+		else if (r->clk == TRACE_CLK_POST)
+			post[npost++] = (struct trace_knot){ r->aux, r->ts };
+		else
+			continue;
+		r->aux = 0;
+		r->clk = TRACE_CLK_NS;
+	}
+	if (t->ticks)
+		trace_clock_pair(&tick1, &ns1);
+	trace_conv_init(c, t->tick0, t->ns0, tick1, ns1, pre, npre, post,
+			npost);
+	return 0;
 }
 
 /*
@@ -376,11 +399,10 @@ static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 {
 	struct trace_buf *b, *head = __atomic_load_n(&t->bufs, __ATOMIC_ACQUIRE);
 	size_t n = 0, nb = 0, i, k;
-	uint64_t tick1 = 0, ns1 = 0;
+	struct trace_conv conv;
 	struct ent *e = NULL;
 	uint32_t *cnt;
 
-	trace_clock_pair(&tick1, &ns1);
 	*dropped = 0;
 	for (b = head; b; b = b->next)
 		nb++;
@@ -407,9 +429,8 @@ static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 			struct ent *x = &e[n++];
 
 			*x = (struct ent){ b->rec[i], b->role, b->index };
-			if (x->r.ticks)
-				x->r.ts = trace_ticks_ns(t, x->r.ts, tick1, ns1);
-			if (is_task_kind(x->r.kind) && x->r.aux) {
+			if (x->r.clk <= TRACE_CLK_TICKS &&
+			    is_task_kind(x->r.kind) && x->r.aux) {
 				unsigned int k2 = (unsigned int)(x->r.aux - 1);
 
 				x->r.aux = 0;
@@ -420,6 +441,15 @@ static struct ent *gather(struct trace *t, size_t *np, uint64_t *dropped,
 			}
 		}
 	}
+	if (conv_build(t, e, n, &conv)) {
+		free(e);
+		e = NULL;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (e[i].r.clk == TRACE_CLK_TICKS)
+			e[i].r.ts = trace_conv_ns(&conv, e[i].r.ts);
+	trace_conv_fini(&conv);
 	*np = n;
 out:
 	free(cnt);
