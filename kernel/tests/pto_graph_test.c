@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit: the resident route without threads.
- *  - pto_graph_check: a good graph is accepted; every bad-graph row is
- *    refused with -EINVAL naming its first bad task and field, and holds
- *    no buffer reference afterwards; a seeded fuzz of mutated graphs,
- *    where every accepted graph is checked against an independent
- *    reference and then run to its end by the on-core steps;
- *  - pto_graph_sched: the on-core steps (claim into the two pending
- *    slots, MIX subtasks, successor release, completion, a leaving core,
- *    a single-AIV task on either AIV).
+ * KUnit: the resident route without threads. pto_graph_check: a good
+ * graph accepted, every bad row refused naming its first bad task and
+ * field with no reference held, a seeded fuzz checked against a
+ * reference and run to its end; pto_graph_sched: the on-core steps
+ * (pending slots, MIX, successors, completion, a leaving core, a
+ * single-AIV task on either AIV).
  */
 #include <kunit/test.h>
 #include <linux/maple_tree.h>

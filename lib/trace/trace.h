@@ -172,17 +172,11 @@ static inline uint64_t trace_stamp(const struct trace_buf *b)
 }
 
 /*
- * A stamp that a core's own stamp orders against, CLOCK_MONOTONIC itself:
- * DISPATCHED, taken before the dispatch id is published (the core reads
- * its start after it sees the id), and COMPLETED, taken after the core's
- * FIN was observed (the core read its end before the FIN). Where the
- * buffer stamps with the TSC, *@tsc gets a TSC read beside the clock
- * read: before it (@pre, for an event that TSC stamps precede, as READY
- * precedes DISPATCHED) or after it (for one they follow, as CONSUMED
- * follows COMPLETED). The record is then a knot (TRACE_CLK_PRE / _POST):
- * the writer converts every TSC stamp at or before a PRE knot's TSC to at
- * most its ns, and every one at or after a POST knot's TSC to at least
- * its ns (trace_clock.c). Returns the ns.
+ * A stamp a core's own stamp orders against (DISPATCHED before the id is
+ * published, COMPLETED after the FIN was seen): CLOCK_MONOTONIC itself,
+ * with a TSC read in *@tsc before it (@pre) or after it, making the
+ * record a knot the writer clamps TSC stamps to (trace_clock.c).
+ * Returns the ns.
  */
 static inline uint64_t trace_clock_stamp(const struct trace_buf *b, bool pre,
 					 uint64_t *tsc)

@@ -1,27 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The trace's clocks: TSC stamps to CLOCK_MONOTONIC ns, for the writer.
- *
- * A linear fit between a (TSC, clock) pair taken at the trace's create
- * and one taken at its write places every TSC stamp within the drift
- * between the TSC and the kernel's steered clock, a few hundred ns over a
- * run. The stamps that a core's own stamp orders against are clock reads
- * with a TSC read beside them, knots (trace_clock_stamp()); the
- * conversion clamps the fit to them, which makes the order exact:
- *
- *  - a PRE knot (a, n): the TSC read a, then the clock read n. Every TSC
- *    stamp x <= a was read before n, so it converts to at most n.
- *  - a POST knot (n, b): the clock read n, then the TSC read b. Every x
- *    >= b was read after n, so it converts to at least n.
- *
- * With L(x) the greatest n of a POST knot at or below x and U(x) the
- * least n of a PRE knot at or above x, a stamp converts to the fit
- * clamped to [L(x), U(x)]. The bounds never cross: a POST knot (n, b)
- * with b <= x <= a of a PRE knot (a, n') had its clock read before the
- * other's, and CLOCK_MONOTONIC does not go back, so n <= n'. L and U
- * rise with x, and so does the fit: the conversion keeps the order of
- * the TSC stamps (the TSC ticks at one rate on every CPU, from one
- * origin: the trace uses it only then, trace.c).
+ * The trace's clocks: TSC stamps to CLOCK_MONOTONIC ns, for the writer. A
+ * linear fit between the trace's create and its write, clamped to the
+ * knots (clock reads with a TSC read beside them, trace_clock_stamp()),
+ * which makes the order against the core's stamps exact; why the clamp's
+ * bounds never cross is in Documentation/tracing.md, "Clocks".
  */
 #include <stdlib.h>
 #include "trace/trace_priv.h"
