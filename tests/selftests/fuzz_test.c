@@ -139,12 +139,16 @@ TEST(random_ioctls)
 			insane++;
 		}
 		if (rnd() % 64 == 0) {
-			void *p = mmap(NULL, 4096 << (rnd() % 4),
-				       PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			/* Unmap all of it: a page left mapped keeps the file
+			 * alive past close(), and with it any lane it bound.
+			 */
+			size_t len = 4096 << (rnd() % 4);
+			void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       MAP_SHARED, fd,
 				       (off_t)(rnd_field() & ~4095ULL));
 
 			if (p != MAP_FAILED)
-				munmap(p, 4096);
+				munmap(p, len);
 		}
 	}
 	close(fd);
