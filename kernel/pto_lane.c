@@ -23,6 +23,7 @@
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <linux/pto_dump.h>
+#include <kunit/visibility.h>
 #include "pto_drv.h"
 #include "pto_bo.h"
 #include "pto_lane.h"
@@ -72,6 +73,7 @@ int pto_lanes_init(struct pto_device *pdev)
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_lanes_init);
 
 /* The producer stopped: the buffers it may have read are let go. */
 static void pto_lane_drop_held(struct pto_lane *lane)
@@ -103,6 +105,21 @@ static void pto_lane_unbind_locked(struct pto_lane *lane)
 	lane->quarantine = 0;
 }
 
+/*
+ * Whether a quarantined @lane may go to the next binder: quarantined only
+ * because its terminal never closed, with no capture in flight and no
+ * reservation open, so nothing can touch its arena or the buffers it read
+ * (release already let those go). A lane whose producer may still run
+ * stays quarantined until the reset.
+ */
+static bool pto_lane_adoptable(const struct pto_lane *lane)
+{
+	lockdep_assert_held(&lane->lock);
+	return lane->state == PTO_LANE_QUARANTINED &&
+	       lane->quarantine == PTO_LANE_Q_UNCLOSED &&
+	       !lane->busy && !lane->prod->open;
+}
+
 void pto_lanes_fini(struct pto_device *pdev)
 {
 	unsigned int i;
@@ -121,6 +138,7 @@ void pto_lanes_fini(struct pto_device *pdev)
 	kfree(pdev->lane);
 	pdev->lane = NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_lanes_fini);
 
 static struct pto_lane *pto_lane_of(struct pto_file *pf, u32 index)
 {
@@ -171,6 +189,9 @@ int pto_ioctl_dump_bind(struct pto_file *pf, void *data)
 		goto err_free;
 
 	mutex_lock(&lane->lock);
+	/* Taken over: the old binding's counters go, the lane starts fresh. */
+	if (pto_lane_adoptable(lane))
+		pto_lane_unbind_locked(lane);
 	if (lane->state != PTO_LANE_FREE) {
 		mutex_unlock(&lane->lock);
 		ret = -EBUSY;
@@ -184,7 +205,8 @@ int pto_ioctl_dump_bind(struct pto_file *pf, void *data)
 	lane->owner = pf;
 	lane->owner_pid = get_pid(pf->tgid);
 	lane->state = PTO_LANE_BOUND;
-	lane->acks = 0;
+	/* Read locklessly by a waiting capture's test (pto_lane_wait()). */
+	WRITE_ONCE(lane->acks, 0);
 	mutex_unlock(&lane->lock);
 
 	args->mmap_offset = PTO_DUMP_MMAP_OFFSET(args->lane);
@@ -198,6 +220,7 @@ err_free:
 	kvfree(prod);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_ioctl_dump_bind);
 
 /* Every field of a capture request; the level's selection comes later. */
 static int pto_capture_check(const struct pto_dump_capture *c)
@@ -311,7 +334,11 @@ static int pto_lane_wait(void *priv, enum pto_begin_why why)
 
 	if (ktime_to_ns(left) <= 0)
 		return -ETIMEDOUT;
-	/* acks changes under lane->lock; wake_up_all() follows the change. */
+	/*
+	 * acks changes under lane->lock by WRITE_ONCE (pto_ioctl_dump_ack());
+	 * wake_up_all() follows the change and its waitqueue lock orders the
+	 * store before this re-test.
+	 */
 	ret = wait_event_interruptible_hrtimeout(lane->wq,
 						 READ_ONCE(lane->acks) != w->seen,
 						 left);
@@ -423,6 +450,7 @@ out_unlock_nobo:
 	mutex_unlock(&lane->lock);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_ioctl_dump_capture);
 
 int pto_ioctl_dump_ack(struct pto_file *pf, void *data)
 {
@@ -438,7 +466,8 @@ int pto_ioctl_dump_ack(struct pto_file *pf, void *data)
 	ret = pto_producer_ack(lane->prod, args->completed_payloads,
 			       args->returned_buffers);
 	if (!ret) {
-		lane->acks++;
+		/* Pairs with pto_lane_wait()'s READ_ONCE, outside the lock. */
+		WRITE_ONCE(lane->acks, lane->acks + 1);
 		wake_up_all(&lane->wq);
 	}
 	mutex_unlock(&lane->lock);
@@ -525,6 +554,7 @@ int pto_ioctl_dump_status(struct pto_file *pf, void *data)
 	mutex_unlock(&lane->lock);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_ioctl_dump_status);
 
 int pto_ioctl_dump_reset(struct pto_file *pf, void *data)
 {
@@ -561,14 +591,17 @@ int pto_ioctl_dump_reset(struct pto_file *pf, void *data)
 
 /*
  * Why @lane cannot simply be freed when its file goes: PTO_LANE_Q_* bits.
- * A capture runs inside its ioctl, which holds the file, so on this route
- * release finds the producer stopped and the unclosed terminal is what
- * quarantines; the other two reasons cover a producer of the kernel's own.
+ * A capture runs inside its ioctl, which holds the file, and opens and
+ * ends its reservation there (no path leaves one open past the ioctl), so
+ * on this route release always finds the producer stopped and the
+ * unclosed terminal is what quarantines: PRODUCING and RESERVED are not
+ * reached today and cover a producer of the kernel's own.
  */
 static u32 pto_lane_unsettled(const struct pto_lane *lane)
 {
 	u32 q = 0;
 
+	lockdep_assert_held(&lane->lock);
 	if (lane->busy)
 		q |= PTO_LANE_Q_PRODUCING;
 	if (lane->prod->open)
@@ -591,12 +624,20 @@ void pto_file_release_lanes(struct pto_file *pf)
 		if (lane->owner == pf) {
 			q = pto_lane_unsettled(lane);
 			if (q) {
-				/* Retained: memory, references, counters. */
+				/*
+				 * Retained: memory and counters, and the
+				 * buffer references while the producer may
+				 * still run. Plain stores to the state
+				 * block: every mapping holds the file, so
+				 * none is left to read it.
+				 */
 				lane->state = PTO_LANE_QUARANTINED;
 				lane->quarantine = q;
 				lane->prod->st->state = PTO_LANE_QUARANTINED;
 				lane->prod->st->quarantine = q;
 				lane->owner = NULL;
+				if (pto_lane_adoptable(lane))
+					pto_lane_drop_held(lane);
 			} else {
 				pto_lane_unbind_locked(lane);
 			}
@@ -610,6 +651,7 @@ void pto_file_release_lanes(struct pto_file *pf)
 					       "producer not stopped");
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_file_release_lanes);
 
 /* Read-only, shared, only by the binding file. */
 int pto_lane_mmap(struct pto_file *pf, struct vm_area_struct *vma)

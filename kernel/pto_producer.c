@@ -330,7 +330,13 @@ void pto_producer_commit(struct pto_producer *p)
 	st->acct.total++;
 	if (r->truncated)
 		st->acct.truncated++;
-	st->arena_write_pos = p->head;
+	/*
+	 * WRITE_ONCE: the consumer loads the position locklessly after
+	 * copying a payload (an acquire fence orders its copy first) to
+	 * report one overwritten; no ordering of ours is claimed, the
+	 * payload's visibility is ready_tail's release at publish.
+	 */
+	WRITE_ONCE(st->arena_write_pos, p->head);
 	trace_pto_lane_commit(p, r);
 	pto_close_slot(p, r->index);
 }
@@ -388,7 +394,12 @@ int pto_producer_close(struct pto_producer *p)
 		return -EBUSY;
 	p->stopped = true;
 	pto_producer_publish(p);
-	p->st->state = PTO_LANE_CLOSED;
+	/*
+	 * Release: the final counters are visible before the closed state;
+	 * pairs with the collector's load-acquire of the state before it
+	 * reads them (Documentation/dump.md).
+	 */
+	smp_store_release(&p->st->state, PTO_LANE_CLOSED);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_producer_close);

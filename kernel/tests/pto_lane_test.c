@@ -3,12 +3,20 @@
  * KUnit: the resumable dump-lane producer (pto_producer.c) on a lane's
  * memory of its own: the one open reservation, abandon, publication,
  * chunked and strided copies through a recording copy, acknowledgements.
+ * And the lanes' binding (pto_lane.c) across a file's release: a lane
+ * quarantined only for its unclosed terminal goes to the next binder, one
+ * whose producer may still run does not.
  */
 #include <kunit/test.h>
+#include <linux/maple_tree.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
+#include "../pto_bo.h"
+#include "../pto_drv.h"
+#include "../pto_lane.h"
 #include "../pto_producer.h"
+#include "pto_test_file.h"
 
 #define LT_ARENA SZ_64K
 #define LT_SRC_ELEMS 32768	/* i32 elements of the source buffer */
@@ -536,6 +544,156 @@ static void lane_blocking_form(struct kunit *test)
 	lt_expect_balanced(test, p);
 }
 
+/* ---- lanes across a file's release (pto_lane.c) ---- */
+
+#define LB_ADDR 0x100000ULL	/* the first file's one buffer, handle 1 */
+
+struct lb_ctx {
+	struct pto_device pdev;
+	struct pto_file pf[2];
+	struct pto_bo bo;
+};
+
+/* Two files of a device of two lanes; the first has a buffer. */
+static struct lb_ctx *lb_init(struct kunit *test)
+{
+	struct lb_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	u64 addr = LB_ADDR;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->pdev.lanes = 2;
+	KUNIT_ASSERT_EQ(test, pto_lanes_init(&c->pdev), 0);
+	pto_test_file_init(test, &c->pdev, &c->pf[0], &c->bo, &addr, 1, SZ_4K);
+	pto_test_file_init(test, &c->pdev, &c->pf[1], NULL, NULL, 0, 0);
+	xa_init(&c->pf[0].bos);
+	xa_init(&c->pf[1].bos);
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&c->pf[0].bos, 1, &c->bo,
+					      GFP_KERNEL)), 0);
+	return c;
+}
+
+static void lb_fini(struct lb_ctx *c)
+{
+	pto_lanes_fini(&c->pdev);
+	xa_destroy(&c->pf[0].bos);
+	xa_destroy(&c->pf[1].bos);
+	mtree_destroy(&c->pf[0].ranges);
+	mtree_destroy(&c->pf[1].ranges);
+}
+
+static int lb_bind(struct pto_file *pf, u32 lane)
+{
+	struct pto_dump_bind b = { .lane = lane, .level = PTO_DUMP_FULL };
+
+	return pto_ioctl_dump_bind(pf, &b);
+}
+
+/* The first file binds @lane and captures its whole buffer once. */
+static void lb_bind_capture(struct kunit *test, struct lb_ctx *c, u32 lane)
+{
+	struct pto_dump_capture cap = {
+		.lane = lane, .handle = 1, .kind = PTO_DUMP_KIND_TENSOR,
+		.dtype = PTO_DTYPE_I32, .rank = 1, .shape = { SZ_4K / 4 },
+		.strides = { 1 }, .timeout_ns = U64_MAX,
+	};
+
+	KUNIT_ASSERT_EQ(test, lb_bind(&c->pf[0], lane), 0);
+	KUNIT_ASSERT_EQ(test, pto_ioctl_dump_capture(&c->pf[0], &cap), 0);
+	KUNIT_ASSERT_EQ(test, cap.result, (u32)PTO_DUMP_RES_COLLECTED);
+}
+
+static void lb_status(struct kunit *test, struct lb_ctx *c, u32 lane,
+		      struct pto_dump_status *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->lane = lane;
+	KUNIT_ASSERT_EQ(test, pto_ioctl_dump_status(&c->pf[1], s), 0);
+}
+
+/*
+ * Released without closing: quarantined UNCLOSED with the old counters,
+ * the buffer's reference already let go; the next file's bind takes the
+ * lane over and starts it fresh.
+ */
+static void lane_takeover_unclosed(struct kunit *test)
+{
+	struct lb_ctx *c = lb_init(test);
+	struct pto_dump_status s;
+
+	lb_bind_capture(test, c, 0);
+	KUNIT_EXPECT_EQ(test, kref_read(&c->bo.ref), 2U);	/* the hold */
+	pto_file_release_lanes(&c->pf[0]);
+
+	lb_status(test, c, 0, &s);
+	KUNIT_EXPECT_EQ(test, s.state, (u32)PTO_LANE_QUARANTINED);
+	KUNIT_EXPECT_EQ(test, s.quarantine, (u32)PTO_LANE_Q_UNCLOSED);
+	KUNIT_EXPECT_EQ(test, s.acct.collected, 1ULL);
+	KUNIT_EXPECT_EQ(test, kref_read(&c->bo.ref), 1U);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&c->pdev.lane[0].held));
+
+	KUNIT_EXPECT_EQ(test, lb_bind(&c->pf[1], 0), 0);
+	lb_status(test, c, 0, &s);
+	KUNIT_EXPECT_EQ(test, s.state, (u32)PTO_LANE_BOUND);
+	KUNIT_EXPECT_EQ(test, s.quarantine, 0U);
+	KUNIT_EXPECT_EQ(test, s.acct.collected, 0ULL);
+	KUNIT_EXPECT_EQ(test, s.acct.total, 0ULL);
+	KUNIT_EXPECT_EQ(test, s.arena_write_pos, 0ULL);
+	KUNIT_EXPECT_PTR_EQ(test, c->pdev.lane[0].owner, &c->pf[1]);
+	/* Taken over once: the lane is the new file's, bound. */
+	KUNIT_EXPECT_EQ(test, lb_bind(&c->pf[0], 0), -EBUSY);
+	lb_fini(c);
+}
+
+/*
+ * A producer of the kernel's own still running (a capture in flight on
+ * lane 0) or with a reservation open (lane 1) at release: quarantined for
+ * it, the buffer still held, and no bind takes the lane over.
+ */
+static void lane_running_stays_quarantined(struct kunit *test)
+{
+	struct lb_ctx *c = lb_init(test);
+	struct pto_lane *l0 = &c->pdev.lane[0], *l1 = &c->pdev.lane[1];
+	struct pto_dump_status s;
+
+	lb_bind_capture(test, c, 0);
+	KUNIT_ASSERT_EQ(test, lb_bind(&c->pf[0], 1), 0);
+	mutex_lock(&l0->lock);
+	l0->busy = true;
+	mutex_unlock(&l0->lock);
+	mutex_lock(&l1->lock);
+	l1->prod->open = true;
+	mutex_unlock(&l1->lock);
+	pto_file_release_lanes(&c->pf[0]);
+
+	lb_status(test, c, 0, &s);
+	KUNIT_EXPECT_EQ(test, s.state, (u32)PTO_LANE_QUARANTINED);
+	KUNIT_EXPECT_EQ(test, s.quarantine,
+			(u32)(PTO_LANE_Q_PRODUCING | PTO_LANE_Q_UNCLOSED));
+	lb_status(test, c, 1, &s);
+	KUNIT_EXPECT_EQ(test, s.state, (u32)PTO_LANE_QUARANTINED);
+	KUNIT_EXPECT_EQ(test, s.quarantine,
+			(u32)(PTO_LANE_Q_RESERVED | PTO_LANE_Q_UNCLOSED));
+	KUNIT_EXPECT_EQ(test, kref_read(&c->bo.ref), 2U);
+
+	KUNIT_EXPECT_EQ(test, lb_bind(&c->pf[1], 0), -EBUSY);
+	KUNIT_EXPECT_EQ(test, lb_bind(&c->pf[1], 1), -EBUSY);
+	lb_status(test, c, 0, &s);
+	KUNIT_EXPECT_EQ(test, s.state, (u32)PTO_LANE_QUARANTINED);
+	KUNIT_EXPECT_EQ(test, s.acct.collected, 1ULL);
+	KUNIT_EXPECT_NULL(test, l0->owner);
+	KUNIT_EXPECT_NULL(test, l1->owner);
+
+	/* The producer stops: the unload frees both. */
+	mutex_lock(&l0->lock);
+	l0->busy = false;
+	mutex_unlock(&l0->lock);
+	mutex_lock(&l1->lock);
+	l1->prod->open = false;
+	mutex_unlock(&l1->lock);
+	lb_fini(c);
+	KUNIT_EXPECT_EQ(test, kref_read(&c->bo.ref), 1U);
+}
+
 static struct kunit_case pto_lane_cases[] = {
 	KUNIT_CASE(lane_reservation_ab),
 	KUNIT_CASE(lane_abandon_last_record),
@@ -546,6 +704,8 @@ static struct kunit_case pto_lane_cases[] = {
 	KUNIT_CASE(lane_arena_backpressure),
 	KUNIT_CASE(lane_refusals),
 	KUNIT_CASE(lane_blocking_form),
+	KUNIT_CASE(lane_takeover_unclosed),
+	KUNIT_CASE(lane_running_stays_quarantined),
 	{}
 };
 
