@@ -3,14 +3,15 @@
  * Isolation between two unprivileged users: an owner and an intruder, of
  * different uids, both in the group the device node is given to. Neither
  * reads or writes the other's GM through payloads, handles, mmap offsets
- * or stale mappings, touches the other's cores, or leaves a core unusable
- * for the other once its own file is closed. Needs root to set up the
- * node and the users; the checks run as the two users.
+ * or stale mappings, touches the other's cores, or leaves a core or a dump
+ * lane unusable for the other once its own file is closed. Needs root to
+ * set up the node and the users; the checks run as the two users.
  */
 #include <grp.h>
 #include <setjmp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <linux/pto_dump.h>
 #include <pto/pto.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
@@ -416,6 +417,123 @@ TEST(two_users_isolated)
 		TH_LOG("intruder: %s", iso->why[1]);
 	EXPECT_TRUE(WIFEXITED(so) && !WEXITSTATUS(so))
 		TH_LOG("owner: %s", iso->why[0]);
+}
+
+/* ---- dump lanes left unclosed ---- */
+
+static int iso_lane_status(int fd, uint32_t lane, struct pto_dump_status *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->lane = lane;
+	return pto_sioctl(fd, PTO_IOCTL_DUMP_STATUS, s);
+}
+
+/*
+ * As @uid: bind every one of @lanes lanes (an all-zero bind, level OFF),
+ * then, if @tidy, close and unbind each; otherwise leave them to the exit.
+ * Exits 0, or nonzero with iso->why[who] set.
+ */
+static int iso_bind_lanes(int who, uid_t uid, uint32_t lanes, int tidy)
+{
+	struct pto_dump_status s;
+	struct pto_dump_bind b;
+	struct pto_dump_lane l;
+	uint32_t i;
+	int fd, ret;
+
+	if (iso_become(uid))
+		return ISO_FAIL(who, "setuid");
+	fd = open(PTO_DEV0, O_RDWR);
+	if (fd < 0)
+		return ISO_FAIL(who, "open as uid %d: %s", uid, strerror(errno));
+	for (i = 0; i < lanes; i++) {
+		memset(&b, 0, sizeof(b));
+		b.lane = i;
+		ret = pto_sioctl(fd, PTO_IOCTL_DUMP_BIND, &b);
+		if (ret)
+			return ISO_FAIL(who, "uid %d: bind of lane %u: %d", uid,
+					i, ret);
+		if (iso_lane_status(fd, i, &s) || s.state != PTO_LANE_BOUND ||
+		    s.owner != (uint32_t)getpid() || s.acct.total)
+			return ISO_FAIL(who, "uid %d: lane %u not fresh", uid, i);
+	}
+	for (i = 0; tidy && i < lanes; i++) {
+		memset(&l, 0, sizeof(l));
+		l.lane = i;
+		if (pto_sioctl(fd, PTO_IOCTL_DUMP_CLOSE, &l) ||
+		    pto_sioctl(fd, PTO_IOCTL_DUMP_UNBIND, &l))
+			return ISO_FAIL(who, "uid %d: close of lane %u", uid, i);
+	}
+	return 0;	/* exit releases the file, lanes unclosed unless @tidy */
+}
+
+static uint32_t iso_nlanes;
+
+static int iso_lanes_owner(void)
+{
+	return iso_bind_lanes(0, ISO_OWNER_UID, iso_nlanes, 0);
+}
+
+static int iso_lanes_next(void)
+{
+	return iso_bind_lanes(1, ISO_INTRUDER_UID, iso_nlanes, 1);
+}
+
+/*
+ * One user binds every lane and exits without closing any: each lane
+ * waits quarantined (terminal never closed) with nothing producing, and
+ * another user's bind takes each over; no reset is needed.
+ */
+TEST(lanes_left_unclosed_go_to_the_next_user)
+{
+	struct pto_dump_reset rs = { 0 };
+	struct pto_info info = { 0 };
+	struct pto_dump_status s;
+	struct stat st;
+	int fd, so = -1, si = -1;
+	uint32_t i;
+	pid_t p;
+
+	if (geteuid())
+		SKIP(return, "needs root to set up the users");
+	fd = open(PTO_DEV0, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	ASSERT_LE(1, info.lanes);
+	iso_nlanes = info.lanes;
+	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_DUMP_RESET, &rs));
+	ASSERT_EQ(0, stat(PTO_DEV0, &st));
+	iso = mmap(NULL, sizeof(*iso), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, iso);
+	ASSERT_EQ(0, chown(PTO_DEV0, 0, ISO_GID));
+	ASSERT_EQ(0, chmod(PTO_DEV0, 0660));
+
+	p = iso_spawn(iso_lanes_owner);
+	ASSERT_LT(0, p);
+	EXPECT_EQ(p, waitpid(p, &so, 0));
+	EXPECT_TRUE(WIFEXITED(so) && !WEXITSTATUS(so))
+		TH_LOG("first user: %s", iso->why[0]);
+	for (i = 0; i < info.lanes; i++) {
+		ASSERT_EQ(0, iso_lane_status(fd, i, &s));
+		EXPECT_EQ(PTO_LANE_QUARANTINED, s.state);
+		EXPECT_EQ(PTO_LANE_Q_UNCLOSED, s.quarantine);
+		EXPECT_EQ((uint32_t)p, s.owner);
+	}
+	p = iso_spawn(iso_lanes_next);
+	ASSERT_LT(0, p);
+	EXPECT_EQ(p, waitpid(p, &si, 0));
+	EXPECT_TRUE(WIFEXITED(si) && !WEXITSTATUS(si))
+		TH_LOG("next user: %s", iso->why[1]);
+	for (i = 0; i < info.lanes; i++) {
+		ASSERT_EQ(0, iso_lane_status(fd, i, &s));
+		EXPECT_EQ(PTO_LANE_FREE, s.state);
+	}
+	chown(PTO_DEV0, st.st_uid, st.st_gid);
+	chmod(PTO_DEV0, st.st_mode & 07777);
+	memset(&rs, 0, sizeof(rs));
+	pto_sioctl(fd, PTO_IOCTL_DUMP_RESET, &rs);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

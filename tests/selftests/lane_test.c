@@ -4,7 +4,8 @@
  * levels, captures read back through the read-only mapping, the
  * acknowledgement's validation, captures of another file's GM refused,
  * back-pressure timing out, a lane quarantined by its owner's death
- * mid-capture, then recovered by the reset, and the lane's memory charged
+ * mid-capture, then taken over by the next binder or recovered by the
+ * reset, and the lane's memory charged
  * to the binder's memory cgroup. Runs in the VM as root.
  */
 #include <sys/mman.h>
@@ -454,10 +455,11 @@ static int file_has(const char *path, const char *what)
 /*
  * A child binds lane 1, captures, and is killed while its capture waits
  * on back-pressure: its file's release quarantines the lane (terminal
- * never closed), which keeps its buffer alive and refuses a new binder,
- * until the reset frees it; then the lane binds again.
+ * never closed) with its counters, lets the buffer it read go (nothing
+ * copies any more), and the next bind, another file's, takes the lane
+ * over fresh. A lane left so again is freed by the reset instead.
  */
-TEST_F(lane, close_mid_capture_quarantines_and_reset)
+TEST_F(lane, killed_mid_capture_taken_over_or_reset)
 {
 	struct pto_dump_reset rs = { 0 };
 	struct pto_dump_status s;
@@ -505,17 +507,40 @@ TEST_F(lane, close_mid_capture_quarantines_and_reset)
 	EXPECT_EQ(2, s.acct.collected);
 	EXPECT_EQ(1, s.acct.dropped);	/* the interrupted capture */
 	EXPECT_EQ(s.acct.total, s.acct.collected + s.acct.dropped);
-	EXPECT_EQ(-EBUSY, bind_lane(self->fd, 1, PTO_DUMP_FULL, &b));
 	EXPECT_EQ(1, file_has(LANE_DBG, "quarantined"));
 	EXPECT_EQ(1, file_has(LANE_DBG, "unclosed"));
-	/* The lane still holds the dead file's buffer. */
-	EXPECT_EQ(1, file_has(PTO_DBG0 "bos", owner));
+	/* The dead file's buffer is gone: the lane let it go at release. */
+	EXPECT_EQ(0, file_has(PTO_DBG0 "bos", owner));
 
+	/* The next binder takes the lane over and finds it fresh. */
+	ASSERT_EQ(0, bind_lane(self->fd, 1, PTO_DUMP_FULL, &b));
+	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+	EXPECT_EQ(PTO_LANE_BOUND, s.state);
+	EXPECT_EQ(0, s.quarantine);
+	EXPECT_EQ(getpid(), (pid_t)s.owner);
+	EXPECT_EQ(0, s.acct.total);
+	EXPECT_EQ(0, s.acct.ready_tail);
+	EXPECT_EQ(0, s.arena_write_pos);
+	EXPECT_EQ(0, file_has(LANE_DBG, "quarantined"));
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 1));
+
+	/* Left unclosed again (a bind and an exit): the reset frees it. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = open(PTO_DEV0, O_RDWR);
+
+		_exit(fd < 0 || bind_lane(fd, 1, PTO_DUMP_OFF, &b));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
+	EXPECT_EQ(PTO_LANE_QUARANTINED, s.state);
+	EXPECT_EQ(PTO_LANE_Q_UNCLOSED, s.quarantine);
 	rs.lanes = 1u << 1;
 	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_RESET, &rs));
 	EXPECT_EQ(1, rs.recovered);
 	EXPECT_EQ(0, rs.remaining);
-	EXPECT_EQ(0, file_has(PTO_DBG0 "bos", owner));
 	ASSERT_EQ(0, lane_status(self->fd, 1, &s));
 	EXPECT_EQ(PTO_LANE_FREE, s.state);
 	ASSERT_EQ(0, bind_lane(self->fd, 1, PTO_DUMP_FULL, &b));
