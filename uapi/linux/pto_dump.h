@@ -51,7 +51,11 @@
 #define PTO_LANE_FREE 0		/* unbound */
 #define PTO_LANE_BOUND 1	/* producing */
 #define PTO_LANE_CLOSED 2	/* terminal closed: accounting complete */
-#define PTO_LANE_QUARANTINED 3	/* retained until PTO_IOCTL_DUMP_RESET */
+/*
+ * Retained until PTO_IOCTL_DUMP_RESET; one quarantined only for
+ * PTO_LANE_Q_UNCLOSED is taken over by the next PTO_IOCTL_DUMP_BIND.
+ */
+#define PTO_LANE_QUARANTINED 3
 
 /* Why a lane was quarantined (bits of struct pto_dump_status.quarantine). */
 #define PTO_LANE_Q_PRODUCING (1u << 0)	/* its producer had not stopped */
@@ -187,8 +191,11 @@ struct pto_dump_state {
  * @mmap_size:	Out: bytes to map (state, buffers, arena).
  * @arena_size:	Out: bytes of the payload arena.
  *
+ * A lane quarantined only because its terminal never closed (nothing
+ * producing) is taken over: its old counters go and it starts fresh.
+ *
  * Errors: -EINVAL (lane, level, flags), -EBUSY (bound by a file, this one
- * included, or quarantined), -ENOMEM.
+ * included, or quarantined with a producer that may still run), -ENOMEM.
  */
 struct pto_dump_bind {
 	__u32 lane;
