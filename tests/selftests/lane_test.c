@@ -154,6 +154,16 @@ TEST_F(lane, bind_busy_and_levels)
 	EXPECT_EQ(PTO_LANE_BOUND, s.state);
 	EXPECT_EQ(PTO_DUMP_FULL, s.level);
 	EXPECT_EQ((uint32_t)getpid(), s.owner);
+	EXPECT_EQ(0, s.pad1);
+	/* An ABI 2.3 caller's 144-byte struct gets those fields, no more. */
+	memset(&s, 0xff, sizeof(s));
+	s.lane = 0;
+	s.flags = 0;
+	ASSERT_EQ(0, pto_sioctl(other, _IOWR(PTO_IOCTL_BASE, 0x15, char[144]),
+				&s));
+	EXPECT_EQ(PTO_DUMP_FULL, s.level);
+	EXPECT_EQ(0, s.open_written);
+	EXPECT_EQ(~0ull, s.refused);
 	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
 	ASSERT_EQ(0, lane_status(other, 0, &s));
 	EXPECT_EQ(PTO_LANE_FREE, s.state);
