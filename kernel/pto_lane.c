@@ -546,9 +546,13 @@ int pto_ioctl_dump_status(struct pto_file *pf, void *data)
 		s->arena_size = p->arena_size;
 		s->arena_write_pos = p->head;
 		s->acct = st->acct;
+		s->refused = p->refused;
+		s->abandoned = p->abandoned;
 		if (p->open) {
 			s->open_bytes = p->res.copy_bytes;
 			s->open_written = p->res.written;
+			s->open_task_id = p->res.arg.rec.task_id;
+			s->open_arg_index = p->res.arg.rec.arg_index;
 		}
 	}
 	mutex_unlock(&lane->lock);

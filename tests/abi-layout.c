@@ -363,7 +363,12 @@ int main(void)
 	FIELD(pto_dump_status, acct, 64, 64);
 	FIELD(pto_dump_status, open_bytes, 128, 8);
 	FIELD(pto_dump_status, open_written, 136, 8);
-	DONE(pto_dump_status, 144, 0);
+	FIELD(pto_dump_status, refused, 144, 8);
+	FIELD(pto_dump_status, abandoned, 152, 8);
+	FIELD(pto_dump_status, open_task_id, 160, 8);
+	FIELD(pto_dump_status, open_arg_index, 168, 4);
+	FIELD(pto_dump_status, pad1, 172, 4);
+	DONE(pto_dump_status, 176, 0);
 
 	FIELD(pto_dump_reset, lanes, 0, 4);
 	FIELD(pto_dump_reset, flags, 4, 4);
@@ -394,7 +399,7 @@ int main(void)
 	COMMAND(PTO_IOCTL_DUMP_ACK, 0x12, 24);
 	COMMAND(PTO_IOCTL_DUMP_CLOSE, 0x13, 8);
 	COMMAND(PTO_IOCTL_DUMP_UNBIND, 0x14, 8);
-	COMMAND(PTO_IOCTL_DUMP_STATUS, 0x15, 144);
+	COMMAND(PTO_IOCTL_DUMP_STATUS, 0x15, 176);
 	COMMAND(PTO_IOCTL_DUMP_RESET, 0x16, 16);
 
 	printf("1..%d\n", tests);

@@ -2,8 +2,8 @@
 /*
  * ptoctl - inspect and drive pto devices. main() and the command table;
  * each command in its own file (ptoctl_dev.c: info, cores, gates;
- * ptoctl_exec.c; ptoctl_trace*.c; ptoctl_dump.c; ptoctl_monitor.c),
- * `ptoctl run` here. `ptoctl --help` lists the commands and their arguments.
+ * ptoctl_exec.c; ptoctl_trace*.c; ptoctl_dump.c; ptoctl_monitor.c;
+ * ptoctl_lanes.c), `ptoctl run` here. `ptoctl --help` lists the commands and their arguments.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -160,6 +160,9 @@ static const struct ptoctl_cmd cmds[] = {
 	  ptoctl_cores },
 	{ "gates", "gates [-d N]",
 	  "per-core retirement: bits, nonce, response, times", ptoctl_gates },
+	{ "lanes", "lanes [-d N]",
+	  "per dump lane: owner, level, state, counts, open reservation, quarantine",
+	  ptoctl_lanes },
 	{ "exec", PTOCTL_EXEC_USAGE,
 	  "one built-in kernel on one core, its output printed", ptoctl_exec },
 	{ "run", "run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]",

@@ -35,5 +35,6 @@ int ptoctl_gates(int argc, char **argv);
 int ptoctl_exec(int argc, char **argv);		/* ptoctl_exec.c */
 #define PTOCTL_MONITOR_USAGE "monitor [-d N] [-n COUNT] [-t MS]"
 int ptoctl_monitor(int argc, char **argv);	/* ptoctl_monitor.c */
+int ptoctl_lanes(int argc, char **argv);	/* ptoctl_lanes.c */
 
 #endif /* PTOCTL_H */

@@ -5,8 +5,9 @@
  * acknowledgement's validation, captures of another file's GM refused,
  * back-pressure timing out, a lane quarantined by its owner's death
  * mid-capture, then taken over by the next binder or recovered by the
- * reset, and the lane's memory charged
- * to the binder's memory cgroup. Runs in the VM as root.
+ * reset, the lane's memory charged to the binder's memory cgroup, and
+ * `ptoctl lanes` printing what DUMP_STATUS and debugfs `lanes` say. Runs
+ * in the VM as root.
  */
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -154,6 +155,16 @@ TEST_F(lane, bind_busy_and_levels)
 	EXPECT_EQ(PTO_LANE_BOUND, s.state);
 	EXPECT_EQ(PTO_DUMP_FULL, s.level);
 	EXPECT_EQ((uint32_t)getpid(), s.owner);
+	EXPECT_EQ(0, s.pad1);
+	/* An ABI 2.3 caller's 144-byte struct gets those fields, no more. */
+	memset(&s, 0xff, sizeof(s));
+	s.lane = 0;
+	s.flags = 0;
+	ASSERT_EQ(0, pto_sioctl(other, _IOWR(PTO_IOCTL_BASE, 0x15, char[144]),
+				&s));
+	EXPECT_EQ(PTO_DUMP_FULL, s.level);
+	EXPECT_EQ(0, s.open_written);
+	EXPECT_EQ(~0ull, s.refused);
 	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
 	ASSERT_EQ(0, lane_status(other, 0, &s));
 	EXPECT_EQ(PTO_LANE_FREE, s.state);
@@ -436,19 +447,27 @@ TEST_F(lane, backpressure_timeout)
 	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
 }
 
-static int file_has(const char *path, const char *what)
+/* @path's whole text into @text (NUL-terminated); its length or -1. */
+static ssize_t read_text(const char *path, char *text, size_t len)
 {
-	char text[8192];
 	int fd = open(path, O_RDONLY);
 	ssize_t n;
 
 	if (fd < 0)
 		return -1;
-	n = read(fd, text, sizeof(text) - 1);
+	n = read(fd, text, len - 1);
 	close(fd);
-	if (n < 0)
+	if (n >= 0)
+		text[n] = 0;
+	return n;
+}
+
+static int file_has(const char *path, const char *what)
+{
+	char text[8192];
+
+	if (read_text(path, text, sizeof(text)) < 0)
 		return -1;
-	text[n] = 0;
 	return strstr(text, what) != NULL;
 }
 
@@ -672,6 +691,128 @@ TEST_F(lane, arena_charged_to_memcg)
 	cur = st_cg_value(&cg, "memory.current");
 	EXPECT_GE(base + slack, cur) TH_LOG("unbound: %lld -> %lld", base, cur);
 	EXPECT_EQ(0, st_cg_leave(&cg));
+}
+
+/* The line of @text starting with "@lane " into @line; 0 or -1. */
+static int lane_line(const char *text, unsigned int lane, char *line,
+		     size_t len)
+{
+	const char *p = strchr(text, '\n');	/* past the header */
+	char key[16];
+	size_t n;
+
+	snprintf(key, sizeof(key), "%-4u ", lane);
+	for (; p; p = strchr(p, '\n')) {
+		p++;
+		if (strncmp(p, key, strlen(key)))
+			continue;
+		n = strcspn(p, "\n");
+		if (n >= len)
+			return -1;
+		memcpy(line, p, n);
+		line[n] = 0;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * `ptoctl lanes -d 0` prints debugfs `lanes` byte for byte (header and
+ * every lane), lane 0's columns are its DUMP_STATUS values at level
+ * partial in @state, and lane 1 shows free.
+ */
+static void check_ptoctl_lanes(struct __test_metadata *_metadata, int fd,
+			       const char *want_state)
+{
+	static char dbg[8192], out[8192];
+	char line[512], level[16], state[16], open_col[32], q[32];
+	unsigned long long res, count, pos, pub, done, ref, aband, drop;
+	struct pto_dump_status s;
+	unsigned int lane;
+	int owner;
+	size_t n;
+	FILE *f;
+
+	ASSERT_EQ(0, lane_status(fd, 0, &s));
+	f = popen("ptoctl lanes -d 0", "r");
+	ASSERT_NE(NULL, f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	ASSERT_EQ(0, pclose(f)) TH_LOG("ptoctl lanes: %s", out);
+	ASSERT_LT(0, read_text(LANE_DBG, dbg, sizeof(dbg)));
+	EXPECT_STREQ(dbg, out);
+
+	ASSERT_EQ(0, lane_line(out, 0, line, sizeof(line))) TH_LOG("%s", out);
+	ASSERT_EQ(14, sscanf(line, "%u %d %15s %15s %llu/%llu %llu %llu %llu %llu %llu %llu %31s %31s",
+			     &lane, &owner, level, state, &res, &count, &pos,
+			     &pub, &done, &ref, &aband, &drop, open_col, q))
+		TH_LOG("%s", line);
+	EXPECT_EQ(s.owner, (uint32_t)owner);
+	EXPECT_EQ(getpid(), owner);
+	EXPECT_STREQ("partial", level);
+	EXPECT_STREQ(want_state, state);
+	EXPECT_EQ(s.reserved, res);
+	EXPECT_EQ(s.count, count);
+	EXPECT_EQ(s.arena_write_pos, pos);
+	EXPECT_EQ(24 * 4, pos);
+	EXPECT_EQ(s.acct.published_payloads, pub);
+	EXPECT_EQ(s.acct.completed_payloads, done);
+	EXPECT_EQ(s.refused, ref);
+	EXPECT_EQ(1, ref);
+	EXPECT_EQ(s.abandoned, aband);
+	EXPECT_EQ(s.acct.dropped, drop);
+	EXPECT_EQ(1, drop);
+	EXPECT_STREQ("-", open_col);
+	EXPECT_STREQ("-", q);
+
+	ASSERT_EQ(0, lane_status(fd, 1, &s));
+	ASSERT_EQ(PTO_LANE_FREE, s.state);
+	ASSERT_EQ(0, lane_line(out, 1, line, sizeof(line)));
+	ASSERT_EQ(4, sscanf(line, "%u %d %15s %15s", &lane, &owner, level,
+			    state));
+	EXPECT_EQ(0, owner);
+	EXPECT_STREQ("-", level);
+	EXPECT_STREQ("free", state);
+}
+
+/*
+ * Lane 0 bound at PARTIAL with one marked tensor collected and one
+ * refused (its extent beyond the buffer): `ptoctl lanes` while bound
+ * (the record in the open buffer: 1/1, nothing published) and after
+ * close (the buffer published: 0/0, one payload).
+ */
+TEST_F(lane, ptoctl_lanes_matches_status_and_debugfs)
+{
+	struct pto_dump_capture c;
+	struct pto_dump_status s;
+	struct pto_dump_bind b;
+	uint32_t *buf, h;
+
+	h = alloc_pattern(self->fd, 1024, &buf);
+	ASSERT_NE(0, h);
+	ASSERT_EQ(0, bind_settled(self->fd, 0, PTO_DUMP_PARTIAL, &b));
+	tensor_req(&c, 0, h, 0x5a, 24);
+	c.flags = PTO_DUMP_CAP_MARKED;
+	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	ASSERT_EQ(PTO_DUMP_RES_COLLECTED, c.result);
+	tensor_req(&c, 0, h, 0x5b, 2048);	/* beyond the 1024 elements */
+	c.flags = PTO_DUMP_CAP_MARKED;
+	ASSERT_EQ(-EFAULT, pto_sioctl(self->fd, PTO_IOCTL_DUMP_CAPTURE, &c));
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+	ASSERT_EQ(1, s.count);
+	ASSERT_EQ(1, s.reserved);
+	ASSERT_EQ(0, s.acct.published_payloads);
+	ASSERT_EQ(1, s.refused);
+	ASSERT_EQ(0, s.abandoned);
+	check_ptoctl_lanes(_metadata, self->fd, "bound");
+
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_CLOSE, 0));
+	ASSERT_EQ(0, lane_status(self->fd, 0, &s));
+	ASSERT_EQ(PTO_LANE_CLOSED, s.state);
+	ASSERT_EQ(0, s.count);
+	ASSERT_EQ(1, s.acct.published_payloads);
+	check_ptoctl_lanes(_metadata, self->fd, "closed");
+	ASSERT_EQ(0, lane_cmd(self->fd, PTO_IOCTL_DUMP_UNBIND, 0));
 }
 
 TEST_HARNESS_MAIN

@@ -325,6 +325,15 @@ struct pto_dump_lane {
  * @acct:	Out: the accounting (struct pto_dump_acct).
  * @open_bytes / @open_written: Out: the open reservation's payload bytes
  *		and the bytes copied so far.
+ * @refused / @abandoned: Out (ABI 2.4): the two kinds of dropped record,
+ *		refused (each once) and abandoned reservations; @acct.dropped
+ *		is their sum.
+ * @open_task_id / @open_arg_index: Out (ABI 2.4): the open reservation's
+ *		task and argument, 0 without one.
+ * @pad1:	Out: 0.
+ *
+ * A caller built against ABI 2.3 passes the struct without the 2.4
+ * fields (144 bytes) and gets the fields it has.
  */
 struct pto_dump_status {
 	__u32 lane;
@@ -342,6 +351,11 @@ struct pto_dump_status {
 	struct pto_dump_acct acct;
 	__u64 open_bytes;
 	__u64 open_written;
+	__u64 refused;
+	__u64 abandoned;
+	__u64 open_task_id;
+	__u32 open_arg_index;
+	__u32 pad1;
 };
 
 /* Valid flags for struct pto_dump_reset.flags (none defined yet). */
