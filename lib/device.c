@@ -323,3 +323,19 @@ uint32_t pto_bo_handle(const struct pto_bo *bo)
 {
 	return bo->handle;
 }
+
+int dev_bo_find(struct pto_dev *dev, uint64_t dev_addr, uint32_t *handle)
+{
+	struct pto_bo *bo;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&dev->bos_mu);
+	for (bo = dev->bos; bo; bo = bo->next)
+		if (bo->dev_addr == dev_addr) {
+			*handle = bo->handle;
+			ret = 0;
+			break;
+		}
+	pthread_mutex_unlock(&dev->bos_mu);
+	return ret;
+}

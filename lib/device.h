@@ -21,5 +21,8 @@ int dev_claim_clusters(struct pto_dev *dev, uint64_t clusters);
 /* Is this a process other than the one that opened @dev (a fork)? */
 bool dev_forked(const struct pto_dev *dev);
 void dev_unclaim_clusters(struct pto_dev *dev, uint64_t clusters);
+/* The handle of @dev's live buffer whose device address is @dev_addr
+ * (a GM tensor's obj); 0 or -ENOENT. Thread safety: any thread. */
+int dev_bo_find(struct pto_dev *dev, uint64_t dev_addr, uint32_t *handle);
 
 #endif

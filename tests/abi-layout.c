@@ -245,7 +245,8 @@ int main(void)
 	FIELD(pto_sched_stats, retired, 32, 8);
 	FIELD(pto_sched_stats, quarantined, 40, 8);
 	FIELD(pto_sched_stats, retire_ns, 48, 8);
-	FIELD(pto_sched_stats, reserved, 56, 72);
+	FIELD(pto_sched_stats, captures, 56, 8);
+	FIELD(pto_sched_stats, reserved, 64, 64);
 	DONE(pto_sched_stats, 128, 0);
 
 	FIELD(pto_hbg_stats, tasks, 0, 8);

@@ -135,6 +135,16 @@ struct orch_backend_ops {
 	 * may take tensors of any space (kernels_need_heap_space is the
 	 * kernels'). */
 	uint32_t callback_kinds;
+	/*
+	 * Optional: run @run_id begins (pto_run_start, on the orch thread,
+	 * before its orchestration function, so before any of its tasks is
+	 * dispatched) and ends (the thread that finishes it, before its
+	 * waiters see it done; no lock of the orchestrator held). A begin's
+	 * error fails the run as a construction error with @msg. The
+	 * device's args dump (lib/sched/sched_dump.c).
+	 */
+	int (*run_begin)(void *be, uint64_t run_id, char *msg, size_t len);
+	void (*run_end)(void *be, uint64_t run_id);
 	/* Free the backend (after stop / heap_unmap). */
 	void (*destroy)(void *be);
 };

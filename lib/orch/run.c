@@ -91,6 +91,10 @@ static void run_finish(struct pto_run *r)
 	struct pto_run **pp;
 	bool free_it;
 
+	/* Before done: a waiter finds what the backend ends with the run
+	 * (its args dump's files) complete. */
+	if (o->ops->run_end)
+		o->ops->run_end(o->be, r->id);
 	pthread_mutex_lock(&o->runs_mu);
 	r->done = true;
 	r->accepted = true;
@@ -277,7 +281,16 @@ PTO_API int pto_run_start(pto_orch *o, pto_orch_fn fn, void *arg, pto_run **out)
 	tl_building = o;
 	prev_trace = trace_self;
 	trace_self = o->trace_orch;
-	ret = fn(o, arg);
+	ret = 0;
+	if (o->ops->run_begin) {
+		char msg[ORCH_MSG_LEN];
+
+		ret = o->ops->run_begin(o->be, r->id, msg, sizeof(msg));
+		if (ret)
+			orch_error(o, ret, "%s", msg);
+	}
+	if (!ret)
+		ret = fn(o, arg);
 	tl_building = prev;
 	if (ret > 0)	/* errors are negative errno values (libpto(7)) */
 		ret = orch_error(o, -EINVAL,

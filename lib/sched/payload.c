@@ -11,8 +11,8 @@
 #include <string.h>
 #include "sched/sched.h"
 
-static int fill_tensor(const struct pto_arg_tensor *a,
-		       struct pto_tensor_desc *t, char *msg, size_t len)
+int sched_tensor_desc(const struct pto_arg_tensor *a,
+		      struct pto_tensor_desc *t, char *msg, size_t len)
 {
 	const uint32_t esize = 4;	/* PTO_DTYPE_F32 and PTO_DTYPE_I32 */
 	uint64_t stride = 1;
@@ -113,7 +113,7 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	}
 	/*
 	 * By position, whatever the tags: the last tensor is the output, the
-	 * ones before it fill a and b in order. fill_tensor() clears the
+	 * ones before it fill a and b in order. sched_tensor_desc() clears the
 	 * slots it writes; marked before, as a failure may leave one half
 	 * written.
 	 */
@@ -124,7 +124,7 @@ int sched_build_payload(const struct orch_dispatch_view *v,
 	for (i = 0; i < v->ntensors; i++) {
 		int s = i + 1 == v->ntensors ? PTO_ARG_OUT : (int)i;
 
-		ret = fill_tensor(&v->tensors[i], &p->t[s], msg, len);
+		ret = sched_tensor_desc(&v->tensors[i], &p->t[s], msg, len);
 		if (ret)
 			return ret;
 	}

@@ -79,6 +79,8 @@ static void sched_send(struct sched_backend *be, struct sched_core *c,
 	int ret;
 
 	orch_dispatch_view(d, &v);
+	/* Inputs before the payload (and so the id) goes out. */
+	sched_dump_maybe(c->t, d, PTO_DUMP_BEFORE_DISPATCH, false);
 	ret = sched_build_payload(&v, core_rc_next_payload(c->rc),
 				  &c->payload_dirty[core_rc_next_parity(c->rc)],
 				  msg, sizeof(msg));
@@ -168,6 +170,11 @@ static int sched_reap(struct sched_thread *t, uint64_t *ring)
 				sched_trace_done(c, done[i].id, &s->d);
 			err = sched_task_end(t, c, done[i].status, msg,
 					     sizeof(msg));
+			/* Outputs before a successor can be released. */
+			if (!s->mix)
+				sched_dump_maybe(t, &s->d,
+						 PTO_DUMP_AFTER_COMPLETION,
+						 false);
 			if (s->mix) {
 				sched_mix_done(be, c->cl, err, msg);
 				continue;

@@ -11,8 +11,12 @@
 #include <stdint.h>
 #include <time.h>
 #include <pto/sched.h>
+#include <linux/pto_dump.h>
 #include "core.h"
 #include "orch/backend.h"
+
+/* The most dump lanes a device has (the lanes parameter's bound). */
+#define SCHED_DUMP_MAX_LANES 5
 
 #define SCHED_MAX_WORKERS (PTO_DEV_MAX_CORES + PTO_DEV_MAX_CORES / 3 + \
 			   PTO_SCHED_MAX_SUB_THREADS)
@@ -138,6 +142,7 @@ struct sched_thread {
 	atomic_uint_fast64_t retired;		/* at loop exit */
 	atomic_uint_fast64_t quarantined;
 	atomic_uint_fast64_t retire_ns;
+	atomic_uint_fast64_t captures;	/* args dump capture ioctls */
 };
 
 /* A SUB worker: a host thread of its own that runs the host callbacks of
@@ -154,6 +159,33 @@ struct sched_worker {
 	struct sched_thread *t;		/* NULL for a SUB worker */
 	struct sched_cluster *cl;	/* MIX workers only */
 	struct sched_sub *sub;		/* SUB workers only */
+};
+
+/*
+ * The args dump (sched_dump.c): armed by pto_orch_dump_args() for the runs
+ * started next, one dumped run at a time. @mu protects the rest but @run;
+ * @cv: @busy went false.
+ */
+struct dump_device;
+struct sched_dump {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint32_t level;			/* armed: PTO_DUMP_*, OFF for none */
+	char *dir;			/* armed */
+	bool busy;			/* a dumped run is in flight */
+	/* The dumped run's, latched at its begin: */
+	struct dump_device *d;
+	char *run_dir;
+	uint32_t run_level;
+	uint32_t nlanes;		/* lanes bound: min(threads, device's) */
+	pthread_mutex_t lane_mu[SCHED_DUMP_MAX_LANES];	/* one producer */
+	/*
+	 * The dumped run's id, 0 for none: stored (release) at its begin
+	 * before its orchestration function submits a task, so any thread
+	 * that pops one of its tasks (through sched_mu) sees it; cleared at
+	 * its end, when none of its captures is in flight.
+	 */
+	_Atomic uint64_t run;
 };
 
 struct sched_backend {
@@ -173,6 +205,7 @@ struct sched_backend {
 	struct pto_bo *heap_bo[PTO_MAX_RING_DEPTH];
 	atomic_int stop;
 	atomic_int abort;	/* pto_orch_abort() was called (sched_abort) */
+	struct sched_dump dump;
 };
 
 /*
@@ -194,6 +227,11 @@ struct sched_backend {
 int sched_build_payload(const struct orch_dispatch_view *v,
 			struct pto_payload *p, uint8_t *dirty,
 			char *msg, size_t len);
+
+/* payload.c: @a's device descriptor (rank 0 as 1-D, zero strides as
+ * row-major); 0 or -EINVAL + @msg. */
+int sched_tensor_desc(const struct pto_arg_tensor *a,
+		      struct pto_tensor_desc *t, char *msg, size_t len);
 
 #define SCHED_DEFAULT_HEAP (16ULL << 20)
 #define SCHED_DEFAULT_SPIN_US 50
@@ -322,6 +360,29 @@ void sched_sub_kick(struct sched_sub *w);
 void sched_sub_wake_all(struct sched_backend *be);
 int sched_sub_join(struct sched_backend *be, const struct timespec *deadline);
 void sched_sub_free(struct sched_backend *be);
+/* sched_create.c: @o's backend, NULL if @o is not on a device. */
+struct sched_backend *sched_backend_of(pto_orch *o);
+/* sched_dump.c: the args dump on this route (Documentation/dump.md). */
+void sched_dump_init(struct sched_backend *be);
+void sched_dump_fini(struct sched_backend *be);
+int sched_dump_run_begin(void *p, uint64_t run_id, char *msg, size_t len);
+void sched_dump_run_end(void *p, uint64_t run_id);
+void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
+		     unsigned int stage, bool mix);
+/*
+ * Capture task @d's arguments of @stage (PTO_DUMP_BEFORE_DISPATCH: before
+ * its payload is written; _AFTER_COMPLETION: before its completion is
+ * handed back) if a dumped run is in flight. Dump off: one relaxed load
+ * and a branch.
+ */
+static inline void sched_dump_maybe(struct sched_thread *t,
+				    const struct orch_dispatch *d,
+				    unsigned int stage, bool mix)
+{
+	if (__builtin_expect(atomic_load_explicit(&t->be->dump.run,
+						  memory_order_relaxed) != 0, 0))
+		sched_dump_task(t, d, stage, mix);
+}
 /* sched_stop.c */
 int sched_retire(struct sched_thread *t);
 bool sched_abort_cores(struct sched_thread *t);

@@ -265,6 +265,7 @@ static void sched_destroy(void *p)
 	 * did not itself).
 	 */
 	dev_unclaim_clusters(be->dev, be->clusters);
+	sched_dump_fini(be);
 	free(be->threads);
 	free(be);
 }
@@ -281,6 +282,8 @@ static const struct orch_backend_ops sched_ops = {
 	.abort = sched_abort,
 	.kick = sched_kick,
 	.check_group = sched_check_group,
+	.run_begin = sched_dump_run_begin,
+	.run_end = sched_dump_run_end,
 	.kernels_need_heap_space = true,
 	.tensorless_kernels = SCHED_TENSORLESS_KERNELS,
 	.destroy = sched_destroy,
@@ -422,6 +425,7 @@ int pto_orch_create_device(struct pto_dev *dev,
 		return -ENOMEM;
 	be->dev = dev;
 	be->dev_index = info.index;
+	sched_dump_init(be);
 	if (scfg)
 		be->cfg = *scfg;
 	nclusters = be->cfg.clusters ? be->cfg.clusters : info.clusters;
@@ -513,6 +517,11 @@ err:
 	return ret;
 }
 
+struct sched_backend *sched_backend_of(pto_orch *o)
+{
+	return orch_backend_of(o, &sched_ops);
+}
+
 int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st)
 {
 	struct sched_backend *be = orch_backend_of(o, &sched_ops);
@@ -530,6 +539,7 @@ int pto_orch_sched_stats(pto_orch *o, struct pto_sched_stats *st)
 		st->sleeps += atomic_load(&t->sleeps);
 		st->retired += atomic_load(&t->retired);
 		st->quarantined += atomic_load(&t->quarantined);
+		st->captures += atomic_load(&t->captures);
 		if (atomic_load(&t->retire_ns) > st->retire_ns)
 			st->retire_ns = atomic_load(&t->retire_ns);
 		st->doorbells += t->launch ? __atomic_load_n(&t->launch->doorbells,

@@ -48,6 +48,8 @@ void sched_mix_done(struct sched_backend *be, struct sched_cluster *cl,
 	}
 	if (--cl->mix_left)
 		return;
+	sched_dump_maybe(cl->core[0]->t, &cl->mix_d,
+			 PTO_DUMP_AFTER_COMPLETION, true);
 	sched_mix_end(be, cl, cl->mix_err, cl->mix_msg);
 }
 
@@ -72,6 +74,8 @@ int sched_try_mix(struct sched_backend *be, struct sched_cluster *cl,
 	if (!orch_ready_pop(be->orch, cl->mix_widx, &d))
 		return 0;
 	cl->mix_d = d;
+	/* Inputs before any of the three payloads is written. */
+	sched_dump_maybe(cl->core[0]->t, &d, PTO_DUMP_BEFORE_DISPATCH, true);
 	cl->mix_err = 0;
 	cl->mix_left = 3;
 	cl->mix_running = 1;

@@ -12,6 +12,7 @@
 #include <pto/common.h>
 #include <pto/orch.h>
 #include <pto/pto.h>
+#include <linux/pto_dump.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -120,7 +121,10 @@ struct pto_sched_stats {
 	uint64_t retired;	/* cores retired (CLOSE before return) */
 	uint64_t quarantined;	/* cores that never answered: quarantined */
 	uint64_t retire_ns;	/* slowest thread's retirement of its set */
-	uint64_t reserved[9];	/* 0 */
+	/* Args dump capture requests made (pto_orch_dump_args(3)); none
+	 * while the dump is off. */
+	uint64_t captures;
+	uint64_t reserved[8];	/* 0 */
 };
 
 /* Create an orchestrator whose workers are @dev's cores (@dev must
@@ -129,6 +133,15 @@ PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   const struct pto_orch_config *ocfg,
 				   const struct pto_sched_config *scfg,
 				   pto_orch **out);
+
+/*
+ * Args dump (Documentation/dump-files.md): every run started from now on
+ * is captured at @level (PTO_DUMP_OFF 0, _PARTIAL 1, _FULL 2, _HYBRID 3 of
+ * <linux/pto_dump.h>) and its files written to @dir/args_dump/ when it
+ * ends, before its waiters return. PTO_DUMP_OFF (then @dir may be NULL)
+ * turns it off. Orch thread, between runs.
+ */
+PTO_API int pto_orch_dump_args(pto_orch *o, uint32_t level, const char *dir);
 
 /* Counters summed over the scheduler threads; -EINVAL (all zero) on an
  * orchestrator that is not on a device. */
