@@ -5,7 +5,8 @@
  * example's checks.
  *
  * Each example defines `int ex_NAME(const struct ex_opts *)` with
- * EX_MAIN(NAME): built alone it is a program (`NAME [-d N] [--clusters M] [--trace FILE]`);
+ * EX_MAIN(NAME): built alone it is a program (`NAME [-d N] [--clusters M]
+ * [--trace FILE] [--route R] [--dump-args LEVEL] [--dump-dir DIR]`);
  * built with -DEX_NO_MAIN it is linked into `ptoctl run NAME`.
  */
 #ifndef PTO_EXAMPLE_H
@@ -25,6 +26,8 @@ static int ex_test_no;
 static int ex_failed;
 /* --trace FILE: ex_close() writes the orchestrator's run trace there. */
 static const char *ex_trace_path;
+/* --dump-args: the directory the runs' args dump files go to; NULL off. */
+static const char *ex_dump_dir;
 
 /* Bytes of run trace per recording thread with --trace (40 a record). */
 #define EX_TRACE_BYTES (1u << 20)
@@ -118,6 +121,12 @@ static inline void ex_open(const struct ex_opts *opts,
 	ret = pto_orch_create_device(*dev, ocfg, &sc, o);
 	if (ret)
 		ex_die("orchestrator on the device", ret);
+	if (opts->dump_level) {
+		ret = pto_orch_dump_args(*o, opts->dump_level, opts->dump_dir);
+		if (ret)
+			ex_die("args dump", ret);
+		ex_dump_dir = opts->dump_dir;
+	}
 }
 
 /*
@@ -185,6 +194,9 @@ static inline int ex_close(pto_orch *o, const char *name)
 			printf("# run trace: %s (ptoctl trace summary %s)\n",
 			       ex_trace_path, ex_trace_path);
 	}
+	if (ex_dump_dir)
+		printf("# args dump: %s/args_dump (ptoctl dump %s)\n",
+		       ex_dump_dir, ex_dump_dir);
 	ret = pto_orch_close(o, 10000);
 
 	snprintf(what, sizeof(what), "%s: orchestrator drains and closes", name);

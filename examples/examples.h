@@ -13,13 +13,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct ex_opts {
 	unsigned int dev;	/* /dev/ptoN */
 	unsigned int clusters;	/* clusters to use; 0: all */
 	const char *trace;	/* --trace FILE: the run trace's file; NULL */
 	int resident;		/* --route resident: 1; sched (default): 0 */
+	unsigned int dump_level; /* --dump-args LEVEL: PTO_DUMP_*; 0 off */
+	const char *dump_dir;	/* --dump-dir DIR: "." unless given */
 };
+
 
 /* X(name, one-line description) for every example. */
 #define PTO_EXAMPLES(X)							\
@@ -54,6 +58,21 @@ static inline int ex_parse_uint(const char *s, unsigned int min,
 	return 0;
 }
 
+/* --dump-args takes a level by number or by name, as the files name it. */
+static inline int ex_parse_dump_level(const char *s, unsigned int *out)
+{
+	static const char *const names[] = { "off", "partial", "full",
+					     "hybrid" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(s, names[i])) {
+			*out = i;
+			return 0;
+		}
+	return ex_parse_uint(s, 0, out) || *out >= i ? -1 : 0;
+}
+
 /*
  * After getopt_long() returned ':' (a value missing; the option string
  * starts with ':') or '?' (an unknown option) with opterr 0: say which
@@ -73,7 +92,8 @@ static inline void ex_bad_option(const char *name, char **argv, int c)
 }
 
 /*
- * [-d N] [--clusters M] [--trace FILE] [--route R] and at most @max_args other arguments (the
+ * [-d N] [--clusters M] [--trace FILE] [--route R] [--dump-args LEVEL]
+ * [--dump-dir DIR] and at most @max_args other arguments (the
  * programs: none; ptoctl run: the example's name), for the programs and
  * for ptoctl run; options may follow the name (getopt permutes: the
  * arguments are then argv[optind..argc - 1]). @name prefixes the
@@ -88,6 +108,8 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 		{ "clusters", required_argument, NULL, 'c' },
 		{ "trace", required_argument, NULL, 't' },
 		{ "route", required_argument, NULL, 'r' },
+		{ "dump-args", required_argument, NULL, 'A' },
+		{ "dump-dir", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -96,6 +118,8 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 	opts->clusters = 0;
 	opts->trace = NULL;
 	opts->resident = 0;
+	opts->dump_level = 0;
+	opts->dump_dir = ".";
 	optind = 0;	/* glibc: also forgets a previous parse's -xy position */
 	opterr = 0;	/* getopt would name argv[0]: "run" for ptoctl run */
 	while ((c = getopt_long(argc, argv, ":d:c:", lo, NULL)) != -1) {
@@ -126,6 +150,16 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 			}
 			opts->resident = !strcmp(optarg, "resident");
 			break;
+		case 'A':
+			if (ex_parse_dump_level(optarg, &opts->dump_level)) {
+				fprintf(stderr, "%s: bad --dump-args '%s' (0-3 or off, partial, full, hybrid)\n",
+					name, optarg);
+				goto usage;
+			}
+			break;
+		case 'D':
+			opts->dump_dir = optarg;
+			break;
 		default:
 			ex_bad_option(name, argv, c);
 			goto usage;
@@ -138,7 +172,7 @@ static inline int ex_parse(int argc, char **argv, const char *name,
 	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: %s%s [-d N] [--clusters M] [--trace FILE] [--route R]\n", name,
+	fprintf(stderr, "usage: %s%s [-d N] [--clusters M] [--trace FILE] [--route R] [--dump-args LEVEL] [--dump-dir DIR]\n", name,
 		max_args ? " EXAMPLE" : "");
 	return -1;
 }

@@ -2,7 +2,8 @@
 /*
  * The reference runtime's vector DAG on the device: a = 2, b = 3 (float32,
  * 128 x 128); c = a + b; in a scope d = c + 1, e = c + 2, g = d * e,
- * f = g + c. Every element of f must be 47.
+ * f = g + c. Every element of f must be 47. c is marked for the args dump
+ * (PARTIAL and HYBRID capture its bytes alone).
  */
 #include "example_hbg.h"
 
@@ -24,10 +25,11 @@ static uint64_t f32_bits(float f)
 	return u;
 }
 
-/* out = x OP y (tensors) or x OP scalar; returns the output tensor. */
+/* out = x OP y (tensors) or x OP scalar; returns the output tensor,
+ * marked for the args dump when @mark. */
 static int submit2(pto_orch *o, const struct pto_callable *k,
 		   const struct pto_tensor *x, const struct pto_tensor *y,
-		   const float *scalar, struct pto_tensor *out)
+		   const float *scalar, struct pto_tensor *out, int mark)
 {
 	struct pto_task_args args;
 	struct pto_task h;
@@ -40,6 +42,8 @@ static int submit2(pto_orch *o, const struct pto_callable *k,
 	if (scalar)
 		pto_args_add_scalar(&args, f32_bits(*scalar));
 	ret = pto_args_add_tensor(&args, out, PTO_OUTPUT);
+	if (ret >= 0 && mark)
+		ret = pto_args_set_dump(&args, 0, args.ntensors - 1, 1);
 	if (ret >= 0)
 		ret = pto_submit_next_level(o, k, &args, NULL,
 					    pto_on_kind(PTO_WORKER_AIV), &h);
@@ -60,19 +64,19 @@ static int vector_dag(pto_orch *o, void *p)
 	float one = 1, two = 2;
 	int ret;
 
-	ret = submit2(o, &k_add, &a, &b, NULL, &c);
+	ret = submit2(o, &k_add, &a, &b, NULL, &c, 1);
 	if (ret)
 		return ret;
 	ret = pto_scope_begin(o);
 	if (ret)
 		return ret;
-	ret = submit2(o, &k_adds, &c, NULL, &one, &d);
+	ret = submit2(o, &k_adds, &c, NULL, &one, &d, 0);
 	if (!ret)
-		ret = submit2(o, &k_adds, &c, NULL, &two, &e);
+		ret = submit2(o, &k_adds, &c, NULL, &two, &e, 0);
 	if (!ret)
-		ret = submit2(o, &k_mul, &d, &e, NULL, &g);
+		ret = submit2(o, &k_mul, &d, &e, NULL, &g, 0);
 	if (!ret)
-		ret = submit2(o, &k_add, &g, &c, NULL, &f);
+		ret = submit2(o, &k_add, &g, &c, NULL, &f, 0);
 	pto_scope_end(o);
 	return ret;
 }

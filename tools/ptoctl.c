@@ -114,7 +114,8 @@ int ptoctl_open_device(int argc, char **argv, struct pto_dev **dev,
 	return pto_dev_info(*dev, info);
 }
 
-/* ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]. */
+/* ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]
+ * [--dump-args LEVEL] [--dump-dir DIR]. */
 struct ptoctl_example {
 	const char *name;
 	const char *desc;
@@ -165,7 +166,7 @@ static const struct ptoctl_cmd cmds[] = {
 	  ptoctl_lanes },
 	{ "exec", PTOCTL_EXEC_USAGE,
 	  "one built-in kernel on one core, its output printed", ptoctl_exec },
-	{ "run", "run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]",
+	{ "run", "run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R] [--dump-args LEVEL] [--dump-dir DIR]",
 	  "an example of examples/ (no EXAMPLE: the list)", ptoctl_run },
 	{ "trace", PTOCTL_TRACE_USAGE,
 	  "a run trace's summary, or its swimlane as SVG on stdout", ptoctl_trace },

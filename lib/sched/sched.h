@@ -177,7 +177,7 @@ struct sched_dump {
 	struct dump_device *d;
 	char *run_dir;
 	uint32_t run_level;
-	uint32_t nlanes;		/* lanes bound: min(threads, device's) */
+	uint32_t first_lane, nlanes;	/* lanes bound: first_lane.. */
 	pthread_mutex_t lane_mu[SCHED_DUMP_MAX_LANES];	/* one producer */
 	/*
 	 * The dumped run's id, 0 for none: stored (release) at its begin

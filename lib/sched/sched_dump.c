@@ -78,13 +78,38 @@ PTO_API int pto_orch_dump_args(pto_orch *o, uint32_t level, const char *dir)
 	return 0;
 }
 
+/*
+ * One lane per thread if that many are free; lanes other files hold
+ * (-EBUSY) are stepped over, and fewer lanes are then shared by the
+ * threads. 0 with *@first and *@n the lanes bound, or -errno.
+ */
+static int bind_lanes(struct sched_backend *be, uint32_t level,
+		      uint32_t lanes, uint32_t want, uint32_t *first,
+		      uint32_t *n, struct dump_device **d)
+{
+	int ret = -EBUSY;
+	uint32_t k, f;
+
+	for (k = want; k; k--)
+		for (f = 0; f + k <= lanes; f++) {
+			ret = dump_device_start(pto_dev_fd(be->dev), level, f,
+						k, d);
+			if (ret != -EBUSY) {
+				*first = f;
+				*n = k;
+				return ret;
+			}
+		}
+	return ret;
+}
+
 int sched_dump_run_begin(void *p, uint64_t run_id, char *msg, size_t len)
 {
 	struct sched_backend *be = p;
 	struct sched_dump *dump = &be->dump;
 	struct pto_dev_info info;
 	struct dump_device *d = NULL;
-	uint32_t n;
+	uint32_t n = 0, want, first = 0;
 	char *dir;
 	int ret;
 
@@ -96,26 +121,27 @@ int sched_dump_run_begin(void *p, uint64_t run_id, char *msg, size_t len)
 		return 0;
 	}
 	ret = pto_dev_info(be->dev, &info);
-	n = be->nthreads < info.lanes ? be->nthreads : info.lanes;
-	if (n > SCHED_DUMP_MAX_LANES)
-		n = SCHED_DUMP_MAX_LANES;
+	want = be->nthreads < info.lanes ? be->nthreads : info.lanes;
+	if (want > SCHED_DUMP_MAX_LANES)
+		want = SCHED_DUMP_MAX_LANES;
 	dir = ret ? NULL : strdup(dump->dir);
 	if (!ret && !dir)
 		ret = -ENOMEM;
 	if (!ret)
-		ret = dump_device_start(pto_dev_fd(be->dev), dump->level, 0, n,
-					&d);
+		ret = bind_lanes(be, dump->level, info.lanes, want, &first, &n,
+				 &d);
 	if (ret) {
 		pthread_mutex_unlock(&dump->mu);
 		free(dir);
-		snprintf(msg, len, "args dump: binding %u dump lane(s) at level %u: %s",
-			 n, dump->level, pto_strerror(ret));
+		snprintf(msg, len, "args dump: binding a dump lane at level %u: %s",
+			 dump->level, pto_strerror(ret));
 		return ret;
 	}
 	dump->busy = true;
 	dump->d = d;
 	dump->run_dir = dir;
 	dump->run_level = dump->level;
+	dump->first_lane = first;
 	dump->nlanes = n;
 	/* Release: the fields above are what a capture of this run reads
 	 * after its acquire load of @run (sched_dump_task). */
@@ -235,8 +261,10 @@ void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
 	    orch_dispatch_run_id(d))
 		return;
 	orch_dispatch_view(d, &v);
-	/* Member 0 speaks for an SPMD task's blocks and a group's members. */
-	if (v.member)
+	/* An SPMD task's blocks and a group's members run on several cores
+	 * and end at different times: no one stage of theirs is the task's
+	 * boundary, so they are not captured (Documentation/dump.md). */
+	if (v.nmembers > 1)
 		return;
 	kid = v.callable->kernel_id;
 	base.run_id = v.run_id;
@@ -248,7 +276,7 @@ void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
 	base.stage = stage;
 	lane = t->index % dump->nlanes;
 	pthread_mutex_lock(&dump->lane_mu[lane]);
-	base.lane = lane;
+	base.lane = dump->first_lane + lane;
 	for (i = 0; i < v.ntensors; i++) {
 		struct pto_dump_capture c = base;
 

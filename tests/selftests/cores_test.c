@@ -1549,7 +1549,7 @@ TEST(ptoctl_run_says_what_is_wrong)
 	/* --help says what each command does, on stdout, status 0. */
 	st = ptoctl_out("ptoctl --help 2>/dev/null", out, sizeof(out));
 	EXPECT_EQ(0, st) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "  ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]\n"
+	EXPECT_NE(NULL, strstr(out, "  ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R] [--dump-args LEVEL] [--dump-dir DIR]\n"
 				"      an example of examples/ (no EXAMPLE: the list)\n"))
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "  ptoctl gates [-d N]\n      per-core retirement"))

@@ -101,6 +101,39 @@ TEST(clusters_0_is_all_and_parses_start_clean)
 	EXPECT_EQ(0u, o.dev);
 }
 
+/* --dump-args by number or name (any case); the files' directory is
+ * the current one unless --dump-dir says. */
+TEST(dump_level_by_number_or_name)
+{
+	static const struct {
+		const char *arg;
+		unsigned int level;
+	} good[] = {
+		{ "0", 0 }, { "off", 0 }, { "1", 1 }, { "partial", 1 },
+		{ "2", 2 }, { "FULL", 2 }, { "3", 3 }, { "Hybrid", 3 },
+	};
+	char *v1[] = { "run", "vector", NULL };
+	char err[512];
+	struct ex_opts o;
+	unsigned int i;
+
+	o.dump_level = 9;
+	o.dump_dir = NULL;
+	ASSERT_EQ(0, parse(v1, "ptoctl run", 1, &o, err, sizeof(err)));
+	EXPECT_EQ(0u, o.dump_level);
+	EXPECT_STREQ(".", o.dump_dir);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char *v[] = { "run", "vector", "--dump-args",
+			      (char *)good[i].arg, "--dump-dir", "/tmp/d",
+			      NULL };
+
+		ASSERT_EQ(0, parse(v, "ptoctl run", 1, &o, err, sizeof(err)))
+			TH_LOG("%s: %s", good[i].arg, err);
+		EXPECT_EQ(good[i].level, o.dump_level) TH_LOG("%s", good[i].arg);
+		EXPECT_STREQ("/tmp/d", o.dump_dir);
+	}
+}
+
 TEST(mistakes_are_refused_and_named)
 {
 	static const struct {
@@ -130,6 +163,14 @@ TEST(mistakes_are_refused_and_named)
 		{ { "vector", "-d" }, "ptoctl run: '-d' needs a value" },
 		{ { "vector", "--route", "fast" },
 		  "ptoctl run: bad --route 'fast' (sched or resident)" },
+		{ { "vector", "--dump-args", "4" },
+		  "ptoctl run: bad --dump-args '4' (0-3 or off, partial, full, hybrid)" },
+		{ { "vector", "--dump-args", "most" },
+		  "ptoctl run: bad --dump-args 'most'" },
+		{ { "vector", "--dump-args", "" },
+		  "ptoctl run: bad --dump-args ''" },
+		{ { "vector", "--dump-args" },
+		  "ptoctl run: '--dump-args' needs a value" },
 	};
 	char err[512];
 	unsigned int i, k;
@@ -144,7 +185,7 @@ TEST(mistakes_are_refused_and_named)
 				    sizeof(err))) TH_LOG("case %u", i);
 		EXPECT_NE(NULL, strstr(err, bad[i].msg))
 			TH_LOG("case %u: %s", i, err);
-		EXPECT_NE(NULL, strstr(err, "\nusage: ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R]\n"))
+		EXPECT_NE(NULL, strstr(err, "\nusage: ptoctl run EXAMPLE [-d N] [--clusters M] [--trace FILE] [--route R] [--dump-args LEVEL] [--dump-dir DIR]\n"))
 			TH_LOG("case %u: %s", i, err);
 	}
 }
@@ -158,7 +199,7 @@ TEST(a_program_takes_no_argument)
 
 	EXPECT_EQ(-1, parse(v, "vector", 0, &o, err, sizeof(err)));
 	EXPECT_STREQ("vector: unexpected argument 'fanin'\n"
-		     "usage: vector [-d N] [--clusters M] [--trace FILE] [--route R]\n", err);
+		     "usage: vector [-d N] [--clusters M] [--trace FILE] [--route R] [--dump-args LEVEL] [--dump-dir DIR]\n", err);
 }
 
 TEST_HARNESS_MAIN

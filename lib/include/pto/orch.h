@@ -89,8 +89,7 @@ static inline struct pto_tensor pto_tensor_host(void *p, uint64_t nbytes)
 struct pto_arg_tensor {
 	struct pto_tensor t;
 	uint8_t tag;		/* enum pto_tag, as submitted */
-	uint8_t dump;		/* dump mark: stored, not read yet
-				 * (pto_args_set_dump) */
+	uint8_t dump;		/* dump mark (pto_args_set_dump) */
 	uint8_t pad[6];		/* 0 */
 };
 
@@ -149,8 +148,8 @@ PTO_API int pto_args_add_scalar(struct pto_task_args *a, uint64_t v);
  * relative to tensors; duplicates collapse at submit (retain wins). */
 PTO_API int pto_args_add_dep(struct pto_task_args *a, struct pto_task h);
 PTO_API int pto_args_add_dep_wait(struct pto_task_args *a, struct pto_task h);
-/* Mark tensor (is_scalar = 0) or scalar @idx for dump; -EINVAL for an
- * index not added yet. Stored, read by nothing yet. */
+/* Mark tensor (is_scalar = 0) or scalar @idx for the args dump
+ * (pto_orch_dump_args); -EINVAL for an index not added yet. */
 PTO_API int pto_args_set_dump(struct pto_task_args *a, int is_scalar,
 			      uint32_t idx, uint8_t mark);
 

@@ -121,9 +121,7 @@ struct pto_sched_stats {
 	uint64_t retired;	/* cores retired (CLOSE before return) */
 	uint64_t quarantined;	/* cores that never answered: quarantined */
 	uint64_t retire_ns;	/* slowest thread's retirement of its set */
-	/* Args dump capture requests made (pto_orch_dump_args(3)); none
-	 * while the dump is off. */
-	uint64_t captures;
+	uint64_t captures;	/* args dump capture requests */
 	uint64_t reserved[8];	/* 0 */
 };
 
@@ -134,13 +132,8 @@ PTO_API int pto_orch_create_device(struct pto_dev *dev,
 				   const struct pto_sched_config *scfg,
 				   pto_orch **out);
 
-/*
- * Args dump (Documentation/dump-files.md): every run started from now on
- * is captured at @level (PTO_DUMP_OFF 0, _PARTIAL 1, _FULL 2, _HYBRID 3 of
- * <linux/pto_dump.h>) and its files written to @dir/args_dump/ when it
- * ends, before its waiters return. PTO_DUMP_OFF (then @dir may be NULL)
- * turns it off. Orch thread, between runs.
- */
+/* Args dump at @level (PTO_DUMP_*) of the runs started next, their files
+ * in @dir/args_dump/; PTO_DUMP_OFF turns it off. Orch thread. */
 PTO_API int pto_orch_dump_args(pto_orch *o, uint32_t level, const char *dir);
 
 /* Counters summed over the scheduler threads; -EINVAL (all zero) on an
