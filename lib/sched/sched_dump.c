@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The args dump on the scheduler's route (Documentation/dump.md, "Capture
- * on the scheduler's route"). pto_orch_dump_args() arms it; a run started
- * armed binds the device's lanes at its begin, before its orchestration
- * function submits anything (dump_device_start); each scheduler thread
- * captures the tasks it dispatches into its own lane, inputs before their
- * payload is written and outputs before their completion is handed back;
- * the run's end, whatever its outcome, writes the files
- * (dump_device_finish). One dumped run at a time: the next one's begin
- * waits for the previous one's files.
+ * The args dump on the scheduler's route (Documentation/dump-files.md,
+ * "Capture on the scheduler's route"): armed by pto_orch_dump_args(),
+ * lanes bound at a run's begin, each scheduler thread capturing the tasks
+ * it dispatches into its own lane, inputs before their payload is written
+ * and outputs before their completion is handed back; the run's end,
+ * whatever its outcome, writes the files.
  */
 #include <errno.h>
 #include <stdio.h>
