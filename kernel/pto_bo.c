@@ -371,6 +371,12 @@ static int pto_bo_insert_pages(struct vm_area_struct *vma, struct pto_bo *bo,
 		/* In: pages to map; out: pages not mapped (0 unless ret). */
 		left = batch;
 		ret = vm_insert_pages(vma, addr, pages, &left);
+		/*
+		 * It reports a failed PUD/PMD allocation as -EFAULT; the
+		 * range is inside @vma, so that is all -EFAULT can mean.
+		 */
+		if (ret == -EFAULT)
+			return -ENOMEM;
 		if (ret)
 			return ret;
 		addr += batch << PAGE_SHIFT;
