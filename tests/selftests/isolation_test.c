@@ -383,6 +383,31 @@ static pid_t iso_spawn(int (*fn)(void))
 	return pid;
 }
 
+/*
+ * The shared phase map, and the node put in a group both users are in,
+ * as a udev rule would; @st keeps the node's owner and mode for
+ * iso_node_restore(). 0, or -1 with errno.
+ */
+static int iso_node_share(struct stat *st)
+{
+	if (stat(PTO_DEV0, st))
+		return -1;
+	iso = mmap(NULL, sizeof(*iso), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (iso == MAP_FAILED)
+		return -1;
+	if (chown(PTO_DEV0, 0, ISO_GID) || chmod(PTO_DEV0, 0660))
+		return -1;
+	return 0;
+}
+
+static void iso_node_restore(const struct stat *st)
+{
+	if (chown(PTO_DEV0, st->st_uid, st->st_gid) ||
+	    chmod(PTO_DEV0, st->st_mode & 07777))
+		perror("isolation_test: restoring " PTO_DEV0);
+}
+
 TEST(two_users_isolated)
 {
 	char clusters[16] = "";
@@ -397,13 +422,7 @@ TEST(two_users_isolated)
 		     sizeof(clusters));
 	if (atoi(clusters) < 3)
 		SKIP(return, "needs three clusters (one boots with clusters=1)");
-	ASSERT_EQ(0, stat(PTO_DEV0, &st));
-	iso = mmap(NULL, sizeof(*iso), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, iso);
-	/* The node in a group both users are in, as a udev rule would. */
-	ASSERT_EQ(0, chown(PTO_DEV0, 0, ISO_GID));
-	ASSERT_EQ(0, chmod(PTO_DEV0, 0660));
+	ASSERT_EQ(0, iso_node_share(&st));
 	po = iso_spawn(owner);
 	pi = iso_spawn(intruder);
 	ASSERT_LT(0, po);
@@ -411,8 +430,7 @@ TEST(two_users_isolated)
 	EXPECT_EQ(pi, waitpid(pi, &si, 0));
 	iso_set(ISO_REAPED);
 	EXPECT_EQ(po, waitpid(po, &so, 0));
-	chown(PTO_DEV0, st.st_uid, st.st_gid);
-	chmod(PTO_DEV0, st.st_mode & 07777);
+	iso_node_restore(&st);
 	EXPECT_TRUE(WIFEXITED(si) && !WEXITSTATUS(si))
 		TH_LOG("intruder: %s", iso->why[1]);
 	EXPECT_TRUE(WIFEXITED(so) && !WEXITSTATUS(so))
@@ -502,12 +520,7 @@ TEST(lanes_left_unclosed_go_to_the_next_user)
 	ASSERT_LE(1, info.lanes);
 	iso_nlanes = info.lanes;
 	ASSERT_EQ(0, pto_sioctl(fd, PTO_IOCTL_DUMP_RESET, &rs));
-	ASSERT_EQ(0, stat(PTO_DEV0, &st));
-	iso = mmap(NULL, sizeof(*iso), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, iso);
-	ASSERT_EQ(0, chown(PTO_DEV0, 0, ISO_GID));
-	ASSERT_EQ(0, chmod(PTO_DEV0, 0660));
+	ASSERT_EQ(0, iso_node_share(&st));
 
 	p = iso_spawn(iso_lanes_owner);
 	ASSERT_LT(0, p);
@@ -529,8 +542,7 @@ TEST(lanes_left_unclosed_go_to_the_next_user)
 		ASSERT_EQ(0, iso_lane_status(fd, i, &s));
 		EXPECT_EQ(PTO_LANE_FREE, s.state);
 	}
-	chown(PTO_DEV0, st.st_uid, st.st_gid);
-	chmod(PTO_DEV0, st.st_mode & 07777);
+	iso_node_restore(&st);
 	memset(&rs, 0, sizeof(rs));
 	pto_sioctl(fd, PTO_IOCTL_DUMP_RESET, &rs);
 	close(fd);
