@@ -531,7 +531,11 @@ TEST(failed_run_writes_its_files)
 	dd_free(&d);
 }
 
-/* Dump off: no capture request, no lane bound during the run. */
+/*
+ * Dump off: no capture request, no lane bound during the run. PARTIAL
+ * with nothing marked asks for nothing either: the scheduler filters
+ * before the ioctl, not only the kernel after it.
+ */
 TEST(off_makes_no_capture_request)
 {
 	struct pto_sched_stats st;
@@ -549,6 +553,11 @@ TEST(off_makes_no_capture_request)
 	ASSERT_EQ(0, pto_orch_dump_args(g.o, PTO_DUMP_FULL, "/tmp/dump_off"));
 	ASSERT_EQ(0, pto_orch_run(g.o, handoff_fn, &p));
 	ASSERT_EQ(0, pto_orch_dump_args(g.o, PTO_DUMP_OFF, NULL));
+	ASSERT_EQ(0, pto_orch_run(g.o, handoff_fn, &p));
+	ASSERT_EQ(0, pto_orch_sched_stats(g.o, &st));
+	EXPECT_EQ(9u, st.captures);
+	ASSERT_EQ(0, pto_orch_dump_args(g.o, PTO_DUMP_PARTIAL,
+					"/tmp/dump_off"));
 	ASSERT_EQ(0, pto_orch_run(g.o, handoff_fn, &p));
 	ASSERT_EQ(0, pto_orch_sched_stats(g.o, &st));
 	EXPECT_EQ(9u, st.captures);
