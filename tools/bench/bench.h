@@ -51,6 +51,7 @@ int run_pto(pto_orch *o, struct job *warm, struct job *j, uint64_t *t,
 
 double resident_tps(enum shape s, long n, int reps);
 int trace_cost(uint32_t workers, uint32_t window, int reps);
+int bench_trace_counts(pto_orch *o, uint64_t *records, uint64_t *dropped);
 void submit_cost(uint32_t workers, int reps);
 /* --dump: @n captures of 64 KiB against as many memcpy, best of @reps. */
 int dump_cost(long n, int reps);

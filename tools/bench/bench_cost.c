@@ -3,20 +3,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "bench.h"
+#include "trace/trace.h"
 
 /* With --trace: room for every record of a 2^14-task run and its warm-up. */
 #define TRACE_BENCH_BYTES (16ull << 20)
 
-/* --trace: fanout with the run trace off and on, side by side. */
+/* One ordered TSC read (a recorded stamp's clock), best of 5, ns. */
+static double stamp_ns(void)
+{
+	double best = 1e18;
+	volatile uint64_t sink = 0;
+	int rep, i;
+
+	for (rep = 0; rep < 5; rep++) {
+		uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t1;
+
+		for (i = 0; i < 1 << 20; i++)
+			sink += trace_tsc_ordered();
+		t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		if ((double)(t1 - t0) / (1 << 20) < best)
+			best = (double)(t1 - t0) / (1 << 20);
+	}
+	(void)sink;
+	return best;
+}
+
+/*
+ * --trace: fanout with the run trace off and on, side by side (tasks/s,
+ * wall, best of the runs), then the records a task leaves and what one
+ * stamp's clock read costs on this machine: the recording's floor.
+ */
 int trace_cost(uint32_t workers, uint32_t window, int reps)
 {
+	double stamp = stamp_ns();
 	int lg, rep, on;
 
 	for (lg = 12; lg <= 14; lg += 2) {
 		struct job j = { .shape = FANOUT, .n = 1L << lg };
 		struct job warm = { .shape = FANOUT,
 				    .n = j.n / 4 > window ? j.n / 4 : window };
-		uint64_t best[2] = { UINT64_MAX, UINT64_MAX };
+		uint64_t best[2] = { UINT64_MAX, UINT64_MAX }, recs = 0, d;
 		double tps[2];
 
 		for (rep = 0; rep < 2 * reps; rep++) {
@@ -29,6 +55,8 @@ int trace_cost(uint32_t workers, uint32_t window, int reps)
 				o = make(workers, window);
 				if (run_pto(o, &warm, &j, &t, &st))
 					return 1;
+				if (on)
+					bench_trace_counts(o, &recs, &d);
 				finish(o);
 				if (t < best[on])
 					best[on] = t;
@@ -40,6 +68,8 @@ int trace_cost(uint32_t workers, uint32_t window, int reps)
 		printf("%-12s n=%-8ld trace off %10.0f tasks/s  on %10.0f tasks/s"
 		       "  cost %5.1f%%\n", "fanout", j.n, tps[0], tps[1],
 		       100.0 * (tps[0] - tps[1]) / tps[0]);
+		printf("%-12s n=%-8ld %.1f records per task, one stamp %.1f ns\n",
+		       "", j.n, (double)recs / (double)(warm.n + j.n), stamp);
 		fflush(stdout);
 	}
 	return 0;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/pto.h>
 #include "bench.h"
+#include "orch/orch.h"
 
 struct pto_dev *g_dev;
 uint32_t g_clusters;
@@ -202,6 +203,16 @@ pto_orch *make(uint32_t workers, uint32_t window)
 		exit(1);
 	}
 	return o;
+}
+
+/* The run trace's records so far and those dropped: 0, or -ENOENT with
+ * tracing off. */
+int bench_trace_counts(pto_orch *o, uint64_t *records, uint64_t *dropped)
+{
+	if (!o->trace)
+		return -ENOENT;
+	trace_counts(o->trace, records, dropped);
+	return 0;
 }
 
 /*
