@@ -139,6 +139,8 @@ bool pto_graph_finish(struct pto_graph *g, unsigned int core_id,
 		      u64 end_ns, bool *pushed);
 bool pto_graph_core_leave_locked(struct pto_graph *g, unsigned int core_id);
 bool pto_graph_has_work(struct pto_graph *g, unsigned int core_id);
+bool pto_graph_kick_wants(struct pto_graph *g, unsigned int core_id,
+			  unsigned int *budget);
 #endif
 
 #endif /* _PTO_GRAPH_H_ */

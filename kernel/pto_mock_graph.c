@@ -250,6 +250,35 @@ VISIBLE_IF_KUNIT bool pto_graph_core_leave_locked(struct pto_graph *g,
 EXPORT_SYMBOL_IF_KUNIT(pto_graph_core_leave_locked);
 
 /*
+ * Lockless parts of the park re-check and the kick: is a subtask of
+ * @core_id's waiting in a slot of its cluster (only that core can take
+ * it), or a ready task that any core of the cluster may claim into a
+ * free slot? Read with READ_ONCE; the callers' smp_mb() order them.
+ */
+static bool pto_graph_slot_work(struct pto_gslot *slots, u8 bit)
+{
+	unsigned int s;
+
+	for (s = 0; s < PTO_GRAPH_SLOTS; s++)
+		if (pto_gslot_wants(READ_ONCE(slots[s].mask),
+				    READ_ONCE(slots[s].started), bit))
+			return true;
+	return false;
+}
+
+static bool pto_graph_queue_work(struct pto_graph *g, struct pto_gslot *slots)
+{
+	unsigned int s;
+
+	if (READ_ONCE(g->aborted) || READ_ONCE(g->rhead) == READ_ONCE(g->rtail))
+		return false;
+	for (s = 0; s < PTO_GRAPH_SLOTS; s++)
+		if (!READ_ONCE(slots[s].mask))
+			return true;
+	return false;
+}
+
+/*
  * Lockless: is there something for @core_id to take? The park re-check
  * (pto_core_park_recheck()) asks after its smp_mb(), paired with the
  * smp_mb() in pto_graph_kick() after the publisher's unlock.
@@ -259,31 +288,58 @@ VISIBLE_IF_KUNIT bool pto_graph_has_work(struct pto_graph *g,
 {
 	struct pto_gslot *slots = pto_graph_cluster(g, core_id);
 	u8 bit = BIT(core_id % PTO_CORES_PER_CLUSTER);
-	unsigned int s;
 
 	if (!slots || READ_ONCE(g->done))
 		return false;
-	for (s = 0; s < PTO_GRAPH_SLOTS; s++) {
-		if (pto_gslot_wants(READ_ONCE(slots[s].mask),
-				    READ_ONCE(slots[s].started), bit))
-			return true;
-		if (!READ_ONCE(slots[s].mask) && !READ_ONCE(g->aborted) &&
-		    READ_ONCE(g->rhead) != READ_ONCE(g->rtail))
-			return true;
-	}
-	return false;
+	return pto_graph_slot_work(slots, bit) ||
+	       pto_graph_queue_work(g, slots);
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_graph_has_work);
 
 /*
- * Wake the graph's parked cores but @self. Dekker with the park: the
- * publisher's ready push (its unlock) then smp_mb() then PARKED read,
- * against the core's PARKED store, smp_mb(), pto_graph_has_work().
+ * Should a kick wake parked @core_id? Always for a subtask waiting for it
+ * in a slot (nobody else may take it); for ready tasks only while
+ * *@budget lasts. The kicker stays awake and claims the queue itself,
+ * and a core that claims while tasks stay queued kicks the next one
+ * (pto_core_graph_step()), so the queue never waits on a parked core
+ * while waking a core per ready task costs a context switch each.
+ */
+VISIBLE_IF_KUNIT bool pto_graph_kick_wants(struct pto_graph *g,
+					   unsigned int core_id,
+					   unsigned int *budget)
+{
+	struct pto_gslot *slots = pto_graph_cluster(g, core_id);
+
+	if (!slots || READ_ONCE(g->done))
+		return false;
+	if (pto_graph_slot_work(slots, BIT(core_id % PTO_CORES_PER_CLUSTER)))
+		return true;
+	if (!*budget || !pto_graph_queue_work(g, slots))
+		return false;
+	(*budget)--;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(pto_graph_kick_wants);
+
+/* Tasks still wait in the ready queue (lockless, a hint for the kick). */
+static bool pto_graph_queued(struct pto_graph *g)
+{
+	return !READ_ONCE(g->aborted) &&
+	       READ_ONCE(g->rhead) != READ_ONCE(g->rtail);
+}
+
+/*
+ * Wake the graph's parked cores that have work, but @self: each one a
+ * slot names, and one more for the ready queue (pto_graph_kick_wants()).
+ * Dekker with the park: the publisher's ready push (its unlock) then
+ * smp_mb() then PARKED read, against the core's PARKED store, smp_mb(),
+ * pto_graph_has_work(). A core skipped for want of budget that is about
+ * to park sees the queue in that re-check and stays up.
  */
 void pto_graph_kick(struct pto_graph *g, struct pto_core *self)
 {
 	struct pto_device *pdev = g->pdev;
-	unsigned int i;
+	unsigned int i, budget = 1;
 
 	/* Dekker: the queue / slot stores before the PARKED loads. */
 	smp_mb();
@@ -292,7 +348,8 @@ void pto_graph_kick(struct pto_graph *g, struct pto_core *self)
 
 		if (core == self ||
 		    !(g->clusters & BIT_ULL(i / PTO_CORES_PER_CLUSTER)) ||
-		    !pto_ureg_read(core, PTO_REG_PARKED))
+		    !pto_ureg_read(core, PTO_REG_PARKED) ||
+		    !pto_graph_kick_wants(g, i, &budget))
 			continue;
 		set_bit(PTO_CORE_F_DOORBELL, &core->flags);
 		wake_up(&core->wq);
@@ -357,8 +414,12 @@ bool pto_core_graph_step(struct pto_core *core)
 	}
 	kref_get(&g->ref);
 	spin_unlock(&core->graph_lock);
-	/* Its peers may have a subtask of a task just claimed. */
-	if (cl.placed)
+	/*
+	 * Its peers may have a subtask of a task just claimed; tasks left
+	 * in the queue: wake the next core to claim them (the cascade
+	 * pto_graph_kick_wants() relies on).
+	 */
+	if (cl.placed || pto_graph_queued(g))
 		pto_graph_kick(g, core);
 
 	memcpy(t, &g->sub[cl.sub], sizeof(*t));

@@ -575,6 +575,49 @@ static void graph_sched_either_aiv(struct kunit *test)
 	expect_no_refs(test);
 }
 
+/*
+ * A kick wakes each core a slot names, but one core only for the ready
+ * queue; a core with neither, or of another cluster, is left parked.
+ */
+static void graph_kick_wants(struct kunit *test)
+{
+	struct pto_graph_launch args;
+	struct pto_gclaim cl;
+	struct pto_graph *g;
+	unsigned int budget = 1;
+	struct tg *tg;
+	u32 i;
+
+	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tg);
+	tg->n = 4;
+	tg->t[0].active_mask = PTO_GRAPH_AIC;
+	for (i = 1; i < tg->n; i++)
+		tg->t[i].active_mask = PTO_GRAPH_AIV0;
+	tg_seal(tg);
+	g = build(test, tg, 0, NULL, &args);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
+	g->clusters = BIT_ULL(1);	/* cores 3 (AIC), 4, 5 (AIVs) */
+	KUNIT_EXPECT_FALSE(test, pto_graph_kick_wants(g, 0, &budget));
+	KUNIT_EXPECT_EQ(test, budget, 1U);
+	KUNIT_EXPECT_TRUE(test, pto_graph_kick_wants(g, 4, &budget));
+	KUNIT_EXPECT_EQ(test, budget, 0U);
+	KUNIT_EXPECT_FALSE(test, pto_graph_kick_wants(g, 5, &budget));
+	KUNIT_EXPECT_FALSE(test, pto_graph_kick_wants(g, 3, &budget));
+	/* AIV0 claims task 0 for its AIC and task 1 for itself. */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &cl));
+	KUNIT_EXPECT_TRUE(test, cl.placed);
+	KUNIT_EXPECT_EQ(test, cl.task, 1U);
+	/* The AIC has a slot's subtask: woken with no budget left. */
+	KUNIT_EXPECT_TRUE(test, pto_graph_kick_wants(g, 3, &budget));
+	/* Tasks still queued but both slots taken: AIV1 stays parked. */
+	budget = 1;
+	KUNIT_EXPECT_FALSE(test, pto_graph_kick_wants(g, 5, &budget));
+	KUNIT_EXPECT_EQ(test, budget, 1U);
+	pto_graph_put(g);
+	expect_no_refs(test);
+}
+
 /* ---- the seeded fuzz --------------------------------------------------- */
 
 static u32 rnd(struct rnd_state *r, u32 n)
@@ -887,6 +930,7 @@ static struct kunit_case pto_graph_cases[] = {
 	KUNIT_CASE(graph_sched_diamond),
 	KUNIT_CASE(graph_sched_leave),
 	KUNIT_CASE(graph_sched_either_aiv),
+	KUNIT_CASE(graph_kick_wants),
 	{}
 };
 

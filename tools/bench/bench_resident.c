@@ -9,6 +9,8 @@
  * --route resident: the same noop shape as one host-built graph, best of
  * @reps; the time is the driver's, GRAPH_LAUNCH (its validation
  * included) to the graph's end. 0 tasks/s for a shape with no graph form.
+ * Each noop is a single-AIV task that either AIV of a cluster takes, the
+ * scheduler route's placement of the same noop (pto_on_kind(AIV)).
  */
 double resident_tps(enum shape s, long n, int reps)
 {
@@ -26,7 +28,7 @@ double resident_tps(enum shape s, long n, int reps)
 	if (g_clusters)
 		clusters = (1ULL << g_clusters) - 1;
 	for (i = 0, ret = 0; !ret && i < n; i++) {
-		ret = pto_hbg_add_task(g, 1u << (i % 3), none, &t);
+		ret = pto_hbg_add_task(g, PTO_GRAPH_AIV0, none, &t);
 		if (ret || s != FANOUT)
 			continue;
 		pos = i % (FAN + 2);
