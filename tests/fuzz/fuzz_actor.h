@@ -113,6 +113,7 @@ int op_stats(struct fz_actor *a);
 int op_fork(struct fz_actor *a);
 int op_reopen(struct fz_actor *a);
 int op_race(struct fz_actor *a);
+int fz_launch_cluster(struct fz_actor *a, unsigned int c);
 int op_bind(struct fz_actor *a);
 int op_capture(struct fz_actor *a);
 int op_ack(struct fz_actor *a);

@@ -249,6 +249,13 @@ int op_graph(struct fz_actor *a)
 	l.graph_addr = b->addr;
 	l.clusters = c >= 0 ? 1ull << c : 1;
 	r = (int)fz_below(a, 12);
+	if (c < 0 && a->clusters && fz_below(a, 3)) {
+		/* Mostly valid graphs: ready a cluster of the actor's. */
+		c = __builtin_ctzll(a->clusters);
+		if (fz_launch_cluster(a, (unsigned int)c))
+			goto out;
+		l.clusters = 1ull << c;
+	}
 	if (c < 0 && r >= 6) {
 		/* No cluster of its own ready: one it does not own, or not launched. */
 		f = fz_foreign_cluster(a);
@@ -285,6 +292,8 @@ int op_graph(struct fz_actor *a)
 		expect = -EINVAL;
 		break;
 	}
+	if (c < 0 && !expect)
+		goto out;	/* no cluster to run it on */
 	fz_graph_upload(&g, b->map);
 	l.graph_size = g.h.size;
 	ret = fz_ioctl(a, "GRAPH_LAUNCH", PTO_IOCTL_GRAPH_LAUNCH, &l, expect,

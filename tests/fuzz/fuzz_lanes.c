@@ -238,7 +238,7 @@ int op_capture(struct fz_actor *a)
 			c.start_offset = fz_below(a, 16);
 		}
 	}
-	switch (fz_below(a, 16)) {
+	switch (fz_below(a, 24)) {
 	case 0:
 		c.pad = 1;
 		break;
@@ -256,13 +256,14 @@ int op_capture(struct fz_actor *a)
 		break;
 	case 4:
 		if (b) {
-			c.handle = a->max_handle + 1 + (uint32_t)fz_below(a, 64);
-			ret = fz_ioctl(a, "DUMP_CAPTURE (no such handle)",
+			/* A handle the file never had (handles are cyclic). */
+			c.handle = 0x70000 + (uint32_t)fz_below(a, 0x1000);
+			fz_ioctl(a, "DUMP_CAPTURE (no such handle)",
 				       PTO_IOCTL_DUMP_CAPTURE, &c, -ENOENT,
 				       fz_err_lane);
 			return 0;
 		}
-		break;
+		goto valid;
 	default:
 		goto valid;
 	}
