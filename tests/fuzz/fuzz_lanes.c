@@ -87,17 +87,17 @@ static int fz_lane_check(struct fz_actor *a, unsigned int l)
 	return 0;
 }
 
-int op_bind(struct fz_actor *a)
+static int fz_bind(struct fz_actor *a, int l, int defects)
 {
 	struct pto_dump_bind b = { 0 };
-	int l = (int)fz_below(a, fz_nlanes(a)), expect = FZ_ANY;
+	int expect = FZ_ANY;
 	void *m;
 
-	if (!fz_nlanes(a))
-		return 0;
 	b.lane = (uint32_t)l;
-	b.level = (uint32_t)fz_below(a, PTO_DUMP_LEVEL_MAX + 1);
-	switch (fz_below(a, 10)) {
+	/* Mostly levels that collect something. */
+	b.level = fz_below(a, 2) ? PTO_DUMP_FULL :
+		  (uint32_t)fz_below(a, PTO_DUMP_LEVEL_MAX + 1);
+	switch (defects ? fz_below(a, 10) : 9) {
 	case 0:
 		b.lane = a->info.lanes + (uint32_t)fz_below(a, 64);
 		expect = -EINVAL;
@@ -159,6 +159,13 @@ int op_bind(struct fz_actor *a)
 	return fz_lane_check(a, (unsigned int)l);
 }
 
+int op_bind(struct fz_actor *a)
+{
+	if (!fz_nlanes(a))
+		return 0;
+	return fz_bind(a, (int)fz_below(a, fz_nlanes(a)), 1);
+}
+
 /* Would the kernel find the view inside @size bytes? (pto_lane.c) */
 static int fz_inside(const struct pto_dump_capture *c, uint64_t size)
 {
@@ -184,6 +191,13 @@ int op_capture(struct fz_actor *a)
 	int l = fz_pick_lane(a, 1), expect, marked, d, ret;
 	uint64_t span;
 
+	if (l < 0 && fz_below(a, 3)) {
+		/* Mostly captures that reach a lane: bind a free one first. */
+		l = fz_pick_lane(a, 0);
+		if (l >= 0)
+			fz_bind(a, l, 0);
+		l = fz_pick_lane(a, 1);
+	}
 	if (l < 0 || fz_below(a, 12) == 0) {
 		/* Not this file's lane. */
 		l = fz_pick_lane(a, 0);
@@ -222,7 +236,7 @@ int op_capture(struct fz_actor *a)
 				       c.shape[d + 1] + fz_below(a, 8);
 		}
 		span = b->size / 4;
-		switch (fz_below(a, 6)) {
+		switch (fz_below(a, 8)) {
 		case 0:		/* straddles the buffer's end */
 			c.bo_offset = (b->size - 4 * fz_below(a, 16)) & ~3ull;
 			break;
