@@ -248,8 +248,20 @@ int op_graph(struct fz_actor *a)
 	fz_graph_hdr(&g, n, e);
 	l.graph_addr = b->addr;
 	l.clusters = c >= 0 ? 1ull << c : 1;
-	r = (int)fz_below(a, 12);
-	if (c < 0 && a->clusters && fz_below(a, 3)) {
+	r = (int)fz_below(a, 16);
+	if (c < 0 && !a->clusters && fz_below(a, 2)) {
+		struct pto_cluster_acquire ac = { 0 };
+		int fc = fz_foreign_cluster(a);
+
+		/* Another actor may hold it, or take it meanwhile. */
+		ac.clusters = fc >= 0 ? 1ull << fc : 0;
+		if (fc >= 0 && !(a->cmd->others_clusters & ac.clusters) &&
+		    !fz_ioctl(a, "CLUSTER_ACQUIRE (graph)",
+			      PTO_IOCTL_CLUSTER_ACQUIRE, &ac, FZ_ANY,
+			      fz_err_cluster))
+			a->clusters |= ac.clusters;
+	}
+	if (c < 0 && a->clusters && fz_below(a, 4)) {
 		/* Mostly valid graphs: ready a cluster of the actor's. */
 		c = __builtin_ctzll(a->clusters);
 		if (fz_launch_cluster(a, (unsigned int)c))

@@ -29,7 +29,7 @@ const struct fz_op fz_ops[] = {
 	{ "dclose", 2, op_dclose },
 	{ "unbind", 2, op_unbind },
 	{ "dstatus", 2, op_dstatus },
-	{ "graph", 6, op_graph },
+	{ "graph", 8, op_graph },
 	{ "verify", 0, op_verify },
 };
 const unsigned int fz_nops = sizeof(fz_ops) / sizeof(fz_ops[0]);
