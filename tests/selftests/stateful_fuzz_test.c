@@ -3,12 +3,11 @@
  * The bounded slice of the stateful fuzzer that every VM tier runs:
  * pto-fuzz (tests/fuzz/) with a few thousand operations (a tenth on the
  * debug kernel, st_scaled()) and a time bound below the harness's
- * timeout. Its output is relayed as TAP comments; it must end "OK" and
- * must have launched cores, run and checked own tasks and had tasks
- * outside the file refused, bound lanes, collected captures, run own
- * graphs and had bad graphs refused (a run that did none of it tested
- * nothing).
- * PTO_FUZZ_SEED reproduces a run (the seed is printed).
+ * timeout. Its output is relayed as TAP comments; it must end "OK" having
+ * launched cores, checked own tasks, had tasks outside the file refused,
+ * bound lanes, collected captures, run own graphs and had bad ones
+ * refused (a run that did none of it tested nothing). PTO_FUZZ_SEED
+ * reproduces a run (the seed is printed).
  */
 #include <stdio.h>
 #include "kselftest_harness.h"
