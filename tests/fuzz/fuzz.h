@@ -19,10 +19,12 @@
 #define FZ_MAX_BOS 48		/* buffers one actor keeps at once */
 #define FZ_MAX_FOREIGN 32	/* other actors' buffers sent with a command */
 #define FZ_MAX_ACTORS 3
+#define FZ_MAX_LANES 8		/* lanes the model tracks (the module allows 5) */
 
 /* struct fz_bo_rep.flags */
 #define FZ_BO_LIVE (1u << 0)	/* the handle is live (not freed) */
 #define FZ_BO_MAPPED (1u << 1)	/* the actor maps it (keeps it alive) */
+#define FZ_BO_HELD (1u << 2)	/* a lane it was captured into holds it */
 
 /* struct fz_cmd.flags */
 #define FZ_CMD_CONTENDED (1u << 0)	/* another actor runs at the same time */
@@ -59,6 +61,11 @@ enum {
 	FZ_EV_STALE_WINDOW,	/* released windows that SIGBUSed */
 	FZ_EV_RACED,		/* tasks raced by their core's stop */
 	FZ_EV_CHILD_LEFT,	/* buffers a killed child left, found */
+	FZ_EV_LANE_BOUND,	/* lanes bound */
+	FZ_EV_CAPTURED,		/* captures collected */
+	FZ_EV_CAPTURE_DENIED,	/* captures outside the buffer refused */
+	FZ_EV_GRAPH_RUN,	/* own graphs that ran and checked out */
+	FZ_EV_GRAPH_REFUSED,	/* bad or foreign graphs refused */
 	FZ_EV_COUNT
 };
 
@@ -67,6 +74,8 @@ struct fz_reply {
 	int32_t bad;			/* nonzero: a violation, in @msg */
 	uint32_t nbos;
 	uint64_t clusters;		/* clusters the file owns */
+	uint32_t lanes;			/* lanes the file binds */
+	uint32_t pad;
 	__u64 launched[PTO_CORE_MASK_WORDS];
 	uint64_t calls;			/* ioctl / mmap calls made */
 	uint64_t ev[FZ_EV_COUNT];

@@ -179,7 +179,7 @@ int fz_bo_unmap(struct fz_actor *a, struct fz_bo *b)
 
 	munmap(b->map, b->size);
 	b->map = NULL;
-	if (!b->live)
+	if (!b->live && !b->held)
 		fz_bo_forget(a, b);
 	return ret;
 }
@@ -228,6 +228,7 @@ int fz_reopen(struct fz_actor *a)
 	}
 	memset(a->launched, 0, sizeof(a->launched));
 	a->clusters = 0;
+	a->lanes = a->lane_closed = 0;
 	a->max_handle = 0;
 	a->work = a->pay = -1;
 	a->fd = open(FZ_DEV, O_RDWR);
@@ -246,6 +247,7 @@ static void fz_report(struct fz_actor *a)
 	int i;
 
 	r->clusters = a->clusters;
+	r->lanes = a->lanes;
 	memcpy(r->launched, a->launched, sizeof(r->launched));
 	r->nbos = 0;
 	for (i = 0; i < a->nbo; i++) {
@@ -255,7 +257,8 @@ static void fz_report(struct fz_actor *a)
 		r->bo[r->nbos].addr = b->addr;
 		r->bo[r->nbos].size = b->size;
 		r->bo[r->nbos].flags = (b->live ? FZ_BO_LIVE : 0) |
-				       (b->map ? FZ_BO_MAPPED : 0);
+				       (b->map ? FZ_BO_MAPPED : 0) |
+				       (b->held ? FZ_BO_HELD : 0);
 		r->nbos++;
 	}
 }

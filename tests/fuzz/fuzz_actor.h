@@ -24,6 +24,7 @@ struct fz_bo {
 	uint64_t mmap_off;
 	uint64_t pattern;	/* seed of its fz_word()s */
 	void *map;		/* the actor's mapping of it, or NULL */
+	uint32_t held;		/* lanes holding it until their producer stops */
 };
 
 struct fz_actor {
@@ -36,6 +37,9 @@ struct fz_actor {
 	int work;		/* index in bo[] of the work buffer, or -1 */
 	int pay;		/* of the payload buffer, or -1 */
 	uint64_t clusters;
+	uint32_t lanes;		/* lanes bound */
+	uint32_t lane_closed;	/* of which closed (DUMP_CLOSE) */
+	uint32_t lane_level[FZ_MAX_LANES];
 	__u64 launched[PTO_CORE_MASK_WORDS];
 	volatile uint32_t *win[PTO_MAX_CORES];
 	uint32_t next_id[PTO_MAX_CORES];
@@ -109,6 +113,14 @@ int op_stats(struct fz_actor *a);
 int op_fork(struct fz_actor *a);
 int op_reopen(struct fz_actor *a);
 int op_race(struct fz_actor *a);
+int fz_launch_cluster(struct fz_actor *a, unsigned int c);
+int op_bind(struct fz_actor *a);
+int op_capture(struct fz_actor *a);
+int op_ack(struct fz_actor *a);
+int op_dclose(struct fz_actor *a);
+int op_unbind(struct fz_actor *a);
+int op_dstatus(struct fz_actor *a);
+int op_graph(struct fz_actor *a);
 
 int fz_write_full(int fd, const void *buf, size_t len);
 int fz_read_cmd(int fd, struct fz_cmd *c);

@@ -145,6 +145,36 @@ int op_launch(struct fz_actor *a)
 	return 0;
 }
 
+/* Launch every core of owned cluster @c not launched yet: 0 or -1. */
+int fz_launch_cluster(struct fz_actor *a, unsigned int c)
+{
+	struct fz_bo *pb = fz_payload_bo(a);
+	unsigned int i;
+
+	if (!pb)
+		return -1;
+	for (i = c * PTO_CORES_PER_CLUSTER;
+	     i < (c + 1) * PTO_CORES_PER_CLUSTER; i++) {
+		struct pto_core_launch l = { 0 };
+
+		if (fz_bit(a->launched, i))
+			continue;
+		fz_set(l.cores, i);
+		l.payload_addr = pb->addr + (uint64_t)i * 2 * PTO_PAYLOAD_SIZE;
+		if (fz_ioctl(a, "CORE_LAUNCH", PTO_IOCTL_CORE_LAUNCH, &l, 0,
+			     fz_err_launch))
+			return -1;
+		a->rep->ev[FZ_EV_LAUNCHED]++;
+		fz_set(a->launched, i);
+		a->next_id[i] = 1;
+		a->slot[i] = (char *)pb->map + (uint64_t)i * 2 * PTO_PAYLOAD_SIZE;
+		a->evcore[i] = 0;
+		if (fz_map_window(a, i))
+			return -1;
+	}
+	return 0;
+}
+
 /* Dispatch, doorbell if parked, then spin / poll() for the FIN. */
 static int fz_task_run(struct fz_actor *a, unsigned int i,
 		       const struct pto_payload *p, int racing)

@@ -140,7 +140,7 @@ int op_free(struct fz_actor *a)
 		a->work = -1;	/* stays mapped: the actor cannot reuse it */
 	if (a->pay == b - a->bo)
 		a->pay = -1;
-	if (!b->map)
+	if (!b->map && !b->held)
 		fz_bo_forget(a, b);
 	return 0;
 }

@@ -23,6 +23,13 @@ const struct fz_op fz_ops[] = {
 	{ "fork", 2, op_fork },
 	{ "reopen", 1, op_reopen },
 	{ "race", 3, op_race },
+	{ "bind", 3, op_bind },
+	{ "capture", 8, op_capture },
+	{ "ack", 3, op_ack },
+	{ "dclose", 2, op_dclose },
+	{ "unbind", 2, op_unbind },
+	{ "dstatus", 2, op_dstatus },
+	{ "graph", 8, op_graph },
 	{ "verify", 0, op_verify },
 };
 const unsigned int fz_nops = sizeof(fz_ops) / sizeof(fz_ops[0]);

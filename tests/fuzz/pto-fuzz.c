@@ -356,6 +356,55 @@ static int fz_check_cores(void)
 }
 
 /*
+ * debugfs lanes against the models: a lane bound or closed belongs to a
+ * live actor that binds it; a dead file's lane is free or quarantined
+ * only for its unclosed terminal (the next bind takes it over).
+ */
+static int fz_check_lanes(void)
+{
+	unsigned int i, lane, seen[FZ_MAX_ACTORS] = { 0 };
+	char line[512], level[32], state[32], *q;
+	FILE *f = fopen(FZ_DBG "lanes", "r");
+	struct fz_proc *p;
+	int owner, live;
+
+	if (!f)
+		return fz_bad_state("cannot read " FZ_DBG "lanes");
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return fz_bad_state("lanes: no header");
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %d %31s %31s", &lane, &owner, level,
+			   state) != 4)
+			continue;
+		live = !strcmp(state, "bound") || !strcmp(state, "closed");
+		p = fz_by_pid(owner);
+		q = strrchr(line, ' ');
+		if (live && (!p || lane >= FZ_MAX_LANES ||
+			     !(p->model.lanes & (1u << lane)))) {
+			fclose(f);
+			return fz_bad_state("lane %u %s by %d, not an actor's that binds it",
+					    lane, state, owner);
+		}
+		if (!strcmp(state, "quarantined") && q &&
+		    strcmp(q, " unclosed\n")) {
+			fclose(f);
+			return fz_bad_state("lane %u quarantined as%s", lane, q);
+		}
+		if (live)
+			seen[p - fz.p] |= 1u << lane;
+	}
+	fclose(f);
+	for (i = 0; i < fz.nprocs; i++)
+		if (seen[i] != fz.p[i].model.lanes)
+			return fz_bad_state("actor %d: lanes 0x%x bound, its model has 0x%x",
+					    (int)fz.p[i].pid, seen[i],
+					    fz.p[i].model.lanes);
+	return 0;
+}
+
+/*
  * Every actor verifies its buffers, then the device must match the models,
  * allowing a few seconds for what runs after an exit (a killed actor's
  * orphaned children still exiting).
@@ -369,7 +418,7 @@ static void fz_check(void)
 		fz_send(&fz.p[i], fz_op_verify, 0);
 	for (i = 0; i < fz.nprocs; i++)
 		fz_get_reply(&fz.p[i], "verify");
-	while (fz_check_bos() || fz_check_cores()) {
+	while (fz_check_bos() || fz_check_cores() || fz_check_lanes()) {
 		if (fz_clock() - t0 > FZ_SETTLE_NS)
 			fz_fail("check", fz.why);
 		usleep(20000);
@@ -384,18 +433,25 @@ static void fz_check(void)
  */
 static int fz_left_by(int pid)
 {
-	const char *files[] = { FZ_DBG "bos", FZ_DBG "cores" };
-	char line[256];
+	const char *files[] = { FZ_DBG "bos", FZ_DBG "cores", FZ_DBG "lanes" };
+	char line[512], state[32];
 	unsigned int i;
 	int owner, left = 0;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		FILE *f = fopen(files[i], "r");
 
-		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, i ? "%*u %*s %*s %d" : "%d", &owner) == 1 &&
+		while (f && fgets(line, sizeof(line), f)) {
+			if (i == 2 &&
+			    sscanf(line, "%*u %d %*s %31s", &owner, state) == 2 &&
+			    owner == pid && (!strcmp(state, "bound") ||
+					     !strcmp(state, "closed")))
+				left = 1;
+			if (i < 2 &&
+			    sscanf(line, i ? "%*u %*s %*s %d" : "%d", &owner) == 1 &&
 			    owner == pid)
 				left = 1;
+		}
 		if (f)
 			fclose(f);
 	}
@@ -580,7 +636,7 @@ int main(int argc, char **argv)
 	{
 		uint64_t t0 = fz_clock();
 
-		while (fz_check_bos() || fz_check_cores()) {
+		while (fz_check_bos() || fz_check_cores() || fz_check_lanes()) {
 			if (fz_clock() - t0 > FZ_SETTLE_NS)
 				fz_fail("after the last exit", fz.why);
 			usleep(20000);
@@ -601,6 +657,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)fz.ev[FZ_EV_STALE_WINDOW],
 	       (unsigned long long)fz.ev[FZ_EV_RACED],
 	       (unsigned long long)fz.ev[FZ_EV_CHILD_LEFT]);
+	printf("pto-fuzz: %llu lanes bound, %llu captures, %llu captures outside the buffer refused, %llu graphs run, %llu graphs refused\n",
+	       (unsigned long long)fz.ev[FZ_EV_LANE_BOUND],
+	       (unsigned long long)fz.ev[FZ_EV_CAPTURED],
+	       (unsigned long long)fz.ev[FZ_EV_CAPTURE_DENIED],
+	       (unsigned long long)fz.ev[FZ_EV_GRAPH_RUN],
+	       (unsigned long long)fz.ev[FZ_EV_GRAPH_REFUSED]);
 	printf("pto-fuzz: OK\n");
 	return 0;
 }

@@ -11,7 +11,9 @@
 #include <setjmp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <linux/pto_dump.h>
+#include <linux/pto_graph.h>
 #include <pto/pto.h>
 #include "kselftest_harness.h"
 #include "pto_selftest.h"
@@ -40,6 +42,8 @@ struct iso_shared {
 	uint32_t handle;	/* the owner's buffer */
 	uint64_t dev_addr, mmap_offset;
 	uint64_t stale_addr;	/* the intruder's freed, still mapped buffer */
+	uint32_t graph;		/* the owner's graph handle, running */
+	uint32_t nlanes;
 	char why[2][128];	/* [0] the owner's failure, [1] the intruder's */
 };
 
@@ -186,6 +190,159 @@ static int iso_probe_payloads(struct iso_ctx *c)
 	return bad;
 }
 
+/* ---- graphs: one task, uploaded at the start of a buffer ---- */
+
+static uint64_t iso_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct pto_tensor_desc iso_vec(uint64_t addr, uint32_t n)
+{
+	struct pto_tensor_desc t = { .addr = addr, .dtype = PTO_DTYPE_I32,
+				     .rank = 1 };
+
+	t.shape[0] = n;
+	t.strides[0] = 1;
+	return t;
+}
+
+/* Task @t on the AIV0 of one cluster: @func over @src (0: none) to @dst. */
+static void iso_task(struct pto_graph_task *t, uint32_t func, uint64_t src,
+		     uint64_t dst, uint64_t scalar)
+{
+	memset(t, 0, sizeof(*t));
+	t->active_mask = PTO_GRAPH_AIV0;
+	t->func_id[1] = func;
+	t->scalar[0] = scalar;
+	if (src) {
+		t->t[PTO_ARG_A].t = iso_vec(src, 64);
+		t->t[PTO_ARG_A].role = PTO_GRAPH_ROLE_IN;
+	}
+	if (dst) {
+		t->t[PTO_ARG_OUT].t = iso_vec(dst, 64);
+		t->t[PTO_ARG_OUT].role = PTO_GRAPH_ROLE_OUT;
+	}
+}
+
+/* Upload @t as a graph at @map (device @addr) and launch it: 0 or -errno. */
+static int iso_graph(int fd, void *map, uint64_t addr, uint64_t clusters,
+		     const struct pto_graph_task *t, struct pto_graph_launch *l)
+{
+	struct pto_graph_hdr h = {
+		.magic = PTO_GRAPH_MAGIC, .version = PTO_GRAPH_VERSION,
+		.task_count = 1, .task_size = sizeof(*t),
+		.size = (sizeof(h) + sizeof(*t) + 7) & ~7ull,
+	};
+	uint64_t t0 = iso_now();
+	int ret;
+
+	memcpy(map, &h, sizeof(h));
+	memcpy((char *)map + sizeof(h), t, sizeof(*t));
+	/* -EBUSY while a core just launched is not READY yet. */
+	do {
+		memset(l, 0, sizeof(*l));
+		l->graph_addr = addr;
+		l->graph_size = h.size;
+		l->clusters = clusters;
+		ret = pto_sioctl(fd, PTO_IOCTL_GRAPH_LAUNCH, l);
+	} while (ret == -EBUSY && iso_now() - t0 < 2000000000ull &&
+		 !usleep(1000));
+	return ret;
+}
+
+/* Wait for graph @handle until 10 s from now: 0 once it ended cleanly. */
+static int iso_graph_wait(int fd, uint32_t handle)
+{
+	struct pto_graph_wait w = { .handle = handle };
+
+	w.timeout_ns = iso_now() + 10000000000ull;
+	if (pto_sioctl(fd, PTO_IOCTL_GRAPH_WAIT, &w))
+		return -1;
+	return w.completed == 1 && w.err_task == PTO_GRAPH_TASK_NONE ? 0 : -1;
+}
+
+/*
+ * Graphs naming the owner's GM, as tensors or as the graph itself, are
+ * refused before any core runs; the owner's cluster is not the
+ * intruder's to run a graph on, and the owner's graph handle means
+ * nothing in the intruder's file.
+ */
+static int iso_probe_graphs(struct iso_ctx *c)
+{
+	uint64_t cores[PTO_CORE_MASK_WORDS] = { 0 };
+	struct pto_graph_wait w = { .handle = iso->graph };
+	struct pto_graph_launch l;
+	struct pto_graph_task t;
+	struct pto_bo_alloc own;
+	struct core_launch *cl;
+	void *m;
+	int bad = 0, r[4];
+
+	st_cluster_cores(1, cores);
+	if (st_bo_alloc(c->fd, ISO_BO_SIZE, &own))
+		return ISO_FAIL(1, "BO_ALLOC");
+	m = mmap(NULL, ISO_BO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
+		 own.mmap_offset);
+	if (m == MAP_FAILED)
+		return ISO_FAIL(1, "mmap");
+	if (core_cluster_acquire(c->d, 2) || core_launch_cores(c->d, cores, &cl))
+		return ISO_FAIL(1, "acquire and launch of cluster 1");
+	iso_task(&t, PTO_FUNC_COPY, iso->dev_addr, own.dev_addr + 8192, 0);
+	r[0] = iso_graph(c->fd, m, own.dev_addr, 2, &t, &l);	/* read */
+	if (r[0] != -EINVAL || l.bad_field != PTO_GRAPH_FIELD_TENSOR_ADDR)
+		bad = ISO_FAIL(1, "graph reading the owner's GM: %d field %u",
+			       r[0], l.bad_field);
+	iso_task(&t, PTO_FUNC_FILL, 0, iso->dev_addr, 7);
+	r[1] = iso_graph(c->fd, m, own.dev_addr, 2, &t, &l);	/* write */
+	if (!bad && (r[1] != -EINVAL ||
+		     l.bad_field != PTO_GRAPH_FIELD_TENSOR_ADDR))
+		bad = ISO_FAIL(1, "graph writing the owner's GM: %d field %u",
+			       r[1], l.bad_field);
+	/* The graph itself in the owner's buffer (its bytes are 0xa5). */
+	iso_task(&t, PTO_FUNC_FILL, 0, own.dev_addr + 8192, 7);
+	r[2] = iso_graph(c->fd, m, iso->dev_addr, 2, &t, &l);
+	if (!bad && (r[2] != -EINVAL || l.bad_field != PTO_GRAPH_FIELD_ADDR))
+		bad = ISO_FAIL(1, "graph at the owner's GM: %d field %u", r[2],
+			       l.bad_field);
+	/* A valid graph of its own, on the owner's cluster. */
+	r[3] = iso_graph(c->fd, m, own.dev_addr, 1, &t, &l);
+	if (!bad && r[3] != -EPERM)
+		bad = ISO_FAIL(1, "graph on the owner's cluster: %d", r[3]);
+	w.timeout_ns = iso_now() + 100000000ull;
+	if (!bad && pto_sioctl(c->fd, PTO_IOCTL_GRAPH_WAIT, &w) != -ENOENT)
+		bad = ISO_FAIL(1, "GRAPH_WAIT of the owner's graph");
+	/* Its own graph runs. */
+	if (!bad && (iso_graph(c->fd, m, own.dev_addr, 2, &t, &l) ||
+		     iso_graph_wait(c->fd, l.handle) ||
+		     !iso_all((uint8_t *)m + 8192, 1, 7)))
+		bad = ISO_FAIL(1, "its own graph on cluster 1");
+	if (core_cluster_release(c->d, 2) && !bad)
+		bad = ISO_FAIL(1, "release of cluster 1");
+	core_launch_free(cl);
+	munmap(m, ISO_BO_SIZE);
+	return bad;
+}
+
+/* The owner's lane 0 is not the intruder's to bind, feed or end. */
+static int iso_probe_lanes(struct iso_ctx *c)
+{
+	struct pto_dump_bind b = { .lane = 0 };
+	struct pto_dump_capture cap = { .lane = 0, .kind = PTO_DUMP_KIND_SCALAR,
+					.dtype = PTO_DTYPE_I32, .value = 1 };
+	struct pto_dump_lane dl = { .lane = 0 };
+
+	if (pto_sioctl(c->fd, PTO_IOCTL_DUMP_BIND, &b) != -EBUSY ||
+	    pto_sioctl(c->fd, PTO_IOCTL_DUMP_CAPTURE, &cap) != -EPERM ||
+	    pto_sioctl(c->fd, PTO_IOCTL_DUMP_CLOSE, &dl) != -EPERM ||
+	    pto_sioctl(c->fd, PTO_IOCTL_DUMP_UNBIND, &dl) != -EPERM)
+		return ISO_FAIL(1, "the owner's lane 0 answered the intruder");
+	return 0;
+}
+
 /*
  * Extension point: each resource kind the driver adds that one file can
  * name in another's (captures, graph launches, ...) adds its probe here.
@@ -195,6 +352,8 @@ static int (*const iso_probes[])(struct iso_ctx *c) = {
 	iso_probe_mmap,
 	iso_probe_cores,
 	iso_probe_payloads,
+	iso_probe_graphs,
+	iso_probe_lanes,
 };
 
 static sigjmp_buf iso_jmp;
@@ -242,6 +401,36 @@ static int iso_stale_window(struct iso_ctx *c)
 	return 0;
 }
 
+/* A graph hanging on cluster 2 and lane 1 bound, both left to the exit. */
+static int iso_hang_and_leave(struct iso_ctx *c)
+{
+	struct pto_dump_bind b = { .lane = 1, .level = PTO_DUMP_FULL };
+	struct pto_graph_wait w = { 0 };
+	struct pto_graph_launch l;
+	struct pto_graph_task t;
+	struct pto_bo_alloc g;
+	void *m;
+	int r;
+
+	if (st_bo_alloc(c->fd, 4096, &g))
+		return ISO_FAIL(1, "BO_ALLOC");
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
+		 g.mmap_offset);
+	if (m == MAP_FAILED)
+		return ISO_FAIL(1, "mmap");
+	iso_task(&t, PTO_FUNC_HANG, 0, 0, 2000000000ull);	/* max_spin_ms */
+	r = iso_graph(c->fd, m, g.dev_addr, 4, &t, &l);
+	if (r)
+		return ISO_FAIL(1, "hanging graph on cluster 2: %d field %u", r,
+				l.bad_field);
+	w.handle = l.handle;
+	if (pto_sioctl(c->fd, PTO_IOCTL_GRAPH_WAIT, &w) != -ETIMEDOUT)
+		return ISO_FAIL(1, "the hanging graph ended");
+	if (iso->nlanes > 1 && pto_sioctl(c->fd, PTO_IOCTL_DUMP_BIND, &b))
+		return ISO_FAIL(1, "bind of lane 1");
+	return 0;
+}
+
 static int intruder(void)
 {
 	uint64_t cores2[PTO_CORE_MASK_WORDS] = { 0 };
@@ -283,8 +472,11 @@ static int intruder(void)
 	st_cluster_cores(2, cores2);
 	if (core_cluster_acquire(c.d, 4) || core_launch_cores(c.d, cores2, &l))
 		return ISO_FAIL(1, "acquire and launch of cluster 2");
+	if (iso_hang_and_leave(&c))
+		return 1;
 	iso_set(ISO_INTRUDER_GONE);
-	return 0;	/* exit closes the file: cluster 2 is released */
+	/* Exit closes the file: cluster 2 is released, its graph killed. */
+	return 0;
 }
 
 /* ---- the owner ---- */
@@ -295,6 +487,74 @@ static int iso_bo_is(int fd, uint32_t handle, uint64_t dev_addr)
 
 	return !pto_sioctl(fd, PTO_IOCTL_BO_INFO, &bi) &&
 	       bi.dev_addr == dev_addr && bi.size == ISO_BO_SIZE;
+}
+
+/*
+ * Lane 0 bound, and a graph spinning on cluster 0 (in a buffer of its
+ * own: the cores write its tasks' Out fields): the intruder's probes see
+ * both.
+ */
+static int owner_graph_and_lane(struct pto_dev *d)
+{
+	struct pto_dump_bind b = { .lane = 0, .level = PTO_DUMP_FULL };
+	struct pto_graph_launch l;
+	struct pto_graph_task t;
+	struct pto_bo_alloc g;
+	void *m;
+
+	if (pto_sioctl(pto_dev_fd(d), PTO_IOCTL_DUMP_BIND, &b))
+		return ISO_FAIL(0, "bind of lane 0");
+	if (st_bo_alloc(pto_dev_fd(d), 4096, &g))
+		return ISO_FAIL(0, "BO_ALLOC");
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pto_dev_fd(d), g.mmap_offset);
+	if (m == MAP_FAILED)
+		return ISO_FAIL(0, "mmap");
+	iso_task(&t, PTO_FUNC_SPIN_NS, 0, 0, 200000000);
+	if (iso_graph(pto_dev_fd(d), m, g.dev_addr, 1, &t, &l))
+		return ISO_FAIL(0, "graph on cluster 0");
+	iso->graph = l.handle;
+	return 0;
+}
+
+/*
+ * After the intruder's exit killed its graph: the owner's graph ended
+ * untouched, its lane 0 still collects, lane 1 and cluster 2 are the
+ * owner's to take and run a graph on.
+ */
+static int owner_after(struct pto_dev *d, uint32_t handle,
+		       volatile uint8_t *y, uint64_t y_addr)
+{
+	struct pto_dump_capture cap = { .lane = 0, .handle = handle,
+					.dtype = PTO_DTYPE_I32, .rank = 1,
+					.shape = { 16 }, .strides = { 1 } };
+	struct pto_dump_bind b = { .lane = 1 };
+	struct pto_dump_lane dl = { .lane = 0 };
+	struct pto_graph_launch l;
+	struct pto_graph_task t;
+	int fd = pto_dev_fd(d);
+
+	if (iso_graph_wait(fd, iso->graph))
+		return ISO_FAIL(0, "the owner's graph did not end cleanly");
+	cap.timeout_ns = iso_now() + 1000000000ull;
+	if (pto_sioctl(fd, PTO_IOCTL_DUMP_CAPTURE, &cap) ||
+	    cap.result != PTO_DUMP_RES_COLLECTED)
+		return ISO_FAIL(0, "capture on lane 0: result %u", cap.result);
+	if (pto_sioctl(fd, PTO_IOCTL_DUMP_CLOSE, &dl) ||
+	    pto_sioctl(fd, PTO_IOCTL_DUMP_UNBIND, &dl))
+		return ISO_FAIL(0, "close of lane 0");
+	if (iso->nlanes > 1) {
+		dl.lane = 1;
+		if (pto_sioctl(fd, PTO_IOCTL_DUMP_BIND, &b) ||
+		    pto_sioctl(fd, PTO_IOCTL_DUMP_UNBIND, &dl))
+			return ISO_FAIL(0, "lane 1 not taken over");
+	}
+	/* Cluster 2 is acquired and launched by the caller. */
+	iso_task(&t, PTO_FUNC_FILL, 0, y_addr, 7);
+	if (iso_graph(fd, (void *)(y + 8192), y_addr + 8192, 4, &t, &l) ||
+	    iso_graph_wait(fd, l.handle) || !iso_all(y, 1, 7))
+		return ISO_FAIL(0, "a graph on cluster 2 after the intruder");
+	return 0;
 }
 
 static int owner_checks(struct pto_dev *d, volatile uint8_t *m)
@@ -331,6 +591,8 @@ static int owner_checks(struct pto_dev *d, volatile uint8_t *m)
 		return ISO_FAIL(0, "cluster 2 unusable after the intruder");
 	if (pto_noop_all(l))
 		bad = ISO_FAIL(0, "cluster 2 does not run");
+	if (!bad)
+		bad = owner_after(d, iso->handle, y, again.dev_addr);
 	core_cluster_release(d, 4);
 	core_launch_free(l);
 	munmap((void *)y, ISO_BO_SIZE);
@@ -360,6 +622,8 @@ static int owner(void)
 	memset((void *)m, ISO_SECRET, ISO_BO_SIZE);
 	if (core_cluster_acquire(d, 1) || core_launch_cores(d, cores, &l))
 		return ISO_FAIL(0, "acquire and launch of cluster 0");
+	if (owner_graph_and_lane(d))
+		return 1;
 	iso->handle = a.handle;
 	iso->dev_addr = a.dev_addr;
 	iso->mmap_offset = a.mmap_offset;
@@ -408,6 +672,20 @@ static void iso_node_restore(const struct stat *st)
 		perror("isolation_test: restoring " PTO_DEV0);
 }
 
+static uint32_t iso_lanes(void)
+{
+	struct pto_dump_reset rs = { 0 };
+	struct pto_info info = { 0 };
+	int fd = open(PTO_DEV0, O_RDWR);
+
+	if (fd < 0)
+		return 0;
+	pto_sioctl(fd, PTO_IOCTL_GET_INFO, &info);
+	pto_sioctl(fd, PTO_IOCTL_DUMP_RESET, &rs);	/* lanes others left */
+	close(fd);
+	return info.lanes;
+}
+
 TEST(two_users_isolated)
 {
 	char clusters[16] = "";
@@ -423,6 +701,7 @@ TEST(two_users_isolated)
 	if (atoi(clusters) < 3)
 		SKIP(return, "needs three clusters (one boots with clusters=1)");
 	ASSERT_EQ(0, iso_node_share(&st));
+	iso->nlanes = iso_lanes();
 	po = iso_spawn(owner);
 	pi = iso_spawn(intruder);
 	ASSERT_LT(0, po);

@@ -3,10 +3,11 @@
  * The bounded slice of the stateful fuzzer that every VM tier runs:
  * pto-fuzz (tests/fuzz/) with a few thousand operations (a tenth on the
  * debug kernel, st_scaled()) and a time bound below the harness's
- * timeout. Its output is relayed as TAP comments; it must end "OK" and
- * must have launched cores, run and checked own tasks and had tasks
- * outside the file refused (a run that did none of it tested nothing).
- * PTO_FUZZ_SEED reproduces a run (the seed is printed).
+ * timeout. Its output is relayed as TAP comments; it must end "OK" having
+ * launched cores, checked own tasks, had tasks outside the file refused,
+ * bound lanes, collected captures, run own graphs and had bad ones
+ * refused (a run that did none of it tested nothing). PTO_FUZZ_SEED
+ * reproduces a run (the seed is printed).
  */
 #include <stdio.h>
 #include "kselftest_harness.h"
@@ -30,6 +31,8 @@ FIXTURE_TEARDOWN(fuzz)
 TEST_F_TIMEOUT(fuzz, bounded_slice, 90)
 {
 	unsigned long long launched = 0, tasks = 0, denied = 0;
+	unsigned long long lanes = 0, captures = 0, capdenied = 0, graphs = 0,
+			   grefused = 0;
 	char ops[32], line[1024];
 	int pipefd[2], status, ok = 0;
 	FILE *out;
@@ -56,6 +59,8 @@ TEST_F_TIMEOUT(fuzz, bounded_slice, 90)
 			ok = 1;
 		sscanf(line, "pto-fuzz: %llu cores launched, %llu own tasks checked, %llu tasks outside",
 		       &launched, &tasks, &denied);
+		sscanf(line, "pto-fuzz: %llu lanes bound, %llu captures, %llu captures outside the buffer refused, %llu graphs run, %llu graphs refused",
+		       &lanes, &captures, &capdenied, &graphs, &grefused);
 	}
 	fclose(out);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -65,6 +70,10 @@ TEST_F_TIMEOUT(fuzz, bounded_slice, 90)
 	EXPECT_LT(0, launched);
 	EXPECT_LT(0, tasks);
 	EXPECT_LT(0, denied);
+	EXPECT_LT(0, lanes);
+	EXPECT_LT(0, captures);
+	EXPECT_LT(0, graphs);
+	EXPECT_LT(0, grefused);
 }
 
 TEST_HARNESS_MAIN
