@@ -17,7 +17,9 @@
 #include "pto_bo.h"
 #include "pto_core.h"
 #include "pto_graph.h"
+#include "pto_lane.h"
 #include "pto_mock.h"
+#include "pto_producer.h"
 
 /* The largest image the checks accept (a bigger hdr.size is refused). */
 #define PTO_GRAPH_MAX_BYTES						\
@@ -176,6 +178,9 @@ static u32 pto_graph_check_task(struct pto_graph *g, struct pto_file *pf,
 	field = pto_graph_check_roles(t, used);
 	if (field)
 		return field;
+	if (t->flags || t->t[PTO_ARG_A].flags || t->t[PTO_ARG_B].flags ||
+	    t->t[PTO_ARG_OUT].flags)
+		g->marked++;
 
 	gt->mask = t->active_mask;
 	gt->sub = g->nsub;
@@ -346,6 +351,40 @@ fail:
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_graph_build);
 
+/*
+ * The resident route has no task-boundary capture: no host thread sees a
+ * task start or end, and a read before, after or during the graph is no
+ * task's arguments. So a graph is refused (-EOPNOTSUPP) while the caller
+ * holds a lane bound at a level that would capture any of its arguments:
+ * FULL and HYBRID every task's, PARTIAL the marked ones. A lane bound at
+ * OFF captures nothing. Each lane's state is read under its lock.
+ */
+static int pto_graph_check_dump(struct pto_file *pf, const struct pto_graph *g)
+{
+	struct pto_device *pdev = pf->pdev;
+	unsigned int i;
+
+	for (i = 0; pdev->lane && i < pdev->lanes; i++) {
+		struct pto_lane *lane = &pdev->lane[i];
+		u32 level = PTO_DUMP_OFF;
+
+		mutex_lock(&lane->lock);
+		if (lane->owner == pf && lane->state == PTO_LANE_BOUND &&
+		    lane->prod)
+			level = lane->prod->level;
+		mutex_unlock(&lane->lock);
+		if (level == PTO_DUMP_OFF ||
+		    (level == PTO_DUMP_PARTIAL && !g->marked))
+			continue;
+		if (pdev->dev)
+			dev_info_ratelimited(pdev->dev,
+					     "graph refused: lane %u binds args dump level %u; the resident route has no task-boundary capture\n",
+					     i, level);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 /* Copy the upload out of its buffer: only as much as the header claims. */
 static void *pto_graph_copy(struct pto_bo *bo, u64 addr, u64 *size)
 {
@@ -453,6 +492,12 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 	if (IS_ERR(g)) {
 		pto_bo_put(gbo);
 		return PTR_ERR(g);
+	}
+	ret = pto_graph_check_dump(pf, g);
+	if (ret) {
+		pto_graph_put(g);
+		pto_bo_put(gbo);
+		return ret;
 	}
 	g->gbo = gbo;
 	g->gkaddr = gbo->vaddr + (args->graph_addr - gbo->dev_addr) +

@@ -9,24 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdio.h>
 #include <pto/graph.h>
+#include <linux/pto_dump.h>
 #include "core.h"
+#include "graph/hbg.h"
 #include "ioctl.h"
-
-struct hbg_edge {
-	uint32_t from;
-	uint32_t to;
-};
-
-struct pto_hbg {
-	struct pto_dev *dev;
-	struct pto_graph_task *tasks;
-	uint32_t ntasks;
-	uint32_t cap;
-	struct hbg_edge *edges;
-	uint32_t nedges;
-	uint32_t ecap;
-};
 
 int pto_hbg_create(struct pto_dev *dev, pto_hbg **out)
 {
@@ -298,6 +286,20 @@ int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 out_bo:
 	pto_bo_free(bo);
 	return ret;
+}
+
+int pto_hbg_set_dump_args(pto_hbg *g, uint32_t level)
+{
+	if (!g || level > PTO_DUMP_LEVEL_MAX)
+		return -EINVAL;
+	if (level == PTO_DUMP_OFF)
+		return 0;
+	/* Refused before any lane is bound: nothing stands in for it. */
+	fprintf(stderr, "libpto: args dump (level %u) is not supported on the "
+		"resident route: no host thread sees a task start or end, so "
+		"no capture at its boundaries exists; no lane was bound "
+		"(the scheduler route captures)\n", level);
+	return -EOPNOTSUPP;
 }
 
 int pto_hbg_task_times(const pto_hbg *g, uint32_t task, uint64_t *start_ns,
