@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <stdio.h>
 #include <pto/graph.h>
 #include <linux/pto_dump.h>
 #include "core.h"
@@ -294,11 +293,11 @@ int pto_hbg_set_dump_args(pto_hbg *g, uint32_t level)
 		return -EINVAL;
 	if (level == PTO_DUMP_OFF)
 		return 0;
-	/* Refused before any lane is bound: nothing stands in for it. */
-	fprintf(stderr, "libpto: args dump (level %u) is not supported on the "
-		"resident route: no host thread sees a task start or end, so "
-		"no capture at its boundaries exists; no lane was bound "
-		"(the scheduler route captures)\n", level);
+	/*
+	 * Refused before any lane is bound: no host thread sees a task start
+	 * or end on this route, so nothing captures at its boundaries. The
+	 * library prints nothing; pto_strerror() gives the reason.
+	 */
 	return -EOPNOTSUPP;
 }
 

@@ -56,7 +56,7 @@ PTO_API int pto_hbg_task_times(const pto_hbg *g, uint32_t task,
 PTO_API int pto_hbg_trace_write(const pto_hbg *g, const char *path);
 /* Args dump of the graph's runs at a PTO_DUMP_* level: any level but
  * PTO_DUMP_OFF is -EOPNOTSUPP on this route, refused before any lane is
- * bound, with a message on stderr. */
+ * bound; nothing is printed. */
 PTO_API int pto_hbg_set_dump_args(pto_hbg *g, uint32_t level);
 
 #ifdef __cplusplus
