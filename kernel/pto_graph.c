@@ -178,9 +178,6 @@ static u32 pto_graph_check_task(struct pto_graph *g, struct pto_file *pf,
 	field = pto_graph_check_roles(t, used);
 	if (field)
 		return field;
-	if (t->flags || t->t[PTO_ARG_A].flags || t->t[PTO_ARG_B].flags ||
-	    t->t[PTO_ARG_OUT].flags)
-		g->marked++;
 
 	gt->mask = t->active_mask;
 	gt->sub = g->nsub;
@@ -352,14 +349,12 @@ fail:
 EXPORT_SYMBOL_IF_KUNIT(pto_graph_build);
 
 /*
- * The resident route has no task-boundary capture: no host thread sees a
- * task start or end, and a read before, after or during the graph is no
- * task's arguments. So a graph is refused (-EOPNOTSUPP) while the caller
- * holds a lane bound at a level that would capture any of its arguments:
- * FULL and HYBRID every task's, PARTIAL the marked ones. A lane bound at
- * OFF captures nothing. Each lane's state is read under its lock.
+ * The resident route has no task-boundary capture, so a graph is refused
+ * (-EOPNOTSUPP) while @pf holds a lane bound above OFF. Called after the
+ * graph is in @pf->graphs: pto_ioctl_dump_bind() tests that under the
+ * lane's lock, so of a racing bind and launch one sees the other.
  */
-static int pto_graph_check_dump(struct pto_file *pf, const struct pto_graph *g)
+static int pto_graph_check_dump(struct pto_file *pf)
 {
 	struct pto_device *pdev = pf->pdev;
 	unsigned int i;
@@ -373,8 +368,7 @@ static int pto_graph_check_dump(struct pto_file *pf, const struct pto_graph *g)
 		    lane->prod)
 			level = lane->prod->level;
 		mutex_unlock(&lane->lock);
-		if (level == PTO_DUMP_OFF ||
-		    (level == PTO_DUMP_PARTIAL && !g->marked))
+		if (level == PTO_DUMP_OFF)
 			continue;
 		if (pdev->dev)
 			dev_info_ratelimited(pdev->dev,
@@ -493,12 +487,6 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 		pto_bo_put(gbo);
 		return PTR_ERR(g);
 	}
-	ret = pto_graph_check_dump(pf, g);
-	if (ret) {
-		pto_graph_put(g);
-		pto_bo_put(gbo);
-		return ret;
-	}
 	g->gbo = gbo;
 	g->gkaddr = gbo->vaddr + (args->graph_addr - gbo->dev_addr) +
 		    sizeof(struct pto_graph_hdr);
@@ -508,6 +496,9 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 		       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto put;
+	ret = pto_graph_check_dump(pf);
+	if (ret)
+		goto erase;
 	ret = mutex_lock_killable(&pdev->core_lock);
 	if (ret)
 		goto erase;

@@ -67,7 +67,6 @@ struct pto_gslot {
  *		the cores (a spinlock: never held across a kernel's run).
  * @gbo / @gkaddr: the uploaded graph's buffer (held) and the kernel
  *		address of its first task, where the cores write Out fields.
- * @marked:	tasks with a dump mark (a flagged tensor or their scalars).
  * @sub:	validated subtasks, their tensors pinned.
  * @ready:	FIFO of ready task indices, @rhead .. @rtail.
  * @slots:	PTO_GRAPH_SLOTS per cluster of the device (by cluster index).
@@ -81,7 +80,6 @@ struct pto_graph {
 	u32 ntasks;
 	u32 nsub;
 	u32 nedges;
-	u32 marked;
 	struct pto_gtask *tasks;
 	u32 *succ;
 	struct pto_mock_task *sub;

@@ -158,9 +158,8 @@ enum pto_graph_field {
  * (a bad graph: @bad_task / @bad_field say where; bad flags, padding or
  * clusters), -EPERM (a cluster not owned), -EBUSY (a core not launched by
  * the caller, or already running a graph), -EOPNOTSUPP (the caller holds
- * a dump lane bound at a level that would capture the graph's arguments:
- * FULL or HYBRID, or PARTIAL with a dump mark in the graph; this route
- * has no task-boundary capture), -ENOMEM.
+ * a dump lane bound at a level above PTO_DUMP_OFF; this route has no
+ * task-boundary capture), -ENOMEM.
  */
 struct pto_graph_launch {
 	__u64 graph_addr;
