@@ -76,7 +76,11 @@ static inline void ex_hbg_bufs(struct pto_dev *dev, struct ex_buf *buf,
 	}
 }
 
-/* Run @g on --clusters (0: all); checks it ran @tasks subtasks. */
+/*
+ * Run @g on --clusters (0: all); checks it ran @tasks subtasks. An args
+ * dump is refused on this route (exit 1 with the reason); --trace writes
+ * the run's core-side stamps, the last graph's when there are several.
+ */
 static inline int ex_hbg_run(pto_hbg *g, const struct ex_opts *opts,
 			     const char *name, uint64_t tasks)
 {
@@ -87,7 +91,17 @@ static inline int ex_hbg_run(pto_hbg *g, const struct ex_opts *opts,
 	if (opts->clusters)
 		clusters = opts->clusters >= 64 ? ~0ULL :
 			   (1ULL << opts->clusters) - 1;
+	ret = pto_hbg_set_dump_args(g, opts->dump_level);
+	if (ret)
+		ex_die("args dump on the resident route", ret);
 	ret = pto_hbg_run(g, clusters, 10000, &st);
+	if (!ret && opts->trace) {
+		ret = pto_hbg_trace_write(g, opts->trace);
+		ex_check(ret == 0, "run trace written");
+		if (!ret)
+			printf("# run trace: %s (ptoctl trace summary %s)\n",
+			       opts->trace, opts->trace);
+	}
 	if (ret)
 		printf("# %s: %s (bad task %u field %u, failed task %u status %u)\n",
 		       name, pto_strerror(ret), st.bad_task, st.bad_field,

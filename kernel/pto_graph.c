@@ -17,7 +17,9 @@
 #include "pto_bo.h"
 #include "pto_core.h"
 #include "pto_graph.h"
+#include "pto_lane.h"
 #include "pto_mock.h"
+#include "pto_producer.h"
 
 /* The largest image the checks accept (a bigger hdr.size is refused). */
 #define PTO_GRAPH_MAX_BYTES						\
@@ -346,6 +348,37 @@ fail:
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_graph_build);
 
+/*
+ * The resident route has no task-boundary capture, so a graph is refused
+ * (-EOPNOTSUPP) while @pf holds a lane bound above OFF. Called after the
+ * graph is in @pf->graphs: pto_ioctl_dump_bind() tests that under the
+ * lane's lock, so of a racing bind and launch one sees the other.
+ */
+static int pto_graph_check_dump(struct pto_file *pf)
+{
+	struct pto_device *pdev = pf->pdev;
+	unsigned int i;
+
+	for (i = 0; pdev->lane && i < pdev->lanes; i++) {
+		struct pto_lane *lane = &pdev->lane[i];
+		u32 level = PTO_DUMP_OFF;
+
+		mutex_lock(&lane->lock);
+		if (lane->owner == pf && lane->state == PTO_LANE_BOUND &&
+		    lane->prod)
+			level = lane->prod->level;
+		mutex_unlock(&lane->lock);
+		if (level == PTO_DUMP_OFF)
+			continue;
+		if (pdev->dev)
+			dev_info_ratelimited(pdev->dev,
+					     "graph refused: lane %u binds args dump level %u; the resident route has no task-boundary capture\n",
+					     i, level);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 /* Copy the upload out of its buffer: only as much as the header claims. */
 static void *pto_graph_copy(struct pto_bo *bo, u64 addr, u64 *size)
 {
@@ -463,6 +496,9 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 		       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto put;
+	ret = pto_graph_check_dump(pf);
+	if (ret)
+		goto erase;
 	ret = mutex_lock_killable(&pdev->core_lock);
 	if (ret)
 		goto erase;

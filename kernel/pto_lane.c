@@ -197,6 +197,12 @@ int pto_ioctl_dump_bind(struct pto_file *pf, void *data)
 		ret = -EBUSY;
 		goto err_free;
 	}
+	/* No capture on the resident route: see pto_graph_check_dump(). */
+	if (args->level != PTO_DUMP_OFF && !xa_empty(&pf->graphs)) {
+		mutex_unlock(&lane->lock);
+		ret = -EOPNOTSUPP;
+		goto err_free;
+	}
 	pto_producer_init(prod, mem->vaddr, arena, args->level);
 	prod->dev = lane->pdev->index;
 	prod->lane = lane->index;

@@ -23,6 +23,9 @@ const char *pto_strerror(int err)
 	case E2BIG:
 		return "too large (a heap ring or payload request), or a struct "
 		       "from a newer libpto with non-zero unknown fields";
+	case EOPNOTSUPP:
+		return "not supported here (for one, args dump on the resident "
+		       "route: it has no task-boundary capture)";
 	default:
 		return e > INT_MAX ? "unknown error" : strerror((int)e);
 	}

@@ -10,23 +10,10 @@
 #include <string.h>
 #include <time.h>
 #include <pto/graph.h>
+#include <linux/pto_dump.h>
 #include "core.h"
+#include "graph/hbg.h"
 #include "ioctl.h"
-
-struct hbg_edge {
-	uint32_t from;
-	uint32_t to;
-};
-
-struct pto_hbg {
-	struct pto_dev *dev;
-	struct pto_graph_task *tasks;
-	uint32_t ntasks;
-	uint32_t cap;
-	struct hbg_edge *edges;
-	uint32_t nedges;
-	uint32_t ecap;
-};
 
 int pto_hbg_create(struct pto_dev *dev, pto_hbg **out)
 {
@@ -298,6 +285,20 @@ int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 out_bo:
 	pto_bo_free(bo);
 	return ret;
+}
+
+int pto_hbg_set_dump_args(pto_hbg *g, uint32_t level)
+{
+	if (!g || level > PTO_DUMP_LEVEL_MAX)
+		return -EINVAL;
+	if (level == PTO_DUMP_OFF)
+		return 0;
+	/*
+	 * Refused before any lane is bound: no host thread sees a task start
+	 * or end on this route, so nothing captures at its boundaries. The
+	 * library prints nothing; pto_strerror() gives the reason.
+	 */
+	return -EOPNOTSUPP;
 }
 
 int pto_hbg_task_times(const pto_hbg *g, uint32_t task, uint64_t *start_ns,

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <linux/pto_dump.h>
 #include <pto/graph.h>
 #include <pto/pto.h>
 #include "kselftest_harness.h"
@@ -254,6 +255,61 @@ TEST_F(graph_raw, wait_without_deadline)
 	ASSERT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GRAPH_WAIT, &w));
 	EXPECT_EQ(2, w.completed);
 	EXPECT_EQ(PTO_GRAPH_TASK_NONE, w.err_task);
+}
+
+/* Bind lane 0 of @fd at @level: DUMP_BIND's result. */
+static int graph_bind(int fd, uint32_t level)
+{
+	struct pto_dump_bind b = { .lane = 0, .level = level };
+
+	return pto_sioctl(fd, PTO_IOCTL_DUMP_BIND, &b);
+}
+
+static void graph_unbind(int fd)
+{
+	struct pto_dump_lane l = { .lane = 0 };
+
+	pto_sioctl(fd, PTO_IOCTL_DUMP_UNBIND, &l);
+}
+
+/* No capture on this route: a lane bound above OFF refuses the launch. */
+TEST_F(graph_raw, dump_bound_then_launch_refused)
+{
+	struct pto_graph_launch la;
+	struct pto_graph_wait w;
+
+	raw_good(self->img);
+	ASSERT_EQ(0, graph_bind(self->fd, PTO_DUMP_FULL));
+	EXPECT_EQ(-EOPNOTSUPP, raw_launch(self, sizeof(struct raw), &la));
+	graph_unbind(self->fd);
+	/* OFF captures nothing: the graph runs. */
+	ASSERT_EQ(0, graph_bind(self->fd, PTO_DUMP_OFF));
+	ASSERT_EQ(0, raw_launch(self, sizeof(struct raw), &la));
+	memset(&w, 0, sizeof(w));
+	w.handle = la.handle;
+	w.timeout_ns = pto_now_ns() + 10000000000ull;
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GRAPH_WAIT, &w));
+	graph_unbind(self->fd);
+}
+
+/* The other order: a bind above OFF while the graph runs is refused. */
+TEST_F(graph_raw, launch_then_dump_bind_refused)
+{
+	struct pto_graph_launch la;
+	struct pto_graph_wait w;
+
+	raw_good(self->img);
+	self->img->t[0].func_id[0] = PTO_FUNC_SPIN_NS;
+	self->img->t[0].scalar[0] = 200000000;
+	ASSERT_EQ(0, raw_launch(self, sizeof(struct raw), &la));
+	EXPECT_EQ(-EOPNOTSUPP, graph_bind(self->fd, PTO_DUMP_PARTIAL));
+	memset(&w, 0, sizeof(w));
+	w.handle = la.handle;
+	w.timeout_ns = pto_now_ns() + 10000000000ull;
+	EXPECT_EQ(0, pto_sioctl(self->fd, PTO_IOCTL_GRAPH_WAIT, &w));
+	/* Waited: the file runs no graph, the bind goes through. */
+	EXPECT_EQ(0, graph_bind(self->fd, PTO_DUMP_FULL));
+	graph_unbind(self->fd);
 }
 
 TEST_F(graph_raw, bad_cycle)

@@ -195,7 +195,9 @@ struct pto_dump_state {
  * producing) is taken over: its old counters go and it starts fresh.
  *
  * Errors: -EINVAL (lane, level, flags), -EBUSY (bound by a file, this one
- * included, or quarantined with a producer that may still run), -ENOMEM.
+ * included, or quarantined with a producer that may still run),
+ * -EOPNOTSUPP (a level above OFF while this file has a resident-route
+ * graph launched and not yet waited: that route has no capture), -ENOMEM.
  */
 struct pto_dump_bind {
 	__u32 lane;

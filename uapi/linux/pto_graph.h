@@ -157,7 +157,9 @@ enum pto_graph_field {
  * The whole graph is validated before any core sees it. Errors: -EINVAL
  * (a bad graph: @bad_task / @bad_field say where; bad flags, padding or
  * clusters), -EPERM (a cluster not owned), -EBUSY (a core not launched by
- * the caller, or already running a graph), -ENOMEM.
+ * the caller, or already running a graph), -EOPNOTSUPP (the caller holds
+ * a dump lane bound at a level above PTO_DUMP_OFF; this route has no
+ * task-boundary capture), -ENOMEM.
  */
 struct pto_graph_launch {
 	__u64 graph_addr;

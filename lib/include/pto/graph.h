@@ -52,6 +52,12 @@ PTO_API int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 PTO_API int pto_hbg_task_times(const pto_hbg *g, uint32_t task,
 			       uint64_t *start_ns, uint64_t *end_ns,
 			       uint32_t *core);
+/* The last run's stamps as a run trace (Documentation/tracing.md). */
+PTO_API int pto_hbg_trace_write(const pto_hbg *g, const char *path);
+/* Args dump of the graph's runs at a PTO_DUMP_* level: any level but
+ * PTO_DUMP_OFF is -EOPNOTSUPP on this route, refused before any lane is
+ * bound; nothing is printed. */
+PTO_API int pto_hbg_set_dump_args(pto_hbg *g, uint32_t level);
 
 #ifdef __cplusplus
 }
