@@ -24,8 +24,8 @@ const char *pto_strerror(int err)
 		return "too large (a heap ring or payload request), or a struct "
 		       "from a newer libpto with non-zero unknown fields";
 	case EOPNOTSUPP:
-		return "not supported here (for one, args dump on the resident "
-		       "route: it has no task-boundary capture)";
+		return "not supported on this route (args dump on the resident "
+		       "route, which has no task-boundary capture yet)";
 	default:
 		return e > INT_MAX ? "unknown error" : strerror((int)e);
 	}
