@@ -5,7 +5,7 @@
  * start and end in order, parks and wake-ups paired, and every released
  * core's retirement writes in the protocol's order. And the library's run
  * trace of the same example (ptoctl run --trace), read back, summarised
- * and drawn; the runs a device orchestrator's trace leaves out; and a
+ * and drawn, and of its graph on the resident route; the runs a device orchestrator's trace leaves out; and a
  * dump lane's reservations and commits, in order.
  */
 #include <stdio.h>
@@ -282,6 +282,80 @@ TEST(ptoctl_run_trace_summary_and_svg)
 		EXPECT_NE(NULL, strstr(svg, "<svg"));
 		EXPECT_NE(NULL, strstr(svg, "AIV_"));
 	}
+	unlink(json);
+}
+
+/* The row a task ran on: its thread_name, or "" when it has none. */
+static const char *tr_row_name(const struct tr_trace *tr,
+			       const struct tr_task *t)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nrow; i++)
+		if (tr->row[i].pid == t->pid && tr->row[i].tid == t->tid)
+			return tr->row[i].name;
+	return "";
+}
+
+/* ptoctl run vector_hbg --route resident --trace: the cores' own start /
+ * end stamps, each of the four tasks once on the row of the core the
+ * graph put it on (c, f on the AIC; d, e on the AIVs), its edges as deps
+ * and flows; the summary and the swimlane read it. */
+TEST(ptoctl_run_resident_trace)
+{
+	static const char *const json = "/tmp/trace_test_hbg.json";
+	static const char *const core[4] = { "AIC_", "AIV_", "AIV_", "AIC_" };
+	struct tr_trace tr = { 0 };
+	int seen[4] = { 0 };
+	char cmd[256];
+	size_t i, j;
+
+	unlink(json);
+	snprintf(cmd, sizeof(cmd),
+		 "ptoctl run vector_hbg --route resident --trace %s >/dev/null 2>&1",
+		 json);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, tr_load(json, &tr));
+	EXPECT_EQ(0u, tr.dropped);
+	ASSERT_EQ(4u, tr.n);
+	for (i = 0; i < tr.n; i++) {
+		const struct tr_task *t = &tr.t[i];
+		const char *row = tr_row_name(&tr, t);
+		uint64_t dsum = 0;
+
+		ASSERT_GT(4u, t->task);
+		seen[t->task]++;
+		EXPECT_LE(t->ts[TR_STARTED], t->ts[TR_ENDED]) TH_LOG("task %zu", i);
+		/* Only the cores' stamps: no library thread saw the task. */
+		EXPECT_EQ((1u << TR_STARTED) | (1u << TR_ENDED), t->have);
+		EXPECT_EQ(TR_PID_DEVICE, t->pid);
+		EXPECT_EQ(0, strncmp(row, core[t->task], 4))
+			TH_LOG("task %llu on row '%s'",
+			       (unsigned long long)t->task, row);
+		for (j = 0; j < t->ndeps; j++)
+			dsum += 1u << t->deps[j];
+		/* c -> d, e; d, e -> f. */
+		EXPECT_EQ(t->task == 0 ? 0u : t->task == 3 ? 6u : 1u, dsum)
+			TH_LOG("task %llu deps", (unsigned long long)t->task);
+		EXPECT_EQ(t->task == 0 ? 0u : t->task == 3 ? 2u : 1u, t->ndeps);
+	}
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(1, seen[i]) TH_LOG("task %zu", i);
+	/* A start and a finish per edge, the finish not before its start. */
+	EXPECT_EQ(8u, tr.nflow);
+	for (i = 0; i < tr.nflow; i++)
+		for (j = 0; j < tr.nflow; j++)
+			if (tr.flow[i].start && !tr.flow[j].start &&
+			    tr.flow[i].id == tr.flow[j].id)
+				EXPECT_LE(tr.flow[i].ts, tr.flow[j].ts);
+	tr_free(&tr);
+	snprintf(cmd, sizeof(cmd), "ptoctl trace summary %s >/dev/null 2>&1",
+		 json);
+	EXPECT_EQ(0, system(cmd));
+	snprintf(cmd, sizeof(cmd),
+		 "ptoctl trace svg %s | grep -q AIC_ && ptoctl trace svg %s | grep -q AIV_",
+		 json, json);
+	EXPECT_EQ(0, system(cmd));
 	unlink(json);
 }
 
