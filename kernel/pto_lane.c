@@ -189,18 +189,21 @@ int pto_ioctl_dump_bind(struct pto_file *pf, void *data)
 		goto err_free;
 
 	mutex_lock(&lane->lock);
+	/*
+	 * No capture on the resident route (pto_graph_check_dump()); tested
+	 * before a takeover, so a refused bind changes nothing.
+	 */
+	if (args->level != PTO_DUMP_OFF && !xa_empty(&pf->graphs)) {
+		mutex_unlock(&lane->lock);
+		ret = -EOPNOTSUPP;
+		goto err_free;
+	}
 	/* Taken over: the old binding's counters go, the lane starts fresh. */
 	if (pto_lane_adoptable(lane))
 		pto_lane_unbind_locked(lane);
 	if (lane->state != PTO_LANE_FREE) {
 		mutex_unlock(&lane->lock);
 		ret = -EBUSY;
-		goto err_free;
-	}
-	/* No capture on the resident route: see pto_graph_check_dump(). */
-	if (args->level != PTO_DUMP_OFF && !xa_empty(&pf->graphs)) {
-		mutex_unlock(&lane->lock);
-		ret = -EOPNOTSUPP;
 		goto err_free;
 	}
 	pto_producer_init(prod, mem->vaddr, arena, args->level);
