@@ -119,6 +119,8 @@ int op_capture(struct fz_actor *a);
 int op_ack(struct fz_actor *a);
 int op_dclose(struct fz_actor *a);
 int op_unbind(struct fz_actor *a);
+int fz_lanes_dumping(const struct fz_actor *a);
+void fz_lanes_close_dumping(struct fz_actor *a);
 int op_dstatus(struct fz_actor *a);
 int op_graph(struct fz_actor *a);
 

@@ -14,7 +14,7 @@
 #include "fuzz_actor.h"
 
 static const int fz_err_lane[] = { EINVAL, EPERM, ENOENT, EFAULT, EBUSY, EPIPE,
-			    ETIMEDOUT, EINTR, ENOMEM, 0 };
+			    ETIMEDOUT, EINTR, ENOMEM, EOPNOTSUPP, 0 };
 
 static unsigned int fz_nlanes(const struct fz_actor *a)
 {
@@ -420,4 +420,38 @@ int op_dstatus(struct fz_actor *a)
 		return 0;
 	}
 	return fz_lane_check(a, (unsigned int)fz_below(a, fz_nlanes(a)));
+}
+
+/*
+ * The resident route has no args capture: a graph launch is refused
+ * while the file holds a lane bound (not closed) above OFF.
+ */
+int fz_lanes_dumping(const struct fz_actor *a)
+{
+	unsigned int l;
+
+	for (l = 0; l < fz_nlanes(a); l++)
+		if ((a->lanes & ~a->lane_closed) & (1u << l) &&
+		    a->lane_level[l] != PTO_DUMP_OFF)
+			return 1;
+	return 0;
+}
+
+/* Close each such lane, so that a graph may run. */
+void fz_lanes_close_dumping(struct fz_actor *a)
+{
+	unsigned int l;
+
+	for (l = 0; l < fz_nlanes(a); l++) {
+		struct pto_dump_lane d = { .lane = l };
+
+		if (!((a->lanes & ~a->lane_closed) & (1u << l)) ||
+		    a->lane_level[l] == PTO_DUMP_OFF)
+			continue;
+		if (fz_ioctl(a, "DUMP_CLOSE (graph)", PTO_IOCTL_DUMP_CLOSE, &d,
+			     0, fz_err_lane))
+			continue;
+		fz_lane_let_go(a, l);
+		a->lane_closed |= 1u << l;
+	}
 }

@@ -426,7 +426,12 @@ static int iso_hang_and_leave(struct iso_ctx *c)
 	w.handle = l.handle;
 	if (pto_sioctl(c->fd, PTO_IOCTL_GRAPH_WAIT, &w) != -ETIMEDOUT)
 		return ISO_FAIL(1, "the hanging graph ended");
-	if (iso->nlanes > 1 && pto_sioctl(c->fd, PTO_IOCTL_DUMP_BIND, &b))
+	/*
+	 * A second file binds it: a file with a graph running gets no
+	 * capture (the resident route has none). Both close at the exit.
+	 */
+	if (iso->nlanes > 1 &&
+	    pto_sioctl(open(PTO_DEV0, O_RDWR), PTO_IOCTL_DUMP_BIND, &b))
 		return ISO_FAIL(1, "bind of lane 1");
 	return 0;
 }
@@ -489,10 +494,14 @@ static int iso_bo_is(int fd, uint32_t handle, uint64_t dev_addr)
 	       bi.dev_addr == dev_addr && bi.size == ISO_BO_SIZE;
 }
 
+/* The owner's second file, which binds lane 0, and a buffer of it. */
+static int owner_lane_fd = -1;
+static struct pto_bo_alloc owner_lane_bo;
+
 /*
- * Lane 0 bound, and a graph spinning on cluster 0 (in a buffer of its
- * own: the cores write its tasks' Out fields): the intruder's probes see
- * both.
+ * Lane 0 bound (by a second file: a file with a graph running gets no
+ * capture), and a graph spinning on cluster 0 (in a buffer of its own:
+ * the cores write its tasks' Out fields): the intruder's probes see both.
  */
 static int owner_graph_and_lane(struct pto_dev *d)
 {
@@ -502,7 +511,10 @@ static int owner_graph_and_lane(struct pto_dev *d)
 	struct pto_bo_alloc g;
 	void *m;
 
-	if (pto_sioctl(pto_dev_fd(d), PTO_IOCTL_DUMP_BIND, &b))
+	owner_lane_fd = open(PTO_DEV0, O_RDWR);
+	if (owner_lane_fd < 0 ||
+	    st_bo_alloc(owner_lane_fd, 4096, &owner_lane_bo) ||
+	    pto_sioctl(owner_lane_fd, PTO_IOCTL_DUMP_BIND, &b))
 		return ISO_FAIL(0, "bind of lane 0");
 	if (st_bo_alloc(pto_dev_fd(d), 4096, &g))
 		return ISO_FAIL(0, "BO_ALLOC");
@@ -525,7 +537,8 @@ static int owner_graph_and_lane(struct pto_dev *d)
 static int owner_after(struct pto_dev *d, uint32_t handle,
 		       volatile uint8_t *y, uint64_t y_addr)
 {
-	struct pto_dump_capture cap = { .lane = 0, .handle = handle,
+	struct pto_dump_capture cap = { .lane = 0,
+					.handle = owner_lane_bo.handle,
 					.dtype = PTO_DTYPE_I32, .rank = 1,
 					.shape = { 16 }, .strides = { 1 } };
 	struct pto_dump_bind b = { .lane = 1 };
@@ -537,11 +550,11 @@ static int owner_after(struct pto_dev *d, uint32_t handle,
 	if (iso_graph_wait(fd, iso->graph))
 		return ISO_FAIL(0, "the owner's graph did not end cleanly");
 	cap.timeout_ns = iso_now() + 1000000000ull;
-	if (pto_sioctl(fd, PTO_IOCTL_DUMP_CAPTURE, &cap) ||
+	if (pto_sioctl(owner_lane_fd, PTO_IOCTL_DUMP_CAPTURE, &cap) ||
 	    cap.result != PTO_DUMP_RES_COLLECTED)
 		return ISO_FAIL(0, "capture on lane 0: result %u", cap.result);
-	if (pto_sioctl(fd, PTO_IOCTL_DUMP_CLOSE, &dl) ||
-	    pto_sioctl(fd, PTO_IOCTL_DUMP_UNBIND, &dl))
+	if (pto_sioctl(owner_lane_fd, PTO_IOCTL_DUMP_CLOSE, &dl) ||
+	    pto_sioctl(owner_lane_fd, PTO_IOCTL_DUMP_UNBIND, &dl))
 		return ISO_FAIL(0, "close of lane 0");
 	if (iso->nlanes > 1) {
 		dl.lane = 1;
