@@ -145,6 +145,12 @@ struct orch_backend_ops {
 	 */
 	int (*run_begin)(void *be, uint64_t run_id, char *msg, size_t len);
 	void (*run_end)(void *be, uint64_t run_id);
+	/*
+	 * Optional: the last member of a task with several (SPMD blocks, a
+	 * group) finished, on that member's thread, before any successor is
+	 * released: the args dump's one AFTER_COMPLETION capture per task.
+	 */
+	void (*task_members_done)(void *be, const struct orch_dispatch *d);
 	/* Free the backend (after stop / heap_unmap). */
 	void (*destroy)(void *be);
 };

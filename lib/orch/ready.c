@@ -522,6 +522,15 @@ member_outcome(struct orch_slot *s, const struct orch_dispatch *d, int err,
 					 memory_order_acq_rel) == 1;
 }
 
+/* A task of several members: the backend's hook after its last one. */
+static inline void members_done_hook(struct pto_orch *o,
+				     const struct orch_slot *s,
+				     const struct orch_dispatch *d)
+{
+	if (s->nmembers > 1 && o->ops->task_members_done)
+		o->ops->task_members_done(o->be, d);
+}
+
 /* The member's outcome; the member that takes members_left to zero (a
  * lone member at once) runs the slot's completion. */
 static void member_finish(struct pto_orch *o, const struct orch_dispatch *d,
@@ -529,9 +538,11 @@ static void member_finish(struct pto_orch *o, const struct orch_dispatch *d,
 {
 	struct orch_slot *s = d->slot;
 
-	if (member_outcome(s, d, err, msg))
+	if (member_outcome(s, d, err, msg)) {
+		members_done_hook(o, s, d);
 		orch_on_task_complete(o, s, atomic_load(&s->first_err),
 				      s->member_message);
+	}
 }
 
 /*
@@ -587,6 +598,7 @@ int orch_member_done_pop_kept(struct pto_orch *o, const struct orch_dispatch *d,
 	int n;
 
 	if (member_outcome(s, d, err, msg)) {
+		members_done_hook(o, s, d);
 		self_pop.o = o;
 		self_pop.widx = widx;
 		self_pop.credit = true;
