@@ -18,6 +18,7 @@
 #include <time.h>
 #include <pto/orch.h>
 #include "orch/host_worker.h"
+#include "orch/once.h"
 
 struct pto_orch;
 struct orch_slot;
@@ -62,6 +63,7 @@ struct orch_dispatch_view {
 	const uint8_t *scalar_dump;
 	uint32_t ntensors, nscalars;
 	uint32_t member, nmembers;
+	bool shared;		/* SPMD: every member has member 0's args */
 	uint64_t task_id;
 	uint64_t run_id;
 	bool traced;		/* its run is recorded (trace_self_if()) */
@@ -149,8 +151,10 @@ struct orch_backend_ops {
 	 * Optional: the last member of a task with several (SPMD blocks, a
 	 * group) finished, on that member's thread, before any successor is
 	 * released: the args dump's one AFTER_COMPLETION capture per task.
+	 * @err: the task's (its first failing member's) error.
 	 */
-	void (*task_members_done)(void *be, const struct orch_dispatch *d);
+	void (*task_members_done)(void *be, const struct orch_dispatch *d,
+				  int err);
 	/* Free the backend (after stop / heap_unmap). */
 	void (*destroy)(void *be);
 };
@@ -213,6 +217,15 @@ bool orch_ready_any_kind(struct pto_orch *o, uint32_t kind);
 void orch_set_worker_capacity(struct pto_orch *o, int32_t widx, uint32_t cap);
 void orch_dispatch_view(const struct orch_dispatch *d,
 			struct orch_dispatch_view *v);
+/* Member @m's view of @d's task (orch_dispatch_view of another member). */
+void orch_dispatch_member_view(const struct orch_dispatch *d, uint32_t m,
+			       struct orch_dispatch_view *v);
+/*
+ * The gate of @d's task for work done once before any of its members
+ * runs (once.h), between steps 1 and 3 of any member. Thread safety:
+ * any thread.
+ */
+struct orch_once *orch_dispatch_once(const struct orch_dispatch *d);
 /* Step 4: see above. @msg may be NULL. Thread safety: any thread. */
 void orch_member_done(struct pto_orch *o, const struct orch_dispatch *d,
 		      int err, const char *msg);

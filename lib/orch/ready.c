@@ -467,24 +467,36 @@ int orch_ready_pop(struct pto_orch *o, int32_t widx, struct orch_dispatch *d)
 	return n;
 }
 
-void orch_dispatch_view(const struct orch_dispatch *d,
-			struct orch_dispatch_view *v)
+void orch_dispatch_member_view(const struct orch_dispatch *d, uint32_t m,
+			       struct orch_dispatch_view *v)
 {
 	const struct orch_slot *s = d->slot;
-	const struct orch_member *m = &s->members[d->member];
+	const struct orch_member *mb = &s->members[m];
 
 	v->callable = &s->callable;
 	v->cfg = &s->cfg;
-	v->tensors = m->t;
-	v->scalars = m->s;
-	v->scalar_dump = m->sdump;
-	v->ntensors = m->nt;
-	v->nscalars = m->ns;
-	v->member = d->member;
+	v->tensors = mb->t;
+	v->scalars = mb->s;
+	v->scalar_dump = mb->sdump;
+	v->ntensors = mb->nt;
+	v->nscalars = mb->ns;
+	v->member = m;
 	v->nmembers = s->nmembers;
+	v->shared = s->shared;
 	v->task_id = s->task_id;
 	v->run_id = s->run_id;
 	v->traced = s->traced;
+}
+
+void orch_dispatch_view(const struct orch_dispatch *d,
+			struct orch_dispatch_view *v)
+{
+	orch_dispatch_member_view(d, d->member, v);
+}
+
+struct orch_once *orch_dispatch_once(const struct orch_dispatch *d)
+{
+	return &d->slot->prologue;
 }
 
 /* member_outcome()'s failure: the first failing member's error and
@@ -528,7 +540,8 @@ static inline void members_done_hook(struct pto_orch *o,
 				     const struct orch_dispatch *d)
 {
 	if (s->nmembers > 1 && o->ops->task_members_done)
-		o->ops->task_members_done(o->be, d);
+		o->ops->task_members_done(o->be, d,
+					  atomic_load(&s->first_err));
 }
 
 /* The member's outcome; the member that takes members_left to zero (a

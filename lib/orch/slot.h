@@ -9,6 +9,7 @@
 #include <pto/orch.h>
 #include "orch/backend.h"
 #include "orch/lock.h"
+#include "orch/once.h"
 
 #define ORCH_MSG_LEN 192
 
@@ -126,12 +127,15 @@ struct orch_slot {
 	struct orch_call_cfg cfg;
 	uint32_t wkind;		/* for "any of kind" placement */
 	bool is_group;		/* next-level group: all-or-nothing */
+	bool shared;		/* SPMD: every member has member 0's args */
 	uint32_t nmembers;
 	struct orch_member *members;
 	uint32_t cap_members;
 	_Atomic uint32_t members_left;
 	_Atomic int first_err;	/* aggregated member error */
 	_Atomic int member_msg_claimed;
+	/* Once per task before any member runs (orch_dispatch_once). */
+	struct orch_once prologue;
 
 	/* Ready-queue links, under sched_mu. */
 	struct orch_slot *rq_next, *rq_prev;
@@ -204,6 +208,8 @@ static inline void orch_slot_reset(struct orch_slot *s)
 	s->nkeys = 0;
 	s->nmembers = 0;
 	s->is_group = false;
+	s->shared = false;
+	orch_once_reset(&s->prologue);
 	s->next_member = 0;
 	s->rq = NULL;
 	s->rq_next = s->rq_prev = NULL;

@@ -277,6 +277,7 @@ static int prepare_members(struct pto_orch *o, struct orch_slot *s,
 	s->cfg.flags = q->cfg ? q->cfg->flags : 0;
 	s->wkind = q->wkind;
 	s->is_group = q->is_group;
+	s->shared = q->shared;
 	for (m = 0; m < q->n; m++) {
 		struct orch_member *mb = &s->members[m];
 

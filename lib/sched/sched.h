@@ -369,6 +369,8 @@ int sched_dump_run_begin(void *p, uint64_t run_id, char *msg, size_t len);
 void sched_dump_run_end(void *p, uint64_t run_id);
 void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
 		     unsigned int stage, bool mix);
+/* orch_backend_ops.task_members_done: an SPMD or group task's outputs. */
+void sched_dump_members_done(void *p, const struct orch_dispatch *d, int err);
 /*
  * Capture task @d's arguments of @stage (PTO_DUMP_BEFORE_DISPATCH: before
  * its payload is written; _AFTER_COMPLETION: before its completion is

@@ -284,6 +284,7 @@ static const struct orch_backend_ops sched_ops = {
 	.check_group = sched_check_group,
 	.run_begin = sched_dump_run_begin,
 	.run_end = sched_dump_run_end,
+	.task_members_done = sched_dump_members_done,
 	.kernels_need_heap_space = true,
 	.tensorless_kernels = SCHED_TENSORLESS_KERNELS,
 	.destroy = sched_destroy,

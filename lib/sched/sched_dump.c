@@ -243,26 +243,23 @@ static bool tensor_capture(struct sched_backend *be,
 	return true;
 }
 
-void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
-		     unsigned int stage, bool mix)
+/*
+ * Member @m's arguments of @stage, numbered from @arg0, into @lane (its
+ * producer lock held); returns how many arguments the member has.
+ */
+static uint32_t capture_member(struct sched_thread *t,
+			       const struct orch_dispatch *d, uint32_t m,
+			       uint32_t arg0, unsigned int stage, bool mix,
+			       uint32_t lane)
 {
 	struct sched_backend *be = t->be;
 	struct sched_dump *dump = &be->dump;
 	struct orch_dispatch_view v;
 	struct pto_dump_capture base = { 0 };
-	uint32_t i, lane, sdtype = PTO_DTYPE_I32;
+	uint32_t i, sdtype = PTO_DTYPE_I32;
 	uint64_t kid;
 
-	/* Acquire: pairs with the begin's release (d, nlanes, run_level). */
-	if (atomic_load_explicit(&dump->run, memory_order_acquire) !=
-	    orch_dispatch_run_id(d))
-		return;
-	orch_dispatch_view(d, &v);
-	/* An SPMD task's blocks and a group's members run on several cores
-	 * and end at different times: no one stage of theirs is the task's
-	 * boundary, so they are not captured (Documentation/dump.md). */
-	if (v.nmembers > 1)
-		return;
+	orch_dispatch_member_view(d, m, &v);
 	kid = v.callable->kernel_id;
 	base.run_id = v.run_id;
 	base.task_id = v.task_id;
@@ -271,13 +268,11 @@ void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
 	base.func_id[1] = mix ? base.func_id[0] : PTO_DUMP_FUNC_NONE;
 	base.func_id[2] = base.func_id[1];
 	base.stage = stage;
-	lane = t->index % dump->nlanes;
-	pthread_mutex_lock(&dump->lane_mu[lane]);
-	base.lane = dump->first_lane + lane;
+	base.lane = lane;
 	for (i = 0; i < v.ntensors; i++) {
 		struct pto_dump_capture c = base;
 
-		c.arg_index = i;
+		c.arg_index = arg0 + i;
 		c.role = tag_role(v.tensors[i].tag);
 		/* Its tensors only order tasks: no bytes of theirs to read. */
 		if (orch_kernel_tensorless(SCHED_TENSORLESS_KERNELS, kid) ||
@@ -295,7 +290,7 @@ void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
 	for (i = 0; stage == PTO_DUMP_BEFORE_DISPATCH && i < v.nscalars; i++) {
 		struct pto_dump_capture c = base;
 
-		c.arg_index = v.ntensors + i;
+		c.arg_index = arg0 + v.ntensors + i;
 		c.role = PTO_DUMP_ROLE_INPUT;
 		c.kind = PTO_DUMP_KIND_SCALAR;
 		c.dtype = sdtype;
@@ -306,5 +301,82 @@ void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
 			continue;
 		capture(t, &c);
 	}
+	return v.ntensors + v.nscalars;
+}
+
+/*
+ * The task's arguments of @stage, into @t's lane: an SPMD task's once
+ * (its blocks share them), a group's members' one after another, each
+ * member's numbered on from the previous one's.
+ */
+static void capture_task(struct sched_thread *t, const struct orch_dispatch *d,
+			 unsigned int stage, bool mix,
+			 const struct orch_dispatch_view *v)
+{
+	struct sched_dump *dump = &t->be->dump;
+	uint32_t m, arg0 = 0, n = v->shared ? 1 : v->nmembers;
+	uint32_t lane = t->index % dump->nlanes;
+
+	pthread_mutex_lock(&dump->lane_mu[lane]);
+	for (m = 0; m < n; m++)
+		arg0 += capture_member(t, d, m, arg0, stage, mix,
+				       dump->first_lane + lane);
 	pthread_mutex_unlock(&dump->lane_mu[lane]);
+}
+
+void sched_dump_task(struct sched_thread *t, const struct orch_dispatch *d,
+		     unsigned int stage, bool mix)
+{
+	struct sched_dump *dump = &t->be->dump;
+	struct orch_dispatch_view v;
+	struct orch_once *g;
+
+	/* Acquire: pairs with the begin's release (d, nlanes, run_level). */
+	if (atomic_load_explicit(&dump->run, memory_order_acquire) !=
+	    orch_dispatch_run_id(d))
+		return;
+	orch_dispatch_view(d, &v);
+	if (v.nmembers == 1) {
+		capture_task(t, d, stage, mix, &v);
+		return;
+	}
+	/* Several members: after the last one, sched_dump_members_done(). */
+	if (stage != PTO_DUMP_BEFORE_DISPATCH)
+		return;
+	/*
+	 * Before the first one: whichever member's thread comes first
+	 * captures, every other member's waits for it, so no member's
+	 * payload goes out before the task's inputs are in the lane.
+	 */
+	g = orch_dispatch_once(d);
+	switch (orch_once_step(g)) {
+	case ORCH_ONCE_RUN:
+		capture_task(t, d, stage, mix, &v);
+		orch_once_finish(g);
+		break;
+	case ORCH_ONCE_WAIT:
+		orch_once_wait(g);
+		break;
+	case ORCH_ONCE_DONE:
+		break;
+	}
+}
+
+void sched_dump_members_done(void *p, const struct orch_dispatch *d, int err)
+{
+	struct sched_backend *be = p;
+	const struct sched_worker *w = &be->wmap[d->widx];
+	struct orch_dispatch_view v;
+
+	/*
+	 * A SUB worker's tasks are not the device's; a task the abort
+	 * stopped did not end on its cores. Acquire: pairs with the
+	 * begin's release.
+	 */
+	if (!w->t || err == -ECANCELED ||
+	    atomic_load_explicit(&be->dump.run, memory_order_acquire) !=
+	    orch_dispatch_run_id(d))
+		return;
+	orch_dispatch_view(d, &v);
+	capture_task(w->t, d, PTO_DUMP_AFTER_COMPLETION, w->cl != NULL, &v);
 }
