@@ -198,8 +198,8 @@ TEST(vector_hybrid_metadata_for_all_payload_for_the_marked)
 	dd_free(&d);
 }
 
-/* A device orchestrator on /dev/pto0 with one scheduler thread, traced
- * when @trace; @x one GM buffer of @bytes mapped. */
+/* A device orchestrator on /dev/pto0 with @threads scheduler threads,
+ * traced when @trace; one GM buffer of @bytes mapped. */
 struct rig {
 	struct pto_dev *dev;
 	struct pto_bo *bo;
@@ -208,10 +208,10 @@ struct rig {
 };
 
 static void rig_open(struct __test_metadata *_metadata, struct rig *g,
-		     uint64_t bytes, bool trace)
+		     uint64_t bytes, bool trace, uint32_t threads)
 {
 	struct pto_orch_config oc = { .trace_bytes = trace ? 1 << 20 : 0 };
-	struct pto_sched_config sc = { .threads = 1 };
+	struct pto_sched_config sc = { .threads = threads };
 	void *map;
 
 	ASSERT_EQ(0, pto_dev_open(0, &g->dev));
@@ -314,7 +314,7 @@ TEST(exact_handoff_in_trace_order)
 	int k;
 
 	ASSERT_EQ(0, system("rm -rf /tmp/dump_handoff"));
-	rig_open(_metadata, &g, 3 * HN * 4, true);
+	rig_open(_metadata, &g, 3 * HN * 4, true, 1);
 	for (i = 0; i < HN; i++) {
 		g.map[i] = 2;		/* a */
 		g.map[HN + i] = 3;	/* b */
@@ -381,7 +381,7 @@ TEST(hybrid_nothing_marked_has_no_bin_file)
 	size_t i;
 
 	ASSERT_EQ(0, system("rm -rf /tmp/dump_hybrid0"));
-	rig_open(_metadata, &g, 3 * HN * 4, false);
+	rig_open(_metadata, &g, 3 * HN * 4, false, 1);
 	p.a = pto_tensor_gm(g.bo, g.map, 0, HN * 4, PTO_DTYPE_F32);
 	p.b = pto_tensor_gm(g.bo, g.map, HN * 4, HN * 4, PTO_DTYPE_F32);
 	p.x = pto_tensor_gm(g.bo, g.map, 2 * HN * 4, HN * 4, PTO_DTYPE_F32);
@@ -425,7 +425,7 @@ TEST(arena_pressure_complete_or_unknown)
 	size_t i;
 
 	ASSERT_EQ(0, system("rm -rf /tmp/dump_chain"));
-	rig_open(_metadata, &g, 2 * CE * 4, false);
+	rig_open(_metadata, &g, 2 * CE * 4, false, 1);
 	for (i = 0; i < 2 * CE; i++)
 		g.map[i] = 0;
 	x[0] = pto_tensor_gm(g.bo, g.map, 0, CE * 4, PTO_DTYPE_F32);
@@ -500,7 +500,7 @@ TEST(failed_run_writes_its_files)
 	int ret;
 
 	ASSERT_EQ(0, system("rm -rf /tmp/dump_failed"));
-	rig_open(_metadata, &g, 3 * HN * 4, false);
+	rig_open(_metadata, &g, 3 * HN * 4, false, 1);
 	for (ret = 0; ret < HN; ret++) {
 		g.map[ret] = 2;
 		g.map[HN + ret] = 3;
@@ -542,7 +542,7 @@ TEST(off_makes_no_capture_request)
 	struct handoff p;
 	struct rig g;
 
-	rig_open(_metadata, &g, 3 * HN * 4, false);
+	rig_open(_metadata, &g, 3 * HN * 4, false, 1);
 	p.a = pto_tensor_gm(g.bo, g.map, 0, HN * 4, PTO_DTYPE_F32);
 	p.b = pto_tensor_gm(g.bo, g.map, HN * 4, HN * 4, PTO_DTYPE_F32);
 	p.x = pto_tensor_gm(g.bo, g.map, 2 * HN * 4, HN * 4, PTO_DTYPE_F32);
@@ -565,6 +565,203 @@ TEST(off_makes_no_capture_request)
 	EXPECT_EQ(-EINVAL, pto_orch_dump_args(g.o, PTO_DUMP_FULL, NULL));
 	EXPECT_EQ(-EINVAL, pto_orch_dump_args(g.o, PTO_DUMP_FULL, ""));
 	rig_close(_metadata, &g);
+}
+
+/* SPMD: one 64-byte line of int32 per block, as examples/spmd. */
+#define LINE_I32 16
+#define AIV_BLOCKS 24
+#define MIX_BLOCKS 8
+
+struct spmd {
+	struct pto_tensor x, y;
+	struct pto_task h[2];
+};
+
+static int spmd_task(pto_orch *o, const struct pto_tensor *t,
+		     enum pto_worker_kind kind, uint32_t n, struct pto_task *h)
+{
+	static const struct pto_callable k = { .kernel_id = PTO_FUNC_BLOCK_ID };
+	struct pto_task_args a;
+	int ret;
+
+	pto_args_init(&a);
+	ret = pto_args_add_tensor(&a, t, PTO_INOUT);
+	if (ret >= 0)
+		ret = pto_args_add_scalar(&a, LINE_I32);
+	if (ret >= 0)
+		ret = pto_submit_spmd(o, &k, &a, NULL, kind, n, h);
+	pto_args_fini(&a);
+	return ret < 0 ? ret : 0;
+}
+
+static int spmd_fn(pto_orch *o, void *arg)
+{
+	struct spmd *p = arg;
+	int ret = spmd_task(o, &p->x, PTO_WORKER_AIV, AIV_BLOCKS, &p->h[0]);
+
+	return ret ?: spmd_task(o, &p->y, PTO_WORKER_MIX, MIX_BLOCKS, &p->h[1]);
+}
+
+/* @r's int32 payload of @n blocks' lines: every line -1 (@after false),
+ * or each holding its block's index, then -1 (@after). */
+static bool lines_are(const struct dd_dump *d, const struct dump_rec *r,
+		      uint32_t n, bool after)
+{
+	const int32_t *v = (const int32_t *)(d->set.bin + r->bin_offset);
+	uint32_t b, i;
+
+	if (r->bin_size != (uint64_t)n * LINE_I32 * 4 ||
+	    r->bin_offset + r->bin_size > d->set.bin_len)
+		return false;
+	for (b = 0; b < n; b++)
+		for (i = 0; i < LINE_I32; i++)
+			if (v[b * LINE_I32 + i] !=
+			    (after && !i ? (int32_t)b : -1))
+				return false;
+	return true;
+}
+
+/* An SPMD task's three records: its tensor before, its scalar, its
+ * tensor after; func ids one per subtask (@nfunc: 1 AIV, 3 MIX). */
+static void expect_spmd(struct __test_metadata *_metadata,
+			const struct dd_dump *d, size_t first, uint64_t task,
+			uint32_t n, uint32_t nfunc)
+{
+	static const uint8_t stage[3] = { B, B, A };
+	static const uint8_t role[3] = { DUMP_ROLE_INOUT, IN, DUMP_ROLE_INOUT };
+	static const uint32_t arg[3] = { 0, 1, 0 };
+	size_t i;
+	uint32_t f;
+
+	ASSERT_LE(first + 3, d->set.n);
+	for (i = 0; i < 3; i++) {
+		const struct dump_rec *r = &d->set.rec[first + i];
+
+		EXPECT_EQ(task, r->task_id) TH_LOG("record %zu", first + i);
+		EXPECT_EQ(stage[i], r->stage) TH_LOG("record %zu", first + i);
+		EXPECT_EQ(role[i], r->role) TH_LOG("record %zu", first + i);
+		EXPECT_EQ(arg[i], r->arg_index) TH_LOG("record %zu", first + i);
+		EXPECT_EQ(PTO_DTYPE_I32, r->dtype) TH_LOG("record %zu", first + i);
+		EXPECT_EQ(nfunc, r->nfunc) TH_LOG("record %zu", first + i);
+		for (f = 0; f < nfunc && f < r->nfunc; f++)
+			EXPECT_EQ((int32_t)PTO_FUNC_BLOCK_ID, r->func_id[f]);
+		if (i == 1) {
+			EXPECT_EQ(S, r->kind);
+			EXPECT_EQ((uint64_t)LINE_I32, r->value);
+			continue;
+		}
+		EXPECT_EQ(T, r->kind);
+		EXPECT_TRUE(lines_are(d, r, n, i == 2))
+			TH_LOG("task %llu %s: lines not as expected",
+			       (unsigned long long)task,
+			       i ? "after completion" : "before dispatch");
+	}
+}
+
+/*
+ * SPMD tasks on two scheduler threads, more blocks than cores: each is
+ * captured once, its INOUT lines before any block wrote (all still -1)
+ * and after every block did (each line its block's index).
+ */
+TEST(spmd_captured_once_around_all_blocks)
+{
+	static const char *const dir = "/tmp/dump_spmd";
+	uint64_t xb = AIV_BLOCKS * LINE_I32 * 4, yb = MIX_BLOCKS * LINE_I32 * 4;
+	struct dd_dump d = { 0 };
+	struct spmd p;
+	struct rig g;
+
+	ASSERT_EQ(0, system("rm -rf /tmp/dump_spmd"));
+	rig_open(_metadata, &g, xb + yb, false, 2);
+	memset(g.map, 0xff, xb + yb);
+	p.x = pto_tensor_gm(g.bo, g.map, 0, xb, PTO_DTYPE_I32);
+	p.y = pto_tensor_gm(g.bo, g.map, xb, yb, PTO_DTYPE_I32);
+	ASSERT_EQ(0, pto_orch_dump_args(g.o, PTO_DUMP_FULL, dir));
+	ASSERT_EQ(0, pto_orch_run(g.o, spmd_fn, &p)) TH_LOG("%s",
+							   pto_orch_error(g.o));
+	rig_close(_metadata, &g);
+
+	ASSERT_EQ(0, dd_load(dir, &d));
+	EXPECT_STREQ("complete", jstr(&d.root, "accounting"));
+	ASSERT_EQ(6u, d.set.n);
+	EXPECT_EQ(0u, manifest_u64(&d, "dropped_records"));
+	expect_spmd(_metadata, &d, 0, p.h[0].task_id, AIV_BLOCKS, 1);
+	expect_spmd(_metadata, &d, 3, p.h[1].task_id, MIX_BLOCKS, 3);
+	dd_free(&d);
+}
+
+/* A group's members: z0 = a + b on one AIV, z1 = b + b on the other. */
+#define GN 1024
+struct group {
+	struct pto_tensor a, b, z0, z1;
+	struct pto_task h;
+};
+
+static int group_fn(pto_orch *o, void *arg)
+{
+	static const struct pto_callable k = { .kernel_id = PTO_FUNC_ADD };
+	static const int32_t ids[2] = { 1, 2 };	/* cluster 0's AIVs */
+	struct group *p = arg;
+	struct pto_task_args m[2], *mp[2] = { &m[0], &m[1] };
+	int ret;
+
+	pto_args_init(&m[0]);
+	pto_args_init(&m[1]);
+	ret = pto_args_add_tensor(&m[0], &p->a, PTO_INPUT);
+	if (ret >= 0)
+		ret = pto_args_add_tensor(&m[0], &p->b, PTO_INPUT);
+	if (ret >= 0)
+		ret = pto_args_add_tensor(&m[0], &p->z0, PTO_OUTPUT_EXISTING);
+	if (ret >= 0)
+		ret = pto_args_add_tensor(&m[1], &p->b, PTO_INPUT);
+	if (ret >= 0)
+		ret = pto_args_add_tensor(&m[1], &p->b, PTO_INPUT);
+	if (ret >= 0)
+		ret = pto_args_add_tensor(&m[1], &p->z1, PTO_OUTPUT_EXISTING);
+	if (ret >= 0)
+		ret = pto_submit_next_level_group(o, &k, mp, 2, NULL, ids,
+						  &p->h);
+	pto_args_fini(&m[0]);
+	pto_args_fini(&m[1]);
+	return ret < 0 ? ret : 0;
+}
+
+/* A group task is captured once: its members' arguments numbered on,
+ * member 1's from member 0's count, inputs before, outputs after. */
+TEST(group_members_numbered_on)
+{
+	static const char *const dir = "/tmp/dump_group";
+	static const struct want w[] = {
+		{ 1, B, IN, T, 0, PTO_FUNC_ADD, 2, true },
+		{ 1, B, IN, T, 1, PTO_FUNC_ADD, 3, true },
+		{ 1, B, IN, T, 3, PTO_FUNC_ADD, 3, true },
+		{ 1, B, IN, T, 4, PTO_FUNC_ADD, 3, true },
+		{ 1, A, OUT, T, 2, PTO_FUNC_ADD, 5, true },
+		{ 1, A, OUT, T, 5, PTO_FUNC_ADD, 6, true },
+	};
+	struct dd_dump d = { 0 };
+	struct group p;
+	struct rig g;
+	int i;
+
+	ASSERT_EQ(0, system("rm -rf /tmp/dump_group"));
+	rig_open(_metadata, &g, 4 * GN * 4, false, 1);
+	for (i = 0; i < 4 * GN; i++)
+		g.map[i] = i < GN ? 2 : i < 2 * GN ? 3 : 0;
+	p.a = pto_tensor_gm(g.bo, g.map, 0, GN * 4, PTO_DTYPE_F32);
+	p.b = pto_tensor_gm(g.bo, g.map, GN * 4, GN * 4, PTO_DTYPE_F32);
+	p.z0 = pto_tensor_gm(g.bo, g.map, 2 * GN * 4, GN * 4, PTO_DTYPE_F32);
+	p.z1 = pto_tensor_gm(g.bo, g.map, 3 * GN * 4, GN * 4, PTO_DTYPE_F32);
+	ASSERT_EQ(0, pto_orch_dump_args(g.o, PTO_DUMP_FULL, dir));
+	ASSERT_EQ(0, pto_orch_run(g.o, group_fn, &p)) TH_LOG("%s",
+							    pto_orch_error(g.o));
+	rig_close(_metadata, &g);
+
+	ASSERT_EQ(0, dd_load(dir, &d));
+	EXPECT_EQ(1u, p.h.task_id);
+	expect_records(_metadata, &d, w, sizeof(w) / sizeof(w[0]), GN);
+	EXPECT_STREQ("complete", jstr(&d.root, "accounting"));
+	dd_free(&d);
 }
 
 TEST_HARNESS_MAIN
