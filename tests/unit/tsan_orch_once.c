@@ -6,7 +6,7 @@
  * thread then reads it as its member's payload would go out. A missing
  * acquire / release pair is a reported race; the work running other
  * than once, or a member reading it unfinished, fails the counts.
- * Seeded: the rounds' start skew comes from the printed seed.
+ * Seeded: each task's start skew comes from the printed seed.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include "orch/once.h"
 
 #define NTHREADS 4
-#define ROUNDS 2000
+#define NTASKS 2000
 #define WORDS 16
 
 struct task {
@@ -25,7 +25,7 @@ struct task {
 	_Atomic int bad;
 };
 
-static struct task tasks[ROUNDS];
+static struct task tasks[NTASKS];
 static pthread_barrier_t start;
 static unsigned int seed;
 
@@ -35,7 +35,7 @@ static void *member_main(void *p)
 	unsigned int rs = seed + me;
 
 	pthread_barrier_wait(&start);
-	for (r = 0; r < ROUNDS; r++) {
+	for (r = 0; r < NTASKS; r++) {
 		struct task *t = &tasks[r];
 
 		for (skew = rand_r(&rs) % 64; skew; skew--)
@@ -70,7 +70,7 @@ TEST(members_race_to_one_gate)
 	seed = getenv("PTO_STRESS_SEED") ? (unsigned int)atoi(getenv("PTO_STRESS_SEED")) :
 	       (unsigned int)time(NULL);
 	printf("# seed %u (PTO_STRESS_SEED=%u to repeat)\n", seed, seed);
-	for (i = 0; i < ROUNDS; i++)
+	for (i = 0; i < NTASKS; i++)
 		orch_once_reset(&tasks[i].g);
 	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, NTHREADS));
 	for (i = 0; i < NTHREADS; i++)
@@ -79,11 +79,11 @@ TEST(members_race_to_one_gate)
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(tid[i], NULL);
 	pthread_barrier_destroy(&start);
-	for (i = 0; i < ROUNDS; i++) {
+	for (i = 0; i < NTASKS; i++) {
 		runs += atomic_load(&tasks[i].runs) == 1;
 		bad += atomic_load(&tasks[i].bad);
 	}
-	EXPECT_EQ(ROUNDS, runs);
+	EXPECT_EQ(NTASKS, runs);
 	EXPECT_EQ(0, bad);
 }
 
