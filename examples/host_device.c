@@ -9,7 +9,7 @@
  * tile the cores compute the next.
  */
 #include <stdatomic.h>
-#include "example.h"
+#include "example_hbg.h"
 
 #define N 1024
 #define TILES 8
@@ -32,25 +32,19 @@ static uint64_t f32_bits(float f)
 	return u;
 }
 
-/*
- * The host step, on a SUB worker: tensors[0] is m (INPUT), tensors[1]
- * the auto-allocated t (OUTPUT); both are GM, read and written through
- * their mappings. A wrong m fails the task, and with it the run.
- */
-static int check_and_reverse(struct pto_task_ctx *ctx)
+/* The host step on one tile, on either route: check every element of m,
+ * then t[i] = m[N - 1 - i]. */
+static int check_reverse_tile(struct hd_args *ha, const float *m, float *t,
+			      char *errmsg, size_t len)
 {
-	struct hd_args *ha = ctx->user;
-	const float *m = (const float *)(uintptr_t)ctx->tensors[0].t.data;
-	float *t = (float *)(uintptr_t)ctx->tensors[1].t.data;
 	unsigned long ok = 0;
 	int i;
 
 	atomic_fetch_add(&ha->calls, 1);
 	for (i = 0; i < N; i++) {
 		if (m[i] != 2.0f * i + 1) {
-			snprintf(ctx->errmsg, ctx->errmsg_len,
-				 "m[%d] = %g, expected %g", i, m[i],
-				 2.0f * i + 1);
+			snprintf(errmsg, len, "m[%d] = %g, expected %g", i,
+				 m[i], 2.0f * i + 1);
 			return -EBADMSG;
 		}
 		ok++;
@@ -59,6 +53,19 @@ static int check_and_reverse(struct pto_task_ctx *ctx)
 		t[i] = m[N - 1 - i];
 	atomic_fetch_add(&ha->checked, ok);
 	return 0;
+}
+
+/*
+ * The host step, on a SUB worker: tensors[0] is m (INPUT), tensors[1]
+ * the auto-allocated t (OUTPUT); both are GM, read and written through
+ * their mappings. A wrong m fails the task, and with it the run.
+ */
+static int check_and_reverse(struct pto_task_ctx *ctx)
+{
+	return check_reverse_tile(ctx->user,
+				  (const float *)(uintptr_t)ctx->tensors[0].t.data,
+				  (float *)(uintptr_t)ctx->tensors[1].t.data,
+				  ctx->errmsg, ctx->errmsg_len);
 }
 
 /* out = in OP scalar (@y NULL) or in + y, on an AIV core; an
@@ -133,19 +140,103 @@ static int hd_dag(pto_orch *o, void *arg)
 	return ret;
 }
 
+/* Tile @k of @b: N float32 at byte k * N * 4. */
+static struct pto_tensor_desc tile(const struct ex_buf *b, int k)
+{
+	struct pto_tensor_desc t = ex_hbg_vec(b, N);
+
+	t.addr += (uint64_t)k * N * 4;
+	return t;
+}
+
+/* A graph task out = a OP s (@b NULL) or a + b on tile @k, on an AIV. */
+static int hbg_tile_op(pto_hbg *g, uint32_t func, const struct ex_buf *a,
+		       const struct ex_buf *b, float s,
+		       const struct ex_buf *out, int k, uint32_t *task)
+{
+	uint32_t fid[3] = { 0, 0, 0 }, mask = PTO_GRAPH_AIV0 << (k % 2);
+	struct pto_tensor_desc td;
+	int ret;
+
+	fid[1 + k % 2] = func;
+	ret = pto_hbg_add_task(g, mask, fid, task);
+	td = tile(a, k);
+	ret = ret ?: pto_hbg_set_tensor(g, *task, PTO_ARG_A, &td,
+					PTO_GRAPH_ROLE_IN, 0);
+	if (b) {
+		td = tile(b, k);
+		ret = ret ?: pto_hbg_set_tensor(g, *task, PTO_ARG_B, &td,
+						PTO_GRAPH_ROLE_IN, 0);
+	} else {
+		ret = ret ?: pto_hbg_set_scalar(g, *task, 0, f32_bits(s));
+	}
+	td = tile(out, k);
+	return ret ?: pto_hbg_set_tensor(g, *task, PTO_ARG_OUT, &td,
+					 PTO_GRAPH_ROLE_OUT, 0);
+}
+
+/*
+ * The same computation on the resident route (--route resident): one
+ * graph m = x * 2 + 1 for every tile, the host step on every tile, a
+ * second graph f = t + x. A graph holds no host task, so the host step
+ * lies between two graph runs: it waits for the first graph's last tile
+ * and the cores idle while it works, no overlap of the two. @c, @m and
+ * @t are TILES * N float32 each.
+ */
+static int hd_resident(struct pto_dev *dev, const struct ex_opts *opts,
+		       struct hd_args *ha, struct ex_buf *c, struct ex_buf *m,
+		       struct ex_buf *t)
+{
+	uint32_t a, b;
+	char why[128];
+	pto_hbg *g = NULL;
+	int k, ret;
+
+	ret = pto_hbg_create(dev, &g);
+	for (k = 0; !ret && k < TILES; k++) {
+		ret = hbg_tile_op(g, PTO_FUNC_MUL_SCALAR, ha->x, NULL, 2, c, k,
+				  &a);
+		ret = ret ?: hbg_tile_op(g, PTO_FUNC_ADD_SCALAR, c, NULL, 1, m,
+					 k, &b);
+		ret = ret ?: pto_hbg_add_edge(g, a, b);
+	}
+	ret = ret ?: ex_hbg_run(g, opts, "host_device: m = x * 2 + 1",
+				2 * TILES);
+	pto_hbg_destroy(g);
+	for (k = 0; !ret && k < TILES; k++) {
+		ret = check_reverse_tile(ha, (float *)m->map + k * N,
+					 (float *)t->map + k * N, why,
+					 sizeof(why));
+		if (ret)
+			printf("# host step, tile %d: %s\n", k, why);
+	}
+	if (ret)
+		return ret;
+	g = NULL;
+	ret = pto_hbg_create(dev, &g);
+	for (k = 0; !ret && k < TILES; k++)
+		ret = hbg_tile_op(g, PTO_FUNC_ADD, t, ha->x, 0, ha->f, k, &a);
+	ret = ret ?: ex_hbg_run(g, opts, "host_device: f = t + x", TILES);
+	pto_hbg_destroy(g);
+	return ret;
+}
+
 EX_MAIN(host_device)
 {
-	struct ex_buf x, f;
+	struct ex_buf x, f, cmt[3];	/* cmt: the graphs' c, m and t */
 	struct hd_args ha = { &x, &f, 0, 0 };
 	struct pto_dev *dev;
-	pto_orch *o;
+	pto_orch *o = NULL;
 	float *fx, *ff;
 	int ret, i, bad = 0;
 
-	if (ex_sched_only(opts, "host_device",
-			  "a host step reads the device's results between two device phases: one graph cannot hold it"))
-		return 1;
-	ex_open(opts, NULL, &dev, &o);
+	if (opts->resident) {
+		ret = pto_dev_open(opts->dev, &dev);
+		if (ret)
+			ex_die("host_device: open the device", ret);
+	} else {
+		ex_open(opts, NULL, &dev, &o);
+	}
 	ex_buf_alloc(dev, TILES * N * 4, &x);
 	ex_buf_alloc(dev, TILES * N * 4, &f);
 	fx = x.map;
@@ -154,7 +245,13 @@ EX_MAIN(host_device)
 		fx[i] = (float)(i % N);
 		ff[i] = -1;
 	}
-	ret = ex_run(o, hd_dag, &ha, TILES * 4);
+	if (opts->resident) {
+		for (i = 0; i < 3; i++)
+			ex_buf_alloc(dev, TILES * N * 4, &cmt[i]);
+		ret = hd_resident(dev, opts, &ha, &cmt[0], &cmt[1], &cmt[2]);
+	} else {
+		ret = ex_run(o, hd_dag, &ha, TILES * 4);
+	}
 	ex_check(ret == 0, "host_device: run completes");
 	printf("# host callbacks: %lu, elements checked: %lu\n",
 	       (unsigned long)ha.calls, (unsigned long)ha.checked);
@@ -164,7 +261,13 @@ EX_MAIN(host_device)
 		bad += ff[i] != (float)(2 * N - 1 - i % N);
 	printf("# f[0] = %g, f[%d] = %g\n", ff[0], N - 1, ff[N - 1]);
 	ex_check(bad == 0, "host_device: every f[i] = 2N - 1 - i");
-	if (!ex_close(o, "host_device")) {
+	if (opts->resident) {
+		for (i = 0; i < 3; i++)
+			pto_bo_free(cmt[i].bo);
+		pto_bo_free(x.bo);
+		pto_bo_free(f.bo);
+		pto_dev_close(dev);
+	} else if (!ex_close(o, "host_device")) {
 		pto_bo_free(x.bo);
 		pto_bo_free(f.bo);
 		pto_dev_close(dev);
