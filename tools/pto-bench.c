@@ -378,12 +378,17 @@ int main(int argc, char **argv)
 				       "", j.n, (double)best_st.doorbells / (double)j.n,
 				       (double)best_st.sleeps / (double)j.n);
 			if (g_dev && resident) {
+				struct resident_profile rp;
 				double rtps = resident_tps((enum shape)s, j.n,
-							   reps);
+							   reps, &rp);
 
-				if (rtps > 0)
+				if (rtps > 0) {
 					printf("%-12s n=%-8ld     resident %10.0f tasks/s, sched %10.0f: ratio %.2fx\n",
 					       "", j.n, rtps, tps, rtps / tps);
+					printf("%-12s n=%-8ld     resident launch %.0f us, span %.0f us on %u cores, run %.0f ns, gap %.0f ns\n",
+					       "", j.n, rp.launch_us, rp.span_us,
+					       rp.cores, rp.run_ns, rp.gap_ns);
+				}
 			}
 			fflush(stdout);
 		}

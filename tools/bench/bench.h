@@ -49,7 +49,17 @@ int run_once(pto_orch *o, struct job *j, uint64_t *t);
 int run_pto(pto_orch *o, struct job *warm, struct job *j, uint64_t *t,
 	    struct pto_sched_stats *st);
 
-double resident_tps(enum shape s, long n, int reps);
+/* Where the best resident run's time went (its cores' own stamps). */
+struct resident_profile {
+	double launch_us;	/* GRAPH_LAUNCH to the first task's start */
+	double span_us;		/* the first task's start to the last's end */
+	double run_ns;		/* a task's mean run */
+	double gap_ns;		/* mean gap between a core's consecutive tasks */
+	unsigned int cores;	/* cores that ran a task */
+};
+
+double resident_tps(enum shape s, long n, int reps,
+		    struct resident_profile *prof);
 int trace_cost(uint32_t workers, uint32_t window, int reps);
 int bench_trace_counts(pto_orch *o, uint64_t *records, uint64_t *dropped);
 void submit_cost(uint32_t workers, int reps);

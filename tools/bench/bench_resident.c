@@ -1,9 +1,54 @@
 // SPDX-License-Identifier: MIT
 /* pto-bench --route resident: the noop shapes as host-built graphs. */
 #include <stdio.h>
+#include <string.h>
 #include <linux/pto.h>
 #include <pto/graph.h>
 #include "bench.h"
+
+/*
+ * The last run's profile from its tasks' stamps: per core, the time
+ * between its first start and last end not spent running is its gaps
+ * (claim, finish and kicks under the graph's lock).
+ */
+static void profile(const pto_hbg *g, long n, uint64_t elapsed,
+		    struct resident_profile *p)
+{
+	uint64_t first[64], last[64], busy[64], cnt[64];
+	uint64_t s, e, lo = UINT64_MAX, hi = 0, run = 0, gap = 0, gaps = 0;
+	uint32_t c, i;
+
+	memset(p, 0, sizeof(*p));
+	memset(cnt, 0, sizeof(cnt));
+	for (i = 0; i < (uint32_t)n; i++) {
+		if (pto_hbg_task_times(g, i, &s, &e, &c) || c >= 64 || e < s)
+			continue;
+		if (!cnt[c]++) {
+			first[c] = s;
+			last[c] = e;
+			busy[c] = 0;
+		}
+		first[c] = s < first[c] ? s : first[c];
+		last[c] = e > last[c] ? e : last[c];
+		busy[c] += e - s;
+		run += e - s;
+		lo = s < lo ? s : lo;
+		hi = e > hi ? e : hi;
+	}
+	for (c = 0; c < 64; c++) {
+		if (!cnt[c])
+			continue;
+		p->cores++;
+		gap += last[c] - first[c] - busy[c];
+		gaps += cnt[c] - 1;
+	}
+	if (!p->cores)
+		return;
+	p->span_us = (double)(hi - lo) / 1e3;
+	p->launch_us = elapsed > hi - lo ? (double)(elapsed - (hi - lo)) / 1e3 : 0;
+	p->run_ns = (double)run / (double)n;
+	p->gap_ns = gaps ? (double)gap / (double)gaps : 0;
+}
 
 /*
  * --route resident: the same noop shape as one host-built graph, best of
@@ -12,7 +57,8 @@
  * Each noop is a single-AIV task that either AIV of a cluster takes, the
  * scheduler route's placement of the same noop (pto_on_kind(AIV)).
  */
-double resident_tps(enum shape s, long n, int reps)
+double resident_tps(enum shape s, long n, int reps,
+		    struct resident_profile *prof)
 {
 	static const uint32_t none[3];
 	uint64_t clusters = 0, best = UINT64_MAX;
@@ -45,8 +91,10 @@ double resident_tps(enum shape s, long n, int reps)
 	}
 	while (!ret && reps-- > 0) {
 		ret = pto_hbg_run(g, clusters, 60000, &st);
-		if (!ret && st.elapsed_ns < best)
+		if (!ret && st.elapsed_ns < best) {
 			best = st.elapsed_ns;
+			profile(g, n, best, prof);
+		}
 	}
 	pto_hbg_destroy(g);
 	if (ret)
