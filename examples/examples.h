@@ -177,19 +177,6 @@ usage:
 	return -1;
 }
 
-/*
- * An example with no resident-route form refuses --route resident: 1
- * after a message saying why, 0 on the scheduler route.
- */
-static inline int ex_sched_only(const struct ex_opts *opts, const char *name,
-				const char *why)
-{
-	if (!opts->resident)
-		return 0;
-	fprintf(stderr, "%s: no resident-route form: %s\n", name, why);
-	return 1;
-}
-
 #define PTO_EX_DECLARE(name, desc) int ex_##name(const struct ex_opts *opts);
 PTO_EXAMPLES(PTO_EX_DECLARE)
 #undef PTO_EX_DECLARE

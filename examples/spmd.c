@@ -6,9 +6,10 @@
  * cores: blocks are placed as cores free up), and as MIX blocks (each on
  * the three cores of one cluster, started together) with block_num in
  * {2, 8, 12, 24, 48}. Every line must hold its block's index, and nothing
- * else may be written.
+ * else may be written. On the resident route the SPMD task is a graph of
+ * one task per block, each carrying its block range.
  */
-#include "example.h"
+#include "example_hbg.h"
 
 #define LINE_I32 16	/* one 64-byte line */
 
@@ -38,7 +39,40 @@ static int spmd_dag(pto_orch *o, void *arg)
 	return ret;
 }
 
-static void run_one(pto_orch *o, struct ex_buf *out, enum pto_worker_kind kind,
+/*
+ * The same SPMD task as one graph (--route resident): block b is task b
+ * with block range (b, nblocks), on either AIV of a cluster (AIV0: the
+ * cores move it) or as a MIX task whose three cores share the index.
+ */
+static int spmd_resident(struct pto_dev *dev, const struct ex_opts *opts,
+			 struct ex_buf *out, enum pto_worker_kind kind,
+			 uint32_t nblocks)
+{
+	int mix = kind == PTO_WORKER_MIX;
+	struct pto_tensor_desc td = ex_hbg_tensor(out, nblocks * LINE_I32,
+						  PTO_DTYPE_I32);
+	uint32_t fid[3] = { 0, PTO_FUNC_BLOCK_ID, 0 }, b, t;
+	pto_hbg *g = NULL;
+	int ret;
+
+	if (mix)
+		fid[0] = fid[2] = PTO_FUNC_BLOCK_ID;
+	ret = pto_hbg_create(dev, &g);
+	for (b = 0; !ret && b < nblocks; b++) {
+		ret = pto_hbg_add_task(g, mix ? PTO_GRAPH_MASK_MIX :
+					  PTO_GRAPH_AIV0, fid, &t);
+		ret = ret ?: pto_hbg_set_block(g, t, b, nblocks);
+		ret = ret ?: pto_hbg_set_scalar(g, t, 0, LINE_I32);
+		ret = ret ?: pto_hbg_set_tensor(g, t, PTO_ARG_OUT, &td,
+						PTO_GRAPH_ROLE_OUT, 0);
+	}
+	ret = ret ?: ex_hbg_run(g, opts, "spmd", (mix ? 3 : 1) * nblocks);
+	pto_hbg_destroy(g);
+	return ret;
+}
+
+static void run_one(const struct ex_opts *opts, struct pto_dev *dev,
+		    pto_orch *o, struct ex_buf *out, enum pto_worker_kind kind,
 		    uint32_t nblocks)
 {
 	struct spmd_args sa = { out, kind, nblocks };
@@ -49,7 +83,10 @@ static void run_one(pto_orch *o, struct ex_buf *out, enum pto_worker_kind kind,
 	int ret;
 
 	memset(out->map, 0xff, out->size);
-	ret = ex_run(o, spmd_dag, &sa, nblocks);
+	if (opts->resident)
+		ret = spmd_resident(dev, opts, out, kind, nblocks);
+	else
+		ret = ex_run(o, spmd_dag, &sa, nblocks);
 	snprintf(what, sizeof(what), "spmd %s block_num %u: run completes", name,
 		 nblocks);
 	ex_check(ret == 0, what);
@@ -72,19 +109,21 @@ EX_MAIN(spmd)
 	static const uint32_t mix[] = { 2, 8, 12, 24, 48 };
 	struct pto_dev *dev;
 	struct ex_buf out;
-	pto_orch *o;
+	pto_orch *o = NULL;
 	unsigned int i;
 
-	if (ex_sched_only(opts, "spmd",
-			  "an SPMD task of many blocks has no graph form (a graph task is one cluster's cores)"))
-		return 1;
-	ex_open(opts, NULL, &dev, &o);
+	if (opts->resident) {
+		if (pto_dev_open(opts->dev, &dev))
+			ex_die("spmd: open the device", -ENODEV);
+	} else {
+		ex_open(opts, NULL, &dev, &o);
+	}
 	ex_buf_alloc(dev, 96 * LINE_I32 * 4, &out);
 	for (i = 0; i < sizeof(aiv) / sizeof(aiv[0]); i++)
-		run_one(o, &out, PTO_WORKER_AIV, aiv[i]);
+		run_one(opts, dev, o, &out, PTO_WORKER_AIV, aiv[i]);
 	for (i = 0; i < sizeof(mix) / sizeof(mix[0]); i++)
-		run_one(o, &out, PTO_WORKER_MIX, mix[i]);
-	if (!ex_close(o, "spmd")) {
+		run_one(opts, dev, o, &out, PTO_WORKER_MIX, mix[i]);
+	if (opts->resident || !ex_close(o, "spmd")) {
 		pto_bo_free(out.bo);
 		pto_dev_close(dev);
 	}

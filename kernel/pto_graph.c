@@ -48,6 +48,7 @@ static const char *const pto_graph_field_names[PTO_GRAPH_FIELD_COUNT_] = {
 	[PTO_GRAPH_FIELD_ARGS] = "arguments",
 	[PTO_GRAPH_FIELD_TENSOR] = "tensor dtype / shape",
 	[PTO_GRAPH_FIELD_TENSOR_ADDR] = "tensor address",
+	[PTO_GRAPH_FIELD_BLOCK] = "block_base / block_num",
 };
 
 /* Record the first fault: the ioctl returns it, the log names it. */
@@ -98,6 +99,25 @@ static bool pto_graph_mask_ok(u32 mask)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * The blocks a task runs of its SPMD task: one per active core, but a
+ * MIX task is one MIX block (its three cores share the index, as on the
+ * scheduler route). Zero block fields: a task of its own.
+ */
+static u32 pto_graph_task_blocks(const struct pto_graph_task *t)
+{
+	return t->active_mask == PTO_GRAPH_MASK_MIX ? 1 :
+	       hweight8(t->active_mask);
+}
+
+static bool pto_graph_blocks_ok(const struct pto_graph_task *t)
+{
+	if (!t->block_num)
+		return !t->block_base;
+	return t->block_num <= PTO_GRAPH_MAX_BLOCKS &&
+	       (u64)t->block_base + pto_graph_task_blocks(t) <= t->block_num;
 }
 
 static u32 pto_graph_task_err_field(u32 err)
@@ -167,6 +187,8 @@ static u32 pto_graph_check_task(struct pto_graph *g, struct pto_file *pf,
 		if (on)
 			used |= pto_func_tensors(t->func_id[j]);
 	}
+	if (!pto_graph_blocks_ok(t))
+		return PTO_GRAPH_FIELD_BLOCK;
 	if ((u64)t->succ_start + t->succ_count > g->nedges)
 		return PTO_GRAPH_FIELD_SUCC;
 	for (e = 0; e < t->succ_count; e++) {
@@ -196,8 +218,15 @@ static u32 pto_graph_check_task(struct pto_graph *g, struct pto_file *pf,
 		memcpy(st->p.scalar, t->scalar, sizeof(st->p.scalar));
 		for (e = 0; e < PTO_PAYLOAD_TENSORS; e++)
 			st->p.t[e] = t->t[e].t;
-		st->p.block_idx = rank++;
-		st->p.block_num = hweight8(t->active_mask);
+		if (!t->block_num) {
+			st->p.block_idx = rank;
+			st->p.block_num = hweight8(t->active_mask);
+		} else {
+			st->p.block_idx = t->block_base +
+				(t->active_mask == PTO_GRAPH_MASK_MIX ? 0 : rank);
+			st->p.block_num = t->block_num;
+		}
+		rank++;
 		pto_payload_select(&st->p);
 		scalars |= st->p.scalar[0];
 		err = pto_task_validate(pf, st);

@@ -191,7 +191,7 @@ static void h_magic(struct pto_graph_hdr *h)
 
 static void h_version(struct pto_graph_hdr *h)
 {
-	h->version = 2;
+	h->version = PTO_GRAPH_VERSION - 1;	/* the 288-byte tasks */
 }
 
 static void h_flags(struct pto_graph_hdr *h)

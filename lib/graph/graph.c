@@ -102,6 +102,16 @@ int pto_hbg_set_scalar(pto_hbg *g, uint32_t task, unsigned int i,
 	return 0;
 }
 
+/* Stored as given: the driver checks the range against the task's mask. */
+int pto_hbg_set_block(pto_hbg *g, uint32_t task, uint32_t base, uint32_t num)
+{
+	if (!g || task >= g->ntasks)
+		return -EINVAL;
+	g->tasks[task].block_base = base;
+	g->tasks[task].block_num = num;
+	return 0;
+}
+
 int pto_hbg_add_edge(pto_hbg *g, uint32_t from, uint32_t to)
 {
 	int ret;

@@ -4,8 +4,9 @@
  * FILL / ADD_SCALAR tasks over a fresh buffer of the actor, on a cluster
  * whose cores it launched, waited for and its bytes checked; or the same
  * graph with one defect (a foreign or straddling tensor, a cycle, a wrong
- * fan-in, a bad header, a foreign graph address, a cluster not its own),
- * which must be refused with the field the ABI names.
+ * fan-in, a bad header, a block range past its SPMD task, a foreign graph
+ * address, a cluster not its own), which must be refused with the field
+ * the ABI names.
  */
 #include <errno.h>
 #include <string.h>
@@ -174,7 +175,7 @@ static uint32_t fz_graph_defect(struct fz_actor *a, struct fz_graph *g,
 	uint64_t addr;
 
 	*bad_task = k;
-	switch (fz_below(a, 7)) {
+	switch (fz_below(a, 8)) {
 	case 0:
 		addr = a->cmd->nforeign ?
 		       a->cmd->foreign[fz_below(a, a->cmd->nforeign)].addr : 0;
@@ -203,6 +204,11 @@ static uint32_t fz_graph_defect(struct fz_actor *a, struct fz_graph *g,
 	case 5:
 		g->t[k].active_mask = PTO_GRAPH_AIV0 | PTO_GRAPH_AIC;
 		return PTO_GRAPH_FIELD_ACTIVE_MASK;
+	case 6:		/* a one-core task's block at or past block_num */
+		g->t[k].block_num = 1 + (uint32_t)fz_below(a, 64);
+		g->t[k].block_base = g->t[k].block_num +
+				     (uint32_t)fz_below(a, 4);
+		return PTO_GRAPH_FIELD_BLOCK;
 	default:
 		g->t[k].t[PTO_ARG_OUT].role = PTO_GRAPH_ROLE_IN;
 		return PTO_GRAPH_FIELD_ROLE;

@@ -354,6 +354,16 @@ TEST_F(graph_raw, bad_mask_across_clusters)
 		       PTO_GRAPH_FIELD_ACTIVE_MASK);
 }
 
+/* Block 2 of an SPMD task of two blocks. */
+TEST_F(graph_raw, bad_block_range)
+{
+	raw_good(self->img);
+	self->img->t[1].block_base = 2;
+	self->img->t[1].block_num = 2;
+	expect_refused(_metadata, self, sizeof(struct raw), 1,
+		       PTO_GRAPH_FIELD_BLOCK);
+}
+
 /* Another file's buffer: a valid GM address, not the caller's. */
 TEST_F(graph_raw, bad_addr_other_file)
 {

@@ -12,9 +12,11 @@
 #include <linux/pto.h>
 
 #define PTO_GRAPH_MAGIC 0x48475450u	/* "PTGH", little-endian */
-#define PTO_GRAPH_VERSION 1
+#define PTO_GRAPH_VERSION 2
 #define PTO_GRAPH_MAX_TASKS 16384
 #define PTO_GRAPH_MAX_EDGES 262144
+/* The most blocks of one SPMD task (struct pto_graph_task.block_num). */
+#define PTO_GRAPH_MAX_BLOCKS 32768
 
 /*
  * A task's active_mask: its subtasks, by core of one cluster. Valid masks:
@@ -60,6 +62,11 @@ struct pto_graph_tensor {
  * @succ_start: In: index of its first successor in the edge array.
  * @succ_count: In: its successors, edge[@succ_start .. + @succ_count).
  * @flags:	In: a subset of PTO_GRAPH_TASK_FLAGS_VALID.
+ * @block_base: In: the first block this task runs of an SPMD task of
+ *		@block_num blocks; 0 when @block_num is 0.
+ * @block_num:	In: 0 (a task of its own), or the SPMD task's blocks,
+ *		at most PTO_GRAPH_MAX_BLOCKS; @block_base plus the blocks
+ *		this task runs must not exceed it.
  * @scalar:	In: the kernels' scalars (struct pto_payload.scalar).
  * @t:		In: tensors a, b, out (PTO_ARG_*), shared by the subtasks.
  * @status:	Out: PTO_TASK_* (the first subtask error), written by the
@@ -68,8 +75,12 @@ struct pto_graph_tensor {
  * @start_ns:	Out: CLOCK_MONOTONIC ns at which its first subtask started.
  * @end_ns:	Out: when its last subtask ended.
  *
- * Each subtask runs with block_idx its rank among the active cores and
- * block_num the number of active cores.
+ * With @block_num 0 each subtask runs with block_idx its rank among the
+ * active cores and block_num their count. Otherwise the task is part of
+ * an SPMD task, as the scheduler route's blocks: each active core of a
+ * single-core or AIV-pair task is one block, block_idx @block_base plus
+ * its rank; a MIX task is one MIX block, its three subtasks block_idx
+ * @block_base; every subtask gets block_num @block_num.
  */
 struct pto_graph_task {
 	__u32 func_id[PTO_CORES_PER_CLUSTER];
@@ -78,6 +89,8 @@ struct pto_graph_task {
 	__u32 succ_start;
 	__u32 succ_count;
 	__u32 flags;
+	__u32 block_base;
+	__u32 block_num;
 	__u64 scalar[2];
 	struct pto_graph_tensor t[PTO_PAYLOAD_TENSORS];
 	__u32 status;
@@ -132,6 +145,7 @@ enum pto_graph_field {
 	PTO_GRAPH_FIELD_ARGS,		/* scalars, unused slots, out fields */
 	PTO_GRAPH_FIELD_TENSOR,		/* dtype, rank, shape */
 	PTO_GRAPH_FIELD_TENSOR_ADDR,	/* extent outside the caller's GM */
+	PTO_GRAPH_FIELD_BLOCK,		/* block_base / block_num */
 	PTO_GRAPH_FIELD_COUNT_
 };
 

@@ -46,6 +46,9 @@ PTO_API int pto_hbg_set_tensor(pto_hbg *g, uint32_t task, unsigned int slot,
 			       uint32_t flags);
 PTO_API int pto_hbg_set_scalar(pto_hbg *g, uint32_t task, unsigned int i,
 			       uint64_t value);
+/* Task @task runs blocks from @base of an SPMD task of @num blocks. */
+PTO_API int pto_hbg_set_block(pto_hbg *g, uint32_t task, uint32_t base,
+			      uint32_t num);
 PTO_API int pto_hbg_add_edge(pto_hbg *g, uint32_t from, uint32_t to);
 PTO_API int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 			struct pto_hbg_stats *st);
