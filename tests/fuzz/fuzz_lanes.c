@@ -426,13 +426,18 @@ int op_dstatus(struct fz_actor *a)
  * The resident route has no args capture: a graph launch is refused
  * while the file holds a lane bound (not closed) above OFF.
  */
+static int fz_lane_dumping(const struct fz_actor *a, unsigned int l)
+{
+	return (a->lanes & ~a->lane_closed) & (1u << l) &&
+	       a->lane_level[l] != PTO_DUMP_OFF;
+}
+
 int fz_lanes_dumping(const struct fz_actor *a)
 {
 	unsigned int l;
 
 	for (l = 0; l < fz_nlanes(a); l++)
-		if ((a->lanes & ~a->lane_closed) & (1u << l) &&
-		    a->lane_level[l] != PTO_DUMP_OFF)
+		if (fz_lane_dumping(a, l))
 			return 1;
 	return 0;
 }
@@ -445,8 +450,7 @@ void fz_lanes_close_dumping(struct fz_actor *a)
 	for (l = 0; l < fz_nlanes(a); l++) {
 		struct pto_dump_lane d = { .lane = l };
 
-		if (!((a->lanes & ~a->lane_closed) & (1u << l)) ||
-		    a->lane_level[l] == PTO_DUMP_OFF)
+		if (!fz_lane_dumping(a, l))
 			continue;
 		if (fz_ioctl(a, "DUMP_CLOSE (graph)", PTO_IOCTL_DUMP_CLOSE, &d,
 			     0, fz_err_lane))
