@@ -1,177 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit: the resident route without threads. pto_graph_check: a good
- * graph accepted, every bad row refused naming its first bad task and
- * field with no reference held, a seeded fuzz checked against a
- * reference and run to its end; pto_graph_sched: the on-core steps
- * (pending slots, MIX, successors, completion, a leaving core, a
- * single-AIV task on either AIV).
+ * KUnit: the resident route's graph checks. pto_graph: a good graph
+ * accepted, every bad row refused naming its first bad task and field
+ * with no reference held, a seeded fuzz checked against a reference and
+ * run to its end by the on-core steps.
  */
 #include <kunit/test.h>
-#include <linux/maple_tree.h>
 #include <linux/prandom.h>
 #include <linux/random.h>
 #include <linux/slab.h>
-#include "../pto_bo.h"
-#include "../pto_core.h"
-#include "../pto_graph.h"
 #include "../pto_mock.h"
-#include "pto_test_file.h"
-
-#define BO_A 0x100000ULL	/* two buffers of the file */
-#define BO_B 0x102000ULL
-#define FOREIGN 0x200000ULL	/* not the file's */
-#define BO_SIZE 4096ULL
-#define MAXT 48
-#define MAXE 192
-
-struct graph_ctx {
-	struct pto_device pdev;
-	struct pto_file pf;
-	struct pto_bo bo[2];
-	struct pto_core core;
-};
-
-/* A graph as the test writes it, packed into an image by tg_pack(). */
-struct tg {
-	u32 n;
-	u32 ne;
-	struct pto_graph_task t[MAXT];
-	u32 e[MAXE];
-};
-
-static int graph_test_init(struct kunit *test)
-{
-	static const u64 addrs[] = { BO_A, BO_B };
-	struct graph_ctx *ctx;
-	int ret;
-
-	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ctx);
-	ctx->pdev.clusters = 2;
-	ctx->pdev.cores = 2 * PTO_CORES_PER_CLUSTER;
-	pto_test_file_init(test, &ctx->pdev, &ctx->pf, ctx->bo, addrs, 2,
-			   BO_SIZE);
-	ret = pto_core_test_init(&ctx->core, &ctx->pdev, 0);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	test->priv = ctx;
-	return 0;
-}
-
-static void graph_test_exit(struct kunit *test)
-{
-	struct graph_ctx *ctx = test->priv;
-
-	pto_core_test_fini(&ctx->core);
-	mtree_destroy(&ctx->pf.ranges);
-}
-
-/* A 1-D int32 tensor of @n elements at @addr. */
-static void ten(struct pto_graph_tensor *a, u32 role, u64 addr, u32 n)
-{
-	memset(a, 0, sizeof(*a));
-	a->role = role;
-	a->t.addr = addr;
-	a->t.dtype = PTO_DTYPE_I32;
-	a->t.rank = 1;
-	a->t.shape[0] = n;
-	a->t.strides[0] = 1;
-}
-
-static void edge(struct tg *g, u32 from, u32 to)
-{
-	g->e[g->ne++] = to;
-	g->t[from].succ_count++;
-	g->t[to].fanin++;
-}
-
-/* Successor ranges from the edges, which edge() appends task by task. */
-static void tg_seal(struct tg *g)
-{
-	u32 i, at = 0;
-
-	for (i = 0; i < g->n; i++) {
-		g->t[i].succ_start = at;
-		at += g->t[i].succ_count;
-	}
-}
-
-/*
- * The diamond f = (x + 1) * (x + 2), x = 2: task 0 (AIC) fills A[0:16]
- * with 2, tasks 1 (AIV0) and 2 (AIV1) add 1 and 2 into A[16:32] and
- * A[32:48], task 3 (MIX: the AIC multiplies, the AIVs run noop) writes
- * B[0:16] = 12.
- */
-static void tg_diamond(struct tg *g)
-{
-	memset(g, 0, sizeof(*g));
-	g->n = 4;
-	g->t[0].active_mask = PTO_GRAPH_AIC;
-	g->t[0].func_id[0] = PTO_FUNC_FILL;
-	g->t[0].scalar[0] = 2;
-	ten(&g->t[0].t[PTO_ARG_OUT], PTO_GRAPH_ROLE_OUT, BO_A, 16);
-	g->t[1].active_mask = PTO_GRAPH_AIV0;
-	g->t[1].func_id[1] = PTO_FUNC_ADD_SCALAR;
-	g->t[1].scalar[0] = 1;
-	ten(&g->t[1].t[PTO_ARG_A], PTO_GRAPH_ROLE_IN, BO_A, 16);
-	ten(&g->t[1].t[PTO_ARG_OUT], PTO_GRAPH_ROLE_OUT, BO_A + 64, 16);
-	g->t[2] = g->t[1];
-	g->t[2].active_mask = PTO_GRAPH_AIV1;
-	g->t[2].func_id[1] = 0;
-	g->t[2].func_id[2] = PTO_FUNC_ADD_SCALAR;
-	g->t[2].scalar[0] = 2;
-	g->t[2].t[PTO_ARG_OUT].t.addr = BO_A + 128;
-	g->t[3].active_mask = PTO_GRAPH_MASK_MIX;
-	g->t[3].func_id[0] = PTO_FUNC_MUL;
-	ten(&g->t[3].t[PTO_ARG_A], PTO_GRAPH_ROLE_IN, BO_A + 64, 16);
-	ten(&g->t[3].t[PTO_ARG_B], PTO_GRAPH_ROLE_IN, BO_A + 128, 16);
-	ten(&g->t[3].t[PTO_ARG_OUT], PTO_GRAPH_ROLE_OUT, BO_B, 16);
-	edge(g, 0, 1);
-	edge(g, 0, 2);
-	edge(g, 1, 3);
-	edge(g, 2, 3);
-	tg_seal(g);
-}
-
-static size_t tg_size(const struct tg *g)
-{
-	return round_up(sizeof(struct pto_graph_hdr) +
-			g->n * sizeof(struct pto_graph_task) +
-			g->ne * sizeof(u32), 8);
-}
-
-static void *tg_pack(struct kunit *test, const struct tg *g)
-{
-	struct pto_graph_hdr *h;
-	void *img;
-
-	img = kunit_kzalloc(test, tg_size(g), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, img);
-	h = img;
-	h->magic = PTO_GRAPH_MAGIC;
-	h->version = PTO_GRAPH_VERSION;
-	h->task_count = g->n;
-	h->edge_count = g->ne;
-	h->size = tg_size(g);
-	h->task_size = sizeof(struct pto_graph_task);
-	memcpy(h + 1, g->t, g->n * sizeof(g->t[0]));
-	memcpy((void *)(h + 1) + g->n * sizeof(g->t[0]), g->e,
-	       g->ne * sizeof(u32));
-	return img;
-}
-
-static struct pto_graph *build(struct kunit *test, struct tg *g, u64 cut,
-			       void (*hdr)(struct pto_graph_hdr *),
-			       struct pto_graph_launch *args)
-{
-	struct graph_ctx *ctx = test->priv;
-	void *img = tg_pack(test, g);
-
-	if (hdr)
-		hdr(img);
-	memset(args, 0, sizeof(*args));
-	return pto_graph_build(&ctx->pf, img, tg_size(g) - cut, args);
-}
+#include "pto_graph_fixture.h"
 
 /* ---- bad graphs -------------------------------------------------------- */
 
@@ -365,14 +204,6 @@ static void gcase_desc(const struct gcase *c, char *desc)
 
 KUNIT_ARRAY_PARAM(gcases, gcases, gcase_desc);
 
-static void expect_no_refs(struct kunit *test)
-{
-	struct graph_ctx *ctx = test->priv;
-
-	KUNIT_EXPECT_EQ(test, kref_read(&ctx->bo[0].ref), 1);
-	KUNIT_EXPECT_EQ(test, kref_read(&ctx->bo[1].ref), 1);
-}
-
 static void graph_check_rows(struct kunit *test)
 {
 	const struct gcase *c = test->param_value;
@@ -382,10 +213,11 @@ static void graph_check_rows(struct kunit *test)
 
 	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, tg);
-	tg_diamond(tg);
+	pto_gt_diamond(tg);
 	if (c->mutate)
 		c->mutate(tg);
-	g = build(test, tg, min_t(u64, c->cut, tg_size(tg)), c->hdr, &args);
+	g = pto_gt_build(test, tg, min_t(u64, c->cut, pto_gt_size(tg)), c->hdr,
+			 &args);
 	KUNIT_EXPECT_EQ(test, args.bad_task, c->task);
 	KUNIT_EXPECT_EQ(test, args.bad_field, c->field);
 	if (c->field == PTO_GRAPH_FIELD_NONE) {
@@ -398,224 +230,7 @@ static void graph_check_rows(struct kunit *test)
 	} else {
 		KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(g), -EINVAL);
 	}
-	expect_no_refs(test);
-}
-
-/* ---- the on-core steps ------------------------------------------------- */
-
-/* Run one claimed subtask's kernel on the test core; publish its end. */
-static bool run_sub(struct kunit *test, struct pto_graph *g, u32 core_id,
-		    const struct pto_gclaim *cl, bool *pushed)
-{
-	struct graph_ctx *ctx = test->priv;
-	u32 err = pto_task_run(&ctx->core, &g->sub[cl->sub]);
-
-	KUNIT_EXPECT_EQ(test, err, PTO_TASK_OK);
-	return pto_graph_finish(g, core_id, cl, err, 1, 2, pushed);
-}
-
-static void graph_sched_diamond(struct kunit *test)
-{
-	struct graph_ctx *ctx = test->priv;
-	struct pto_graph_launch args;
-	struct pto_gclaim cl, c1, c2;
-	struct pto_graph *g;
-	bool pushed;
-	struct tg *tg;
-	u32 *out = ctx->bo[1].vaddr;
-	int i;
-
-	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, tg);
-	tg_diamond(tg);
-	g = build(test, tg, 0, NULL, &args);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
-	g->clusters = BIT_ULL(1);	/* cores 3 (AIC), 4, 5 (AIVs) */
-	pto_graph_start(g, 0);
-
-	/* Cluster 0 is not the graph's: its cores take nothing. */
-	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 0, &cl));
-	/* Only task 0 (AIC) is ready: an AIV claims it for its AIC. */
-	KUNIT_EXPECT_TRUE(test, pto_graph_has_work(g, 4));
-	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 4, &cl));
-	KUNIT_EXPECT_TRUE(test, cl.placed);	/* its AIC is to be kicked */
-	KUNIT_EXPECT_EQ(test, g->slots[1][0].task, 0U);
-	KUNIT_EXPECT_EQ(test, g->slots[1][0].mask, (u8)PTO_GRAPH_AIC);
-	KUNIT_EXPECT_FALSE(test, pto_graph_has_work(g, 4));
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 3, &cl));
-	KUNIT_EXPECT_EQ(test, cl.task, 0U);
-	KUNIT_EXPECT_FALSE(test, cl.placed);
-	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 3, &c1));
-	KUNIT_EXPECT_FALSE(test, c1.placed);
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 3, &cl, &pushed));
-	KUNIT_EXPECT_TRUE(test, pushed);
-	/* Tasks 1 and 2 fill both pending slots, one for each AIV. */
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &c1));
-	KUNIT_EXPECT_EQ(test, c1.task, 1U);
-	KUNIT_EXPECT_EQ(test, g->inflight, 1U);
-	KUNIT_EXPECT_TRUE(test, pto_graph_has_work(g, 5));
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &c2));
-	KUNIT_EXPECT_EQ(test, c2.task, 2U);
-	KUNIT_EXPECT_EQ(test, c2.slot, 1U);
-	KUNIT_EXPECT_EQ(test, g->inflight, 2U);
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 4, &c1, &pushed));
-	KUNIT_EXPECT_FALSE(test, pushed);	/* task 3 still waits for 2 */
-	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 3, &cl));
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 5, &c2, &pushed));
-	KUNIT_EXPECT_TRUE(test, pushed);
-	/* The MIX task: one slot, one subtask per core, ends at the third. */
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &c2));
-	KUNIT_EXPECT_EQ(test, c2.task, 3U);
-	KUNIT_EXPECT_EQ(test, c2.sub, g->tasks[3].sub + 2);
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 3, &cl));
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &c1));
-	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 4, &c1));
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 5, &c2, &pushed));
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 3, &cl, &pushed));
-	KUNIT_EXPECT_FALSE(test, g->done);
-	KUNIT_EXPECT_TRUE(test, run_sub(test, g, 4, &c1, &pushed));
-	KUNIT_EXPECT_TRUE(test, g->done);
-	KUNIT_EXPECT_EQ(test, g->completed, 4U);
-	KUNIT_EXPECT_EQ(test, g->subtasks, 6ULL);
-	KUNIT_EXPECT_EQ(test, g->err_task, PTO_GRAPH_TASK_NONE);
-	for (i = 0; i < 16; i++)
-		KUNIT_EXPECT_EQ(test, out[i], 12U);
-	pto_graph_put(g);
-	expect_no_refs(test);
-}
-
-/* A core that leaves mid-graph: the graph fails, the in-flight drain. */
-static void graph_sched_leave(struct kunit *test)
-{
-	struct pto_graph_launch args;
-	struct pto_gclaim cl, c1;
-	struct pto_graph *g;
-	bool pushed, done;
-	struct tg *tg;
-
-	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, tg);
-	tg_diamond(tg);
-	g = build(test, tg, 0, NULL, &args);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
-	g->clusters = BIT_ULL(0);
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 0, &cl));
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 0, &cl, &pushed));
-	/* The AIC claims tasks 1 and 2 into the slots for its AIVs. */
-	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 0, &c1));
-	KUNIT_EXPECT_EQ(test, g->inflight, 2U);
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 1, &c1));
-	/* Core 1 runs task 1; core 2 (task 2 waits for it) retires. */
-	spin_lock(&g->lock);
-	done = pto_graph_core_leave_locked(g, 2);
-	spin_unlock(&g->lock);
-	KUNIT_EXPECT_FALSE(test, done);
-	KUNIT_EXPECT_TRUE(test, g->aborted);
-	KUNIT_EXPECT_EQ(test, g->err_status, (u32)PTO_TASK_ESTOP);
-	KUNIT_EXPECT_EQ(test, g->tasks[2].status, (u32)PTO_TASK_ESTOP);
-	KUNIT_EXPECT_FALSE(test, pto_graph_has_work(g, 0));
-	KUNIT_EXPECT_TRUE(test, run_sub(test, g, 1, &c1, &pushed));
-	KUNIT_EXPECT_FALSE(test, pushed);
-	KUNIT_EXPECT_TRUE(test, g->done);
-	KUNIT_EXPECT_EQ(test, g->completed, 3U);
-	KUNIT_EXPECT_EQ(test, g->inflight, 0U);
-	pto_graph_put(g);
-	expect_no_refs(test);
-}
-
-/*
- * Single-AIV tasks run on whichever AIV of the cluster is free: two
- * independent AIV0 tasks run at once on both AIVs, and an AIV1 task
- * waiting in a slot is taken by AIV0 while AIV1 is busy.
- */
-static void graph_sched_either_aiv(struct kunit *test)
-{
-	struct pto_graph_launch args;
-	struct pto_gclaim c0, c1;
-	struct pto_graph *g;
-	bool pushed;
-	struct tg *tg;
-	u32 i;
-
-	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, tg);
-	tg->n = 4;
-	for (i = 0; i < tg->n; i++)
-		tg->t[i].active_mask = i < 2 ? PTO_GRAPH_AIV0 : PTO_GRAPH_AIV1;
-	tg_seal(tg);
-	g = build(test, tg, 0, NULL, &args);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
-	g->clusters = BIT_ULL(1);	/* cores 3 (AIC), 4, 5 (AIVs) */
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &c0));
-	KUNIT_EXPECT_EQ(test, c0.task, 0U);
-	/* AIV1 takes the second AIV0 task: both run at once. */
-	KUNIT_EXPECT_TRUE(test, pto_graph_has_work(g, 5));
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &c1));
-	KUNIT_EXPECT_EQ(test, c1.task, 1U);
-	KUNIT_EXPECT_EQ(test, c1.bit, (u8)PTO_GRAPH_AIV1);
-	KUNIT_EXPECT_EQ(test, c1.sub, g->tasks[1].sub);
-	KUNIT_EXPECT_EQ(test, g->inflight, 2U);
-	KUNIT_EXPECT_EQ(test, g->slots[1][1].mask, (u8)PTO_GRAPH_AIV1);
-	/* The AIC takes neither; a busy AIV's slot is not taken twice. */
-	KUNIT_EXPECT_FALSE(test, pto_graph_has_work(g, 3));
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 4, &c0, &pushed));
-	/* AIV0 is free: it claims task 2 (an AIV1 task) and runs it. */
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &c0));
-	KUNIT_EXPECT_EQ(test, c0.task, 2U);
-	KUNIT_EXPECT_EQ(test, c0.bit, (u8)PTO_GRAPH_AIV0);
-	KUNIT_EXPECT_EQ(test, g->slots[1][0].mask, (u8)PTO_GRAPH_AIV0);
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 5, &c1, &pushed));
-	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 4, &c0, &pushed));
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &c1));
-	KUNIT_EXPECT_EQ(test, c1.task, 3U);
-	KUNIT_EXPECT_TRUE(test, run_sub(test, g, 5, &c1, &pushed));
-	KUNIT_EXPECT_TRUE(test, g->done);
-	KUNIT_EXPECT_EQ(test, g->completed, 4U);
-	pto_graph_put(g);
-	expect_no_refs(test);
-}
-
-/*
- * A kick wakes each core a slot names, but one core only for the ready
- * queue; a core with neither, or of another cluster, is left parked.
- */
-static void graph_kick_wants(struct kunit *test)
-{
-	struct pto_graph_launch args;
-	struct pto_gclaim cl;
-	struct pto_graph *g;
-	unsigned int budget = 1;
-	struct tg *tg;
-	u32 i;
-
-	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, tg);
-	tg->n = 4;
-	tg->t[0].active_mask = PTO_GRAPH_AIC;
-	for (i = 1; i < tg->n; i++)
-		tg->t[i].active_mask = PTO_GRAPH_AIV0;
-	tg_seal(tg);
-	g = build(test, tg, 0, NULL, &args);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
-	g->clusters = BIT_ULL(1);	/* cores 3 (AIC), 4, 5 (AIVs) */
-	KUNIT_EXPECT_FALSE(test, pto_graph_kick_wants(g, 0, &budget));
-	KUNIT_EXPECT_EQ(test, budget, 1U);
-	KUNIT_EXPECT_TRUE(test, pto_graph_kick_wants(g, 4, &budget));
-	KUNIT_EXPECT_EQ(test, budget, 0U);
-	KUNIT_EXPECT_FALSE(test, pto_graph_kick_wants(g, 5, &budget));
-	KUNIT_EXPECT_FALSE(test, pto_graph_kick_wants(g, 3, &budget));
-	/* AIV0 claims task 0 for its AIC and task 1 for itself. */
-	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &cl));
-	KUNIT_EXPECT_TRUE(test, cl.placed);
-	KUNIT_EXPECT_EQ(test, cl.task, 1U);
-	/* The AIC has a slot's subtask: woken with no budget left. */
-	KUNIT_EXPECT_TRUE(test, pto_graph_kick_wants(g, 3, &budget));
-	/* Tasks still queued but both slots taken: AIV1 stays parked. */
-	budget = 1;
-	KUNIT_EXPECT_FALSE(test, pto_graph_kick_wants(g, 5, &budget));
-	KUNIT_EXPECT_EQ(test, budget, 1U);
-	pto_graph_put(g);
-	expect_no_refs(test);
+	pto_gt_expect_no_refs(test);
 }
 
 /* ---- the seeded fuzz --------------------------------------------------- */
@@ -632,7 +247,7 @@ static const u32 fz_funcs[] = { PTO_FUNC_NOOP, PTO_FUNC_FILL,
 static void fz_tensor(struct rnd_state *r, struct pto_graph_tensor *a,
 		      u32 role)
 {
-	ten(a, role, (rnd(r, 2) ? BO_B : BO_A) + 4 * rnd(r, 512),
+	pto_gt_ten(a, role, (rnd(r, 2) ? BO_B : BO_A) + 4 * rnd(r, 512),
 	    1 + rnd(r, 64));
 }
 
@@ -660,9 +275,9 @@ static void fz_graph(struct rnd_state *r, struct tg *g)
 		}
 		for (j = i + 1; j < g->n && g->ne < MAXE; j++)
 			if (!rnd(r, 6))
-				edge(g, i, j);
+				pto_gt_edge(g, i, j);
 	}
-	tg_seal(g);
+	pto_gt_seal(g);
 }
 
 /* One random change of a field the checks cover; 0 or the bytes cut. */
@@ -900,13 +515,14 @@ static void graph_fuzz(struct kunit *test)
 		n = rnd(&r, 3);
 		for (m = 0; m < n; m++)
 			cut |= fz_mutate(&r, tg);
-		g = build(test, tg, min_t(u64, cut, tg_size(tg)), NULL, &args);
+		g = pto_gt_build(test, tg, min_t(u64, cut, pto_gt_size(tg)), NULL,
+				 &args);
 		if (IS_ERR(g)) {
 			refused++;
 			KUNIT_EXPECT_EQ(test, PTR_ERR(g), -EINVAL);
 			KUNIT_EXPECT_NE(test, args.bad_field,
 					(u32)PTO_GRAPH_FIELD_NONE);
-			expect_no_refs(test);
+			pto_gt_expect_no_refs(test);
 			continue;
 		}
 		accepted++;
@@ -916,7 +532,7 @@ static void graph_fuzz(struct kunit *test)
 		else
 			fz_run(test, &r, tg, g);
 		pto_graph_put(g);
-		expect_no_refs(test);
+		pto_gt_expect_no_refs(test);
 	}
 	kunit_info(test, "seed %u: accepted %u refused %u\n", seed, accepted,
 		   refused);
@@ -927,17 +543,13 @@ static void graph_fuzz(struct kunit *test)
 static struct kunit_case pto_graph_cases[] = {
 	KUNIT_CASE_PARAM(graph_check_rows, gcases_gen_params),
 	KUNIT_CASE_PARAM(graph_fuzz, fz_seed_gen),
-	KUNIT_CASE(graph_sched_diamond),
-	KUNIT_CASE(graph_sched_leave),
-	KUNIT_CASE(graph_sched_either_aiv),
-	KUNIT_CASE(graph_kick_wants),
 	{}
 };
 
 static struct kunit_suite pto_graph_suite = {
 	.name = "pto_graph",
-	.init = graph_test_init,
-	.exit = graph_test_exit,
+	.init = pto_gt_init,
+	.exit = pto_gt_exit,
 	.test_cases = pto_graph_cases,
 };
 
