@@ -77,15 +77,14 @@ static inline void ex_hbg_bufs(struct pto_dev *dev, struct ex_buf *buf,
 }
 
 /*
- * Run @g on --clusters (0: all); checks it ran @tasks subtasks. An args
- * dump is refused on this route (exit 1 with the reason); --trace writes
- * the run's core-side stamps, the last graph's when there are several.
+ * Run @g on --clusters (0: all), its stats in @st. An args dump is
+ * refused on this route (exit 1 with the reason); --trace writes the
+ * run's core-side stamps, the last graph's when there are several.
  */
-static inline int ex_hbg_run(pto_hbg *g, const struct ex_opts *opts,
-			     const char *name, uint64_t tasks)
+static inline int ex_hbg_launch(pto_hbg *g, const struct ex_opts *opts,
+				struct pto_hbg_stats *st)
 {
 	uint64_t clusters = 0;
-	struct pto_hbg_stats st;
 	int ret;
 
 	if (opts->clusters)
@@ -94,7 +93,7 @@ static inline int ex_hbg_run(pto_hbg *g, const struct ex_opts *opts,
 	ret = pto_hbg_set_dump_args(g, opts->dump_level);
 	if (ret)
 		ex_die("args dump on the resident route", ret);
-	ret = pto_hbg_run(g, clusters, 10000, &st);
+	ret = pto_hbg_run(g, clusters, 10000, st);
 	if (!ret && opts->trace) {
 		ret = pto_hbg_trace_write(g, opts->trace);
 		ex_check(ret == 0, "run trace written");
@@ -102,6 +101,16 @@ static inline int ex_hbg_run(pto_hbg *g, const struct ex_opts *opts,
 			printf("# run trace: %s (ptoctl trace summary %s)\n",
 			       opts->trace, opts->trace);
 	}
+	return ret;
+}
+
+/* ex_hbg_launch(), then checks it ran @tasks subtasks. */
+static inline int ex_hbg_run(pto_hbg *g, const struct ex_opts *opts,
+			     const char *name, uint64_t tasks)
+{
+	struct pto_hbg_stats st;
+	int ret = ex_hbg_launch(g, opts, &st);
+
 	if (ret)
 		printf("# %s: %s (bad task %u field %u, failed task %u status %u)\n",
 		       name, pto_strerror(ret), st.bad_task, st.bad_field,

@@ -63,7 +63,6 @@ static int ring_graph(struct pto_dev *dev, const struct ex_opts *opts,
 		      struct pto_hbg_stats *st, double *seconds)
 {
 	uint32_t fid[3] = { 0, PTO_FUNC_FILL, 0 }, t;
-	uint64_t clusters = 0;
 	struct pto_tensor_desc td;
 	pto_hbg *g = NULL;
 	double t0;
@@ -82,19 +81,9 @@ static int ring_graph(struct pto_dev *dev, const struct ex_opts *opts,
 	}
 	if (ret)
 		ex_die("small_ring: build the graph", ret);
-	if (opts->clusters)
-		clusters = opts->clusters >= 64 ? ~0ULL :
-			   (1ULL << opts->clusters) - 1;
-	ret = pto_hbg_set_dump_args(g, opts->dump_level);
-	if (ret)
-		ex_die("args dump on the resident route", ret);
 	t0 = ex_now();
-	ret = pto_hbg_run(g, clusters, 10000, st);
+	ret = ex_hbg_launch(g, opts, st);
 	*seconds = ex_now() - t0;
-	if (!ret && opts->trace) {
-		ret = pto_hbg_trace_write(g, opts->trace);
-		ex_check(ret == 0, "small_ring: run trace written");
-	}
 	pto_hbg_destroy(g);
 	return ret;
 }
