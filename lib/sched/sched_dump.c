@@ -244,40 +244,38 @@ static bool tensor_capture(struct sched_backend *be,
 }
 
 /*
- * Member @m's arguments of @stage, numbered from @arg0, into @lane (its
- * producer lock held); returns how many arguments the member has.
+ * A member's arguments (@v) of @stage, numbered from @arg0, into @lane
+ * (its producer lock held); returns how many arguments the member has.
  */
 static uint32_t capture_member(struct sched_thread *t,
-			       const struct orch_dispatch *d, uint32_t m,
+			       const struct orch_dispatch_view *v,
 			       uint32_t arg0, unsigned int stage, bool mix,
 			       uint32_t lane)
 {
 	struct sched_backend *be = t->be;
 	struct sched_dump *dump = &be->dump;
-	struct orch_dispatch_view v;
 	struct pto_dump_capture base = { 0 };
 	uint32_t i, sdtype = PTO_DTYPE_I32;
 	uint64_t kid;
 
-	orch_dispatch_member_view(d, m, &v);
-	kid = v.callable->kernel_id;
-	base.run_id = v.run_id;
-	base.task_id = v.task_id;
+	kid = v->callable->kernel_id;
+	base.run_id = v->run_id;
+	base.task_id = v->task_id;
 	base.func_id[0] = kid <= UINT32_MAX - 1 ? (uint32_t)kid :
 			  PTO_DUMP_FUNC_NONE;
 	base.func_id[1] = mix ? base.func_id[0] : PTO_DUMP_FUNC_NONE;
 	base.func_id[2] = base.func_id[1];
 	base.stage = stage;
 	base.lane = lane;
-	for (i = 0; i < v.ntensors; i++) {
+	for (i = 0; i < v->ntensors; i++) {
 		struct pto_dump_capture c = base;
 
 		c.arg_index = arg0 + i;
-		c.role = tag_role(v.tensors[i].tag);
+		c.role = tag_role(v->tensors[i].tag);
 		/* Its tensors only order tasks: no bytes of theirs to read. */
 		if (orch_kernel_tensorless(SCHED_TENSORLESS_KERNELS, kid) ||
 		    !role_at(c.role, stage) ||
-		    !tensor_capture(be, &v, i, &c))
+		    !tensor_capture(be, v, i, &c))
 			continue;
 		if (sdtype == PTO_DTYPE_I32 && c.dtype == PTO_DTYPE_F32 &&
 		    c.role != PTO_DUMP_ROLE_OUTPUT)
@@ -287,21 +285,21 @@ static uint32_t capture_member(struct sched_thread *t,
 		capture(t, &c);
 	}
 	/* Scalars are inputs; a kernel reads them as its tensors' type. */
-	for (i = 0; stage == PTO_DUMP_BEFORE_DISPATCH && i < v.nscalars; i++) {
+	for (i = 0; stage == PTO_DUMP_BEFORE_DISPATCH && i < v->nscalars; i++) {
 		struct pto_dump_capture c = base;
 
-		c.arg_index = arg0 + v.ntensors + i;
+		c.arg_index = arg0 + v->ntensors + i;
 		c.role = PTO_DUMP_ROLE_INPUT;
 		c.kind = PTO_DUMP_KIND_SCALAR;
 		c.dtype = sdtype;
-		c.value = v.scalars[i];
-		c.flags = v.scalar_dump && v.scalar_dump[i] ?
+		c.value = v->scalars[i];
+		c.flags = v->scalar_dump && v->scalar_dump[i] ?
 			  PTO_DUMP_CAP_MARKED : 0;
 		if (dump->run_level == PTO_DUMP_PARTIAL && !c.flags)
 			continue;
 		capture(t, &c);
 	}
-	return v.ntensors + v.nscalars;
+	return v->ntensors + v->nscalars;
 }
 
 /*
@@ -316,11 +314,17 @@ static void capture_task(struct sched_thread *t, const struct orch_dispatch *d,
 	struct sched_dump *dump = &t->be->dump;
 	uint32_t m, arg0 = 0, n = v->shared ? 1 : v->nmembers;
 	uint32_t lane = t->index % dump->nlanes;
+	struct orch_dispatch_view mv;
 
 	pthread_mutex_lock(&dump->lane_mu[lane]);
-	for (m = 0; m < n; m++)
-		arg0 += capture_member(t, d, m, arg0, stage, mix,
-				       dump->first_lane + lane);
+	for (m = 0; m < n; m++) {
+		/* @v's arguments are the calling member's, and an SPMD
+		 * task's; a group's other members' are looked up. */
+		if (!v->shared && m != v->member)
+			orch_dispatch_member_view(d, m, &mv);
+		arg0 += capture_member(t, v->shared || m == v->member ? v : &mv,
+				       arg0, stage, mix, dump->first_lane + lane);
+	}
 	pthread_mutex_unlock(&dump->lane_mu[lane]);
 }
 
