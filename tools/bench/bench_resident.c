@@ -7,21 +7,23 @@
 #include "bench.h"
 
 /*
- * The last run's profile from its tasks' stamps: per core, the time
+ * A run's profile from its tasks' stamps: per core, the time
  * between its first start and last end not spent running is its gaps
  * (claim, finish and kicks under the graph's lock).
  */
 static void profile(const pto_hbg *g, long n, uint64_t elapsed,
 		    struct resident_profile *p)
 {
-	uint64_t first[64], last[64], busy[64], cnt[64];
+	uint64_t first[PTO_MAX_CORES], last[PTO_MAX_CORES];
+	uint64_t busy[PTO_MAX_CORES], cnt[PTO_MAX_CORES];
 	uint64_t s, e, lo = UINT64_MAX, hi = 0, run = 0, gap = 0, gaps = 0;
 	uint32_t c, i;
 
 	memset(p, 0, sizeof(*p));
 	memset(cnt, 0, sizeof(cnt));
 	for (i = 0; i < (uint32_t)n; i++) {
-		if (pto_hbg_task_times(g, i, &s, &e, &c) || c >= 64 || e < s)
+		if (pto_hbg_task_times(g, i, &s, &e, &c) ||
+		    c >= PTO_MAX_CORES || e < s)
 			continue;
 		if (!cnt[c]++) {
 			first[c] = s;
@@ -35,7 +37,7 @@ static void profile(const pto_hbg *g, long n, uint64_t elapsed,
 		lo = s < lo ? s : lo;
 		hi = e > hi ? e : hi;
 	}
-	for (c = 0; c < 64; c++) {
+	for (c = 0; c < PTO_MAX_CORES; c++) {
 		if (!cnt[c])
 			continue;
 		p->cores++;
