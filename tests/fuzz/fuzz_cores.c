@@ -510,8 +510,15 @@ int op_stats(struct fz_actor *a)
 	if ((pid_t)s.owner != a->pid)
 		fz_bad(a, "core %u of the actor's cluster: owner %u", i,
 		       s.owner);
+	/*
+	 * A launch returns once READY is published; the core's thread
+	 * writes its own state after it wakes, so HANDSHAKE may still
+	 * show for a while (longest on PREEMPT_RT).
+	 */
 	else if (fz_bit(a->launched, i) ? s.state != PTO_CORE_READY &&
-		 s.state != PTO_CORE_RUNNING : s.state != PTO_CORE_UNLAUNCHED)
+		 s.state != PTO_CORE_RUNNING &&
+		 s.state != PTO_CORE_HANDSHAKE :
+		 s.state != PTO_CORE_UNLAUNCHED)
 		fz_bad(a, "core %u: state %u, model %s", i, s.state,
 		       fz_bit(a->launched, i) ? "launched" : "unlaunched");
 	return 0;
