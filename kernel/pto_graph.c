@@ -19,6 +19,7 @@
 #include "pto_graph.h"
 #include "pto_lane.h"
 #include "pto_mock.h"
+#include "pto_mock_lcache.h"
 #include "pto_producer.h"
 
 /* The largest image the checks accept (a bigger hdr.size is refused). */
@@ -79,8 +80,38 @@ static void pto_graph_release(struct kref *ref)
 	kvfree(g->succ);
 	kvfree(g->ready);
 	kfree(g->slots);
+	if (g->lc)
+		for (i = 0; i < g->pdev->cores; i++)
+			pto_lc_free(g->lc[i]);
+	kfree(g->lc);
 	kfree(g);
 }
+
+/*
+ * The line caches of @g's cores (mock_lcache_lines, read once at the
+ * launch so a run never sees the parameter change under it). Nothing is
+ * allocated for 0; the graph's release frees them.
+ */
+int pto_graph_alloc_lc(struct pto_graph *g, unsigned int lines)
+{
+	unsigned int i;
+
+	if (!lines)
+		return 0;
+	g->lc = kcalloc(g->pdev->cores, sizeof(*g->lc), GFP_KERNEL_ACCOUNT);
+	if (!g->lc)
+		return -ENOMEM;
+	for (i = 0; i < g->pdev->cores; i++) {
+		if (!(g->clusters & BIT_ULL(i / PTO_CORES_PER_CLUSTER)))
+			continue;
+		g->lc[i] = pto_lc_alloc(lines);
+		if (!g->lc[i])
+			return -ENOMEM;
+	}
+	g->lc_lines = lines;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(pto_graph_alloc_lc);
 
 void pto_graph_put(struct pto_graph *g)
 {
@@ -520,6 +551,9 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 	g->gkaddr = gbo->vaddr + (args->graph_addr - gbo->dev_addr) +
 		    sizeof(struct pto_graph_hdr);
 	g->clusters = args->clusters;
+	ret = pto_graph_alloc_lc(g, pto_lc_lines_param());
+	if (ret)
+		goto put;
 
 	ret = xa_alloc(&pf->graphs, &handle, g, xa_limit_32b,
 		       GFP_KERNEL_ACCOUNT);

@@ -18,6 +18,7 @@ struct pto_bo;
 struct pto_core;
 struct pto_device;
 struct pto_file;
+struct pto_lcache;
 struct pto_mock_task;
 
 /* Pending dispatch slots per cluster. */
@@ -71,6 +72,9 @@ struct pto_gslot {
  * @ready:	FIFO of ready task indices, @rhead .. @rtail.
  * @slots:	PTO_GRAPH_SLOTS per cluster of the device (by cluster index).
  * @clusters:	the clusters it runs on.
+ * @lc_lines:	mock_lcache_lines at GRAPH_LAUNCH (0: no line cache).
+ * @lc:		per core id, that core's line cache (pto_mock_lcache.h),
+ *		NULL for every core while @lc_lines is 0.
  */
 struct pto_graph {
 	struct kref ref;
@@ -100,6 +104,8 @@ struct pto_graph {
 	u64 start_ns;
 	u64 end_ns;
 	u64 clusters;
+	unsigned int lc_lines;
+	struct pto_lcache **lc;
 	wait_queue_head_t wq;
 };
 
@@ -117,6 +123,7 @@ struct pto_gclaim {
 
 /* pto_graph.c: upload, validation, the ioctls, the file's graphs. */
 void pto_graph_put(struct pto_graph *g);
+int pto_graph_alloc_lc(struct pto_graph *g, unsigned int lines);
 int pto_ioctl_graph_launch(struct pto_file *pf, void *data);
 int pto_ioctl_graph_wait(struct pto_file *pf, void *data);
 void pto_file_release_graphs(struct pto_file *pf);

@@ -301,8 +301,9 @@ VISIBLE_IF_KUNIT void pto_core_do_task(struct pto_core *core, u32 dispatch)
 	trace_pto_task_start(core, t->id, t->p.func_id);
 	if (!err)
 		err = pto_task_validate(core->owner, t);
+	/* The scheduler route's kernels see memory directly: no line cache. */
 	if (!err)
-		err = pto_task_run(core, t);
+		err = pto_task_run(core, t, NULL);
 	pto_task_complete(core, t, err);
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_core_do_task);

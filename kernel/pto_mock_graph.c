@@ -16,6 +16,7 @@
 #include "pto_core.h"
 #include "pto_graph.h"
 #include "pto_mock.h"
+#include "pto_mock_lcache.h"
 #include "pto_trace.h"
 
 void pto_graph_start(struct pto_graph *g, u64 now)
@@ -391,6 +392,7 @@ void pto_graph_detach(struct pto_core *core, struct pto_graph *g)
 bool pto_core_graph_step(struct pto_core *core)
 {
 	struct pto_mock_task *t = &core->task;
+	struct pto_lcache *lc;
 	struct pto_gclaim cl;
 	struct pto_graph *g;
 	bool done, pushed;
@@ -423,10 +425,24 @@ bool pto_core_graph_step(struct pto_core *core)
 		pto_graph_kick(g, core);
 
 	memcpy(t, &g->sub[cl.sub], sizeof(*t));
+	lc = g->lc ? g->lc[core->id] : NULL;
+	/*
+	 * The subtask's inputs are its predecessors' outputs, written back
+	 * by their cores' flush before their finish: drop every line cached
+	 * from an earlier subtask so its loads read them fresh.
+	 */
+	pto_lc_inval_all(lc);
 	WRITE_ONCE(core->state, PTO_CORE_RUNNING);
 	start = ktime_get_ns();
 	trace_pto_task_start(core, cl.task, t->p.func_id);
-	err = pto_task_run(core, t);
+	err = pto_task_run(core, t, lc);
+	/*
+	 * Completion is a publication: the successors this finish releases
+	 * (and the waiter's host, after GRAPH_WAIT) read the outputs from
+	 * memory, so the dirty lines go back first. Pairs with the
+	 * invalidate above on the core that runs a successor.
+	 */
+	pto_lc_flush_all(lc);
 	end = ktime_get_ns();
 	trace_pto_task_end(core, cl.task, err, start, end);
 	WRITE_ONCE(core->state, PTO_CORE_READY);

@@ -18,6 +18,7 @@
 #include "pto_bo.h"
 #include "pto_mock.h"
 #include "pto_mock_kernels.h"
+#include "pto_mock_lcache.h"
 
 /* Elements per tensor, and per FPU section / stop check. */
 #define PTO_MAX_ELEMS (1u << 24)
@@ -374,6 +375,33 @@ static void pto_row(u32 f, u32 dtype, u32 *o, s64 so, const u32 *a, s64 sa,
 	}
 }
 
+/*
+ * pto_row() through @lc: the chunk's inputs gathered into the core's
+ * staging, computed there (an FPU section never touches the cache), the
+ * output scattered back. Without a cache, pto_row() on memory.
+ */
+static void pto_row_lc(struct pto_lcache *lc, u32 f, u32 dtype, u32 *o,
+		       s64 so, const u32 *a, s64 sa, const u32 *b, s64 sb,
+		       u32 s, u32 n)
+{
+	u32 *la = a ? pto_lc_stage(lc, 0) : NULL;
+	u32 *lb = b ? pto_lc_stage(lc, 1) : NULL;
+	u32 *lo = pto_lc_stage(lc, 2);
+
+	if (a)
+		pto_lc_gather32(lc, la, a, sa, n);
+	if (b)
+		pto_lc_gather32(lc, lb, b, sb, n);
+	pto_row(f, dtype, lo, 1, la, 1, lb, 1, s, n);
+	pto_lc_scatter32(lc, o, so, lo, n);
+}
+
+/* Elements per chunk: a cached run's chunk fits the staging. */
+static u32 pto_chunk(const struct pto_lcache *lc)
+{
+	return lc ? PTO_LC_STAGE : PTO_CHUNK;
+}
+
 /* Shape padded to 4 dimensions (leading 1s), strides likewise. */
 static void pto_pad4(const struct pto_tensor_desc *tn, u32 shape[4], s64 str[4])
 {
@@ -395,7 +423,7 @@ static s64 pto_row_off(u64 r, const u32 sh[4], const s64 st[4])
 
 /* Elementwise kernels over the output's shape, one chunk at a time. */
 static u32 pto_run_elementwise(struct pto_core *core,
-			       struct pto_mock_task *t)
+			       struct pto_mock_task *t, struct pto_lcache *lc)
 {
 	u32 f = t->p.func_id, dtype = t->p.t[PTO_ARG_OUT].dtype;
 	bool has_a = f != PTO_FUNC_FILL;
@@ -421,10 +449,17 @@ static u32 pto_run_elementwise(struct pto_core *core,
 		s64 ob = pto_row_off(r, sh, sb);
 
 		for (j = 0; j < sh[3]; j += n) {
-			n = min(sh[3] - j, PTO_CHUNK);
-			pto_row(f, dtype, o + oo + j * so[3], so[3],
-				has_a ? a + oa + j * sa[3] : NULL, sa[3],
-				has_b ? b + ob + j * sb[3] : NULL, sb[3], s, n);
+			u32 *oj = o + oo + j * so[3];
+			const u32 *aj = has_a ? a + oa + j * sa[3] : NULL;
+			const u32 *bj = has_b ? b + ob + j * sb[3] : NULL;
+
+			n = min(sh[3] - j, pto_chunk(lc));
+			if (lc)
+				pto_row_lc(lc, f, dtype, oj, so[3], aj, sa[3],
+					   bj, sb[3], s, n);
+			else
+				pto_row(f, dtype, oj, so[3], aj, sa[3], bj,
+					sb[3], s, n);
 			if (pto_task_yield(core))
 				return PTO_TASK_ESTOP;
 		}
@@ -433,7 +468,7 @@ static u32 pto_run_elementwise(struct pto_core *core,
 }
 
 static u32 pto_run_reduce_sum(struct pto_core *core,
-			      struct pto_mock_task *t)
+			      struct pto_mock_task *t, struct pto_lcache *lc)
 {
 	u32 dtype = t->p.t[PTO_ARG_A].dtype;
 	const u32 *a = t->ptr[PTO_ARG_A];
@@ -446,13 +481,20 @@ static u32 pto_run_reduce_sum(struct pto_core *core,
 	for (r = 0; r < rows; r++) {
 		for (j = 0; j < sh[3]; j += n) {
 			const u32 *row = a + pto_row_off(r, sh, sa) + j * sa[3];
+			s64 st = sa[3];
 
-			n = min(sh[3] - j, PTO_CHUNK);
+			n = min(sh[3] - j, pto_chunk(lc));
+			if (lc) {
+				pto_lc_gather32(lc, pto_lc_stage(lc, 0), row,
+						st, n);
+				row = pto_lc_stage(lc, 0);
+				st = 1;
+			}
 			if (PTO_HAVE_FP && dtype == PTO_DTYPE_F32) {
-				pto_fp32_sum_row(row, sa[3], n, &acc);
+				pto_fp32_sum_row(row, st, n, &acc);
 			} else {
 				for (k = 0; k < n; k++)
-					isum += READ_ONCE(row[k * sa[3]]);
+					isum += READ_ONCE(row[k * st]);
 			}
 			if (pto_task_yield(core))
 				return PTO_TASK_ESTOP;
@@ -460,16 +502,62 @@ static u32 pto_run_reduce_sum(struct pto_core *core,
 	}
 	if (PTO_HAVE_FP && dtype == PTO_DTYPE_F32)
 		isum = pto_fp32_from_acc(acc);
-	WRITE_ONCE(*(u32 *)t->ptr[PTO_ARG_OUT], isum);
+	pto_lc_st32(lc, t->ptr[PTO_ARG_OUT], isum);
 	return PTO_TASK_OK;
 }
 
-static u32 pto_run_matmul(struct pto_core *core, struct pto_mock_task *t)
+/* Columns 0 .. @n - 1 of one output row: o[j] = sum over x of a[x] b[x][j]. */
+static void pto_matmul_cols(u32 dtype, u32 *o, s64 so, const u32 *a, s64 sa,
+			    const u32 *b, s64 sbk, s64 sbn, u32 k, u32 n)
+{
+	u32 j, x;
+
+	if (PTO_HAVE_FP && dtype == PTO_DTYPE_F32) {
+		pto_fp32_matmul_row(o, so, a, sa, b, sbk, sbn, k, n);
+		return;
+	}
+	for (j = 0; j < n; j++) {
+		u32 acc = 0;
+
+		for (x = 0; x < k; x++)
+			acc += READ_ONCE(a[x * sa]) *
+			       READ_ONCE(b[x * sbk + j * sbn]);
+		WRITE_ONCE(o[j * so], acc);
+	}
+}
+
+/*
+ * One output row through @lc: the A row and a block of B's columns
+ * (k x c, row-major) gathered into the staging, computed there, the
+ * block's outputs scattered.
+ */
+static void pto_matmul_row_lc(struct pto_lcache *lc, u32 dtype, u32 *o,
+			      s64 so, const u32 *a, s64 sa, const u32 *b,
+			      s64 sbk, s64 sbn, u32 k, u32 n)
+{
+	u32 *la = pto_lc_stage(lc, 0), *lb = pto_lc_stage(lc, 1);
+	u32 *lo = pto_lc_stage(lc, 2);
+	u32 nb = PTO_LC_STAGE / k, j, c, x;
+
+	BUILD_BUG_ON(PTO_LC_STAGE < PTO_MATMUL_MAX);
+	pto_lc_gather32(lc, la, a, sa, k);
+	for (j = 0; j < n; j += c) {
+		c = min(n - j, nb);
+		for (x = 0; x < k; x++)
+			pto_lc_gather32(lc, lb + x * c, b + x * sbk + j * sbn,
+					sbn, c);
+		pto_matmul_cols(dtype, lo, 1, la, 1, lb, c, 1, k, c);
+		pto_lc_scatter32(lc, o + j * so, so, lo, c);
+	}
+}
+
+static u32 pto_run_matmul(struct pto_core *core, struct pto_mock_task *t,
+			  struct pto_lcache *lc)
 {
 	const struct pto_tensor_desc *ta = &t->p.t[PTO_ARG_A];
 	const struct pto_tensor_desc *tb = &t->p.t[PTO_ARG_B];
 	const struct pto_tensor_desc *to = &t->p.t[PTO_ARG_OUT];
-	u32 m = ta->shape[0], k = ta->shape[1], n = tb->shape[1], i, j, x;
+	u32 m = ta->shape[0], k = ta->shape[1], n = tb->shape[1], i;
 	const u32 *a = t->ptr[PTO_ARG_A], *b = t->ptr[PTO_ARG_B];
 	u32 *o = t->ptr[PTO_ARG_OUT];
 
@@ -477,21 +565,14 @@ static u32 pto_run_matmul(struct pto_core *core, struct pto_mock_task *t)
 		const u32 *arow = a + i * ta->strides[0];
 		u32 *orow = o + i * to->strides[0];
 
-		if (PTO_HAVE_FP && to->dtype == PTO_DTYPE_F32) {
-			pto_fp32_matmul_row(orow, to->strides[1], arow,
-					    ta->strides[1], b, tb->strides[0],
-					    tb->strides[1], k, n);
-		} else {
-			for (j = 0; j < n; j++) {
-				u32 acc = 0;
-
-				for (x = 0; x < k; x++)
-					acc += READ_ONCE(arow[x * ta->strides[1]]) *
-					       READ_ONCE(b[x * tb->strides[0] +
-							   j * tb->strides[1]]);
-				WRITE_ONCE(orow[j * to->strides[1]], acc);
-			}
-		}
+		if (lc)
+			pto_matmul_row_lc(lc, to->dtype, orow, to->strides[1],
+					  arow, ta->strides[1], b,
+					  tb->strides[0], tb->strides[1], k, n);
+		else
+			pto_matmul_cols(to->dtype, orow, to->strides[1], arow,
+					ta->strides[1], b, tb->strides[0],
+					tb->strides[1], k, n);
 		if (pto_task_yield(core))
 			return PTO_TASK_ESTOP;
 	}
@@ -513,17 +594,22 @@ static u32 pto_run_spin(struct pto_core *core, u64 ns, bool hang)
 }
 
 /* An SPMD block reports itself: its index, in its own element. */
-static u32 pto_run_block_id(struct pto_mock_task *t)
+static u32 pto_run_block_id(struct pto_mock_task *t, struct pto_lcache *lc)
 {
 	const struct pto_tensor_desc *o = &t->p.t[PTO_ARG_OUT];
 	u64 at = (u64)t->p.block_idx * max_t(u64, t->p.scalar[0], 1);
 	u32 *out = t->ptr[PTO_ARG_OUT];
 
-	WRITE_ONCE(out[at * o->strides[0]], t->p.block_idx);
+	pto_lc_st32(lc, &out[at * o->strides[0]], t->p.block_idx);
 	return PTO_TASK_OK;
 }
 
-u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t)
+/*
+ * Run @t's kernel on @core. @lc: the core's line cache for the kernel's
+ * ordinary GM loads and stores, NULL for direct memory.
+ */
+u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t,
+		 struct pto_lcache *lc)
 {
 	switch (t->p.func_id) {
 	case PTO_FUNC_NOOP:
@@ -535,11 +621,11 @@ u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t)
 	case PTO_FUNC_MUL_SCALAR:
 	case PTO_FUNC_COPY:
 	case PTO_FUNC_FILL:
-		return pto_run_elementwise(core, t);
+		return pto_run_elementwise(core, t, lc);
 	case PTO_FUNC_REDUCE_SUM:
-		return pto_run_reduce_sum(core, t);
+		return pto_run_reduce_sum(core, t, lc);
 	case PTO_FUNC_MATMUL:
-		return pto_run_matmul(core, t);
+		return pto_run_matmul(core, t, lc);
 	case PTO_FUNC_SPIN_NS:
 		return pto_run_spin(core, t->p.scalar[0], false);
 	case PTO_FUNC_HANG:
@@ -547,7 +633,7 @@ u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t)
 	case PTO_FUNC_FAULT:
 		return PTO_TASK_EFAULT;
 	case PTO_FUNC_BLOCK_ID:
-		return pto_run_block_id(t);
+		return pto_run_block_id(t, lc);
 	}
 	return PTO_TASK_EFUNC;
 }

@@ -7,6 +7,7 @@
 
 struct pto_core;
 struct pto_file;
+struct pto_lcache;
 struct pto_mock_task;
 struct pto_payload;
 
@@ -14,7 +15,8 @@ struct pto_payload;
 u32 pto_task_fetch(struct pto_core *core, struct pto_mock_task *t,
 		   u32 dispatch);
 u32 pto_task_validate(struct pto_file *pf, struct pto_mock_task *t);
-u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t);
+u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t,
+		 struct pto_lcache *lc);
 void pto_task_put(struct pto_mock_task *t);
 u8 pto_func_tensors(u32 func_id);
 void pto_payload_select(struct pto_payload *p);

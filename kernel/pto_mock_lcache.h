@@ -17,6 +17,8 @@
 #define PTO_LC_LINE_SHIFT 6
 #define PTO_LC_LINE (1u << PTO_LC_LINE_SHIFT)
 #define PTO_LC_MAX_LINES 1024u
+/* Words per operand of a kernel's core-local staging (pto_lc_stage()). */
+#define PTO_LC_STAGE 1024u
 
 /**
  * struct pto_lc_line - one line of the cache.
@@ -48,10 +50,13 @@ struct pto_lc_stats {
  * (kva >> PTO_LC_LINE_SHIFT) & (@lines - 1). Used by its core's thread
  * only (no lock); @stats are read elsewhere with READ_ONCE.
  * @lines:	a power of two, 1 .. PTO_LC_MAX_LINES.
+ * @stage:	3 * PTO_LC_STAGE words of core-local memory: a kernel
+ *		gathers its inputs there, computes, scatters the outputs.
  */
 struct pto_lcache {
 	unsigned int lines;
 	struct pto_lc_stats stats;
+	u32 *stage;
 	struct pto_lc_line line[];
 };
 
@@ -66,17 +71,15 @@ void pto_lc_free(struct pto_lcache *lc);
  * Ordinary loads / stores of naturally aligned words. A load that hits
  * returns the cached bytes however memory changed since the fill; a
  * store allocates the line (filling it) and marks it dirty. A conflict
- * eviction of a dirty line writes back all 64 bytes.
+ * eviction of a dirty line writes back all 64 bytes. A NULL @lc is
+ * direct memory (READ_ONCE / WRITE_ONCE), the uncached route.
  */
 u32 pto_lc_ld32(struct pto_lcache *lc, const u32 *p);
 void pto_lc_st32(struct pto_lcache *lc, u32 *p, u32 v);
 u64 pto_lc_ld64(struct pto_lcache *lc, const u64 *p);
 void pto_lc_st64(struct pto_lcache *lc, u64 *p, u64 v);
 
-/*
- * Strided runs of words for the kernels (stride in elements). A NULL
- * @lc is direct memory (READ_ONCE / WRITE_ONCE), the uncached route.
- */
+/* Strided runs of words for the kernels (stride in elements). */
 void pto_lc_gather32(struct pto_lcache *lc, u32 *dst, const u32 *src,
 		     s64 stride, u32 n);
 void pto_lc_scatter32(struct pto_lcache *lc, u32 *dst, s64 stride,
@@ -88,6 +91,12 @@ void pto_lc_flush(struct pto_lcache *lc, const void *kva, size_t len);
 void pto_lc_flush_all(struct pto_lcache *lc);
 /* Write back every dirty line, then drop every line. */
 void pto_lc_inval_all(struct pto_lcache *lc);
+
+/* Staging operand @i (0 .. 2) of PTO_LC_STAGE words. */
+static inline u32 *pto_lc_stage(struct pto_lcache *lc, unsigned int i)
+{
+	return lc->stage + i * PTO_LC_STAGE;
+}
 
 void pto_lc_read_stats(const struct pto_lcache *lc, struct pto_lc_stats *s);
 

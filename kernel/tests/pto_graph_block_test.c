@@ -80,7 +80,7 @@ static void graph_block_spmd(struct kunit *test)
 				    "subtask %u", i);
 		KUNIT_EXPECT_EQ_MSG(test, g->sub[i].p.block_num,
 				    i < 7 ? NBLK : 3U, "subtask %u", i);
-		KUNIT_EXPECT_EQ(test, pto_task_run(&ctx->core, &g->sub[i]),
+		KUNIT_EXPECT_EQ(test, pto_task_run(&ctx->core, &g->sub[i], NULL),
 				(u32)PTO_TASK_OK);
 	}
 	for (b = 0; b < NBLK * LINE; b++)

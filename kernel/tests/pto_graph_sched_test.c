@@ -15,7 +15,7 @@ static bool run_sub(struct kunit *test, struct pto_graph *g, u32 core_id,
 		    const struct pto_gclaim *cl, bool *pushed)
 {
 	struct graph_ctx *ctx = test->priv;
-	u32 err = pto_task_run(&ctx->core, &g->sub[cl->sub]);
+	u32 err = pto_task_run(&ctx->core, &g->sub[cl->sub], NULL);
 
 	KUNIT_EXPECT_EQ(test, err, PTO_TASK_OK);
 	return pto_graph_finish(g, core_id, cl, err, 1, 2, pushed);

@@ -449,7 +449,7 @@ static void fz_run(struct kunit *test, struct rnd_state *r,
 			continue;
 		}
 		busy[c] = false;
-		err = pto_task_run(&ctx->core, &g->sub[fly[c].sub]);
+		err = pto_task_run(&ctx->core, &g->sub[fly[c].sub], NULL);
 		want = ref_status(&tg->t[fly[c].task], fly[c].bit);
 		KUNIT_EXPECT_EQ_MSG(test, err, want, "task %u on core %u",
 				    fly[c].task, c);
