@@ -121,6 +121,49 @@ TEST(graph_diamond_values)
 	pto_dev_close(dev);
 }
 
+/*
+ * The diamond through each core's emulated write-back line cache: with 16
+ * lines most of a tensor's lines are evicted mid-task, and the last ones
+ * reach memory only at the flush before each subtask's completion, which
+ * the successors' cores and this process read after.
+ */
+TEST(graph_diamond_values_line_cache)
+{
+	struct pto_dev *dev;
+
+	if (access(PTO_PARAMS "mock_lcache_lines", W_OK))
+		SKIP(return, "needs root and pto's mock_lcache_lines");
+	ASSERT_EQ(0, st_param_set("mock_lcache_lines", "16"));
+	ASSERT_EQ(0, pto_dev_open(0, &dev));
+	run_diamond(_metadata, dev);
+	pto_dev_close(dev);
+}
+
+/* mock_lcache_lines: 0 (off) or a power of two up to 1024, else EINVAL. */
+TEST(graph_line_cache_lines_checked)
+{
+	static const char *const bad[] = { "3", "2048", "1025", "-1", "x" };
+	static const char *const good[] = { "1", "1024", "0" };
+	char buf[16];
+	unsigned int i;
+
+	if (access(PTO_PARAMS "mock_lcache_lines", W_OK))
+		SKIP(return, "needs root and pto's mock_lcache_lines");
+	ASSERT_EQ(0, st_param_set("mock_lcache_lines", "16"));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, st_param_set("mock_lcache_lines", bad[i]))
+			TH_LOG("%s", bad[i]);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("%s", bad[i]);
+	}
+	ASSERT_EQ(0, st_read_line(PTO_PARAMS "mock_lcache_lines", buf,
+				  sizeof(buf)));
+	EXPECT_STREQ("16", buf);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		EXPECT_EQ(0, st_param_set("mock_lcache_lines", good[i]))
+			TH_LOG("%s", good[i]);
+}
+
 /* ---- bad graphs through the raw ioctl --------------------------------- */
 
 struct raw {
