@@ -9,6 +9,7 @@
 #define _PTO_CAPTURE_SV_H_
 
 #include <linux/atomic.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/pto.h>
