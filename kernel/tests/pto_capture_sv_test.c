@@ -111,9 +111,14 @@ static void sv_scan_serves_all(struct kunit *test)
 		if (ph == PTO_CS_BEFORE) {
 			sv_step(test);
 			KUNIT_EXPECT_EQ(test, ctx->sv->observe, 4ULL);
-			for (cl = 0; cl < SV_CLUSTERS; cl++)
-				seen |= BIT(ctx->sv->cores[pubs[cl]].obs_tick);
+			/* The first observed was served and sealed at once. */
+			for (cl = 0; cl < SV_CLUSTERS; cl++) {
+				struct pto_sv_core *c = &ctx->sv->cores[pubs[cl]];
+
+				seen |= BIT(c->terminal ? 1 : c->obs_tick);
+			}
 			KUNIT_EXPECT_EQ(test, seen, 0x1eU);	/* 1..4 */
+			KUNIT_EXPECT_EQ(test, ctx->sv->stats.sealed, 1ULL);
 		}
 		sv_until_sealed(test, pubs, SV_CLUSTERS);
 		for (cl = 0; cl < SV_CLUSTERS; cl++)
