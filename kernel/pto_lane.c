@@ -103,6 +103,7 @@ static void pto_lane_unbind_locked(struct pto_lane *lane)
 	lane->owner = NULL;
 	lane->state = PTO_LANE_FREE;
 	lane->quarantine = 0;
+	lane->cap_aborted = false;
 }
 
 /*
@@ -493,6 +494,9 @@ static int pto_lane_close_locked(struct pto_lane *lane)
 		return -EBUSY;
 	if (lane->state == PTO_LANE_CLOSED)
 		return 0;
+	/* An aborted capture left records missing: never a clean terminal. */
+	if (lane->cap_aborted)
+		return -EIO;
 	ret = pto_producer_close(lane->prod);
 	if (ret)
 		return ret;

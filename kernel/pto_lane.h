@@ -45,6 +45,9 @@ struct pto_lane_mem {
  * @held: buffer objects a capture read, one reference each (by handle:
  *	one file's), dropped only when the producer stopped.
  * @acks: bumped by each acknowledgement; a waiting capture wakes on @wq.
+ * @cap_aborted: a resident run's capture on this binding was aborted: its
+ *	close fails (-EIO), so release quarantines it as unclosed and the
+ *	host's accounting reads unknown.
  */
 struct pto_lane {
 	struct pto_device *pdev;
@@ -60,6 +63,7 @@ struct pto_lane {
 	struct xarray held;
 	wait_queue_head_t wq;
 	u64 acks;
+	bool cap_aborted;
 };
 
 struct pto_lane_mem *pto_lane_mem_alloc(size_t size);

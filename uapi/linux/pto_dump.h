@@ -302,7 +302,9 @@ struct pto_dump_ack {
  * CLOSE stops the producer, publishes the last partial buffer and closes
  * the terminal (the accounting is then complete); the consumer keeps
  * draining. UNBIND closes the terminal if still open and gives the lane
- * up. Both are -EBUSY while a capture is in flight.
+ * up. Both are -EBUSY while a capture is in flight, and -EIO once a
+ * resident run's capture on this binding was aborted (records are
+ * missing: the terminal never closes, the accounting stays unknown).
  */
 struct pto_dump_lane {
 	__u32 lane;
