@@ -24,7 +24,8 @@ static const char *task_err_name(uint32_t st)
 	static const char *const names[] = {
 		"ok", "unknown kernel", "bad dtype", "bad shape or strides",
 		"address outside the owner's GM", "device fault",
-		"core stopped", "bad payload",
+		"core stopped", "bad payload", "args capture timed out",
+		"args capture's claimer lost",
 	};
 
 	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";

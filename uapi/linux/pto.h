@@ -211,6 +211,8 @@ struct pto_bo_info {
 #define PTO_TASK_EFAULT 5	/* the fault kernel ran (device fault) */
 #define PTO_TASK_ESTOP 6	/* the core was stopped while running it */
 #define PTO_TASK_EINVAL 7	/* bad payload: flags, reserved fields, id */
+#define PTO_TASK_ECAPTURE_TIMEOUT 8	/* args capture not served in time */
+#define PTO_TASK_ECAPTURE_INIT_LOST 9	/* args capture's claimer lost */
 
 /* Built-in kernels (struct pto_payload.func_id). */
 #define PTO_FUNC_NOOP 0
