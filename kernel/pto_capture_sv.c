@@ -72,7 +72,6 @@ struct pto_cap_run *pto_cap_run_create(const struct pto_cap_run_args *a)
 {
 	struct pto_cap_run *run;
 	u32 c, k = 0, l, n;
-	int ret = -ENOMEM;
 
 	if (!pto_cap_args_ok(a))
 		return ERR_PTR(-EINVAL);
@@ -123,7 +122,7 @@ struct pto_cap_run *pto_cap_run_create(const struct pto_cap_run_args *a)
 	return run;
 err:
 	pto_cap_run_destroy(run);
-	return ERR_PTR(ret);
+	return ERR_PTR(-ENOMEM);
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_cap_run_create);
 

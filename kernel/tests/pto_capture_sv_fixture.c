@@ -106,7 +106,7 @@ void sv_task(struct sv_ctx *ctx, u32 task, u32 mask, u32 nscalars)
 
 /* Tensor @slot of @task: [@rows][@cols] of strides [@rs, 1 or @cs]. */
 void sv_tensor2(struct sv_ctx *ctx, u32 task, u32 slot, u32 role,
-		       u32 flags, u32 rows, u32 cols, u64 rs, u64 cs, u32 off)
+		u32 flags, u32 rows, u32 cols, u64 rs, u64 cs, u32 off)
 {
 	struct pto_graph_tensor *g = &ctx->t[task].t[slot];
 
@@ -122,7 +122,7 @@ void sv_tensor2(struct sv_ctx *ctx, u32 task, u32 slot, u32 role,
 }
 
 void sv_tensor(struct sv_ctx *ctx, u32 task, u32 slot, u32 role,
-		      u32 n, u32 off)
+	       u32 n, u32 off)
 {
 	sv_tensor2(ctx, task, slot, role, 0, 0, n, 0, 1, off);
 }
@@ -176,7 +176,7 @@ u32 sv_arrive(struct kunit *test, u32 cl, u32 mask, u32 ph)
 
 /* Core @core polls; a publisher answered with progress republishes. */
 enum pto_cs_step sv_poll(struct kunit *test, u32 core,
-				struct pto_capture_ack *echo)
+			 struct pto_capture_ack *echo)
 {
 	struct sv_ctx *ctx = test->priv;
 	struct pto_capture_ack e = {};

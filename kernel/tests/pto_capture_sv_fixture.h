@@ -45,13 +45,13 @@ void sv_ctx_fini(struct kunit *test);
 void sv_start(struct kunit *test, u32 level, u64 clusters);
 void sv_task(struct sv_ctx *ctx, u32 task, u32 mask, u32 nscalars);
 void sv_tensor2(struct sv_ctx *ctx, u32 task, u32 slot, u32 role,
-		       u32 flags, u32 rows, u32 cols, u64 rs, u64 cs, u32 off);
+		u32 flags, u32 rows, u32 cols, u64 rs, u64 cs, u32 off);
 void sv_tensor(struct sv_ctx *ctx, u32 task, u32 slot, u32 role,
-		      u32 n, u32 off);
+	       u32 n, u32 off);
 void sv_join(struct kunit *test, u32 cl, u32 mask, u64 task);
 u32 sv_arrive(struct kunit *test, u32 cl, u32 mask, u32 ph);
 enum pto_cs_step sv_poll(struct kunit *test, u32 core,
-				struct pto_capture_ack *echo);
+			 struct pto_capture_ack *echo);
 bool sv_step(struct kunit *test);
 int sv_until_sealed(struct kunit *test, const u32 *pubs, int n);
 void sv_release(struct kunit *test, u32 cl, u32 mask, u32 ph);
