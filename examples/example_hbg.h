@@ -77,9 +77,9 @@ static inline void ex_hbg_bufs(struct pto_dev *dev, struct ex_buf *buf,
 }
 
 /*
- * Run @g on --clusters (0: all), its stats in @st. An args dump is
- * refused on this route (exit 1 with the reason); --trace writes the
- * run's core-side stamps, the last graph's when there are several.
+ * Run @g on --clusters (0: all), its stats in @st; --dump-args captures
+ * its tasks' arguments into --dump-dir; --trace writes the run's
+ * core-side stamps, the last graph's when there are several.
  */
 static inline int ex_hbg_launch(pto_hbg *g, const struct ex_opts *opts,
 				struct pto_hbg_stats *st)
@@ -90,9 +90,9 @@ static inline int ex_hbg_launch(pto_hbg *g, const struct ex_opts *opts,
 	if (opts->clusters)
 		clusters = opts->clusters >= 64 ? ~0ULL :
 			   (1ULL << opts->clusters) - 1;
-	ret = pto_hbg_set_dump_args(g, opts->dump_level);
+	ret = pto_hbg_dump_args(g, opts->dump_level, opts->dump_dir);
 	if (ret)
-		ex_die("args dump on the resident route", ret);
+		ex_die("args dump", ret);
 	ret = pto_hbg_run(g, clusters, 10000, st);
 	if (!ret && opts->trace) {
 		ret = pto_hbg_trace_write(g, opts->trace);

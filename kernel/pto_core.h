@@ -25,6 +25,7 @@ enum {
 	PTO_CORE_F_QUARANTINE,	/* missed retirement: not launched, mapped */
 	PTO_CORE_F_STALL,	/* mock fault injection: ignore EXIT */
 	PTO_CORE_F_BADID,	/* mock fault injection: bad handshake id */
+	PTO_CORE_F_CAPKICK,	/* an args-capture barrier may have moved */
 };
 
 /**

@@ -95,6 +95,7 @@ struct pto_lane;
  *	and gate writes (NULL outside tests).
  * @retire_ms: KUnit's retirement deadline override (0: the parameter).
  * @lane: the dump lanes, @lanes of them (pto_lane.h; each has its lock).
+ * @cap_epochs: the last resident run epoch handed out (args capture).
  */
 struct pto_device {
 	unsigned int index;
@@ -122,6 +123,7 @@ struct pto_device {
 	void *rsink_priv;
 	unsigned int retire_ms;
 	struct pto_lane *lane;
+	atomic64_t cap_epochs;
 };
 
 /**

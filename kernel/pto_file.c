@@ -24,6 +24,7 @@
 #include "pto_core.h"
 #include "pto_lane.h"
 #include "pto_graph.h"
+#include "pto_graph_capture.h"
 #include "pto_reset.h"
 #include "pto_retire.h"
 #include "pto_window.h"
@@ -97,6 +98,7 @@ static int pto_release(struct inode *inode, struct file *file)
 {
 	struct pto_file *pf = file->private_data;
 
+	pto_file_stop_captures(pf);
 	pto_file_release_lanes(pf);
 	pto_file_release_cores(pf);
 	pto_file_release_graphs(pf);

@@ -17,6 +17,8 @@
 #include "pto_bo.h"
 #include "pto_core.h"
 #include "pto_graph.h"
+#include "pto_graph_capture.h"
+#include "pto_capture_sv.h"
 #include "pto_lane.h"
 #include "pto_mock.h"
 #include "pto_mock_lcache.h"
@@ -84,6 +86,8 @@ static void pto_graph_release(struct kref *ref)
 		for (i = 0; i < g->pdev->cores; i++)
 			pto_lc_free(g->lc[i]);
 	kfree(g->lc);
+	pto_cap_run_destroy(g->cap);
+	kvfree(g->cap_img);
 	kfree(g);
 }
 
@@ -414,7 +418,7 @@ EXPORT_SYMBOL_IF_KUNIT(pto_graph_build);
  * graph is in @pf->graphs: pto_ioctl_dump_bind() tests that under the
  * lane's lock, so of a racing bind and launch one sees the other.
  */
-static int pto_graph_check_dump(struct pto_file *pf)
+static int pto_graph_check_dump(struct pto_file *pf, u32 named)
 {
 	struct pto_device *pdev = pf->pdev;
 	unsigned int i;
@@ -428,11 +432,11 @@ static int pto_graph_check_dump(struct pto_file *pf)
 		    lane->prod)
 			level = lane->prod->level;
 		mutex_unlock(&lane->lock);
-		if (level == PTO_DUMP_OFF)
+		if (level == PTO_DUMP_OFF || (named & BIT(i)))
 			continue;
 		if (pdev->dev)
 			dev_info_ratelimited(pdev->dev,
-					     "graph refused: lane %u binds args dump level %u; the resident route has no task-boundary capture\n",
+					     "graph refused: lane %u binds args dump level %u and the launch's dump_lanes does not name it\n",
 					     i, level);
 		return -EOPNOTSUPP;
 	}
@@ -527,7 +531,9 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 	args->bad_task = PTO_GRAPH_TASK_NONE;
 	args->bad_field = PTO_GRAPH_FIELD_NONE;
 	if (args->flags & ~PTO_GRAPH_LAUNCH_FLAGS_VALID || args->pad ||
-	    !args->clusters || args->clusters >> pdev->clusters)
+	    args->pad2 || !args->clusters ||
+	    args->clusters >> pdev->clusters ||
+	    (u64)args->dump_lanes >> pdev->lanes)
 		return -EINVAL;
 	if (!size || args->graph_addr & 7)
 		return pto_graph_bad(pf, args, PTO_GRAPH_TASK_NONE,
@@ -542,8 +548,8 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 		return -ENOMEM;
 	}
 	g = pto_graph_build(pf, img, size, args);
-	kvfree(img);
 	if (IS_ERR(g)) {
+		kvfree(img);
 		pto_bo_put(gbo);
 		return PTR_ERR(g);
 	}
@@ -559,7 +565,11 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 		       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto put;
-	ret = pto_graph_check_dump(pf);
+	ret = pto_graph_check_dump(pf, args->dump_lanes);
+	if (ret)
+		goto erase;
+	/* Capture state and supervisors before any core sees the graph. */
+	ret = pto_graph_capture_start(pf, g, args, &img);
 	if (ret)
 		goto erase;
 	ret = mutex_lock_killable(&pdev->core_lock);
@@ -569,11 +579,14 @@ int pto_ioctl_graph_launch(struct pto_file *pf, void *data)
 	mutex_unlock(&pdev->core_lock);
 	if (ret)
 		goto erase;
+	kvfree(img);
 	args->handle = handle;
 	return 0;
 erase:
+	pto_graph_capture_stop(g);
 	xa_erase(&pf->graphs, handle);
 put:
+	kvfree(img);
 	pto_graph_put(g);
 	return ret;
 }
@@ -584,6 +597,7 @@ static void pto_graph_end(struct pto_graph *g)
 	struct pto_device *pdev = g->pdev;
 	unsigned int i;
 
+	pto_graph_capture_stop(g);
 	for (i = 0; i < pdev->cores; i++)
 		if (g->clusters & BIT_ULL(i / PTO_CORES_PER_CLUSTER))
 			pto_graph_detach(&pdev->core[i], g);

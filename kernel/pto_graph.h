@@ -15,6 +15,7 @@
 #include <linux/pto_graph.h>
 
 struct pto_bo;
+struct pto_cap_run;
 struct pto_core;
 struct pto_device;
 struct pto_file;
@@ -75,6 +76,12 @@ struct pto_gslot {
  * @lc_lines:	mock_lcache_lines at GRAPH_LAUNCH (0: no line cache).
  * @lc:		per core id, that core's line cache (pto_mock_lcache.h),
  *		NULL for every core while @lc_lines is 0.
+ * @cap:	the run's args capture (pto_graph_capture.c), or NULL: set
+ *		before any core is attached, freed with the graph.
+ * @cap_img / @cap_tasks: the kernel's validated copy of the upload and
+ *		its tasks, which the supervisors read (NULL without @cap).
+ * @cap_lanes:	the lanes @cap serves with; @cap_stopped: its supervisors
+ *		were stopped (by the graph's one end).
  */
 struct pto_graph {
 	struct kref ref;
@@ -106,6 +113,11 @@ struct pto_graph {
 	u64 clusters;
 	unsigned int lc_lines;
 	struct pto_lcache **lc;
+	struct pto_cap_run *cap;
+	void *cap_img;
+	const struct pto_graph_task *cap_tasks;
+	u32 cap_lanes;
+	bool cap_stopped;
 	wait_queue_head_t wq;
 };
 

@@ -14,7 +14,9 @@
 #include <linux/timekeeping.h>
 #include <kunit/visibility.h>
 #include "pto_core.h"
+#include "pto_capture_sv.h"
 #include "pto_graph.h"
+#include "pto_graph_capture.h"
 #include "pto_mock.h"
 #include "pto_mock_lcache.h"
 #include "pto_trace.h"
@@ -392,10 +394,11 @@ void pto_graph_detach(struct pto_core *core, struct pto_graph *g)
 bool pto_core_graph_step(struct pto_core *core)
 {
 	struct pto_mock_task *t = &core->task;
+	struct pto_cap_core cc;
 	struct pto_lcache *lc;
 	struct pto_gclaim cl;
 	struct pto_graph *g;
-	bool done, pushed;
+	bool done, pushed, cap;
 	u64 start, end;
 	u32 err;
 
@@ -426,25 +429,45 @@ bool pto_core_graph_step(struct pto_core *core)
 
 	memcpy(t, &g->sub[cl.sub], sizeof(*t));
 	lc = g->lc ? g->lc[core->id] : NULL;
-	/*
-	 * The subtask's inputs are its predecessors' outputs, written back
-	 * by their cores' flush before their finish: drop every line cached
-	 * from an earlier subtask so its loads read them fresh.
-	 */
-	pto_lc_inval_all(lc);
 	WRITE_ONCE(core->state, PTO_CORE_RUNNING);
+	/* Args capture: nobody runs before the task's inputs are sealed. */
+	err = pto_core_cap_before(core, g, &cl, &cc, &cap);
 	start = ktime_get_ns();
-	trace_pto_task_start(core, cl.task, t->p.func_id);
-	err = pto_task_run(core, t, lc);
-	/*
-	 * Completion is a publication: the successors this finish releases
-	 * (and the waiter's host, after GRAPH_WAIT) read the outputs from
-	 * memory, so the dirty lines go back first. Pairs with the
-	 * invalidate above on the core that runs a successor.
-	 */
-	pto_lc_flush_all(lc);
-	end = ktime_get_ns();
-	trace_pto_task_end(core, cl.task, err, start, end);
+	if (!err) {
+		/*
+		 * The subtask's inputs are its predecessors' outputs, written
+		 * back by their cores' flush before their finish: drop every
+		 * line cached from an earlier subtask so its loads read them
+		 * fresh.
+		 */
+		pto_lc_inval_all(lc);
+		trace_pto_task_start(core, cl.task, t->p.func_id);
+		err = pto_task_run(core, t, lc);
+		/*
+		 * Every participant meets at AFTER, whatever its kernel's
+		 * result, as each decided alike to meet at BEFORE.
+		 */
+		if (cap) {
+			u32 cerr = pto_core_cap_after(core, g, &cc, lc);
+
+			err = err ?: cerr;
+		}
+		/*
+		 * Completion is a publication: the successors this finish
+		 * releases (and the waiter's host, after GRAPH_WAIT) read the
+		 * outputs from memory, so the dirty lines go back first.
+		 * Pairs with the invalidate above on the core that runs a
+		 * successor.
+		 */
+		pto_lc_flush_all(lc);
+		end = ktime_get_ns();
+		trace_pto_task_end(core, cl.task, err, start, end);
+	} else {
+		end = start;
+	}
+	/* The capture's fatal path: every supervisor settles. */
+	if (g->cap && err)
+		pto_cap_run_fail(g->cap);
 	WRITE_ONCE(core->state, PTO_CORE_READY);
 	/* The copy's references are the graph's: never put them here. */
 	memset(t->bo, 0, sizeof(t->bo));

@@ -73,6 +73,12 @@ static bool pto_task_scalars_ok(const struct pto_mock_task *t)
 	return bits == 64 || !(t->p.scalar[0] >> 32);
 }
 
+/* Does @func_id read a scalar (scalar[0])? */
+bool pto_func_scalars(u32 func_id)
+{
+	return func_id < PTO_FUNC_COUNT && pto_func_scalar_bits[func_id];
+}
+
 /* The tensor slots (bit PTO_ARG_*) @func_id reads or writes. */
 u8 pto_func_tensors(u32 func_id)
 {

@@ -19,6 +19,7 @@ u32 pto_task_run(struct pto_core *core, struct pto_mock_task *t,
 		 struct pto_lcache *lc);
 void pto_task_put(struct pto_mock_task *t);
 u8 pto_func_tensors(u32 func_id);
+bool pto_func_scalars(u32 func_id);
 void pto_payload_select(struct pto_payload *p);
 
 #endif /* _PTO_MOCK_KERNELS_H_ */

@@ -51,6 +51,14 @@ int dump_collector_finish(struct dump_collector *c, bool close,
 struct dump_device;
 int dump_device_start(int fd, uint32_t level, uint32_t first, uint32_t nlanes,
 		      struct dump_device **out);
+/*
+ * @want consecutive lanes of the device's @lanes if that many are free;
+ * lanes other files hold (-EBUSY) are stepped over and fewer are taken.
+ * 0 with *@first and *@n the lanes bound, or -errno.
+ */
+int dump_device_start_any(int fd, uint32_t level, uint32_t lanes,
+			  uint32_t want, uint32_t *first, uint32_t *n,
+			  struct dump_device **out);
 /* Finishes (dump_collector_finish), writes DIR/args_dump/ (dump_write),
  * unmaps and unbinds the lanes, frees @d. 0 or the first -errno. */
 int dump_device_finish(struct dump_device *d, bool close, const char *dir);

@@ -114,3 +114,22 @@ int dump_device_finish(struct dump_device *d, bool close, const char *dir)
 	r = release(d);
 	return ret ? ret : r;
 }
+
+int dump_device_start_any(int fd, uint32_t level, uint32_t lanes,
+			  uint32_t want, uint32_t *first, uint32_t *n,
+			  struct dump_device **out)
+{
+	int ret = -EBUSY;
+	uint32_t k, f;
+
+	for (k = want; k; k--)
+		for (f = 0; f + k <= lanes; f++) {
+			ret = dump_device_start(fd, level, f, k, out);
+			if (ret != -EBUSY) {
+				*first = f;
+				*n = k;
+				return ret;
+			}
+		}
+	return ret;
+}

@@ -35,6 +35,7 @@ void pto_hbg_destroy(pto_hbg *g)
 		return;
 	free(g->tasks);
 	free(g->edges);
+	free(g->dump_dir);
 	free(g);
 }
 
@@ -198,8 +199,9 @@ static int hbg_clusters(struct pto_dev *dev, uint64_t *clusters)
 
 /* Launch, wait; the Out fields of the tasks come back into @g. */
 static int hbg_launch_wait(pto_hbg *g, struct pto_bo *bo, void *img,
-			   uint64_t clusters, int timeout_ms,
-			   struct pto_hbg_stats *st, uint32_t *late)
+			   uint64_t clusters, const struct hbg_dump *hd,
+			   int timeout_ms, struct pto_hbg_stats *st,
+			   uint32_t *late)
 {
 	int fd = pto_dev_fd(g->dev);
 	struct pto_graph_launch la;
@@ -210,6 +212,8 @@ static int hbg_launch_wait(pto_hbg *g, struct pto_bo *bo, void *img,
 	la.graph_addr = pto_bo_dev_addr(bo);
 	la.graph_size = hbg_image_size(g);
 	la.clusters = clusters;
+	la.dump_lanes = hd->lanes;
+	la.run_id = hd->run_id;
 	ret = ioc_call(fd, PTO_IOCTL_GRAPH_LAUNCH, &la);
 	st->bad_task = la.bad_task;
 	st->bad_field = la.bad_field;
@@ -242,6 +246,7 @@ int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 	struct core_launch *l = NULL;
 	struct pto_hbg_stats dummy;
 	struct pto_bo *bo = NULL;
+	struct hbg_dump hd = { 0 };
 	struct pto_graph_wait w;
 	uint32_t late = 0;
 	unsigned int c, i;
@@ -264,6 +269,9 @@ int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 	if (ret)
 		goto out_bo;
 	hbg_pack(g, img);
+	ret = hbg_dump_begin(g, clusters, &hd);
+	if (ret)
+		goto out_bo;
 	ret = core_cluster_acquire(g->dev, clusters);
 	if (ret)
 		goto out_bo;
@@ -276,8 +284,8 @@ int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 			}
 	ret = core_launch_cores(g->dev, cores, &l);
 	if (!ret)
-		ret = hbg_launch_wait(g, bo, img, clusters, timeout_ms, st,
-				      &late);
+		ret = hbg_launch_wait(g, bo, img, clusters, &hd, timeout_ms,
+				      st, &late);
 	/* The one retirement path: the graph's cores leave it there. */
 	ret2 = core_retire(g->dev, cores, &r);
 	/* A graph that outlived its wait ended at the retirement: free it. */
@@ -293,22 +301,10 @@ int pto_hbg_run(pto_hbg *g, uint64_t clusters, int timeout_ms,
 	core_launch_free(l);
 	core_cluster_release(g->dev, clusters);
 out_bo:
+	/* The graph has ended here: its lanes are the collector's again. */
+	ret = hbg_dump_end(g, &hd, ret);
 	pto_bo_free(bo);
 	return ret;
-}
-
-int pto_hbg_set_dump_args(pto_hbg *g, uint32_t level)
-{
-	if (!g || level > PTO_DUMP_LEVEL_MAX)
-		return -EINVAL;
-	if (level == PTO_DUMP_OFF)
-		return 0;
-	/*
-	 * Refused before any lane is bound: no host thread sees a task start
-	 * or end on this route, so nothing captures at its boundaries. The
-	 * library prints nothing; pto_strerror() gives the reason.
-	 */
-	return -EOPNOTSUPP;
 }
 
 int pto_hbg_task_times(const pto_hbg *g, uint32_t task, uint64_t *start_ns,

@@ -75,31 +75,6 @@ PTO_API int pto_orch_dump_args(pto_orch *o, uint32_t level, const char *dir)
 	return 0;
 }
 
-/*
- * One lane per thread if that many are free; lanes other files hold
- * (-EBUSY) are stepped over, and fewer lanes are then shared by the
- * threads. 0 with *@first and *@n the lanes bound, or -errno.
- */
-static int bind_lanes(struct sched_backend *be, uint32_t level,
-		      uint32_t lanes, uint32_t want, uint32_t *first,
-		      uint32_t *n, struct dump_device **d)
-{
-	int ret = -EBUSY;
-	uint32_t k, f;
-
-	for (k = want; k; k--)
-		for (f = 0; f + k <= lanes; f++) {
-			ret = dump_device_start(pto_dev_fd(be->dev), level, f,
-						k, d);
-			if (ret != -EBUSY) {
-				*first = f;
-				*n = k;
-				return ret;
-			}
-		}
-	return ret;
-}
-
 int sched_dump_run_begin(void *p, uint64_t run_id, char *msg, size_t len)
 {
 	struct sched_backend *be = p;
@@ -125,8 +100,8 @@ int sched_dump_run_begin(void *p, uint64_t run_id, char *msg, size_t len)
 	if (!ret && !dir)
 		ret = -ENOMEM;
 	if (!ret)
-		ret = bind_lanes(be, dump->level, info.lanes, want, &first, &n,
-				 &d);
+		ret = dump_device_start_any(pto_dev_fd(be->dev), dump->level,
+					    info.lanes, want, &first, &n, &d);
 	if (ret) {
 		pthread_mutex_unlock(&dump->mu);
 		free(dir);

@@ -167,13 +167,22 @@ enum pto_graph_field {
  *		PTO_GRAPH_TASK_NONE.
  * @bad_field:	Out, also on -EINVAL: enum pto_graph_field.
  * @pad:	In: must be zero.
+ * @run_id:	In: stamped in every args-dump record of the run.
+ * @dump_lanes:	In: bitmap of dump lanes the caller bound above
+ *		PTO_DUMP_OFF that capture the tasks' arguments at their
+ *		boundaries (Documentation/capture.md); 0: no capture, and no
+ *		capture storage. Each of the graph's clusters is served by
+ *		one of them for the whole run.
+ * @pad2:	In: must be zero.
  *
  * The whole graph is validated before any core sees it. Errors: -EINVAL
  * (a bad graph: @bad_task / @bad_field say where; bad flags, padding or
- * clusters), -EPERM (a cluster not owned), -EBUSY (a core not launched by
- * the caller, or already running a graph), -EOPNOTSUPP (the caller holds
- * a dump lane bound at a level above PTO_DUMP_OFF; this route has no
- * task-boundary capture), -ENOMEM.
+ * clusters; a lane in @dump_lanes not bound by the caller above
+ * PTO_DUMP_OFF), -EPERM (a cluster not owned), -EBUSY (a core not
+ * launched by the caller, or already running a graph; a lane in
+ * @dump_lanes serving another run), -EOPNOTSUPP (the caller holds a
+ * lane bound above PTO_DUMP_OFF that @dump_lanes does not name),
+ * -ENOMEM.
  */
 struct pto_graph_launch {
 	__u64 graph_addr;
@@ -184,6 +193,9 @@ struct pto_graph_launch {
 	__u32 bad_task;
 	__u32 bad_field;
 	__u32 pad;
+	__u64 run_id;
+	__u32 dump_lanes;
+	__u32 pad2;
 };
 
 #define PTO_GRAPH_LAUNCH_FLAGS_VALID 0ULL

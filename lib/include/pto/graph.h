@@ -57,10 +57,9 @@ PTO_API int pto_hbg_task_times(const pto_hbg *g, uint32_t task,
 			       uint32_t *core);
 /* The last run's stamps as a run trace (Documentation/tracing.md). */
 PTO_API int pto_hbg_trace_write(const pto_hbg *g, const char *path);
-/* Args dump of the graph's runs at a PTO_DUMP_* level: any level but
- * PTO_DUMP_OFF is -EOPNOTSUPP on this route, refused before any lane is
- * bound; nothing is printed. */
-PTO_API int pto_hbg_set_dump_args(pto_hbg *g, uint32_t level);
+/* Args dump of the graph's runs at a PTO_DUMP_* level into
+ * @dir/args_dump/, captured at the tasks' boundaries on the cores. */
+PTO_API int pto_hbg_dump_args(pto_hbg *g, uint32_t level, const char *dir);
 
 #ifdef __cplusplus
 }
