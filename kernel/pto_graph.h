@@ -49,9 +49,12 @@ struct pto_gtask {
  * @mask:	its active_mask, 0 for a free slot.
  * @started:	subtask bits a core of the cluster took.
  * @done:	subtask bits that ended.
+ * @seq:	its placement's number in the cluster's order (pto_graph.place),
+ *		compared wraparound-safe: the oldest placed slot is taken first.
  */
 struct pto_gslot {
 	u32 task;
+	u32 seq;
 	u8 mask;
 	u8 started;
 	u8 done;
@@ -70,6 +73,7 @@ struct pto_gslot {
  * @sub:	validated subtasks, their tensors pinned.
  * @ready:	FIFO of ready task indices, @rhead .. @rtail.
  * @slots:	PTO_GRAPH_SLOTS per cluster of the device (by cluster index).
+ * @place:	per cluster, the next placement's @seq.
  * @clusters:	the clusters it runs on.
  */
 struct pto_graph {
@@ -89,6 +93,7 @@ struct pto_graph {
 	u32 rhead;
 	u32 rtail;
 	struct pto_gslot (*slots)[PTO_GRAPH_SLOTS];
+	u32 *place;
 	u32 inflight;
 	u32 completed;
 	u64 subtasks;
@@ -105,6 +110,8 @@ struct pto_graph {
 
 /*
  * What a core took: one subtask of a task in its cluster's slot.
+ * @mask: the task's participants, final at the claim (a single-AIV task
+ *	  names its taker), which a task-boundary barrier waits for.
  * @placed: the claim moved ready tasks into slots (peers to kick).
  */
 struct pto_gclaim {
@@ -112,6 +119,7 @@ struct pto_gclaim {
 	u32 slot;
 	u32 sub;
 	u8 bit;
+	u8 mask;
 	bool placed;
 };
 
