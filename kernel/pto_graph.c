@@ -82,6 +82,7 @@ static void pto_graph_release(struct kref *ref)
 	kvfree(g->succ);
 	kvfree(g->ready);
 	kfree(g->slots);
+	kfree(g->place);
 	if (g->lc)
 		for (i = 0; i < g->pdev->cores; i++)
 			pto_lc_free(g->lc[i]);
@@ -389,7 +390,10 @@ struct pto_graph *pto_graph_build(struct pto_file *pf, const void *img,
 	g->ready = kvcalloc(g->ntasks, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	g->slots = kcalloc(max(pdev->clusters, 1U), sizeof(*g->slots),
 			   GFP_KERNEL_ACCOUNT);
-	if (!g->tasks || !g->sub || !g->succ || !g->ready || !g->slots) {
+	g->place = kcalloc(max(pdev->clusters, 1U), sizeof(*g->place),
+			   GFP_KERNEL_ACCOUNT);
+	if (!g->tasks || !g->sub || !g->succ || !g->ready || !g->slots ||
+	    !g->place) {
 		ret = -ENOMEM;
 		goto fail;
 	}

@@ -51,9 +51,12 @@ struct pto_gtask {
  * @mask:	its active_mask, 0 for a free slot.
  * @started:	subtask bits a core of the cluster took.
  * @done:	subtask bits that ended.
+ * @seq:	its placement's number in the cluster's order (pto_graph.place),
+ *		compared wraparound-safe: the oldest placed slot is taken first.
  */
 struct pto_gslot {
 	u32 task;
+	u32 seq;
 	u8 mask;
 	u8 started;
 	u8 done;
@@ -72,6 +75,7 @@ struct pto_gslot {
  * @sub:	validated subtasks, their tensors pinned.
  * @ready:	FIFO of ready task indices, @rhead .. @rtail.
  * @slots:	PTO_GRAPH_SLOTS per cluster of the device (by cluster index).
+ * @place:	per cluster, the next placement's @seq.
  * @clusters:	the clusters it runs on.
  * @lc_lines:	mock_lcache_lines at GRAPH_LAUNCH (0: no line cache).
  * @lc:		per core id, that core's line cache (pto_mock_lcache.h),
@@ -100,6 +104,7 @@ struct pto_graph {
 	u32 rhead;
 	u32 rtail;
 	struct pto_gslot (*slots)[PTO_GRAPH_SLOTS];
+	u32 *place;
 	u32 inflight;
 	u32 completed;
 	u64 subtasks;
@@ -123,6 +128,8 @@ struct pto_graph {
 
 /*
  * What a core took: one subtask of a task in its cluster's slot.
+ * @mask: the task's participants, final at the claim (a single-AIV task
+ *	  names its taker), which a task-boundary barrier waits for.
  * @placed: the claim moved ready tasks into slots (peers to kick).
  */
 struct pto_gclaim {
@@ -130,6 +137,7 @@ struct pto_gclaim {
 	u32 slot;
 	u32 sub;
 	u8 bit;
+	u8 mask;
 	bool placed;
 };
 

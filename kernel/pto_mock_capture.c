@@ -76,14 +76,6 @@ static u32 pto_core_cap_phase(struct pto_core *core, struct pto_cap_run *run,
 	}
 }
 
-/* The participant mask: a single-AIV task's is the AIV that took it. */
-static u32 pto_cap_mask(struct pto_graph *g, const struct pto_gclaim *cl)
-{
-	u8 mask = g->tasks[cl->task].mask;
-
-	return hweight8(mask) == 1 ? cl->bit : mask;
-}
-
 u32 pto_core_cap_before(struct pto_core *core, struct pto_graph *g,
 			const struct pto_gclaim *cl, struct pto_cap_core *cc,
 			bool *on)
@@ -105,7 +97,7 @@ u32 pto_core_cap_before(struct pto_core *core, struct pto_graph *g,
 	if (pto_cs_part_init(&cc->part, &run->area,
 			     pto_cap_slot_index(cluster, cl->slot),
 			     run->run_epoch, cl->task, core->id, cl->bit,
-			     pto_cap_mask(g, cl), &run->seq[core->id]))
+			     cl->mask, &run->seq[core->id]))
 		return PTO_TASK_ECAPTURE_TIMEOUT;
 	cc->budget_ns = pto_capture_budget_ns();
 	cc->lost_ns = pto_capture_lost_ns();

@@ -2,8 +2,8 @@
 /*
  * pto - the mock's on-core scheduler (the resident route). The cores of
  * a graph's clusters schedule it among themselves: a core takes a
- * subtask of a task already in one of its cluster's PTO_GRAPH_SLOTS
- * pending slots, or claims the next ready task into a free slot; it runs
+ * subtask of the oldest task waiting for it in its cluster's
+ * PTO_GRAPH_SLOTS pending slots, or claims the next ready task into a free slot; it runs
  * the subtask's built-in kernel and publishes its end, and the subtask
  * that completes a task releases its successors. No host thread touches
  * a task. The steps (claim, finish, leave) take the graph and the core
@@ -56,16 +56,36 @@ static bool pto_gslot_wants(u8 mask, u8 started, u8 bit)
 }
 
 /*
- * Take a subtask for @core_id: first one waiting in a slot of its
- * cluster, else claim ready tasks into the free slots until one is its
- * own (a claimed task of other cores waits in its slot for them). After
- * a failure no new task is claimed; those in the slots drain.
+ * The oldest placed slot of @slots that wants @bit, or PTO_GRAPH_SLOTS.
+ * A (s32) difference of the stamps: slots that want one core hold tasks
+ * placed while that core ran one subtask, never 2^31 placements apart.
+ */
+static unsigned int pto_graph_oldest(const struct pto_gslot *slots, u8 bit)
+{
+	unsigned int s, best = PTO_GRAPH_SLOTS;
+
+	for (s = 0; s < PTO_GRAPH_SLOTS; s++) {
+		if (!pto_gslot_wants(slots[s].mask, slots[s].started, bit))
+			continue;
+		if (best == PTO_GRAPH_SLOTS ||
+		    (s32)(slots[s].seq - slots[best].seq) < 0)
+			best = s;
+	}
+	return best;
+}
+
+/*
+ * Take a subtask for @core_id: the one waiting in the oldest placed slot
+ * of its cluster, else claim ready tasks into the free slots until one is
+ * its own (a claimed task of other cores waits in its slot for them).
+ * After a failure no new task is claimed; those in the slots drain.
  */
 VISIBLE_IF_KUNIT bool pto_graph_claim(struct pto_graph *g,
 				      unsigned int core_id,
 				      struct pto_gclaim *cl)
 {
 	struct pto_gslot *slots = pto_graph_cluster(g, core_id);
+	u32 *place = &g->place[core_id / PTO_CORES_PER_CLUSTER];
 	u8 bit = BIT(core_id % PTO_CORES_PER_CLUSTER);
 	struct pto_gslot *sl;
 	unsigned int s;
@@ -74,9 +94,18 @@ VISIBLE_IF_KUNIT bool pto_graph_claim(struct pto_graph *g,
 	if (!slots)
 		return false;
 	spin_lock(&g->lock);
-	for (s = 0; s < PTO_GRAPH_SLOTS; s++)
-		if (pto_gslot_wants(slots[s].mask, slots[s].started, bit))
-			goto take;
+	/*
+	 * Oldest first, not lowest slot first, so task-boundary barriers
+	 * cannot deadlock: a slot only ever wants fewer cores, so each
+	 * core's tasks are a subsequence of the cluster's placement order.
+	 * A participant a barrier waits for is free to come or runs an
+	 * older task; waits run only towards older tasks and end at the
+	 * oldest in flight. Lowest first fails once a newer task sits in
+	 * a lower slot: X in Q (slot 1) waits for Y, Y took R (slot 0).
+	 */
+	s = pto_graph_oldest(slots, bit);
+	if (s < PTO_GRAPH_SLOTS)
+		goto take;
 	for (s = 0; s < PTO_GRAPH_SLOTS && !g->aborted; s++) {
 		u32 t;
 
@@ -85,11 +114,13 @@ VISIBLE_IF_KUNIT bool pto_graph_claim(struct pto_graph *g,
 		t = g->ready[g->rhead];
 		WRITE_ONCE(g->rhead, g->rhead + 1);
 		slots[s].task = t;
+		slots[s].seq = (*place)++;
 		slots[s].started = 0;
 		slots[s].done = 0;
 		WRITE_ONCE(slots[s].mask, g->tasks[t].mask);
 		g->inflight++;
 		cl->placed = true;
+		/* None older wants @bit: the first placed that does is oldest. */
 		if (pto_gslot_wants(slots[s].mask, 0, bit))
 			goto take;
 	}
@@ -104,6 +135,7 @@ take:
 	cl->task = sl->task;
 	cl->slot = s;
 	cl->bit = bit;
+	cl->mask = sl->mask;
 	cl->sub = g->tasks[sl->task].sub + hweight8(sl->mask & (bit - 1));
 	spin_unlock(&g->lock);
 	return true;

@@ -2,8 +2,8 @@
 /*
  * KUnit: the resident route's on-core steps without threads.
  * pto_graph_sched: pending slots, MIX, successors, completion, a leaving
- * core, a single-AIV task on either AIV, and which parked cores a kick
- * wakes.
+ * core, a single-AIV task on either AIV, oldest-first claims, and which
+ * parked cores a kick wakes.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -183,6 +183,71 @@ static void graph_sched_either_aiv(struct kunit *test)
 }
 
 /*
+ * A core takes the oldest placed slot that wants it, not the lowest:
+ * AIV0 X claims Q (both AIVs) into slot 1 while slot 0 runs P; slot 0
+ * frees and R (both AIVs) is placed there; AIV1 Y then takes Q, the
+ * older, so a barrier of Q never waits for a core inside R.
+ */
+static void graph_claim_oldest_first(struct kunit *test)
+{
+	const u8 xy = PTO_GRAPH_AIV0 | PTO_GRAPH_AIV1;
+	struct pto_graph_launch args;
+	struct pto_gclaim p, x, y;
+	struct pto_graph *g;
+	bool pushed;
+	struct tg *tg;
+
+	tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tg);
+	tg->n = 4;	/* P, Q, R, S: roots, ready in this order */
+	tg->t[0].active_mask = PTO_GRAPH_AIC;
+	tg->t[1].active_mask = xy;
+	tg->t[2].active_mask = xy;
+	tg->t[3].active_mask = PTO_GRAPH_AIV0;
+	pto_gt_seal(tg);
+	g = pto_gt_build(test, tg, 0, NULL, &args);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(g));
+	g->clusters = BIT_ULL(1);	/* cores 3 (AIC), 4, 5 (AIVs) */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 3, &p));
+	KUNIT_EXPECT_EQ(test, p.slot, 0U);
+	KUNIT_EXPECT_EQ(test, p.mask, (u8)PTO_GRAPH_AIC);
+	/* X claims Q into slot 1: slot 0 is busy. */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &x));
+	KUNIT_EXPECT_EQ(test, x.task, 1U);
+	KUNIT_EXPECT_EQ(test, x.slot, 1U);
+	KUNIT_EXPECT_EQ(test, x.mask, xy);
+	/* Slot 0 frees; the AIC places R there for X and Y. */
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 3, &p, &pushed));
+	KUNIT_EXPECT_FALSE(test, pto_graph_claim(g, 3, &p));
+	KUNIT_EXPECT_TRUE(test, p.placed);
+	KUNIT_EXPECT_EQ(test, g->slots[1][0].task, 2U);
+	/* Y: both slots want it; it takes Q, the older, from slot 1. */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &y));
+	KUNIT_EXPECT_EQ(test, y.task, 1U);
+	KUNIT_EXPECT_EQ(test, y.slot, 1U);
+	KUNIT_EXPECT_EQ(test, y.mask, xy);
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 4, &x, &pushed));
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 5, &y, &pushed));
+	/* Then both take R, in slot 0, before S is placed. */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &y));
+	KUNIT_EXPECT_EQ(test, y.task, 2U);
+	KUNIT_EXPECT_EQ(test, y.slot, 0U);
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 4, &x));
+	KUNIT_EXPECT_EQ(test, x.task, 2U);
+	KUNIT_EXPECT_EQ(test, x.mask, xy);
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 5, &y, &pushed));
+	KUNIT_EXPECT_FALSE(test, run_sub(test, g, 4, &x, &pushed));
+	/* S names AIV0, AIV1 takes it: its participant mask is AIV1. */
+	KUNIT_ASSERT_TRUE(test, pto_graph_claim(g, 5, &y));
+	KUNIT_EXPECT_EQ(test, y.task, 3U);
+	KUNIT_EXPECT_EQ(test, y.mask, (u8)PTO_GRAPH_AIV1);
+	KUNIT_EXPECT_TRUE(test, run_sub(test, g, 5, &y, &pushed));
+	KUNIT_EXPECT_EQ(test, g->completed, 4U);
+	pto_graph_put(g);
+	pto_gt_expect_no_refs(test);
+}
+
+/*
  * A kick wakes each core a slot names, but one core only for the ready
  * queue; a core with neither, or of another cluster, is left parked.
  */
@@ -229,6 +294,7 @@ static struct kunit_case pto_graph_sched_cases[] = {
 	KUNIT_CASE(graph_sched_diamond),
 	KUNIT_CASE(graph_sched_leave),
 	KUNIT_CASE(graph_sched_either_aiv),
+	KUNIT_CASE(graph_claim_oldest_first),
 	KUNIT_CASE(graph_kick_wants),
 	{}
 };
