@@ -24,8 +24,9 @@ const char *pto_strerror(int err)
 		return "too large (a heap ring or payload request), or a struct "
 		       "from a newer libpto with non-zero unknown fields";
 	case EOPNOTSUPP:
-		return "not supported on this route (args dump on the resident "
-		       "route, which has no task-boundary capture yet)";
+		return "not supported (args dump on a device without dump "
+		       "lanes, or a graph launch while a dump lane is bound "
+		       "but not named for it)";
 	default:
 		return e > INT_MAX ? "unknown error" : strerror((int)e);
 	}

@@ -25,7 +25,7 @@
  * major: -EPROTO), the minor on a compatible addition.
  */
 #define PTO_ABI_MAJOR 2
-#define PTO_ABI_MINOR 4
+#define PTO_ABI_MINOR 5
 
 /* Topology: a cluster is one AIC core followed by two AIV cores. */
 #define PTO_CORES_PER_CLUSTER 3
