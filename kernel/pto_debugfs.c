@@ -11,6 +11,7 @@
 #include "pto_core.h"
 #include "pto_bo.h"
 #include "pto_debugfs.h"
+#include "pto_graph_capture.h"
 #include "pto_lane.h"
 #include "pto_reset.h"
 #include "pto_retire.h"
@@ -54,6 +55,13 @@ static int lanes_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(lanes);
+
+static int capture_show(struct seq_file *m, void *unused)
+{
+	pto_capture_debugfs_show(m, m->private);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(capture);
 
 static const char *const pto_state_names[] = {
 	[PTO_CORE_UNLAUNCHED] = "unlaunched",
@@ -329,6 +337,8 @@ void pto_debugfs_add_device(struct pto_device *pdev)
 	debugfs_create_file("info", 0400, pdev->debugfs, pdev, &info_fops);
 	debugfs_create_file("bos", 0400, pdev->debugfs, pdev, &bos_fops);
 	debugfs_create_file("lanes", 0400, pdev->debugfs, pdev, &lanes_fops);
+	debugfs_create_file("capture", 0400, pdev->debugfs, pdev,
+			    &capture_fops);
 	debugfs_create_file("cores", 0400, pdev->debugfs, pdev, &cores_fops);
 	debugfs_create_file("windows", 0400, pdev->debugfs, pdev,
 			    &windows_fops);

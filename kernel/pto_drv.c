@@ -155,6 +155,8 @@ static struct pto_device *pto_device_create(unsigned int index)
 	pdev->lanes = lanes;
 	spin_lock_init(&pdev->bos_lock);
 	INIT_LIST_HEAD(&pdev->bos);
+	mutex_init(&pdev->cap_lock);
+	INIT_LIST_HEAD(&pdev->cap_runs);
 
 	ret = pto_gm_init(&pdev->gm, (u64)gm_mb << 20);
 	if (ret)

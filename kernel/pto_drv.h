@@ -96,7 +96,33 @@ struct pto_lane;
  * @retire_ms: KUnit's retirement deadline override (0: the parameter).
  * @lane: the dump lanes, @lanes of them (pto_lane.h; each has its lock).
  * @cap_epochs: the last resident run epoch handed out (args capture).
+ * @cap_lock: protects @cap_runs and @cap_last; taken only by a capture's
+ *	start and stop and by debugfs `capture`, never under another lock.
+ * @cap_runs: graphs whose capture runs (pto_graph.cap_node).
+ * @cap_last: the summary of the last capture stopped.
  */
+/**
+ * struct pto_cap_summary - how a resident run's capture ended (debugfs).
+ * @run_epoch / @run_id: the run; @lanes: the lanes it named.
+ * @claiming / @ready: slots left in CLAIMING / READY at the stop.
+ * @unanswered: phases queued without a terminal answer at the stop.
+ * @sealed / @aborted / @chunks / @wouldblock / @refused: its
+ *	supervisors' counters, summed.
+ */
+struct pto_cap_summary {
+	u64 run_epoch;
+	u64 run_id;
+	u32 lanes;
+	u32 claiming;
+	u32 ready;
+	u32 unanswered;
+	u64 sealed;
+	u64 aborted;
+	u64 chunks;
+	u64 wouldblock;
+	u64 refused;
+};
+
 struct pto_device {
 	unsigned int index;
 	unsigned int clusters;
@@ -124,6 +150,9 @@ struct pto_device {
 	unsigned int retire_ms;
 	struct pto_lane *lane;
 	atomic64_t cap_epochs;
+	struct mutex cap_lock;		/* protects @cap_runs, @cap_last */
+	struct list_head cap_runs;
+	struct pto_cap_summary cap_last;
 };
 
 /**

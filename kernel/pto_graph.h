@@ -8,6 +8,7 @@
 #define _PTO_GRAPH_H_
 
 #include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -123,6 +124,7 @@ struct pto_graph {
 	const struct pto_graph_task *cap_tasks;
 	u32 cap_lanes;
 	bool cap_stopped;
+	struct list_head cap_node;	/* in pdev->cap_runs, under cap_lock */
 	wait_queue_head_t wq;
 };
 

@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * pto - a resident run's args capture: the lanes it names, its capture
- * state and one supervisor thread per lane, from GRAPH_LAUNCH to the
- * graph's end or the file's release.
- *
- * Lifetime: the lanes are made busy (no DUMP_CAPTURE, CLOSE or UNBIND)
- * and the supervisors started before any core of the graph is attached,
- * so no core publishes a request nobody serves. The stop runs before the
- * graph's cores are detached and before the file's lanes are released:
- * each supervisor settles (an open reservation abandoned, every accepted
- * open request answered Aborted) and returns; only then is run->dead set
- * for the cores still waiting, and the lanes are given back.
+ * state and one supervisor thread per lane (Documentation/capture.md).
+ * The lanes are made busy and the supervisors started before any core is
+ * attached, so no request goes unserved; the stop comes before the cores
+ * detach and before the file's lanes are released, each supervisor
+ * settling first, and only then is run->dead set for waiting cores.
  */
 #include <linux/bitops.h>
 #include <linux/err.h>
@@ -18,6 +13,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/pto_dump.h>
 #include <linux/pto_graph.h>
@@ -197,6 +193,7 @@ int pto_graph_capture_start(struct pto_file *pf, struct pto_graph *g,
 		return PTR_ERR(run);
 	}
 	g->cap = run;
+	INIT_LIST_HEAD(&g->cap_node);
 	g->cap_lanes = args->dump_lanes;
 	g->cap_img = *img;
 	g->cap_tasks = *img + sizeof(struct pto_graph_hdr);
@@ -213,7 +210,41 @@ int pto_graph_capture_start(struct pto_file *pf, struct pto_graph *g,
 		}
 		sv->thread = t;
 	}
+	mutex_lock(&pdev->cap_lock);
+	list_add_tail(&g->cap_node, &pdev->cap_runs);
+	mutex_unlock(&pdev->cap_lock);
 	return 0;
+}
+
+/* What the stop leaves for debugfs: slots and phases left unfinished. */
+static void pto_graph_cap_summarize(struct pto_graph *g,
+				    struct pto_cap_summary *s)
+{
+	struct pto_cap_run *run = g->cap;
+	u32 i, l;
+
+	memset(s, 0, sizeof(*s));
+	s->run_epoch = run->run_epoch;
+	s->run_id = run->run_id;
+	s->lanes = g->cap_lanes;
+	for (i = 0; i < run->area.nslots; i++) {
+		u64 st = PTO_CS_STATE(atomic64_read(&run->area.slots[i].claim));
+
+		s->claiming += st == PTO_CS_CLAIMING;
+		s->ready += st == PTO_CS_READY;
+	}
+	for (l = 0; l < run->nlanes; l++) {
+		const struct pto_cap_sv *sv = run->sv[l];
+
+		for (i = 0; i < sv->ncores; i++)
+			s->unanswered += sv->cores[i].obs_tick &&
+					 !sv->cores[i].terminal;
+		s->sealed += sv->stats.sealed;
+		s->aborted += sv->stats.aborted;
+		s->chunks += sv->stats.chunks;
+		s->wouldblock += sv->stats.wouldblock;
+		s->refused += sv->stats.refused;
+	}
 }
 
 /*
@@ -256,7 +287,75 @@ void pto_graph_capture_stop(struct pto_graph *g)
 		set_bit(PTO_CORE_F_CAPKICK, &core->flags);
 		wake_up(&core->wq);
 	}
+	mutex_lock(&pdev->cap_lock);
+	list_del_init(&g->cap_node);
+	pto_graph_cap_summarize(g, &pdev->cap_last);
+	mutex_unlock(&pdev->cap_lock);
 	pto_graph_cap_lanes_put(pdev, g->cap_lanes);
+}
+
+static void pto_cap_summary_show(struct seq_file *m,
+				 const struct pto_cap_summary *s)
+{
+	seq_printf(m, "epoch %llu run_id %llu lanes 0x%x\n", s->run_epoch,
+		   s->run_id, s->lanes);
+	seq_printf(m, "sealed %llu aborted %llu chunks %llu wouldblock %llu refused %llu\n",
+		   s->sealed, s->aborted, s->chunks, s->wouldblock, s->refused);
+	seq_printf(m, "left claiming %u ready %u unanswered %u\n",
+		   s->claiming, s->ready, s->unanswered);
+}
+
+/*
+ * debugfs `capture`: each running capture (its slots not FREE, its
+ * supervisors' queues) and the last one's end. Racy reads of live words,
+ * consistent enough to diagnose; the run cannot be freed while listed.
+ */
+void pto_capture_debugfs_show(struct seq_file *m, struct pto_device *pdev)
+{
+	struct pto_cap_summary s;
+	struct pto_graph *g;
+	u32 i, l;
+
+	mutex_lock(&pdev->cap_lock);
+	list_for_each_entry(g, &pdev->cap_runs, cap_node) {
+		struct pto_cap_run *run = g->cap;
+
+		seq_puts(m, "run: ");
+		pto_graph_cap_summarize(g, &s);
+		pto_cap_summary_show(m, &s);
+		for (i = 0; i < run->area.nslots; i++) {
+			struct pto_capture_slot *sl = &run->area.slots[i];
+			u64 w = atomic64_read(&sl->claim);
+
+			if (PTO_CS_STATE(w) == PTO_CS_FREE)
+				continue;
+			seq_printf(m, "  slot %u: state %llu occ %llu arrived %llx/%llx released %llx/%llx aborted %llx\n",
+				   i, PTO_CS_STATE(w), PTO_CS_OCC(w),
+				   atomic64_read(&sl->arrived[0]),
+				   atomic64_read(&sl->arrived[1]),
+				   atomic64_read(&sl->released[0]),
+				   atomic64_read(&sl->released[1]),
+				   atomic64_read(&sl->aborted));
+		}
+		for (l = 0; l < run->nlanes; l++) {
+			const struct pto_cap_sv *sv = run->sv[l];
+
+			seq_printf(m, "  lane %u: cores %u open %d\n",
+				   sv->lane->index, sv->ncores,
+				   sv->open_core == PTO_SV_NO_CORE ? -1 :
+				   (int)sv->cores[sv->open_core].core);
+			for (i = 0; i < sv->ncores; i++)
+				if (sv->cores[i].obs_tick &&
+				    !sv->cores[i].terminal)
+					seq_printf(m, "    queued core %u obs %llu tick %llu\n",
+						   sv->cores[i].core,
+						   sv->cores[i].obs_tick,
+						   sv->cores[i].v.tick);
+		}
+	}
+	seq_puts(m, "last: ");
+	pto_cap_summary_show(m, &pdev->cap_last);
+	mutex_unlock(&pdev->cap_lock);
 }
 
 /* File release, first: no supervisor may use a lane the release frees. */

@@ -12,6 +12,8 @@
 #include "pto_capture_core.h"
 
 struct pto_core;
+struct pto_device;
+struct seq_file;
 struct pto_file;
 struct pto_gclaim;
 struct pto_graph;
@@ -23,6 +25,7 @@ int pto_graph_capture_start(struct pto_file *pf, struct pto_graph *g,
 			    const struct pto_graph_launch *args, void **img);
 void pto_graph_capture_stop(struct pto_graph *g);
 void pto_file_stop_captures(struct pto_file *pf);
+void pto_capture_debugfs_show(struct seq_file *m, struct pto_device *pdev);
 u64 pto_capture_budget_ns(void);
 u64 pto_capture_lost_ns(void);
 
