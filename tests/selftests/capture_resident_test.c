@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Args capture on the resident route, end to end: host-built graphs run
+ * by the cores with pto_hbg_dump_args(), their dump files read back and
+ * compared record by record. The rows run with the cores' emulated line
+ * caches on (mock_lcache_lines, put back after each), so an output not
+ * written back before its AFTER request shows as stale bytes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pto/graph.h>
+#include <pto/pto.h>
+#include "kselftest_harness.h"
+#include <linux/pto_dump.h>
+#include <linux/pto_graph.h>
+#include "pto_selftest.h"
+#include "../../tools/ptoctl_json.c"
+#include "../../tools/ptoctl_dump_read.c"
+
+#define HN 4096
+#define B DUMP_BEFORE_DISPATCH
+#define A DUMP_AFTER_COMPLETION
+#define LCACHE "/sys/module/pto/parameters/mock_lcache_lines"
+
+/* A device, one GM buffer of @n floats mapped, a graph, the line cache. */
+struct rig {
+	struct pto_dev *dev;
+	struct pto_bo *bo;
+	float *map;
+	pto_hbg *g;
+	char lcache[16];
+};
+
+static void rig_param(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(v, f);
+		fclose(f);
+	}
+}
+
+static void rig_open(struct __test_metadata *_metadata, struct rig *r,
+		     size_t n)
+{
+	FILE *f = fopen(LCACHE, "r");
+	void *map;
+
+	memset(r, 0, sizeof(*r));
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(r->lcache, sizeof(r->lcache), f));
+	fclose(f);
+	rig_param(LCACHE, "16");
+	ASSERT_EQ(0, pto_dev_open(0, &r->dev));
+	ASSERT_EQ(0, pto_bo_alloc(r->dev, n * 4, 0, &r->bo));
+	ASSERT_EQ(0, pto_bo_map(r->bo, &map));
+	r->map = map;
+	memset(r->map, 0, n * 4);
+	ASSERT_EQ(0, pto_hbg_create(r->dev, &r->g));
+}
+
+static void rig_close(struct rig *r)
+{
+	pto_hbg_destroy(r->g);
+	pto_bo_free(r->bo);
+	pto_dev_close(r->dev);
+	rig_param(LCACHE, r->lcache);
+}
+
+/* @n floats of the buffer from element @off. */
+static struct pto_tensor_desc vec(const struct rig *r, size_t off, uint32_t n)
+{
+	struct pto_tensor_desc t;
+
+	memset(&t, 0, sizeof(t));
+	t.addr = pto_bo_dev_addr(r->bo) + off * 4;
+	t.dtype = PTO_DTYPE_F32;
+	t.rank = 1;
+	t.shape[0] = n;
+	t.strides[0] = 1;
+	return t;
+}
+
+/*
+ * A task on the cores of @mask running @func on the AIV0 (or the first
+ * core of @mask), out = x + y or x + s: the tensors at element offsets
+ * @x, @y (SIZE_MAX: none), @out; @flags on every tensor.
+ */
+static uint32_t op(struct __test_metadata *_metadata, struct rig *r,
+		   uint32_t mask, uint32_t func, size_t x, size_t y, float s,
+		   size_t out, uint32_t flags)
+{
+	uint32_t fid[3] = { 0, 0, 0 }, task, u;
+	struct pto_tensor_desc t;
+
+	fid[mask & PTO_GRAPH_AIV0 ? 1 : __builtin_ctz(mask)] = func;
+	EXPECT_EQ(0, pto_hbg_add_task(r->g, mask, fid, &task));
+	t = vec(r, x, HN);
+	EXPECT_EQ(0, pto_hbg_set_tensor(r->g, task, PTO_ARG_A, &t,
+					PTO_GRAPH_ROLE_IN, flags));
+	if (y != SIZE_MAX) {
+		t = vec(r, y, HN);
+		EXPECT_EQ(0, pto_hbg_set_tensor(r->g, task, PTO_ARG_B, &t,
+						PTO_GRAPH_ROLE_IN, flags));
+	} else {
+		memcpy(&u, &s, 4);
+		EXPECT_EQ(0, pto_hbg_set_scalar(r->g, task, 0, u));
+	}
+	t = vec(r, out, HN);
+	EXPECT_EQ(0, pto_hbg_set_tensor(r->g, task, PTO_ARG_OUT, &t,
+					PTO_GRAPH_ROLE_OUT, flags));
+	return task;
+}
+
+/* Every element of record @rec's payload is @v. */
+static int payload_is(const struct dd_dump *d, const struct dump_rec *rec,
+		      float v)
+{
+	const float *p = (const float *)(d->set.bin + rec->bin_offset);
+	size_t i;
+
+	if (rec->bin_size != HN * 4 ||
+	    rec->bin_offset + rec->bin_size > d->set.bin_len)
+		return 0;
+	for (i = 0; i < HN; i++)
+		if (p[i] != v)
+			return 0;
+	return 1;
+}
+
+static const struct dump_rec *find(const struct dd_dump *d, uint64_t task,
+				   uint8_t stage, uint32_t arg)
+{
+	size_t i;
+
+	for (i = 0; i < d->set.n; i++)
+		if (d->set.rec[i].task_id == task &&
+		    d->set.rec[i].stage == stage &&
+		    d->set.rec[i].arg_index == arg)
+			return &d->set.rec[i];
+	return NULL;
+}
+
+/* Run the rig's graph at @level into @dir, its files loaded into @d. */
+static void run_dump(struct __test_metadata *_metadata, struct rig *r,
+		     uint32_t level, const char *dir, struct dd_dump *d)
+{
+	struct pto_hbg_stats st;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, pto_hbg_dump_args(r->g, level, dir));
+	ASSERT_EQ(0, pto_hbg_run(r->g, 0, 20000, &st))
+		TH_LOG("failed task %u status %u", st.err_task, st.err_status);
+	ASSERT_EQ(0, dd_load(dir, d));
+	EXPECT_STREQ("complete", jstr(&d->root, "accounting"));
+}
+
+/*
+ * One buffer handed from task to task (x = a + b; x = x + b; x = a + b):
+ * the dump shows each task's view of it at its own boundaries, in the
+ * execution order the cores' own stamps show.
+ */
+TEST(exact_handoff_in_trace_order)
+{
+	const size_t a = 0, b = HN, x = 2 * HN;
+	struct dd_dump d = { 0 };
+	uint64_t s[3], e[3];
+	uint32_t t[3];
+	struct rig r;
+	size_t i;
+	int k;
+
+	rig_open(_metadata, &r, 3 * HN);
+	for (i = 0; i < HN; i++) {
+		r.map[a + i] = 2;
+		r.map[b + i] = 3;
+	}
+	t[0] = op(_metadata, &r, PTO_GRAPH_AIV0, PTO_FUNC_ADD, a, b, 0, x, 0);
+	t[1] = op(_metadata, &r, PTO_GRAPH_AIV1, PTO_FUNC_ADD, x, b, 0, x, 0);
+	t[2] = op(_metadata, &r, PTO_GRAPH_AIC, PTO_FUNC_ADD, a, b, 0, x, 0);
+	ASSERT_EQ(0, pto_hbg_add_edge(r.g, t[0], t[1]));
+	ASSERT_EQ(0, pto_hbg_add_edge(r.g, t[1], t[2]));
+	run_dump(_metadata, &r, PTO_DUMP_FULL, "/tmp/cap_handoff", &d);
+	EXPECT_EQ(5.0f, r.map[x]);
+	for (k = 0; k < 3; k++)
+		ASSERT_EQ(0, pto_hbg_task_times(r.g, t[k], &s[k], &e[k], NULL));
+	EXPECT_LE(e[0], s[1]);
+	EXPECT_LE(e[1], s[2]);
+	ASSERT_EQ(9u, d.set.n);
+	{
+		const struct dump_rec *o1 = find(&d, t[0], A, PTO_ARG_OUT);
+		const struct dump_rec *i2 = find(&d, t[1], B, PTO_ARG_A);
+		const struct dump_rec *o2 = find(&d, t[1], A, PTO_ARG_OUT);
+		const struct dump_rec *o3 = find(&d, t[2], A, PTO_ARG_OUT);
+
+		ASSERT_NE(NULL, o1);
+		ASSERT_NE(NULL, i2);
+		ASSERT_NE(NULL, o2);
+		ASSERT_NE(NULL, o3);
+		EXPECT_TRUE(payload_is(&d, o1, 5));	/* a + b */
+		EXPECT_TRUE(payload_is(&d, i2, 5));	/* a + b */
+		EXPECT_TRUE(payload_is(&d, o2, 8));	/* a + 2b */
+		EXPECT_TRUE(payload_is(&d, o3, 5));
+	}
+	dd_free(&d);
+	rig_close(&r);
+}
+
+/* Eight tasks add 1 to one buffer in turn: each record shows that task's
+ * own bytes (k before, k + 1 after), never a later writer's. */
+TEST(chained_each_task_own_bytes)
+{
+	struct dd_dump d = { 0 };
+	uint32_t t[8];
+	struct rig r;
+	int k;
+
+	rig_open(_metadata, &r, HN);
+	for (k = 0; k < 8; k++) {
+		t[k] = op(_metadata, &r, k & 1 ? PTO_GRAPH_AIV1 : PTO_GRAPH_AIV0,
+			  PTO_FUNC_ADD_SCALAR, 0, SIZE_MAX, 1, 0, 0);
+		if (k)
+			ASSERT_EQ(0, pto_hbg_add_edge(r.g, t[k - 1], t[k]));
+	}
+	run_dump(_metadata, &r, PTO_DUMP_FULL, "/tmp/cap_chain", &d);
+	EXPECT_EQ(8.0f, r.map[0]);
+	/* the input and the scalar before, the output after */
+	ASSERT_EQ(24u, d.set.n);
+	for (k = 0; k < 8; k++) {
+		const struct dump_rec *in = find(&d, t[k], B, PTO_ARG_A);
+		const struct dump_rec *out = find(&d, t[k], A, PTO_ARG_OUT);
+
+		ASSERT_NE(NULL, in);
+		ASSERT_NE(NULL, out);
+		EXPECT_TRUE(payload_is(&d, in, (float)k)) TH_LOG("task %d", k);
+		EXPECT_TRUE(payload_is(&d, out, (float)(k + 1)))
+			TH_LOG("task %d", k);
+	}
+	dd_free(&d);
+	rig_close(&r);
+}
+
+/* A MIX task's three subtasks meet once: one record set carrying every
+ * func_id, its inputs taken before any subtask ran. */
+TEST(mix_task_one_record_set)
+{
+	struct dd_dump d = { 0 };
+	const struct dump_rec *rec;
+	struct rig r;
+	uint32_t t;
+	size_t i;
+
+	rig_open(_metadata, &r, 3 * HN);
+	for (i = 0; i < HN; i++) {
+		r.map[i] = 2;
+		r.map[HN + i] = 3;
+	}
+	t = op(_metadata, &r, PTO_GRAPH_MASK_MIX, PTO_FUNC_ADD, 0, HN, 0,
+	       2 * HN, 0);
+	run_dump(_metadata, &r, PTO_DUMP_FULL, "/tmp/cap_mix", &d);
+	ASSERT_EQ(3u, d.set.n);
+	for (i = 0; i < d.set.n; i++) {
+		rec = &d.set.rec[i];
+		EXPECT_EQ(t, rec->task_id);
+		EXPECT_EQ(3u, rec->nfunc) TH_LOG("record %zu", i);
+		EXPECT_EQ(PTO_FUNC_NOOP, rec->func_id[0]);
+		EXPECT_EQ(PTO_FUNC_ADD, rec->func_id[1]);
+		EXPECT_EQ(PTO_FUNC_NOOP, rec->func_id[2]);
+	}
+	rec = find(&d, t, B, PTO_ARG_A);
+	ASSERT_NE(NULL, rec);
+	EXPECT_TRUE(payload_is(&d, rec, 2));
+	rec = find(&d, t, A, PTO_ARG_OUT);
+	ASSERT_NE(NULL, rec);
+	EXPECT_TRUE(payload_is(&d, rec, 5));
+	dd_free(&d);
+	rig_close(&r);
+}
+
+/* Independent MIX and single-core tasks on every cluster at once: every
+ * task's record set, none missing, none doubled. */
+TEST(all_clusters_at_once)
+{
+	const uint32_t masks[] = { PTO_GRAPH_MASK_MIX, PTO_GRAPH_AIV0,
+				   PTO_GRAPH_AIV1, PTO_GRAPH_AIC };
+	struct dd_dump d = { 0 };
+	uint32_t t[32];
+	struct rig r;
+	size_t i;
+	int k;
+
+	rig_open(_metadata, &r, 33 * HN);
+	for (i = 0; i < HN; i++)
+		r.map[i] = 1;
+	for (k = 0; k < 32; k++)
+		t[k] = op(_metadata, &r, masks[k % 4], PTO_FUNC_ADD_SCALAR, 0,
+			  SIZE_MAX, (float)k, (size_t)(k + 1) * HN, 0);
+	run_dump(_metadata, &r, PTO_DUMP_FULL, "/tmp/cap_all", &d);
+	ASSERT_EQ(32u * 3, d.set.n);
+	for (k = 0; k < 32; k++) {
+		const struct dump_rec *out = find(&d, t[k], A, PTO_ARG_OUT);
+
+		ASSERT_NE(NULL, out) TH_LOG("task %d", k);
+		EXPECT_TRUE(payload_is(&d, out, 1.0f + (float)k))
+			TH_LOG("task %d", k);
+		EXPECT_EQ(1.0f + (float)k, r.map[(size_t)(k + 1) * HN]);
+	}
+	dd_free(&d);
+	rig_close(&r);
+}
+
+/* PARTIAL: only the marked task's arguments are recorded; the unmarked
+ * task runs without meeting (nothing of it in the files). */
+TEST(partial_unmarked_skips_barriers)
+{
+	struct dd_dump d = { 0 };
+	uint32_t t0, t1;
+	struct rig r;
+	size_t i;
+
+	rig_open(_metadata, &r, 3 * HN);
+	for (i = 0; i < HN; i++)
+		r.map[i] = 4;
+	t0 = op(_metadata, &r, PTO_GRAPH_AIV0, PTO_FUNC_ADD_SCALAR, 0,
+		SIZE_MAX, 1, HN, PTO_GRAPH_ARG_DUMP);
+	t1 = op(_metadata, &r, PTO_GRAPH_AIV1, PTO_FUNC_ADD_SCALAR, 0,
+		SIZE_MAX, 2, 2 * HN, 0);
+	run_dump(_metadata, &r, PTO_DUMP_PARTIAL, "/tmp/cap_partial", &d);
+	EXPECT_EQ(5.0f, r.map[HN]);
+	EXPECT_EQ(6.0f, r.map[2 * HN]);
+	ASSERT_EQ(2u, d.set.n);
+	for (i = 0; i < d.set.n; i++)
+		EXPECT_EQ(t0, d.set.rec[i].task_id);
+	EXPECT_EQ(NULL, find(&d, t1, B, PTO_ARG_A));
+	ASSERT_NE(NULL, find(&d, t0, A, PTO_ARG_OUT));
+	EXPECT_TRUE(payload_is(&d, find(&d, t0, A, PTO_ARG_OUT), 5));
+	dd_free(&d);
+	rig_close(&r);
+}
+
+TEST_HARNESS_MAIN
