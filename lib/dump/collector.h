@@ -52,6 +52,14 @@ struct dump_device;
 int dump_device_start(int fd, uint32_t level, uint32_t first, uint32_t nlanes,
 		      struct dump_device **out);
 /*
+ * An args-dump request of either route: @level in range, a directory for
+ * any level but OFF, a device with dump lanes. 0 with *@copy a copy of
+ * @dir (NULL for OFF), or -EINVAL / -EOPNOTSUPP / -ENOMEM.
+ */
+struct pto_dev;
+int dump_request_check(struct pto_dev *dev, uint32_t level, const char *dir,
+		       char **copy);
+/*
  * @want consecutive lanes of the device's @lanes if that many are free;
  * lanes other files hold (-EBUSY) are stepped over and fewer are taken.
  * 0 with *@first and *@n the lanes bound, or -errno.

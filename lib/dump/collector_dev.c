@@ -7,7 +7,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <linux/pto_dump.h>
+#include "core.h"
 #include "dump/collector.h"
 #include "ioctl.h"
 
@@ -132,4 +135,25 @@ int dump_device_start_any(int fd, uint32_t level, uint32_t lanes,
 			}
 		}
 	return ret;
+}
+
+int dump_request_check(struct pto_dev *dev, uint32_t level, const char *dir,
+		       char **copy)
+{
+	struct pto_dev_info info;
+	int ret;
+
+	*copy = NULL;
+	if (level > PTO_DUMP_LEVEL_MAX ||
+	    (level != PTO_DUMP_OFF && (!dir || !*dir)))
+		return -EINVAL;
+	if (level == PTO_DUMP_OFF)
+		return 0;
+	ret = pto_dev_info(dev, &info);
+	if (ret)
+		return ret;
+	if (!(info.caps & PTO_CAP_DUMP) || !info.lanes)
+		return -EOPNOTSUPP;
+	*copy = strdup(dir);
+	return *copy ? 0 : -ENOMEM;
 }

@@ -17,23 +17,14 @@
 
 int pto_hbg_dump_args(pto_hbg *g, uint32_t level, const char *dir)
 {
-	struct pto_dev_info info;
 	char *copy = NULL;
 	int ret;
 
-	if (!g || level > PTO_DUMP_LEVEL_MAX ||
-	    (level != PTO_DUMP_OFF && !dir))
+	if (!g)
 		return -EINVAL;
-	if (level != PTO_DUMP_OFF) {
-		ret = pto_dev_info(g->dev, &info);
-		if (ret)
-			return ret;
-		if (!(info.caps & PTO_CAP_DUMP) || !info.lanes)
-			return -EOPNOTSUPP;
-		copy = strdup(dir);
-		if (!copy)
-			return -ENOMEM;
-	}
+	ret = dump_request_check(g->dev, level, dir, &copy);
+	if (ret)
+		return ret;
 	free(g->dump_dir);
 	g->dump_dir = copy;
 	g->dump_level = level;

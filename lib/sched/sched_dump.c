@@ -50,23 +50,14 @@ void sched_dump_fini(struct sched_backend *be)
 PTO_API int pto_orch_dump_args(pto_orch *o, uint32_t level, const char *dir)
 {
 	struct sched_backend *be = sched_backend_of(o);
-	struct pto_dev_info info;
 	char *copy = NULL;
 	int ret;
 
-	if (!be || level > PTO_DUMP_LEVEL_MAX ||
-	    (level != PTO_DUMP_OFF && (!dir || !*dir)))
+	if (!be)
 		return -EINVAL;
-	if (level != PTO_DUMP_OFF) {
-		ret = pto_dev_info(be->dev, &info);
-		if (ret)
-			return ret;
-		if (!(info.caps & PTO_CAP_DUMP) || !info.lanes)
-			return -EOPNOTSUPP;
-		copy = strdup(dir);
-		if (!copy)
-			return -ENOMEM;
-	}
+	ret = dump_request_check(be->dev, level, dir, &copy);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&be->dump.mu);
 	free(be->dump.dir);
 	be->dump.dir = copy;
