@@ -27,6 +27,12 @@ void pto_cap_core_begin(struct pto_cap_core *cc, u32 phase, u64 now)
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_cap_core_begin);
 
+static void pto_cap_fault(struct pto_cap_core *cc, u32 step)
+{
+	if (cc->fault)
+		cc->fault(cc->fault_priv, step);
+}
+
 static enum pto_capp pto_cap_fatal(struct pto_cap_core *cc, u32 status)
 {
 	cc->status = status;
@@ -92,6 +98,7 @@ static enum pto_capp pto_cap_claim(struct pto_cap_core *cc, u64 now)
 {
 	switch (pto_cs_claim(&cc->part)) {
 	case PTO_CS_CLAIMED:
+		pto_cap_fault(cc, PTO_CAPF_CLAIMED);
 		pto_cs_initialize(&cc->part);
 		pto_cs_ready(&cc->part);
 		cc->kick |= PTO_CAPK_PEERS;
@@ -108,6 +115,8 @@ static enum pto_capp pto_cap_claim(struct pto_cap_core *cc, u64 now)
 
 static enum pto_capp pto_cap_arrive(struct pto_cap_core *cc)
 {
+	pto_cap_fault(cc, cc->phase == PTO_CS_BEFORE ? PTO_CAPF_ARRIVE_BEFORE :
+						      PTO_CAPF_ARRIVE_AFTER);
 	switch (pto_cs_arrive(&cc->part, cc->phase)) {
 	case PTO_CS_PUBLISHER:
 		pto_cs_request(&cc->part, 0, 0);
@@ -160,6 +169,8 @@ static enum pto_capp pto_cap_backoff(struct pto_cap_core *cc, u64 now)
 
 static enum pto_capp pto_cap_release(struct pto_cap_core *cc, u64 now)
 {
+	if (cc->phase == PTO_CS_AFTER && !cc->part.released)
+		pto_cap_fault(cc, PTO_CAPF_RELEASE_AFTER);
 	switch (pto_cs_release(&cc->part)) {
 	case PTO_CS_COMPLETE:
 		cc->settled = true;

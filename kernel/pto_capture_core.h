@@ -29,6 +29,16 @@ enum pto_capc_at {
 	PTO_CAPC_DONE,
 };
 
+/* Named steps a fault hook sees (struct pto_cap_core.fault). */
+enum pto_capf {
+	PTO_CAPF_NONE,
+	PTO_CAPF_CLAIMED,	/* won the claim, before initializing */
+	PTO_CAPF_ARRIVE_BEFORE,	/* about to arrive at BEFORE */
+	PTO_CAPF_ARRIVE_AFTER,	/* about to arrive at AFTER */
+	PTO_CAPF_RELEASE_AFTER,	/* sealed, about to leave AFTER */
+	PTO_CAPF_COUNT,
+};
+
 /* Whom the caller wakes after an advance (struct pto_cap_core.kick). */
 #define PTO_CAPK_PEERS 0x1	/* READY, a request, a release or SETTLED */
 #define PTO_CAPK_SV 0x2	/* a request, or an abort raised */
@@ -48,6 +58,8 @@ enum pto_capc_at {
  * @settled: this core stored SETTLED (it completes the task).
  * @status: on PTO_CAPP_FATAL, PTO_TASK_ECAPTURE_*.
  * @kick: PTO_CAPK_* set by the last advance, for the caller to act on.
+ * @fault / @fault_priv: the mock's fault injection at the named steps
+ *	(enum pto_capf), or NULL; it may sleep (a stalled core).
  */
 struct pto_cap_core {
 	struct pto_capture_part part;
@@ -65,6 +77,8 @@ struct pto_cap_core {
 	bool settled;
 	u32 status;
 	u32 kick;
+	void (*fault)(void *priv, u32 step);
+	void *fault_priv;
 };
 
 void pto_cap_core_begin(struct pto_cap_core *cc, u32 phase, u64 now);

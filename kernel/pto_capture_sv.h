@@ -97,7 +97,8 @@ struct pto_cap_run;
  *	PTO_SV_NO_CORE.
  * @stop: set before the thread is stopped; the next step settles.
  * @settled: pto_sv_settle() ran.
- * @kick / @wq / @thread: the thread's wake-up (step 5 wiring).
+ * @kick / @wq / @thread: the thread's wake-up (pto_graph_capture.c).
+ * @drop_acks: the mock's fault counter of answers not written, or NULL.
  */
 struct pto_cap_sv {
 	struct pto_cap_run *run;
@@ -110,6 +111,7 @@ struct pto_cap_sv {
 	bool stop;
 	bool settled;
 	atomic_t kick;
+	atomic_t *drop_acks;
 	wait_queue_head_t wq;
 	struct task_struct *thread;
 	struct pto_sv_stats stats;

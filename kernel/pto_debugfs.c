@@ -8,6 +8,8 @@
 #include <linux/kernel.h>
 #include <linux/pid.h>
 #include <linux/seq_file.h>
+#include <linux/uaccess.h>
+#include "pto_capture_core.h"
 #include "pto_core.h"
 #include "pto_bo.h"
 #include "pto_debugfs.h"
@@ -223,6 +225,75 @@ static const struct file_operations inject_badid_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * Write-only (0200): "STEP MS": the next core of any graph's args
+ * capture to reach STEP (claimed, arrive_before, arrive_after,
+ * release_after) sleeps MS ms there, once; "none 0" clears it.
+ */
+static ssize_t cap_stall_write(struct file *file, const char __user *buf,
+			       size_t len, loff_t *ppos)
+{
+	static const char *const steps[PTO_CAPF_COUNT] = {
+		"none", "claimed", "arrive_before", "arrive_after",
+		"release_after",
+	};
+	struct pto_device *pdev = file->private_data;
+	char kbuf[PTO_INJECT_WRITE_MAX + 1], name[16];
+	unsigned int ms, i;
+
+	if (len > PTO_INJECT_WRITE_MAX)
+		return -EINVAL;
+	if (copy_from_user(kbuf, buf, len))
+		return -EFAULT;
+	kbuf[len] = 0;
+	if (sscanf(kbuf, "%15s %u", name, &ms) != 2 || ms > 60000)
+		return -EINVAL;
+	for (i = 0; i < PTO_CAPF_COUNT; i++)
+		if (!strcmp(name, steps[i]))
+			break;
+	if (i == PTO_CAPF_COUNT)
+		return -EINVAL;
+	WRITE_ONCE(pdev->cap_faults.stall_ms, ms);
+	atomic_set(&pdev->cap_faults.stall_step, i);
+	return len;
+}
+
+/*
+ * Write-only (0200): "N": the capture supervisors' next N answers are
+ * computed but never written (0 clears).
+ */
+static ssize_t cap_ack_drop_write(struct file *file, const char __user *buf,
+				  size_t len, loff_t *ppos)
+{
+	struct pto_device *pdev = file->private_data;
+	unsigned int n;
+	int ret;
+
+	if (len > PTO_INJECT_WRITE_MAX)
+		return -EINVAL;
+	ret = kstrtouint_from_user(buf, len, 0, &n);
+	if (ret)
+		return ret;
+	if (n > INT_MAX)
+		return -EINVAL;
+	atomic_set(&pdev->cap_faults.drop_acks, n);
+	return len;
+}
+
+static const struct file_operations cap_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = cap_stall_write,
+	.llseek = noop_llseek,
+};
+
+static const struct file_operations cap_ack_drop_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = cap_ack_drop_write,
+	.llseek = noop_llseek,
+};
+
 static const struct file_operations inject_stall_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -349,6 +420,10 @@ void pto_debugfs_add_device(struct pto_device *pdev)
 #if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
 	debugfs_create_file("inject_stall", 0200, pdev->debugfs, pdev,
 			    &inject_stall_fops);
+	debugfs_create_file("cap_stall", 0200, pdev->debugfs, pdev,
+			    &cap_stall_fops);
+	debugfs_create_file("cap_ack_drop", 0200, pdev->debugfs, pdev,
+			    &cap_ack_drop_fops);
 	debugfs_create_file("inject_badid", 0200, pdev->debugfs, pdev,
 			    &inject_badid_fops);
 	debugfs_create_file("fatal", 0200, pdev->debugfs, pdev, &fatal_fops);

@@ -100,6 +100,7 @@ struct pto_lane;
  *	start and stop and by debugfs `capture`, never under another lock.
  * @cap_runs: graphs whose capture runs (pto_graph.cap_node).
  * @cap_last: the summary of the last capture stopped.
+ * @cap_faults: the capture's fault injection (mock only).
  */
 /**
  * struct pto_cap_summary - how a resident run's capture ended (debugfs).
@@ -121,6 +122,20 @@ struct pto_cap_summary {
 	u64 chunks;
 	u64 wouldblock;
 	u64 refused;
+};
+
+/**
+ * struct pto_cap_faults - the mock's args-capture faults (debugfs
+ * cap_stall, cap_ack_drop), each one-shot or counted, never set in a
+ * build without CONFIG_PTO_MOCK_FAULTS.
+ * @stall_step: PTO_CAPF_* at which the next core to reach it sleeps
+ *	@stall_ms; 0: none. Taken by the core that fires it (cmpxchg).
+ * @drop_acks: answers the supervisors compute but never write.
+ */
+struct pto_cap_faults {
+	atomic_t stall_step;
+	unsigned int stall_ms;
+	atomic_t drop_acks;
 };
 
 struct pto_device {
@@ -153,6 +168,7 @@ struct pto_device {
 	struct mutex cap_lock;		/* protects @cap_runs, @cap_last */
 	struct list_head cap_runs;
 	struct pto_cap_summary cap_last;
+	struct pto_cap_faults cap_faults;
 };
 
 /**

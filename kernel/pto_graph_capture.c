@@ -194,6 +194,9 @@ int pto_graph_capture_start(struct pto_file *pf, struct pto_graph *g,
 	}
 	g->cap = run;
 	INIT_LIST_HEAD(&g->cap_node);
+	if (IS_ENABLED(CONFIG_PTO_MOCK_FAULTS))
+		for (l = 0; l < run->nlanes; l++)
+			run->sv[l]->drop_acks = &pdev->cap_faults.drop_acks;
 	g->cap_lanes = args->dump_lanes;
 	g->cap_img = *img;
 	g->cap_tasks = *img + sizeof(struct pto_graph_hdr);

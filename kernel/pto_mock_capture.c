@@ -7,6 +7,7 @@
  */
 #include <linux/bitops.h>
 #include <linux/hrtimer.h>
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
@@ -23,6 +24,20 @@
 #define PTO_CAP_POLL_NS (200 * NSEC_PER_USEC)
 /* A publisher answered WouldBlock republishes after this long. */
 #define PTO_CAP_BACKOFF_NS (100 * NSEC_PER_USEC)
+
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
+/* debugfs cap_stall: the first core to reach the step sleeps there. */
+static void pto_core_cap_fault(void *priv, u32 step)
+{
+	struct pto_core *core = priv;
+	struct pto_cap_faults *f = &core->pdev->cap_faults;
+
+	if (atomic_read(&f->stall_step) != step ||
+	    atomic_cmpxchg(&f->stall_step, step, PTO_CAPF_NONE) != step)
+		return;
+	msleep(READ_ONCE(f->stall_ms));
+}
+#endif
 
 /* Wake the other cores of @core's cluster that run in @g. */
 static void pto_cap_kick_peers(struct pto_core *core)
@@ -70,6 +85,13 @@ static u32 pto_core_cap_phase(struct pto_core *core, struct pto_cap_run *run,
 		 */
 		if (smp_load_acquire(&run->dead) || pto_core_stopping(core))
 			return PTO_TASK_ESTOP;
+		/*
+		 * The run failed and this phase has no request: nothing is
+		 * copied for it, so leaving writes nothing and waits for no
+		 * budget. With a request the supervisor answers Aborted.
+		 */
+		if (READ_ONCE(run->fatal) && !cc->part.pub)
+			return PTO_TASK_ESTOP;
 		wait_event_interruptible_hrtimeout(core->wq,
 			test_and_clear_bit(PTO_CORE_F_CAPKICK, &core->flags) ||
 			pto_core_stopping(core), ns_to_ktime(PTO_CAP_POLL_NS));
@@ -103,6 +125,11 @@ u32 pto_core_cap_before(struct pto_core *core, struct pto_graph *g,
 	cc->lost_ns = pto_capture_lost_ns();
 	cc->backoff_ns = PTO_CAP_BACKOFF_NS;
 	cc->settled = false;
+	cc->fault = NULL;
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
+	cc->fault = pto_core_cap_fault;
+	cc->fault_priv = core;
+#endif
 	*on = true;
 	return pto_core_cap_phase(core, run, cc, PTO_CS_BEFORE);
 }

@@ -6,9 +6,13 @@
  * caches on (mock_lcache_lines, put back after each), so an output not
  * written back before its AFTER request shows as stale bytes.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <pto/graph.h>
 #include <pto/pto.h>
 #include "kselftest_harness.h"
@@ -340,6 +344,136 @@ TEST(partial_unmarked_skips_barriers)
 	EXPECT_TRUE(payload_is(&d, find(&d, t0, A, PTO_ARG_OUT), 5));
 	dd_free(&d);
 	rig_close(&r);
+}
+
+#define PARAMS "/sys/module/pto/parameters/"
+#define DBG "/sys/kernel/debug/pto/pto0/"
+
+/* Short budgets for the failure rows; put back by faults_off(). */
+static void faults_on(const char *stall, const char *drop)
+{
+	rig_param(PARAMS "capture_budget_ms", "300");
+	rig_param(PARAMS "capture_lost_ms", "1000");
+	rig_param(DBG "cap_stall", stall);
+	rig_param(DBG "cap_ack_drop", drop);
+}
+
+static void faults_off(void)
+{
+	rig_param(DBG "cap_stall", "none 0");
+	rig_param(DBG "cap_ack_drop", "0");
+	rig_param(PARAMS "capture_budget_ms", "2000");
+	rig_param(PARAMS "capture_lost_ms", "8000");
+}
+
+/* A run whose capture fails: @err_status, no task completed, the dump's
+ * accounting unknown and nothing of the task's sealed phase recorded. */
+static void run_failing(struct __test_metadata *_metadata, struct rig *r,
+			const char *dir, uint32_t err_status, size_t records)
+{
+	struct pto_hbg_stats st;
+	struct dd_dump d = { 0 };
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, pto_hbg_dump_args(r->g, PTO_DUMP_FULL, dir));
+	EXPECT_EQ(-EIO, pto_hbg_run(r->g, 0, 20000, &st));
+	faults_off();
+	EXPECT_EQ(err_status, st.err_status);
+	ASSERT_EQ(0, dd_load(dir, &d));
+	EXPECT_STREQ("unknown", jstr(&d.root, "accounting"));
+	EXPECT_EQ(records, d.set.n);
+	dd_free(&d);
+}
+
+/* After a failed capture: a new file binds the lanes (adopted or free)
+ * and a capture completes. */
+static void capture_works(struct __test_metadata *_metadata)
+{
+	struct dd_dump d = { 0 };
+	struct rig r;
+
+	rig_open(_metadata, &r, 2 * HN);
+	op(_metadata, &r, PTO_GRAPH_AIV0, PTO_FUNC_ADD_SCALAR, 0, SIZE_MAX, 1,
+	   HN, 0);
+	run_dump(_metadata, &r, PTO_DUMP_FULL, "/tmp/cap_after", &d);
+	EXPECT_EQ(3u, d.set.n);
+	dd_free(&d);
+	rig_close(&r);
+}
+
+/*
+ * Criterion 3: the claimer of a MIX task's rendezvous stalls in
+ * CLAIMING; its peers' budgets end the run with INIT_LOST, nothing is
+ * sealed and nothing of the task is recorded.
+ */
+TEST(claimer_stalled_in_claiming_ends_run)
+{
+	struct rig r;
+
+	rig_open(_metadata, &r, 3 * HN);
+	op(_metadata, &r, PTO_GRAPH_MASK_MIX, PTO_FUNC_ADD, 0, HN, 0, 2 * HN, 0);
+	faults_on("claimed 1500", "0");
+	run_failing(_metadata, &r, "/tmp/cap_initlost",
+		    PTO_TASK_ECAPTURE_INIT_LOST, 0);
+	EXPECT_EQ(0.0f, r.map[2 * HN]);	/* the task never ran */
+	rig_close(&r);
+	capture_works(_metadata);
+}
+
+/*
+ * Criterion 10: the supervisor's answers are never written. The first
+ * budget raises the abort, its answer is lost too, and the second budget
+ * ends the run (ECAPTURE_TIMEOUT) with the task unrun; the lane's
+ * terminal does not close, so the accounting reads unknown.
+ */
+TEST(answers_dropped_second_budget)
+{
+	struct rig r;
+
+	rig_open(_metadata, &r, 2 * HN);
+	op(_metadata, &r, PTO_GRAPH_AIV0, PTO_FUNC_ADD_SCALAR, 0, SIZE_MAX, 1,
+	   HN, 0);
+	faults_on("none 0", "1000000");
+	/*
+	 * The inputs were committed, in a metadata buffer the lane
+	 * publishes only when full or at its close, which never comes.
+	 */
+	run_failing(_metadata, &r, "/tmp/cap_lost",
+		    PTO_TASK_ECAPTURE_TIMEOUT, 0);
+	EXPECT_EQ(0.0f, r.map[HN]);	/* BEFORE never sealed: unrun */
+	rig_close(&r);
+	capture_works(_metadata);
+}
+
+/* Criterion 10: a process killed while its cores wait in a barrier; no
+ * splat or leak (the runner reads the log), the next file's capture runs. */
+TEST(sigkill_mid_barrier)
+{
+	pid_t pid;
+	int status;
+
+	faults_on("none 0", "1000000");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct pto_hbg_stats st;
+		struct rig r;
+
+		rig_open(_metadata, &r, 2 * HN);
+		op(_metadata, &r, PTO_GRAPH_AIV0, PTO_FUNC_ADD_SCALAR, 0,
+		   SIZE_MAX, 1, HN, 0);
+		pto_hbg_dump_args(r.g, PTO_DUMP_FULL, "/tmp/cap_killed");
+		pto_hbg_run(r.g, 0, 20000, &st);
+		_exit(0);
+	}
+	usleep(500 * 1000);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	faults_off();
+	capture_works(_metadata);
 }
 
 TEST_HARNESS_MAIN
