@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <pto/graph.h>
 #include <pto/pto.h>
@@ -445,6 +446,48 @@ TEST(answers_dropped_second_budget)
 	EXPECT_EQ(0.0f, r.map[HN]);	/* BEFORE never sealed: unrun */
 	rig_close(&r);
 	capture_works(_metadata);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Criterion 1: the first core of a MIX task to reach BEFORE stalls
+ * there 500 ms before arriving; no subtask starts before the phase is
+ * sealed, so the task's first start is at least that late, and its
+ * inputs are recorded as they were before it ran.
+ */
+TEST(no_subtask_runs_before_seal)
+{
+	struct dd_dump d = { 0 };
+	uint64_t t0, start, end;
+	struct rig r;
+	uint32_t t;
+	size_t i;
+
+	rig_open(_metadata, &r, 3 * HN);
+	for (i = 0; i < HN; i++) {
+		r.map[i] = 2;
+		r.map[HN + i] = 3;
+	}
+	t = op(_metadata, &r, PTO_GRAPH_MASK_MIX, PTO_FUNC_ADD, 0, HN, 0,
+	       2 * HN, 0);
+	rig_param(DBG "cap_stall", "arrive_before 500");
+	t0 = now_ns();
+	run_dump(_metadata, &r, PTO_DUMP_FULL, "/tmp/cap_seal", &d);
+	rig_param(DBG "cap_stall", "none 0");
+	ASSERT_EQ(0, pto_hbg_task_times(r.g, t, &start, &end, NULL));
+	EXPECT_GE(start, t0 + 500000000ULL);
+	ASSERT_EQ(3u, d.set.n);
+	EXPECT_TRUE(payload_is(&d, find(&d, t, B, PTO_ARG_A), 2));
+	EXPECT_EQ(5.0f, r.map[2 * HN]);
+	dd_free(&d);
+	rig_close(&r);
 }
 
 /* Criterion 10: a process killed while its cores wait in a barrier; no
