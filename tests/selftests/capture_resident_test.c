@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "kselftest_harness.h"
 #include <linux/pto_dump.h>
 #include <linux/pto_graph.h>
+#include "pto_core_util.h"
 #include "pto_selftest.h"
 #include "../../tools/ptoctl_json.c"
 #include "../../tools/ptoctl_dump_read.c"
@@ -93,46 +95,59 @@ static struct pto_tensor_desc vec(const struct rig *r, size_t off, uint32_t n)
  * core of @mask), out = x + y or x + s: the tensors at element offsets
  * @x, @y (SIZE_MAX: none), @out; @flags on every tensor.
  */
-static uint32_t op(struct __test_metadata *_metadata, struct rig *r,
-		   uint32_t mask, uint32_t func, size_t x, size_t y, float s,
-		   size_t out, uint32_t flags)
+static uint32_t op_n(struct __test_metadata *_metadata, struct rig *r,
+		     uint32_t mask, uint32_t func, size_t x, size_t y, float s,
+		     size_t out, uint32_t flags, uint32_t n)
 {
 	uint32_t fid[3] = { 0, 0, 0 }, task, u;
 	struct pto_tensor_desc t;
 
 	fid[mask & PTO_GRAPH_AIV0 ? 1 : __builtin_ctz(mask)] = func;
 	EXPECT_EQ(0, pto_hbg_add_task(r->g, mask, fid, &task));
-	t = vec(r, x, HN);
+	t = vec(r, x, n);
 	EXPECT_EQ(0, pto_hbg_set_tensor(r->g, task, PTO_ARG_A, &t,
 					PTO_GRAPH_ROLE_IN, flags));
 	if (y != SIZE_MAX) {
-		t = vec(r, y, HN);
+		t = vec(r, y, n);
 		EXPECT_EQ(0, pto_hbg_set_tensor(r->g, task, PTO_ARG_B, &t,
 						PTO_GRAPH_ROLE_IN, flags));
 	} else {
 		memcpy(&u, &s, 4);
 		EXPECT_EQ(0, pto_hbg_set_scalar(r->g, task, 0, u));
 	}
-	t = vec(r, out, HN);
+	t = vec(r, out, n);
 	EXPECT_EQ(0, pto_hbg_set_tensor(r->g, task, PTO_ARG_OUT, &t,
 					PTO_GRAPH_ROLE_OUT, flags));
 	return task;
 }
 
-/* Every element of record @rec's payload is @v. */
-static int payload_is(const struct dd_dump *d, const struct dump_rec *rec,
-		      float v)
+static uint32_t op(struct __test_metadata *_metadata, struct rig *r,
+		   uint32_t mask, uint32_t func, size_t x, size_t y, float s,
+		   size_t out, uint32_t flags)
+{
+	return op_n(_metadata, r, mask, func, x, y, s, out, flags, HN);
+}
+
+/* Every element of record @rec's payload (@n floats) is @v. */
+static int payload_n(const struct dd_dump *d, const struct dump_rec *rec,
+		     float v, size_t n)
 {
 	const float *p = (const float *)(d->set.bin + rec->bin_offset);
 	size_t i;
 
-	if (rec->bin_size != HN * 4 ||
+	if (!rec || rec->bin_size != n * 4 ||
 	    rec->bin_offset + rec->bin_size > d->set.bin_len)
 		return 0;
-	for (i = 0; i < HN; i++)
+	for (i = 0; i < n; i++)
 		if (p[i] != v)
 			return 0;
 	return 1;
+}
+
+static int payload_is(const struct dd_dump *d, const struct dump_rec *rec,
+		      float v)
+{
+	return payload_n(d, rec, v, HN);
 }
 
 static const struct dump_rec *find(const struct dd_dump *d, uint64_t task,
@@ -490,6 +505,87 @@ TEST(no_subtask_runs_before_seal)
 	rig_close(&r);
 }
 
+#define CN 40
+#define CE (128 * 1024)	/* elements of a half: 512 KiB */
+
+/*
+ * Criterion 8: a chain of 40 tasks ping-ponging between two 512 KiB
+ * halves pushes 40 MiB of payload through the lanes' arenas: the run
+ * completes and its dump is either complete (every record with its own
+ * bytes, nothing dropped: waiting for room is not a refusal) or says
+ * unknown; never a record with another task's bytes.
+ */
+TEST(arena_pressure_complete_or_unknown)
+{
+	struct pto_hbg_stats st;
+	struct dd_dump d = { 0 };
+	uint32_t t[CN];
+	struct rig r;
+	size_t i;
+	int k;
+
+	ASSERT_EQ(0, system("rm -rf /tmp/cap_chain"));
+	rig_open(_metadata, &r, 2 * CE);
+	for (k = 0; k < CN; k++) {
+		t[k] = op_n(_metadata, &r, k & 1 ? PTO_GRAPH_AIV1 :
+			    PTO_GRAPH_AIV0, PTO_FUNC_ADD_SCALAR,
+			    (size_t)(k & 1) * CE, SIZE_MAX, 1,
+			    (size_t)!(k & 1) * CE, 0, CE);
+		if (k)
+			ASSERT_EQ(0, pto_hbg_add_edge(r.g, t[k - 1], t[k]));
+	}
+	ASSERT_EQ(0, pto_hbg_dump_args(r.g, PTO_DUMP_FULL, "/tmp/cap_chain"));
+	ASSERT_EQ(0, pto_hbg_run(r.g, 0, 60000, &st));
+	EXPECT_EQ((float)CN, r.map[(CN & 1) * CE]);
+	ASSERT_EQ(0, dd_load("/tmp/cap_chain", &d));
+	if (!strcmp(jstr(&d.root, "accounting"), "unknown")) {
+		TH_LOG("accounting unknown: %zu records", d.set.n);
+	} else {
+		EXPECT_STREQ("complete", jstr(&d.root, "accounting"));
+		ASSERT_EQ(3u * CN, d.set.n);
+		for (i = 0; i < d.set.n; i++) {
+			const struct dump_rec *rec = &d.set.rec[i];
+
+			if (rec->kind == DUMP_KIND_SCALAR)
+				continue;
+			/* task k reads k and writes k + 1 */
+			EXPECT_TRUE(payload_n(&d, rec, (float)rec->task_id +
+					      (rec->stage == A), CE))
+				TH_LOG("record %zu", i);
+		}
+	}
+	dd_free(&d);
+	rig_close(&r);
+}
+
+/* Criterion 11: a run without args dump allocates no capture state and
+ * meets nowhere: debugfs capture's last run is unchanged by it. */
+TEST(off_makes_no_rendezvous)
+{
+	char before[512] = "", after[512] = "";
+	struct pto_hbg_stats st;
+	struct rig r;
+	FILE *f;
+
+	rig_open(_metadata, &r, 2 * HN);
+	op(_metadata, &r, PTO_GRAPH_MASK_MIX, PTO_FUNC_ADD_SCALAR, 0,
+	   SIZE_MAX, 1, HN, 0);
+	f = fopen(DBG "capture", "r");
+	ASSERT_NE(NULL, f);
+	fread(before, 1, sizeof(before) - 1, f);
+	fclose(f);
+	ASSERT_EQ(0, pto_hbg_dump_args(r.g, PTO_DUMP_OFF, NULL));
+	ASSERT_EQ(0, pto_hbg_run(r.g, 0, 20000, &st));
+	EXPECT_EQ(1.0f, r.map[HN]);
+	f = fopen(DBG "capture", "r");
+	ASSERT_NE(NULL, f);
+	fread(after, 1, sizeof(after) - 1, f);
+	fclose(f);
+	EXPECT_STREQ(before, after);
+	EXPECT_EQ(NULL, strstr(after, "run:"));
+	rig_close(&r);
+}
+
 /* Criterion 10: a process killed while its cores wait in a barrier; no
  * splat or leak (the runner reads the log), the next file's capture runs. */
 TEST(sigkill_mid_barrier)
@@ -517,6 +613,163 @@ TEST(sigkill_mid_barrier)
 	EXPECT_TRUE(WIFSIGNALED(status));
 	faults_off();
 	capture_works(_metadata);
+}
+
+/* The raw ABI: a capture into a lane nobody drains. */
+
+#define BIG_TASKS 4
+
+/* BIG_TASKS in-place adds in a chain over @n floats at @data. */
+struct big {
+	struct pto_graph_hdr h;
+	struct pto_graph_task t[BIG_TASKS];
+	uint32_t e[BIG_TASKS];
+};
+
+static void big_graph(struct big *g, uint64_t data, uint32_t n)
+{
+	struct pto_tensor_desc t;
+	int k;
+
+	memset(g, 0, sizeof(*g));
+	memset(&t, 0, sizeof(t));
+	t.addr = data;
+	t.dtype = PTO_DTYPE_F32;
+	t.rank = 1;
+	t.shape[0] = n;
+	t.strides[0] = 1;
+	g->h.magic = PTO_GRAPH_MAGIC;
+	g->h.version = PTO_GRAPH_VERSION;
+	g->h.task_count = BIG_TASKS;
+	g->h.edge_count = BIG_TASKS - 1;
+	g->h.size = sizeof(g->h) + sizeof(g->t) +
+		    ((BIG_TASKS - 1) * 4 + 7) / 8 * 8;
+	g->h.task_size = sizeof(g->t[0]);
+	for (k = 0; k < BIG_TASKS; k++) {
+		g->t[k].active_mask = PTO_GRAPH_AIV0;
+		g->t[k].func_id[1] = PTO_FUNC_ADD_SCALAR;
+		g->t[k].scalar[0] = 0x3f800000;	/* 1.0f */
+		g->t[k].t[PTO_ARG_A].t = t;
+		g->t[k].t[PTO_ARG_A].role = PTO_GRAPH_ROLE_IN;
+		g->t[k].t[PTO_ARG_OUT].t = t;
+		g->t[k].t[PTO_ARG_OUT].role = PTO_GRAPH_ROLE_OUT;
+		g->t[k].fanin = k ? 1 : 0;
+		g->t[k].succ_start = k;
+		g->t[k].succ_count = k < BIG_TASKS - 1 ? 1 : 0;
+		if (k < BIG_TASKS - 1)
+			g->e[k] = k + 1;
+	}
+}
+
+/* A device with cluster 0's cores launched, lane 0 bound at FULL. */
+struct raw_rig {
+	struct pto_dev *dev;
+	int fd;
+	struct core_launch *l;
+	struct pto_bo *img, *data;
+	uint64_t cores[PTO_CORE_MASK_WORDS];
+	struct pto_dump_bind b;
+};
+
+static int raw_open(struct raw_rig *r, int big)
+{
+	uint32_t n;
+	void *map;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = pto_dev_open(0, &r->dev);
+	if (ret)
+		return ret;
+	r->fd = pto_dev_fd(r->dev);
+	ret = core_cluster_acquire(r->dev, 1);
+	if (ret)
+		return ret;
+	st_cluster_add(0, r->cores);
+	ret = core_launch_cores(r->dev, r->cores, &r->l);
+	if (ret)
+		return ret;
+	r->b.lane = 0;
+	r->b.level = PTO_DUMP_FULL;
+	ret = pto_sioctl(r->fd, PTO_IOCTL_DUMP_BIND, &r->b);
+	if (ret)
+		return ret;
+	/* Big: each task's before and after a quarter of the arena. */
+	n = big ? (uint32_t)(r->b.arena_size / 4 / 4) : HN;
+	ret = pto_bo_alloc(r->dev, 4096, 0, &r->img);
+	if (!ret)
+		ret = pto_bo_alloc(r->dev, (size_t)n * 4, 0, &r->data);
+	if (!ret)
+		ret = pto_bo_map(r->img, &map);
+	if (ret)
+		return ret;
+	big_graph(map, pto_bo_dev_addr(r->data), n);
+	return 0;
+}
+
+/* Undo what raw_open() did, however far it got. */
+static void raw_close(struct raw_rig *r)
+{
+	struct pto_dump_lane dl = { .lane = 0 };
+
+	if (!r->dev)
+		return;
+	if (r->b.mmap_size)
+		pto_sioctl(r->fd, PTO_IOCTL_DUMP_UNBIND, &dl);
+	if (r->data)
+		pto_bo_free(r->data);
+	if (r->img)
+		pto_bo_free(r->img);
+	if (r->l)
+		core_launch_free(r->l);
+	pto_dev_close(r->dev);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Launch the rig's graph capturing into lane 0, wait up to 60 s. */
+static int raw_run(struct raw_rig *r, struct pto_graph_wait *w)
+{
+	struct pto_graph_launch la;
+	int ret;
+
+	memset(&la, 0, sizeof(la));
+	la.graph_addr = pto_bo_dev_addr(r->img);
+	la.graph_size = sizeof(struct big);
+	la.clusters = 1;
+	la.run_id = 7;
+	la.dump_lanes = 1;
+	ret = pto_sioctl(r->fd, PTO_IOCTL_GRAPH_LAUNCH, &la);
+	if (ret)
+		return ret;
+	memset(w, 0, sizeof(*w));
+	w->handle = la.handle;
+	w->timeout_ns = pto_now_ns() + 60000000000ull;
+	return pto_sioctl(r->fd, PTO_IOCTL_GRAPH_WAIT, w);
+}
+
+/*
+ * Four tasks' arguments (twice the arena) into a lane nobody acks: the
+ * cores wait, the budget runs out, the run fails with the capture
+ * timeout and the lane's close says records are missing.
+ */
+TEST(timeout_fails_run_lane_unsettled)
+{
+	struct pto_dump_lane dl = { .lane = 0 };
+	struct pto_graph_wait w;
+	struct raw_rig r;
+
+	if (access(PTO_PARAMS "capture_budget_ms", W_OK))
+		SKIP(return, "needs root and pto's capture_budget_ms");
+	ASSERT_EQ(0, st_param_set("capture_budget_ms", "200"));
+	ASSERT_EQ(0, st_param_set("capture_lost_ms", "1000"));
+	ASSERT_EQ(0, raw_open(&r, 1));
+	ASSERT_EQ(0, raw_run(&r, &w));
+	EXPECT_NE(PTO_GRAPH_TASK_NONE, w.err_task);
+	EXPECT_EQ(PTO_TASK_ECAPTURE_TIMEOUT, w.err_status)
+		TH_LOG("task %u status %u", w.err_task, w.err_status);
+	EXPECT_GT(BIG_TASKS, w.completed);
+	EXPECT_EQ(-EIO, pto_sioctl(r.fd, PTO_IOCTL_DUMP_CLOSE, &dl));
+	raw_close(&r);
 }
 
 TEST_HARNESS_MAIN
