@@ -527,6 +527,7 @@ int pto_ioctl_dump_close(struct pto_file *pf, void *data)
 {
 	return pto_lane_cmd(pf, data, false);
 }
+EXPORT_SYMBOL_IF_KUNIT(pto_ioctl_dump_close);
 
 int pto_ioctl_dump_unbind(struct pto_file *pf, void *data)
 {

@@ -14,6 +14,8 @@
 #include <kunit/visibility.h>
 #include "pto_mock_lcache.h"
 
+#if IS_ENABLED(CONFIG_PTO_MOCK_FAULTS)
+/* A test-only parameter, as the mock's faults: a DKMS build has none. */
 static int lcache_lines_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned int n;
@@ -43,6 +45,12 @@ unsigned int pto_lc_lines_param(void)
 {
 	return READ_ONCE(mock_lcache_lines);
 }
+#else
+unsigned int pto_lc_lines_param(void)
+{
+	return 0;
+}
+#endif
 
 struct pto_lcache *pto_lc_alloc(unsigned int lines)
 {
