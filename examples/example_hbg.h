@@ -77,9 +77,10 @@ static inline void ex_hbg_bufs(struct pto_dev *dev, struct ex_buf *buf,
 }
 
 /*
- * Run @g on --clusters (0: all), its stats in @st; --dump-args captures
- * its tasks' arguments into --dump-dir; --trace writes the run's
- * core-side stamps, the last graph's when there are several.
+ * Run @g on --clusters (0: all) within 60 s (a slow kernel's line-cached
+ * run with capture takes more than 10), its stats in @st; --dump-args
+ * captures its tasks' arguments into --dump-dir; --trace writes the
+ * run's core-side stamps, the last graph's when there are several.
  */
 static inline int ex_hbg_launch(pto_hbg *g, const struct ex_opts *opts,
 				struct pto_hbg_stats *st)
@@ -93,7 +94,7 @@ static inline int ex_hbg_launch(pto_hbg *g, const struct ex_opts *opts,
 	ret = pto_hbg_dump_args(g, opts->dump_level, opts->dump_dir);
 	if (ret)
 		ex_die("args dump", ret);
-	ret = pto_hbg_run(g, clusters, 10000, st);
+	ret = pto_hbg_run(g, clusters, 60000, st);
 	if (!ret && opts->trace) {
 		ret = pto_hbg_trace_write(g, opts->trace);
 		ex_check(ret == 0, "run trace written");
