@@ -264,6 +264,20 @@ TEST(chained_each_task_own_bytes)
 	rig_close(&r);
 }
 
+/* A rig with a = 2, b = 3 and one MIX task out = a + b (the AIV0's). */
+static uint32_t mix_add(struct __test_metadata *_metadata, struct rig *r)
+{
+	size_t i;
+
+	rig_open(_metadata, r, 3 * HN);
+	for (i = 0; i < HN; i++) {
+		r->map[i] = 2;
+		r->map[HN + i] = 3;
+	}
+	return op(_metadata, r, PTO_GRAPH_MASK_MIX, PTO_FUNC_ADD, 0, HN, 0,
+		  2 * HN, 0);
+}
+
 /* A MIX task's three subtasks meet once: one record set carrying every
  * func_id, its inputs taken before any subtask ran. */
 TEST(mix_task_one_record_set)
@@ -274,13 +288,7 @@ TEST(mix_task_one_record_set)
 	uint32_t t;
 	size_t i;
 
-	rig_open(_metadata, &r, 3 * HN);
-	for (i = 0; i < HN; i++) {
-		r.map[i] = 2;
-		r.map[HN + i] = 3;
-	}
-	t = op(_metadata, &r, PTO_GRAPH_MASK_MIX, PTO_FUNC_ADD, 0, HN, 0,
-	       2 * HN, 0);
+	t = mix_add(_metadata, &r);
 	run_dump(_metadata, &r, PTO_DUMP_FULL, "/tmp/cap_mix", &d);
 	ASSERT_EQ(3u, d.set.n);
 	for (i = 0; i < d.set.n; i++) {
@@ -483,15 +491,8 @@ TEST(no_subtask_runs_before_seal)
 	uint64_t t0, start, end;
 	struct rig r;
 	uint32_t t;
-	size_t i;
 
-	rig_open(_metadata, &r, 3 * HN);
-	for (i = 0; i < HN; i++) {
-		r.map[i] = 2;
-		r.map[HN + i] = 3;
-	}
-	t = op(_metadata, &r, PTO_GRAPH_MASK_MIX, PTO_FUNC_ADD, 0, HN, 0,
-	       2 * HN, 0);
+	t = mix_add(_metadata, &r);
 	rig_param(DBG "cap_stall", "arrive_before 500");
 	t0 = now_ns();
 	run_dump(_metadata, &r, PTO_DUMP_FULL, "/tmp/cap_seal", &d);
